@@ -4,4 +4,22 @@
 // key. Decoding is lenient (unknown fields are kept where a proxy forwards
 // them); encoding is strict (what the schema requires, nothing it forbids).
 // The package does no I/O.
+//
+// Conventions used throughout:
+//
+//   - Every DecodeX function returns either a value or an *rpc.Error whose code
+//     is what a face should answer: -32700 when the bytes are not JSON, -32600
+//     when a JSON-RPC envelope is malformed, -32602 when a field is missing or
+//     has the wrong type. Messages name the offending field. Decoders never
+//     panic.
+//   - Every message type has a Validate method and a MarshalJSON that calls it,
+//     so an invalid outgoing message fails to encode (with a -32603 *rpc.Error)
+//     instead of reaching a peer. A Task always encodes "ttl", as null when
+//     TTL is nil (L-21).
+//   - Functions on json.RawMessage (SplitTaskParam, SetRelatedTask,
+//     PatchServerTasks, PatchListToolsTaskSupport, ...) keep every member they
+//     do not touch verbatim: keys and values are copied byte for byte; only the
+//     whitespace between members may change.
+//
+// Checklist ids (L-xx) refer to ../shared/spec/legacy-tasks.md §9.
 package legacy
