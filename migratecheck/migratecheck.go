@@ -1,0 +1,173 @@
+package migratecheck
+
+import (
+	"cmp"
+	"fmt"
+	"go/ast"
+	"go/token"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/tools/go/analysis"
+
+	"github.com/tasksbridge/tasksbridge/migratecheck/internal/config"
+	"github.com/tasksbridge/tasksbridge/migratecheck/internal/finding"
+	"github.com/tasksbridge/tasksbridge/migratecheck/rules"
+	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
+)
+
+// Analyzer is the root analyzer: it runs every sub-analyzer and is the only
+// one that reports. Its flags configure all of them (see the package doc).
+var Analyzer = &analysis.Analyzer{
+	Name:       analyzerName,
+	Doc:        doc,
+	URL:        "https://github.com/tasksbridge/tasksbridge/blob/main/docs/rules/README.md",
+	Requires:   subAnalyzers,
+	Run:        run,
+	ResultType: reflectTypeOfReport,
+}
+
+func init() { config.Register(&Analyzer.Flags) }
+
+// Analyzers returns the analyzers a driver should run: only the root
+// "migratecheck" analyzer (the sub-analyzers it requires run implicitly and
+// report nothing themselves).
+func Analyzers() []*analysis.Analyzer { return []*analysis.Analyzer{Analyzer} }
+
+// Configure applies s by setting the root analyzer's flag values, exactly as
+// -migratecheck.<flag>=... on a command line would (so go vet -vettool mode
+// and custom drivers behave the same). It is not safe to call while analyses
+// are running.
+func Configure(s settings.Settings) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	c := config.FromSettings(s)
+	set := []struct{ name, value string }{
+		{config.FlagLibraries, config.EncodeLibraries(c.Libraries)},
+		{config.FlagMethodCallFuncs, strings.Join(c.MethodCallFuncs, ",")},
+		{config.FlagTarget, c.Target},
+		{config.FlagRules, config.EncodeRules(c.Enabled)},
+		{config.FlagFixTags, fmt.Sprint(c.FixTags)},
+		{config.FlagFixLiterals, fmt.Sprint(c.FixLiterals)},
+	}
+	for _, f := range set {
+		if err := Analyzer.Flags.Set(f.name, f.value); err != nil {
+			return fmt.Errorf("migratecheck: set -%s.%s: %w", Analyzer.Name, f.name, err)
+		}
+	}
+	return nil
+}
+
+// Report is the root analyzer's Result: every finding it considered, in
+// position order, including suppressed ones.
+type Report struct {
+	Findings []Reported
+}
+
+// Reported is one finding as the root analyzer decided it.
+type Reported struct {
+	Diagnostic analysis.Diagnostic // as reported (Message includes any severity marker)
+	Severity   rules.Severity      // effective severity (see SeverityOf)
+	Key        string              // what matched: "mcpgo:mcp.MethodTasksResult", "R1", …
+	Suppressed bool                // silenced by a directive (not reported)
+}
+
+// Severity markers appended to a diagnostic message whose severity differs
+// from its rule's default (for example a server-side MCP004 finding in dual
+// mode, or an unused directive).
+var markers = map[rules.Severity]string{rules.Error: " [error]", rules.Warning: " [warning]", rules.Info: " [info]"}
+
+// SeverityOf returns the effective severity of a diagnostic produced by
+// Analyzer: the marker at the end of its message if present, otherwise the
+// default severity of the rule named by its Category (warning if unknown).
+// Drivers apply per-rule severity overrides from their configuration on top.
+func SeverityOf(d analysis.Diagnostic) rules.Severity {
+	for sev, m := range markers {
+		if strings.HasSuffix(d.Message, m) {
+			return sev
+		}
+	}
+	if r, ok := rules.Lookup(d.Category); ok {
+		return r.Severity
+	}
+	return rules.Warning
+}
+
+func run(pass *analysis.Pass) (any, error) {
+	cfg := config.Current()
+	var all []finding.Finding
+	for _, a := range subAnalyzers {
+		if r, ok := pass.ResultOf[a].(*finding.Result); ok && r != nil {
+			all = append(all, r.Findings...)
+		}
+	}
+	slices.SortStableFunc(all, func(a, b finding.Finding) int {
+		return cmp.Or(cmp.Compare(a.Pos, b.Pos), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Message, b.Message))
+	})
+	all = slices.CompactFunc(all, func(a, b finding.Finding) bool {
+		return a.Pos == b.Pos && a.Rule == b.Rule && a.Message == b.Message
+	})
+
+	noFix := map[*token.File]bool{} // generated or vendored files: never fixed
+	for _, f := range pass.Files {
+		tf := pass.Fset.File(f.Pos())
+		if tf != nil && (ast.IsGenerated(f) || isVendored(tf.Name())) {
+			noFix[tf] = true
+		}
+	}
+	dirs := parseDirectives(pass, cfg)
+
+	rep := &Report{}
+	for _, f := range all {
+		if !cfg.RuleEnabled(f.Rule) {
+			continue
+		}
+		rule, ok := rules.Lookup(f.Rule)
+		if !ok {
+			return nil, fmt.Errorf("migratecheck: finding with unknown rule %q at %s", f.Rule, pass.Fset.Position(f.Pos))
+		}
+		level := f.Level
+		if cfg.Dual() && f.Side == finding.SideServer && (f.Rule == "MCP004" || f.Rule == "MCP005") {
+			level = rules.Info
+		}
+		if level == "" {
+			level = rule.Severity
+		}
+		msg := f.Message
+		if level != rule.Severity {
+			msg += markers[level]
+		}
+		d := analysis.Diagnostic{Pos: f.Pos, End: f.End, Category: f.Rule, Message: msg, URL: rule.HelpURI, Related: f.Related}
+		if f.Fix != nil && fixOptedIn(cfg, f.FixKind) && !noFix[pass.Fset.File(f.Pos)] {
+			d.SuggestedFixes = []analysis.SuggestedFix{*f.Fix}
+		}
+		suppressed := dirs.suppress(pass.Fset, f.Pos, f.Rule)
+		rep.Findings = append(rep.Findings, Reported{Diagnostic: d, Severity: level, Key: f.Key, Suppressed: suppressed})
+		if !suppressed {
+			pass.Report(d)
+		}
+	}
+	for _, d := range dirs.problems(cfg) {
+		rep.Findings = append(rep.Findings, Reported{Diagnostic: d, Severity: SeverityOf(d), Key: "directive"})
+		pass.Report(d)
+	}
+	return rep, nil
+}
+
+func fixOptedIn(cfg *config.Config, kind string) bool {
+	switch kind {
+	case finding.FixTags:
+		return cfg.FixTags
+	case finding.FixLiterals:
+		return cfg.FixLiterals
+	}
+	return false
+}
+
+func isVendored(filename string) bool {
+	return slices.Contains(strings.Split(filepath.ToSlash(filename), "/"), "vendor")
+}
+
+const analyzerName = "migratecheck"
