@@ -1,0 +1,363 @@
+package demo
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tasksbridge/tasksbridge/rpc"
+)
+
+// HTTP header names of the 2026-07-28 Streamable HTTP transport (§2.12).
+const (
+	headerProtocolVersion = "MCP-Protocol-Version"
+	headerMethod          = "Mcp-Method"
+	headerName            = "Mcp-Name"
+)
+
+// maxBody bounds a request body (go-sdk's default too).
+const maxBody = 4 << 20
+
+// Handler returns the MCP endpoint (mount it at /mcp). In front of go-sdk's
+// stateless StreamableHTTPHandler it sets X-Accel-Buffering: no, rejects
+// foreign Origin and non-loopback Host (403), enforces the modern era and
+// the MCP-Protocol-Version / Mcp-Method / Mcp-Name headers (400 + -32020,
+// M-43, M-67), binds the caller's principal, and serves task listens.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Accel-Buffering", "no") // M-43 SHOULD
+	if !hostAllowed(r) {
+		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+		return
+	}
+	if !s.originAllowed(r.Header.Get("Origin")) {
+		http.Error(w, "Forbidden: invalid Origin header", http.StatusForbidden)
+		return
+	}
+	if a := r.Header.Get("Authorization"); a != "" {
+		// The principal is a digest: the secret itself is never kept.
+		sum := sha256.Sum256([]byte(a))
+		r = r.WithContext(context.WithValue(r.Context(), principalKey{}, hex.EncodeToString(sum[:])))
+	}
+	if r.Method != http.MethodPost {
+		s.sdk.ServeHTTP(w, r) // 405 for GET/DELETE on a stateless server (M-43)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+			return
+		}
+		http.Error(w, "failed to read body", http.StatusBadRequest)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	msg, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
+		s.sdk.ServeHTTP(w, r) // batches and malformed JSON: go-sdk's answers
+		return
+	}
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok {
+		s.sdk.ServeHTTP(w, r)
+		return
+	}
+	if rerr := s.checkHeaders(r.Header, req); rerr != nil {
+		writeRPCError(w, http.StatusBadRequest, req.ID, rerr)
+		return
+	}
+	if req.Method == "tasks/result" || req.Method == "tasks/list" {
+		s.count(func(c *Counters) { c.RemovedMethods++ }) // go-sdk answers 404 + -32601 (M-66)
+	}
+	if p, ok := taskListen(req); ok {
+		acked, rerr := s.checkListen(principalFrom(r.Context()), p)
+		if rerr != nil {
+			writeRPCError(w, http.StatusBadRequest, req.ID, rerr)
+			return
+		}
+		if !s.opts.DisablePush {
+			s.serveListenSSE(w, r, req.ID, acked)
+			return
+		}
+		// Push disabled: go-sdk acknowledges none of the task ids.
+	}
+	s.sdk.ServeHTTP(w, r)
+}
+
+// checkHeaders enforces the era and the routing headers against the body.
+// It may rewrite a base64-encoded Mcp-Name to its decoded value, which is
+// what go-sdk compares (it does not decode the sentinel itself).
+func (s *Server) checkHeaders(h http.Header, req *jsonrpc.Request) *rpc.Error {
+	hv := h.Get(headerProtocolVersion)
+	mv := metaVersion(req.Params)
+	if req.Method == "initialize" && !s.opts.DualEra {
+		var p struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		_ = json.Unmarshal(req.Params, &p)
+		return s.legacyRefusal(p.ProtocolVersion)
+	}
+	if hv == "" && mv == "" {
+		if s.opts.DualEra {
+			return nil // a legacy request: go-sdk serves it
+		}
+		s.count(func(c *Counters) { c.HeaderRejected++ })
+		return rpc.Errorf(rpc.CodeHeaderMismatch,
+			"missing %s header (this server speaks only MCP %s)", headerProtocolVersion, ProtocolVersion)
+	}
+	if hv == "" {
+		return s.headerErr("missing %s header for a request with _meta %q", headerProtocolVersion, mv)
+	}
+	if !s.supports(hv) {
+		if hv < ProtocolVersion {
+			return s.legacyRefusal(hv)
+		}
+		return rpc.WithData(rpc.CodeUnsupportedProtocolVersion, "unsupported protocol version "+hv,
+			map[string]any{"supported": s.versions(), "requested": hv}) // M-38
+	}
+	if hv < ProtocolVersion { // DualEra legacy request
+		if mv != "" && mv != hv {
+			return s.headerErr("%s header %q does not match _meta protocolVersion %q", headerProtocolVersion, hv, mv)
+		}
+		return nil
+	}
+	if req.IsCall() && mv == "" {
+		return rpc.Errorf(rpc.CodeInvalidParams, "missing or invalid _meta field %q", mcp.MetaKeyProtocolVersion) // M-37
+	}
+	if mv != "" && mv != hv {
+		return s.headerErr("%s header %q does not match _meta protocolVersion %q", headerProtocolVersion, hv, mv)
+	}
+	hm := h.Get(headerMethod)
+	if hm == "" {
+		return s.headerErr("missing %s header", headerMethod)
+	}
+	if hm != req.Method {
+		return s.headerErr("%s header %q does not match method %q", headerMethod, hm, req.Method)
+	}
+	field := nameField(req.Method)
+	if field == "" {
+		return nil
+	}
+	var params map[string]json.RawMessage
+	_ = json.Unmarshal(req.Params, &params)
+	var bodyName string
+	if err := json.Unmarshal(params[field], &bodyName); err != nil || bodyName == "" {
+		return nil // the handler answers -32602 for the missing field
+	}
+	raw := h.Get(headerName)
+	if raw == "" {
+		return s.headerErr("missing %s header for %s (must carry params.%s)", headerName, req.Method, field)
+	}
+	name, ok := decodeHeaderValue(raw)
+	if !ok {
+		return s.headerErr("invalid %s header: bad =?base64?…?= encoding", headerName)
+	}
+	if name != bodyName {
+		return s.headerErr("%s header %q does not match params.%s %q", headerName, name, field, bodyName)
+	}
+	h.Set(headerName, name)
+	return nil
+}
+
+func (s *Server) headerErr(format string, a ...any) *rpc.Error {
+	s.count(func(c *Counters) { c.HeaderRejected++ })
+	return rpc.Errorf(rpc.CodeHeaderMismatch, format, a...)
+}
+
+func (s *Server) versions() []string {
+	if s.opts.DualEra {
+		return append([]string{ProtocolVersion}, legacyVersions...)
+	}
+	return []string{ProtocolVersion}
+}
+
+func (s *Server) supports(v string) bool {
+	for _, x := range s.versions() {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// nameField is the params field Mcp-Name mirrors: the core three plus the
+// task methods (fact 9, M-67).
+func nameField(method string) string {
+	switch method {
+	case "tools/call", "prompts/get":
+		return "name"
+	case "resources/read":
+		return "uri"
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		return "taskId"
+	}
+	return ""
+}
+
+// decodeHeaderValue undoes the =?base64?…?= sentinel encoding (§2.12).
+func decodeHeaderValue(v string) (string, bool) {
+	if !strings.HasPrefix(v, "=?base64?") || !strings.HasSuffix(v, "?=") || len(v) < len("=?base64??=") {
+		return v, true
+	}
+	b, err := base64.StdEncoding.DecodeString(v[len("=?base64?") : len(v)-len("?=")])
+	if err != nil || !utf8.Valid(b) {
+		return "", false
+	}
+	return string(b), true
+}
+
+func metaVersion(params json.RawMessage) string {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return ""
+	}
+	var v string
+	_ = json.Unmarshal(p.Meta[mcp.MetaKeyProtocolVersion], &v)
+	return v
+}
+
+func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, e *rpc.Error) {
+	b, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: e})
+	if err != nil {
+		http.Error(w, e.Message, status)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// originAllowed accepts a missing Origin (non-browser clients), loopback
+// origins and the configured ones; anything else is refused (M-43).
+func (s *Server) originAllowed(origin string) bool {
+	if origin == "" {
+		return true
+	}
+	for _, o := range s.opts.AllowedOrigins {
+		if o == origin {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return isLoopbackHost(u.Hostname())
+}
+
+// hostAllowed is DNS-rebinding protection, like go-sdk's: on a loopback
+// listener the Host header must name a loopback host too.
+func hostAllowed(r *http.Request) bool {
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || la == nil {
+		return true
+	}
+	host, _, err := net.SplitHostPort(la.String())
+	if err != nil || !isLoopbackHost(host) {
+		return true
+	}
+	h := r.Host
+	if hh, _, err := net.SplitHostPort(r.Host); err == nil {
+		h = hh
+	}
+	return isLoopbackHost(h)
+}
+
+func isLoopbackHost(h string) bool {
+	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// serveListenSSE serves a task listen as a text/event-stream response.
+func (s *Server) serveListenSSE(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, acked []string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache, no-transform")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	var mu sync.Mutex
+	write := func(b []byte) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
+	send := func(m jsonrpc.Message) error {
+		b, err := jsonrpc.EncodeMessage(m)
+		if err != nil {
+			return err
+		}
+		return write(fmt.Appendf(nil, "event: message\ndata: %s\n\n", b))
+	}
+	ping := func() error { return write([]byte(": keep-alive\n\n")) }
+	_ = s.runListen(r.Context(), id, acked, send, ping)
+}
+
+// Start serves Handler at http://addr/mcp (addr default 127.0.0.1:0) until
+// stop is called or ctx ends. It returns the endpoint URL.
+func (s *Server) Start(ctx context.Context, addr string) (endpoint string, stop func() error, err error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("demo: listen on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", s.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	var once sync.Once
+	var stopErr error
+	stopped := make(chan struct{})
+	stop = func() error {
+		once.Do(func() {
+			close(stopped)
+			s.Close() // ends listen streams with their result first
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			stopErr = srv.Shutdown(sctx)
+			if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) && stopErr == nil {
+				stopErr = err
+			}
+		})
+		return stopErr
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			_ = stop()
+		case <-stopped:
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/mcp", stop, nil
+}

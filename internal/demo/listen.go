@@ -1,0 +1,180 @@
+package demo
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tasksbridge/tasksbridge/rpc"
+)
+
+// Task push (M-47, M-63) is served here rather than by go-sdk: v1.8.0 parses
+// subscriptions/listen into a typed filter without taskIds, acknowledges only
+// its own notification types, and has no exported way to send a custom
+// notification such as notifications/tasks (go-sdk.md §2, §5). Its
+// StreamableServerTransport cannot be used outside StreamableHTTPHandler for
+// 2026-07-28 either (the protocol version travels in an unexported context
+// key). So a listen that asks for taskIds is taken before go-sdk sees it:
+// on HTTP by the front handler (SSE framing in http.go), on stdio by the
+// mcp.Connection wrapper (stdio.go). Messages are go-sdk jsonrpc values
+// encoded by jsonrpc.EncodeMessage; only the event loop below is ours.
+
+// listenParams are the parts of subscriptions/listen params the demo reads.
+type listenParams struct {
+	Meta          map[string]any `json:"_meta"`
+	Notifications *struct {
+		TaskIDs *[]string `json:"taskIds"`
+	} `json:"notifications"`
+}
+
+// taskListen reports whether req is a subscriptions/listen call that asks
+// for task notifications, and returns its params.
+func taskListen(req *jsonrpc.Request) (listenParams, bool) {
+	var p listenParams
+	if req.Method != "subscriptions/listen" || !req.IsCall() {
+		return p, false
+	}
+	if err := json.Unmarshal(req.Params, &p); err != nil {
+		return p, false
+	}
+	return p, p.Notifications != nil && p.Notifications.TaskIDs != nil
+}
+
+// checkListen validates a task listen and returns the task ids the server
+// agrees to serve: the caller's own live tasks (others are silently left
+// out, so existence does not leak).
+func (s *Server) checkListen(principal string, p listenParams) ([]string, *rpc.Error) {
+	if _, ok := p.Meta[mcp.MetaKeyClientCapabilities].(map[string]any); !ok {
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "missing or invalid _meta field %q", mcp.MetaKeyClientCapabilities)
+	}
+	if v, _ := p.Meta[mcp.MetaKeyProtocolVersion].(string); v != ProtocolVersion {
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "missing or invalid _meta field %q", mcp.MetaKeyProtocolVersion)
+	}
+	if !capsOf(p.Meta).tasks { // M-61
+		s.count(func(c *Counters) { c.CapabilityFails++ })
+		return nil, missingCapability(tasksExtensionRequired())
+	}
+	acked := []string{}
+	seen := map[string]bool{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range *p.Notifications.TaskIDs {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if _, err := s.lookupLocked(id, principal); err == nil {
+			acked = append(acked, id)
+		}
+	}
+	return acked, nil
+}
+
+// runListen serves one task listen: the acknowledgement first, then the
+// current DetailedTask of each acknowledged task, then one
+// notifications/tasks per change, every message carrying the listen's
+// subscriptionId. It returns when ctx ends (the client went away: nothing
+// more is sent) or after the graceful SubscriptionsListenResult once the
+// server closes. ping, if not nil, is called every ListenKeepAlive.
+func (s *Server) runListen(ctx context.Context, id jsonrpc.ID, acked []string,
+	send func(jsonrpc.Message) error, ping func() error) error {
+	sub := s.hub.subscribe(acked)
+	defer s.hub.unsubscribe(sub)
+	s.count(func(c *Counters) { c.ListenStreams++ })
+
+	subID := id.Raw()
+	ack, err := notification("notifications/subscriptions/acknowledged", map[string]any{
+		"notifications": map[string]any{"taskIds": acked},
+		"_meta":         map[string]any{mcp.MetaKeySubscriptionID: subID},
+	})
+	if err != nil {
+		return err
+	}
+	if err := send(ack); err != nil {
+		return err
+	}
+	push := func(ids []string) error {
+		for _, tid := range ids {
+			s.mu.Lock()
+			t, ok := s.st.tasks[tid]
+			var d wireTask
+			if ok {
+				d = t.detailed()
+			}
+			s.mu.Unlock()
+			if !ok {
+				continue // expired and purged: nothing left to report
+			}
+			m, err := notification("notifications/tasks", withMeta(d, map[string]any{mcp.MetaKeySubscriptionID: subID}))
+			if err != nil {
+				return err
+			}
+			if err := send(m); err != nil {
+				return err
+			}
+			s.count(func(c *Counters) { c.TaskNotifies++ })
+		}
+		return nil
+	}
+	// The current state first, so a subscriber never misses a change that
+	// happened before it subscribed; every later change follows.
+	if err := push(acked); err != nil {
+		return err
+	}
+	var tick <-chan time.Time
+	if ping != nil && s.opts.ListenKeepAlive > 0 {
+		t := time.NewTicker(s.opts.ListenKeepAlive)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.closed:
+			res, _ := json.Marshal(map[string]any{
+				"resultType": "complete",
+				"_meta":      map[string]any{mcp.MetaKeySubscriptionID: subID, mcp.MetaKeyServerInfo: s.impl},
+			})
+			return send(&jsonrpc.Response{ID: id, Result: res})
+		case <-sub.wake:
+			if err := push(s.hub.take(sub)); err != nil {
+				return err
+			}
+		case <-tick:
+			if err := ping(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func notification(method string, params any) (*jsonrpc.Request, error) {
+	b, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	return &jsonrpc.Request{Method: method, Params: b}, nil
+}
+
+// withMeta returns v's JSON object with _meta added.
+func withMeta(v any, meta map[string]any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(b, &m)
+	mb, _ := json.Marshal(meta)
+	m["_meta"] = mb
+	out, _ := json.Marshal(m)
+	return out
+}
+
+// idKey is a comparable key for a request id, equal for the id of a
+// request and the requestId of a notifications/cancelled naming it.
+func idKey(raw any) string {
+	b, _ := json.Marshal(raw)
+	return string(bytes.TrimSpace(b))
+}

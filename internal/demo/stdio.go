@@ -1,0 +1,180 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tasksbridge/tasksbridge/rpc"
+)
+
+// Run serves one client over t (for example &mcp.StdioTransport{}) until
+// the client disconnects or ctx ends. The connection is wrapped so that stdio
+// gets what the HTTP front gives: modern-only era gating and task listens.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	return s.mcp.Run(ctx, &stdioTransport{s: s, inner: t})
+}
+
+// ServeIO serves one client reading newline-delimited JSON-RPC from r and
+// writing to w (the stdio transport over any stream pair).
+func (s *Server) ServeIO(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
+	return s.Run(ctx, &mcp.IOTransport{Reader: r, Writer: w})
+}
+
+type stdioTransport struct {
+	s     *Server
+	inner mcp.Transport
+}
+
+func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	return &stdioConn{Connection: c, s: t.s, ctx: lctx, cancel: cancel, listens: map[string]context.CancelFunc{}}, nil
+}
+
+// stdioConn answers some requests itself before go-sdk reads them: legacy
+// requests on a modern-only server, and subscriptions/listen for task ids
+// (whose notifications it writes on the same connection, correlated by
+// subscriptionId, M-14). Everything else passes through unchanged.
+type stdioConn struct {
+	mcp.Connection
+	s      *Server
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	listens map[string]context.CancelFunc // by idKey of the listen request id
+	wg      sync.WaitGroup
+}
+
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			return msg, err
+		}
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok {
+			return msg, nil
+		}
+		if req.IsCall() {
+			if rerr := c.gate(req); rerr != nil {
+				if err := c.Connection.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: rerr}); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			if req.Method == "tasks/result" || req.Method == "tasks/list" {
+				c.s.count(func(c *Counters) { c.RemovedMethods++ })
+			}
+			if p, ok := taskListen(req); ok {
+				acked, rerr := c.s.checkListen("", p)
+				if rerr != nil {
+					if err := c.Connection.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: rerr}); err != nil {
+						return nil, err
+					}
+					continue
+				}
+				if !c.s.opts.DisablePush {
+					c.startListen(req.ID, acked)
+					continue
+				}
+			}
+		} else if req.Method == "notifications/cancelled" && c.cancelListen(req.Params) {
+			continue
+		}
+		return msg, nil
+	}
+}
+
+// gate refuses legacy traffic on a modern-only server: initialize with
+// -32022 naming the supported versions (M-44), a call without the _meta
+// protocolVersion with -32602 (M-37), a legacy _meta version with -32022.
+// go-sdk would otherwise answer these with its session-initialization error
+// (code 0).
+func (c *stdioConn) gate(req *jsonrpc.Request) *rpc.Error {
+	if c.s.opts.DualEra {
+		return nil
+	}
+	if req.Method == "initialize" {
+		var p struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		_ = json.Unmarshal(req.Params, &p)
+		return c.s.legacyRefusal(p.ProtocolVersion)
+	}
+	mv := metaVersion(req.Params)
+	switch {
+	case mv == "":
+		c.s.count(func(c *Counters) { c.LegacyRejected++ })
+		return rpc.Errorf(rpc.CodeInvalidParams,
+			"missing or invalid _meta field %q (this server speaks only MCP %s)", mcp.MetaKeyProtocolVersion, ProtocolVersion)
+	case mv < ProtocolVersion:
+		return c.s.legacyRefusal(mv)
+	}
+	return nil
+}
+
+func (c *stdioConn) startListen(id jsonrpc.ID, acked []string) {
+	ctx, cancel := context.WithCancel(c.ctx)
+	key := idKey(id.Raw())
+	c.mu.Lock()
+	if old, ok := c.listens[key]; ok {
+		old() // a reused id replaces the older listen
+	}
+	c.listens[key] = cancel
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer cancel()
+		send := func(m jsonrpc.Message) error { return c.Connection.Write(ctx, m) }
+		_ = c.s.runListen(ctx, id, acked, send, nil)
+		c.mu.Lock()
+		if c.listens[key] != nil {
+			delete(c.listens, key)
+		}
+		c.mu.Unlock()
+	}()
+}
+
+// cancelListen ends the listen a notifications/cancelled names, reporting
+// whether it named one of ours.
+func (c *stdioConn) cancelListen(params json.RawMessage) bool {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
+		return false
+	}
+	var raw any
+	if json.Unmarshal(p.RequestID, &raw) != nil {
+		return false
+	}
+	if f, ok := raw.(float64); ok && f == float64(int64(f)) {
+		raw = int64(f)
+	}
+	key := idKey(raw)
+	c.mu.Lock()
+	cancel, ok := c.listens[key]
+	delete(c.listens, key)
+	c.mu.Unlock()
+	if ok {
+		cancel()
+	}
+	return ok
+}
+
+func (c *stdioConn) Close() error {
+	c.cancel()
+	err := c.Connection.Close() // unblocks a listen stuck in a write
+	c.wg.Wait()
+	return err
+}

@@ -1,0 +1,387 @@
+package demo
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/tasksbridge/tasksbridge/rpc"
+)
+
+// Task statuses of the extension (modern-tasks.md §2.3).
+const (
+	StatusWorking       = "working"
+	StatusInputRequired = "input_required"
+	StatusCompleted     = "completed"
+	StatusFailed        = "failed"
+	StatusCancelled     = "cancelled"
+)
+
+func terminal(status string) bool {
+	return status == StatusCompleted || status == StatusFailed || status == StatusCancelled
+}
+
+// inputRequest is one outstanding server→client request of an
+// input_required task: {method, params} without jsonrpc/id (MRTR shape, §4).
+type inputRequest struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// task is the server's record of one task. All fields are guarded by
+// Server.mu.
+type task struct {
+	id       string
+	owner    string // principal bound at creation; "" without Authorization
+	tool     string
+	status   string
+	message  string
+	created  time.Time
+	updated  time.Time
+	expires  time.Time // zero: never (ttlMs null)
+	ttlMs    *int64
+	pollMs   int64
+	result   json.RawMessage // CallToolResult of a completed task
+	rpcErr   *jsonrpc.Error  // error of a failed task
+	inputs   map[string]inputRequest
+	keys     []string // outstanding keys in issue order
+	answered map[string]bool
+	keySeq   int
+
+	// finish runs the scheduled end of a delayed task (slow/fail/error);
+	// stop cancels its timer. Both are nil once the task has moved on.
+	finish func()
+	stop   func() bool
+	// onAnswer continues an input_required task with an accepted response.
+	onAnswer func(key string, resp json.RawMessage) (finish func(), err *rpc.Error)
+}
+
+// wireTask is a DetailedTask (§2.4): the body of tasks/get results and of
+// notifications/tasks params, and (without the payload fields) the body of
+// CreateTaskResult.
+type wireTask struct {
+	TaskID         string                  `json:"taskId"`
+	Status         string                  `json:"status"`
+	StatusMessage  string                  `json:"statusMessage,omitempty"`
+	CreatedAt      string                  `json:"createdAt"`
+	LastUpdatedAt  string                  `json:"lastUpdatedAt"`
+	TTLMs          *int64                  `json:"ttlMs"` // required, nullable (fact 5)
+	PollIntervalMs *int64                  `json:"pollIntervalMs,omitempty"`
+	InputRequests  map[string]inputRequest `json:"inputRequests,omitempty"`
+	Result         json.RawMessage         `json:"result,omitempty"`
+	Error          *jsonrpc.Error          `json:"error,omitempty"`
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// detailed returns the DetailedTask variant matching t's status (M-55): all
+// outstanding inputRequests for input_required, result for completed, error
+// for failed.
+func (t *task) detailed() wireTask {
+	w := t.base()
+	switch t.status {
+	case StatusInputRequired:
+		w.InputRequests = make(map[string]inputRequest, len(t.inputs))
+		for k, v := range t.inputs {
+			w.InputRequests[k] = v
+		}
+	case StatusCompleted:
+		w.Result = t.result
+	case StatusFailed:
+		w.Error = t.rpcErr
+	}
+	return w
+}
+
+// base is the plain Task (no payload), as in CreateTaskResult.
+func (t *task) base() wireTask {
+	poll := t.pollMs
+	return wireTask{
+		TaskID:         t.id,
+		Status:         t.status,
+		StatusMessage:  t.message,
+		CreatedAt:      stamp(t.created),
+		LastUpdatedAt:  stamp(t.updated),
+		TTLMs:          t.ttlMs,
+		PollIntervalMs: &poll,
+	}
+}
+
+// newTaskID returns 128 bits from crypto/rand, hex encoded (fact 10, M-65).
+func newTaskID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		// crypto/rand.Read never fails on supported platforms (Go ≥ 1.24).
+		panic("demo: crypto/rand: " + err.Error())
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// Counters are observations of the server's task traffic, for the bridge's
+// tests and benchmarks (for example to prove one upstream watcher per task).
+type Counters struct {
+	TasksCreated    int // CreateTaskResults returned
+	TasksGet        int // tasks/get requests received (all tasks, including failures)
+	TasksUpdate     int // tasks/update requests received
+	TasksCancel     int // tasks/cancel requests received
+	InputResponses  int // inputResponses entries accepted (answered an outstanding key)
+	DuplicateKeys   int // inputResponses entries for a key that was already answered
+	UnknownKeys     int // inputResponses entries for a key never issued for the task
+	ListenStreams   int // subscriptions/listen streams opened with acknowledged taskIds
+	TaskNotifies    int // notifications/tasks messages written
+	RemovedMethods  int // tasks/result or tasks/list calls refused with -32601
+	LegacyRejected  int // legacy initialize / era-less requests refused (modern-only)
+	HeaderRejected  int // requests refused with -32020
+	CapabilityFails int // requests refused with -32021
+}
+
+// store is the in-memory task table, guarded by Server.mu. Creation is synchronous, so a task is
+// resolvable by tasks/get before its CreateTaskResult is written (M-53).
+type store struct {
+	tasks    map[string]*task
+	gets     map[string]int // tasks/get per task id; survives expiry
+	counters Counters
+}
+
+func newStore() *store {
+	return &store{tasks: map[string]*task{}, gets: map[string]int{}}
+}
+
+// lookupLocked finds id for owner. A foreign, unknown or expired id is
+// reported alike as not found, so existence does not leak (fact 10, M-60).
+func (s *Server) lookupLocked(id, owner string) (*task, *rpc.Error) {
+	if id == "" {
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "invalid params: taskId is required")
+	}
+	t, ok := s.st.tasks[id]
+	if !ok || t.owner != owner {
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "Failed to retrieve task: Task not found")
+	}
+	if !t.expires.IsZero() && !s.clock.Now().Before(t.expires) {
+		s.dropLocked(t)
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "Failed to retrieve task: Task has expired")
+	}
+	return t, nil
+}
+
+func (s *Server) dropLocked(t *task) {
+	if t.stop != nil {
+		t.stop()
+	}
+	t.stop, t.finish, t.onAnswer = nil, nil, nil
+	delete(s.st.tasks, t.id)
+}
+
+// sweepLocked purges expired tasks (M-64: answering "not found" after
+// deletion is compliant).
+func (s *Server) sweepLocked() {
+	now := s.clock.Now()
+	for _, t := range s.st.tasks {
+		if !t.expires.IsZero() && !now.Before(t.expires) {
+			s.dropLocked(t)
+		}
+	}
+}
+
+// createTask stores a new working task and returns it; the caller holds no
+// lock. The returned base snapshot is what CreateTaskResult carries.
+func (s *Server) createTask(owner, tool string) (*task, wireTask) {
+	now := s.clock.Now()
+	t := &task{
+		id:       newTaskID(),
+		owner:    owner,
+		tool:     tool,
+		status:   StatusWorking,
+		message:  "The operation is now in progress.",
+		created:  now,
+		updated:  now,
+		pollMs:   s.opts.PollInterval.Milliseconds(),
+		inputs:   map[string]inputRequest{},
+		answered: map[string]bool{},
+	}
+	if s.opts.TTL > 0 {
+		ms := s.opts.TTL.Milliseconds()
+		t.ttlMs = &ms
+		t.expires = now.Add(s.opts.TTL)
+	}
+	s.mu.Lock()
+	s.sweepLocked()
+	s.st.tasks[t.id] = t
+	s.st.counters.TasksCreated++
+	snap := t.base()
+	s.mu.Unlock()
+	s.hub.publish(t.id)
+	return t, snap
+}
+
+// changeLocked records a status change and returns the id to publish once
+// the lock is released.
+func (s *Server) changeLocked(t *task, status, message string) {
+	t.status = status
+	t.message = message
+	t.updated = s.clock.Now()
+	if terminal(status) {
+		if t.stop != nil {
+			t.stop()
+		}
+		t.stop, t.finish, t.onAnswer = nil, nil, nil
+		t.inputs = map[string]inputRequest{}
+		t.keys = nil
+	}
+}
+
+// mutate runs f on task id under the lock if the task still exists and is
+// not terminal, then publishes the change. It reports whether f ran.
+func (s *Server) mutate(id string, f func(t *task)) bool {
+	s.mu.Lock()
+	t, ok := s.st.tasks[id]
+	if !ok || terminal(t.status) {
+		s.mu.Unlock()
+		return false
+	}
+	f(t)
+	s.mu.Unlock()
+	s.hub.publish(id)
+	return true
+}
+
+// completeWith ends task id as completed with a CallToolResult (isError
+// results are completed too, M-56).
+func (s *Server) completeWith(id string, text string, isError bool) {
+	res, _ := json.Marshal(map[string]any{
+		"content": []map[string]any{{"type": "text", "text": text}},
+		"isError": isError,
+	})
+	msg := "The operation completed."
+	if isError {
+		msg = "The tool reported an error: " + text
+	}
+	s.mutate(id, func(t *task) {
+		t.result = res
+		s.changeLocked(t, StatusCompleted, msg)
+	})
+}
+
+// failWith ends task id as failed with a JSON-RPC error (M-56).
+func (s *Server) failWith(id string, e *jsonrpc.Error) {
+	s.mutate(id, func(t *task) {
+		t.rpcErr = e
+		s.changeLocked(t, StatusFailed, "Tool execution failed: "+e.Message)
+	})
+}
+
+// schedule arranges for finish to run after d on the server clock, or at
+// once through CompleteNow. A d of zero runs finish before returning, so the
+// task's end is deterministic and already visible to the first tasks/get.
+func (s *Server) schedule(id string, d time.Duration, finish func()) {
+	if d <= 0 {
+		finish()
+		return
+	}
+	var once sync.Once
+	run := func() { once.Do(finish) }
+	s.mutate(id, func(t *task) {
+		t.finish = run
+		t.stop = s.clock.AfterFunc(d, run)
+	})
+}
+
+// askInput moves task id to input_required with one new request under a key
+// unique for the task's lifetime (M-57); onAnswer continues the task when
+// that key is answered.
+func (s *Server) askInput(id, message, method string, params any,
+	onAnswer func(key string, resp json.RawMessage) (func(), *rpc.Error)) {
+	p, _ := json.Marshal(params)
+	s.mutate(id, func(t *task) {
+		t.keySeq++
+		key := method + "#" + strconv.Itoa(t.keySeq)
+		t.inputs[key] = inputRequest{Method: method, Params: p}
+		t.keys = append(t.keys, key)
+		t.onAnswer = onAnswer
+		s.changeLocked(t, StatusInputRequired, message)
+	})
+}
+
+// Snapshot returns the DetailedTask JSON of id as tasks/get would show it
+// (without resultType), ignoring ownership. For tests.
+func (s *Server) Snapshot(id string) (json.RawMessage, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.st.tasks[id]
+	if !ok {
+		return nil, false
+	}
+	b, _ := json.Marshal(t.detailed())
+	return b, true
+}
+
+// Status returns the status of task id, or "" if it does not exist.
+func (s *Server) Status(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t, ok := s.st.tasks[id]; ok {
+		return t.status
+	}
+	return ""
+}
+
+// TaskIDs returns the ids of all stored tasks, sorted. For tests.
+func (s *Server) TaskIDs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]string, 0, len(s.st.tasks))
+	for id := range s.st.tasks {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// CompleteNow runs the scheduled end of a delayed task (slow_task, or
+// fail_task/error_task with ms) immediately, without waiting for the clock.
+// It reports whether there was such a pending end.
+func (s *Server) CompleteNow(id string) bool {
+	s.mu.Lock()
+	t, ok := s.st.tasks[id]
+	var finish func()
+	if ok && t.finish != nil {
+		finish = t.finish
+		if t.stop != nil {
+			t.stop()
+		}
+		t.finish, t.stop = nil, nil
+	}
+	s.mu.Unlock()
+	if finish == nil {
+		return false
+	}
+	finish()
+	return true
+}
+
+// Counters returns a snapshot of the traffic counters.
+func (s *Server) Counters() Counters {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.counters
+}
+
+// GetCount returns how many tasks/get requests named task id (including
+// ones refused after the task expired).
+func (s *Server) GetCount(id string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.gets[id]
+}
+
+func (s *Server) count(f func(c *Counters)) {
+	s.mu.Lock()
+	f(&s.st.counters)
+	s.mu.Unlock()
+}
