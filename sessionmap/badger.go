@@ -1,0 +1,947 @@
+package sessionmap
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Key layout (all keys are prefixed by one letter and a slash):
+//
+//	m/format                                   store layout version ("1")
+//	m/secret                                   cursor MAC secret (32 random bytes)
+//	s/<session id>                             session record
+//	t/<task id>                                task record
+//	i/<scope hash 32><order 8><task id>        list index, newest first per owner scope
+//	j/<owner hash 32><task id>                 tasks of one exact (principal, session) pair
+//	x/<expiry 8><task id>                      expiry index for the GC loop
+//
+// Index keys carry the same Badger TTL as their record, so even without the
+// GC loop nothing outlives its task; the loop makes removal prompt and exact
+// under the injected clock (L-75).
+const (
+	layoutVersion = "1"
+	maxRetries    = 128
+	gcBatch       = 256
+)
+
+var (
+	keyFormat = []byte("m/format")
+	keySecret = []byte("m/secret")
+)
+
+func sessionKey(id string) []byte { return append([]byte("s/"), id...) }
+func taskKey(id string) []byte    { return append([]byte("t/"), id...) }
+
+func scopePrefix(sc Scope) []byte {
+	h := sha256.Sum256([]byte("tasksbridge/sessionmap/scope\x00" + sc.Key()))
+	return append([]byte("i/"), h[:]...)
+}
+
+func listKey(t Task) []byte {
+	o := orderKey(t.CreatedAt.UnixNano())
+	return append(append(scopePrefix(t.Scope), o[:]...), t.ID...)
+}
+
+func ownerPrefix(sc Scope) []byte {
+	h := sha256.Sum256([]byte("tasksbridge/sessionmap/owner\x00" + sc.Principal + "\x00" + sc.Session))
+	return append([]byte("j/"), h[:]...)
+}
+
+func ownerKey(t Task) []byte { return append(ownerPrefix(t.Scope), t.ID...) }
+
+var expiryPrefix = []byte("x/")
+
+func expiryKey(at time.Time, id string) []byte {
+	k := binary.BigEndian.AppendUint64(slices.Clone(expiryPrefix), uint64(at.UnixNano())^(1<<63))
+	return append(k, id...)
+}
+
+// Badger is the default Store, embedded in the bridge's --data-dir. It also
+// implements Admin.
+type Badger struct {
+	db     *badger.DB
+	dir    string
+	opt    options
+	secret []byte
+
+	mu     sync.RWMutex // read-held by every operation, write-held by Close
+	closed bool
+
+	stopGC chan struct{}
+	gcDone chan struct{}
+}
+
+var (
+	_ Store = (*Badger)(nil)
+	_ Admin = (*Badger)(nil)
+)
+
+// OpenBadger opens (creating it if needed) the store in dir. Only one process
+// may have it open read-write; ReadOnly() opens share the directory with each
+// other but not with a running bridge.
+func OpenBadger(dir string, opts ...Option) (*Badger, error) {
+	o := buildOptions(opts)
+	if o.readOnly {
+		if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
+			return nil, fmt.Errorf("sessionmap: no store in %s (is --data-dir right?): %w", dir, err)
+		}
+	}
+	bo := badger.DefaultOptions(dir).
+		WithSyncWrites(o.syncWrites). // every commit is fsynced before it returns (README fact 7)
+		WithReadOnly(o.readOnly).
+		WithLogger(badgerLogger{o.logger}).
+		WithMetricsEnabled(false).
+		// The index is small records; keep the footprint modest on shared hosts.
+		WithMemTableSize(16 << 20).
+		WithNumMemtables(2).
+		WithBlockCacheSize(16 << 20).
+		WithValueLogFileSize(64 << 20).
+		WithNumCompactors(2).
+		WithNumGoroutines(2)
+	db, err := badger.Open(bo)
+	if err != nil {
+		return nil, openError(dir, o.readOnly, err)
+	}
+	b := &Badger{db: db, dir: dir, opt: o}
+	if err := b.init(); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	if !o.readOnly && o.gcInterval > 0 {
+		b.stopGC, b.gcDone = make(chan struct{}), make(chan struct{})
+		go b.gcLoop(o.gcInterval)
+	}
+	return b, nil
+}
+
+// openError turns Badger's open failures into messages an operator can act on.
+// Badger flattens its errors to text, so the lock case is recognised by text.
+func openError(dir string, readOnly bool, err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "Cannot acquire directory lock"):
+		if readOnly {
+			return fmt.Errorf("%w: %s is held by a running bridge (or another tool); "+
+				"stop it to read the store offline: %v", ErrLocked, dir, err)
+		}
+		return fmt.Errorf("%w: %s is in use by another process, probably another bridge; "+
+			"stop it or use a different --data-dir: %v", ErrLocked, dir, err)
+	case readOnly && (errors.Is(err, badger.ErrTruncateNeeded) || strings.Contains(msg, "Log truncate required")):
+		return fmt.Errorf("%w: %s was not closed cleanly; start the bridge once, or rerun with --recover, "+
+			"to replay its log: %v", ErrNeedsRecovery, dir, err)
+	}
+	return fmt.Errorf("sessionmap: open %s: %w", dir, err)
+}
+
+// init checks the layout version and loads (or creates) the cursor secret.
+func (b *Badger) init() error {
+	err := b.db.View(func(txn *badger.Txn) error {
+		if v, err := getValue(txn, keyFormat); err == nil && string(v) != layoutVersion {
+			return fmt.Errorf("%w: store layout %q, this bridge reads %q", ErrUnsupportedVersion, v, layoutVersion)
+		} else if err != nil && !errors.Is(err, badger.ErrKeyNotFound) {
+			return err
+		}
+		v, err := getValue(txn, keySecret)
+		if err == nil && len(v) == secretLen {
+			b.secret = v
+			return nil
+		}
+		if err != nil && !errors.Is(err, badger.ErrKeyNotFound) {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sessionmap: open %s: %w", b.dir, err)
+	}
+	if b.secret != nil {
+		return nil
+	}
+	secret := make([]byte, secretLen)
+	_, _ = rand.Read(secret)
+	if b.opt.readOnly {
+		b.secret = secret // a store that never listed has no cursors to honour
+		return nil
+	}
+	err = b.update(context.Background(), func(txn *badger.Txn) error {
+		if v, err := getValue(txn, keySecret); err == nil && len(v) == secretLen {
+			b.secret = v
+			return nil
+		}
+		b.secret = secret
+		if err := txn.Set(keyFormat, []byte(layoutVersion)); err != nil {
+			return err
+		}
+		return txn.Set(keySecret, secret)
+	})
+	if err != nil {
+		return fmt.Errorf("sessionmap: initialise %s: %w", b.dir, err)
+	}
+	return nil
+}
+
+func getValue(txn *badger.Txn, key []byte) ([]byte, error) {
+	it, err := txn.Get(key)
+	if err != nil {
+		return nil, err
+	}
+	return it.ValueCopy(nil)
+}
+
+// Dir returns the data directory.
+func (b *Badger) Dir() string { return b.dir }
+
+// Close stops the GC loop and closes the database. It is safe to call twice.
+func (b *Badger) Close() error {
+	if b.stopGC != nil {
+		select {
+		case <-b.stopGC:
+		default:
+			close(b.stopGC)
+		}
+		<-b.gcDone
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	if err := b.db.Close(); err != nil {
+		return fmt.Errorf("sessionmap: close %s: %w", b.dir, err)
+	}
+	return nil
+}
+
+// enter guards an operation against a concurrent Close; call the returned
+// func when done.
+func (b *Badger) enter(ctx context.Context) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	b.mu.RLock()
+	if b.closed {
+		b.mu.RUnlock()
+		return nil, ErrClosed
+	}
+	return b.mu.RUnlock, nil
+}
+
+// update runs fn in a read-write transaction, retrying on conflicts with
+// concurrent writers (fn must be repeatable).
+func (b *Badger) update(ctx context.Context, fn func(*badger.Txn) error) error {
+	if b.opt.readOnly {
+		return ErrReadOnly
+	}
+	for attempt := 0; ; attempt++ {
+		err := b.db.Update(fn)
+		if !errors.Is(err, badger.ErrConflict) || attempt >= maxRetries {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
+func (b *Badger) now() time.Time { return b.opt.clock() }
+
+// physicalExpiry converts a logical expiry (on the injected clock) into
+// Badger's TTL (wall-clock Unix seconds), rounded up so the physical delete
+// never precedes the logical one. Zero means no TTL.
+func (b *Badger) physicalExpiry(at time.Time, now time.Time) uint64 {
+	if at.IsZero() {
+		return 0
+	}
+	wall := time.Now().Add(at.Sub(now))
+	return uint64(max(wall.Unix(), 0)) + 2
+}
+
+func taskPhysicalExpiry(b *Badger, t Task, now time.Time) uint64 {
+	at, ok := t.ExpiresAt()
+	if !ok {
+		return 0
+	}
+	return b.physicalExpiry(at, now)
+}
+
+func setWithExpiry(txn *badger.Txn, key, val []byte, exp uint64) error {
+	e := badger.NewEntry(key, val)
+	e.ExpiresAt = exp
+	return txn.SetEntry(e)
+}
+
+// --- sessions ---
+
+func (b *Badger) CreateSession(ctx context.Context, s Session) error {
+	done, err := b.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	now := b.now()
+	s, err = prepareSession(s, now)
+	if err != nil {
+		return err
+	}
+	val, err := encodeSession(s)
+	if err != nil {
+		return err
+	}
+	err = b.update(ctx, func(txn *badger.Txn) error {
+		if old, err := b.loadSession(txn, s.ID); err == nil && !sessionExpired(old, now) {
+			return fmt.Errorf("%w: session", ErrExists)
+		} else if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrCorrupt) {
+			return err
+		}
+		return setWithExpiry(txn, sessionKey(s.ID), val, b.physicalExpiry(s.ExpiresAt, now))
+	})
+	if err != nil {
+		return fmt.Errorf("sessionmap: create session: %w", err)
+	}
+	return nil
+}
+
+func (b *Badger) loadSession(txn *badger.Txn, id string) (Session, error) {
+	if !validID(id) {
+		return Session{}, ErrNotFound
+	}
+	v, err := getValue(txn, sessionKey(id))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return Session{}, ErrNotFound
+	}
+	if err != nil {
+		return Session{}, fmt.Errorf("sessionmap: read session: %w", err)
+	}
+	return decodeSession("session record", v)
+}
+
+func (b *Badger) visibleSession(txn *badger.Txn, sc Scope) (Session, error) {
+	s, err := b.loadSession(txn, sc.Session)
+	if err != nil {
+		return Session{}, err
+	}
+	if !sessionVisible(s, sc, b.now()) {
+		return Session{}, ErrNotFound
+	}
+	return s, nil
+}
+
+func (b *Badger) GetSession(ctx context.Context, sc Scope) (Session, error) {
+	done, err := b.enter(ctx)
+	if err != nil {
+		return Session{}, err
+	}
+	defer done()
+	var s Session
+	err = b.db.View(func(txn *badger.Txn) error {
+		s, err = b.visibleSession(txn, sc)
+		return err
+	})
+	return s, err
+}
+
+func (b *Badger) TouchSession(ctx context.Context, sc Scope, logLevel *string) (Session, error) {
+	done, err := b.enter(ctx)
+	if err != nil {
+		return Session{}, err
+	}
+	defer done()
+	var s Session
+	err = b.update(ctx, func(txn *badger.Txn) error {
+		cur, err := b.visibleSession(txn, sc)
+		if err != nil {
+			return err
+		}
+		now := b.now()
+		next, changed := touchSession(cur, logLevel, now)
+		s = next
+		if !changed {
+			return nil
+		}
+		val, err := encodeSession(next)
+		if err != nil {
+			return err
+		}
+		return setWithExpiry(txn, sessionKey(next.ID), val, b.physicalExpiry(next.ExpiresAt, now))
+	})
+	return s, err
+}
+
+func (b *Badger) DeleteSession(ctx context.Context, sc Scope) error {
+	done, err := b.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return b.update(ctx, func(txn *badger.Txn) error {
+		if _, err := b.visibleSession(txn, sc); err != nil {
+			return err
+		}
+		return txn.Delete(sessionKey(sc.Session))
+	})
+}
+
+// --- tasks ---
+
+func (b *Badger) CreateTask(ctx context.Context, t Task) error {
+	done, err := b.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	now := b.now()
+	t, err = prepareTask(t, now)
+	if err != nil {
+		return err
+	}
+	val, err := encodeTask(t)
+	if err != nil {
+		return err
+	}
+	exp := taskPhysicalExpiry(b, t, now)
+	err = b.update(ctx, func(txn *badger.Txn) error {
+		if _, err := txn.Get(taskKey(t.ID)); err == nil {
+			return fmt.Errorf("%w: task", ErrExists)
+		} else if !errors.Is(err, badger.ErrKeyNotFound) {
+			return err
+		}
+		if err := setWithExpiry(txn, taskKey(t.ID), val, exp); err != nil {
+			return err
+		}
+		if err := setWithExpiry(txn, listKey(t), nil, exp); err != nil {
+			return err
+		}
+		if err := setWithExpiry(txn, ownerKey(t), nil, exp); err != nil {
+			return err
+		}
+		if at, ok := t.ExpiresAt(); ok {
+			return setWithExpiry(txn, expiryKey(at, t.ID), nil, exp)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sessionmap: create task: %w", err)
+	}
+	return nil
+}
+
+// loadTask reads a task record regardless of scope, with its Badger expiry.
+func (b *Badger) loadTask(txn *badger.Txn, id string) (Task, uint64, error) {
+	if !validID(id) {
+		return Task{}, 0, ErrNotFound
+	}
+	it, err := txn.Get(taskKey(id))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return Task{}, 0, ErrNotFound
+	}
+	if err != nil {
+		return Task{}, 0, fmt.Errorf("sessionmap: read task: %w", err)
+	}
+	v, err := it.ValueCopy(nil)
+	if err != nil {
+		return Task{}, 0, fmt.Errorf("sessionmap: read task: %w", err)
+	}
+	t, err := decodeTask("task record", v)
+	return t, it.ExpiresAt(), err
+}
+
+// visibleTask is the scope and expiry check (invariant 4): anything the
+// caller may not see is the bare ErrNotFound.
+func (b *Badger) visibleTask(txn *badger.Txn, sc Scope, id string) (Task, uint64, error) {
+	if !sc.Valid() {
+		return Task{}, 0, ErrNotFound
+	}
+	t, exp, err := b.loadTask(txn, id)
+	if err != nil {
+		return Task{}, 0, err
+	}
+	if !sc.Owns(t) || t.Expired(b.now()) {
+		return Task{}, 0, ErrNotFound
+	}
+	return t, exp, nil
+}
+
+func (b *Badger) GetTask(ctx context.Context, sc Scope, id string) (Task, error) {
+	done, err := b.enter(ctx)
+	if err != nil {
+		return Task{}, err
+	}
+	defer done()
+	var t Task
+	err = b.db.View(func(txn *badger.Txn) error {
+		t, _, err = b.visibleTask(txn, sc, id)
+		return err
+	})
+	return t, err
+}
+
+// mutateTask loads a visible task, applies fn, and writes the result back
+// (keeping its TTL) when fn reports a change.
+func (b *Badger) mutateTask(ctx context.Context, sc Scope, id string,
+	fn func(cur Task, now time.Time) (Task, bool, error)) (Task, error) {
+	done, err := b.enter(ctx)
+	if err != nil {
+		return Task{}, err
+	}
+	defer done()
+	var out Task
+	err = b.update(ctx, func(txn *badger.Txn) error {
+		cur, exp, err := b.visibleTask(txn, sc, id)
+		if err != nil {
+			return err
+		}
+		next, changed, ferr := fn(cur, b.now())
+		out = next
+		if ferr != nil || !changed {
+			return ferr
+		}
+		val, err := encodeTask(next)
+		if err != nil {
+			return err
+		}
+		return setWithExpiry(txn, taskKey(id), val, exp)
+	})
+	return out, err
+}
+
+func (b *Badger) UpdateStatus(ctx context.Context, sc Scope, id string, snap Snapshot) (Task, error) {
+	return b.mutateTask(ctx, sc, id, func(cur Task, now time.Time) (Task, bool, error) {
+		return applySnapshot(cur, snap, now)
+	})
+}
+
+func (b *Badger) PinCancel(ctx context.Context, sc Scope, id string) (Task, error) {
+	return b.mutateTask(ctx, sc, id, func(cur Task, now time.Time) (Task, bool, error) {
+		next, err := pinCancel(cur, now)
+		return next, err == nil, err
+	})
+}
+
+func (b *Badger) RecordAnswered(ctx context.Context, sc Scope, id string, keys []string) ([]string, error) {
+	var fresh []string
+	_, err := b.mutateTask(ctx, sc, id, func(cur Task, now time.Time) (Task, bool, error) {
+		var next Task
+		next, fresh = recordAnswered(cur, keys, now)
+		return next, len(fresh) > 0, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return fresh, nil
+}
+
+func (b *Badger) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor string) (Page, error) {
+	if !sc.Valid() {
+		return Page{}, invalid("list scope needs a principal or a session")
+	}
+	done, err := b.enter(ctx)
+	if err != nil {
+		return Page{}, err
+	}
+	defer done()
+	prefix := scopePrefix(sc)
+	start := prefix
+	if cursor != "" {
+		p, err := decodeCursor(b.secret, sc, cursor)
+		if err != nil {
+			return Page{}, err
+		}
+		o := orderKey(p.created)
+		start = append(append(slices.Clone(prefix), o[:]...), p.id...)
+	}
+	n := clampPageSize(pageSize)
+	now := b.now()
+	var page Page
+	err = b.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+		defer it.Close()
+		for it.Seek(start); it.ValidForPrefix(prefix); it.Next() {
+			k := it.Item().Key()
+			if cursor != "" && bytes.Equal(k, start) {
+				continue // the previous page's last task
+			}
+			id := string(k[len(prefix)+8:])
+			t, _, err := b.loadTask(txn, id)
+			switch {
+			case errors.Is(err, ErrNotFound):
+				continue // deleted under us
+			case err != nil:
+				// One bad record must not make the whole list unusable.
+				b.opt.logger.Warn("sessionmap: skipping undecodable task in list", "err", err)
+				continue
+			case !sc.Owns(t) || t.Expired(now):
+				continue
+			}
+			if len(page.Tasks) == n {
+				page.NextCursor = encodeCursor(b.secret, sc, posOf(page.Tasks[n-1]))
+				return nil
+			}
+			page.Tasks = append(page.Tasks, t)
+		}
+		return nil
+	})
+	if err != nil {
+		return Page{}, fmt.Errorf("sessionmap: list tasks: %w", err)
+	}
+	return page, nil
+}
+
+// deleteTaskTxn removes a task record and its index entries.
+func deleteTaskTxn(txn *badger.Txn, t Task) error {
+	keys := [][]byte{taskKey(t.ID), listKey(t), ownerKey(t)}
+	if at, ok := t.ExpiresAt(); ok {
+		keys = append(keys, expiryKey(at, t.ID))
+	}
+	for _, k := range keys {
+		if err := txn.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keysWithPrefix collects the keys under prefix (up to limit if > 0).
+func (b *Badger) keysWithPrefix(prefix, start, stop []byte, limit int) ([][]byte, error) {
+	var keys [][]byte
+	err := b.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+		defer it.Close()
+		if start == nil {
+			start = prefix
+		}
+		for it.Seek(start); it.ValidForPrefix(prefix); it.Next() {
+			k := it.Item().KeyCopy(nil)
+			if stop != nil && bytes.Compare(k, stop) >= 0 {
+				break
+			}
+			keys = append(keys, k)
+			if limit > 0 && len(keys) == limit {
+				break
+			}
+		}
+		return nil
+	})
+	return keys, err
+}
+
+func (b *Badger) DeleteSessionTasks(ctx context.Context, sc Scope) (int, error) {
+	if !sc.Valid() {
+		return 0, invalid("delete scope needs a principal or a session")
+	}
+	done, err := b.enter(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	prefix := ownerPrefix(sc)
+	total := 0
+	for {
+		keys, err := b.keysWithPrefix(prefix, nil, nil, gcBatch)
+		if err != nil || len(keys) == 0 {
+			return total, err
+		}
+		n := 0
+		err = b.update(ctx, func(txn *badger.Txn) error {
+			n = 0
+			for _, k := range keys {
+				id := string(k[len(prefix):])
+				t, _, err := b.loadTask(txn, id)
+				if err == nil && t.Scope == sc {
+					if err := deleteTaskTxn(txn, t); err != nil {
+						return err
+					}
+					n++
+					continue
+				}
+				if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrCorrupt) {
+					return err
+				}
+				if err := txn.Delete(k); err != nil { // stale index entry
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return total, fmt.Errorf("sessionmap: delete session tasks: %w", err)
+		}
+		total += n
+	}
+}
+
+// --- expiry ---
+
+// GCResult counts what CollectExpired removed.
+type GCResult struct {
+	Tasks    int
+	Sessions int
+}
+
+// CollectExpired removes every task and session that has expired at the
+// injected clock's now, including their list-index entries (L-75). The
+// background loop calls it every WithGCInterval; tests call it directly.
+func (b *Badger) CollectExpired(ctx context.Context) (GCResult, error) {
+	var res GCResult
+	done, err := b.enter(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer done()
+	if b.opt.readOnly {
+		return res, ErrReadOnly
+	}
+	now := b.now()
+	stop := expiryKey(now.Add(time.Nanosecond), "")
+	for {
+		keys, err := b.keysWithPrefix(expiryPrefix, nil, stop, gcBatch)
+		if err != nil {
+			return res, fmt.Errorf("sessionmap: gc scan: %w", err)
+		}
+		if len(keys) == 0 {
+			break
+		}
+		n := 0
+		err = b.update(ctx, func(txn *badger.Txn) error {
+			n = 0
+			for _, k := range keys {
+				id := string(k[len(expiryPrefix)+8:])
+				t, _, err := b.loadTask(txn, id)
+				switch {
+				case err == nil && t.Expired(now):
+					if err := deleteTaskTxn(txn, t); err != nil {
+						return err
+					}
+					n++
+					continue
+				case err == nil:
+					// Not expired after all (its TTL changed): keep the task, drop the stale entry.
+				case errors.Is(err, ErrNotFound), errors.Is(err, ErrCorrupt):
+				default:
+					return err
+				}
+				if err := txn.Delete(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return res, fmt.Errorf("sessionmap: gc tasks: %w", err)
+		}
+		res.Tasks += n
+		if len(keys) < gcBatch {
+			break
+		}
+	}
+	n, err := b.collectSessions(ctx, now)
+	res.Sessions = n
+	return res, err
+}
+
+func (b *Badger) collectSessions(ctx context.Context, now time.Time) (int, error) {
+	var expired [][]byte
+	err := b.db.View(func(txn *badger.Txn) error {
+		prefix := []byte("s/")
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true})
+		defer it.Close()
+		for it.Rewind(); it.ValidForPrefix(prefix); it.Next() {
+			v, err := it.Item().ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			if s, err := decodeSession("session record", v); err == nil && sessionExpired(s, now) {
+				expired = append(expired, it.Item().KeyCopy(nil))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sessionmap: gc sessions: %w", err)
+	}
+	total := 0
+	for chunk := range slices.Chunk(expired, gcBatch) {
+		err := b.update(ctx, func(txn *badger.Txn) error {
+			for _, k := range chunk {
+				// Re-check: the session may have been touched since the scan.
+				v, err := getValue(txn, k)
+				if errors.Is(err, badger.ErrKeyNotFound) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				if s, err := decodeSession("session record", v); err == nil && !sessionExpired(s, now) {
+					continue
+				}
+				if err := txn.Delete(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return total, fmt.Errorf("sessionmap: gc sessions: %w", err)
+		}
+		total += len(chunk)
+	}
+	return total, nil
+}
+
+func (b *Badger) gcLoop(every time.Duration) {
+	defer close(b.gcDone)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-b.stopGC
+		cancel()
+	}()
+	for {
+		select {
+		case <-b.stopGC:
+			return
+		case <-tick.C:
+		}
+		if _, err := b.CollectExpired(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, ErrClosed) {
+			b.opt.logger.Error("sessionmap: collecting expired records failed", "dir", b.dir, "err", err)
+		}
+		// Values are small and live in the LSM tree, so this rarely has work.
+		if err := b.db.RunValueLogGC(0.5); err != nil && !errors.Is(err, badger.ErrNoRewrite) &&
+			!errors.Is(err, badger.ErrRejected) {
+			b.opt.logger.Warn("sessionmap: value log GC failed", "dir", b.dir, "err", err)
+		}
+	}
+}
+
+// --- admin (operator view across scopes) ---
+
+func (b *Badger) AllSessions(ctx context.Context) ([]Session, error) {
+	done, err := b.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	var out []Session
+	var bad []error
+	now := b.now()
+	err = b.db.View(func(txn *badger.Txn) error {
+		prefix := []byte("s/")
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true})
+		defer it.Close()
+		for it.Rewind(); it.ValidForPrefix(prefix); it.Next() {
+			v, err := it.Item().ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			s, err := decodeSession(fmt.Sprintf("session %q", it.Item().Key()[2:]), v)
+			if err != nil {
+				bad = append(bad, err)
+				continue
+			}
+			if !sessionExpired(s, now) {
+				out = append(out, s)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sessionmap: list sessions: %w", err)
+	}
+	slices.SortFunc(out, func(a, b Session) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	return out, errors.Join(bad...)
+}
+
+func (b *Badger) AllTasks(ctx context.Context, f TaskFilter) ([]Task, error) {
+	done, err := b.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	var out []Task
+	var bad []error
+	now := b.now()
+	err = b.db.View(func(txn *badger.Txn) error {
+		prefix := []byte("t/")
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true})
+		defer it.Close()
+		for it.Rewind(); it.ValidForPrefix(prefix); it.Next() {
+			v, err := it.Item().ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			t, err := decodeTask(fmt.Sprintf("task %q", it.Item().Key()[2:]), v)
+			if err != nil {
+				bad = append(bad, err)
+				continue
+			}
+			if !t.Expired(now) && f.match(t) {
+				out = append(out, t)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sessionmap: list tasks: %w", err)
+	}
+	slices.SortFunc(out, newerFirst)
+	return out, errors.Join(bad...)
+}
+
+func (b *Badger) LookupSession(ctx context.Context, id string) (Session, error) {
+	done, err := b.enter(ctx)
+	if err != nil {
+		return Session{}, err
+	}
+	defer done()
+	var s Session
+	err = b.db.View(func(txn *badger.Txn) error {
+		s, err = b.loadSession(txn, id)
+		if err == nil && sessionExpired(s, b.now()) {
+			err = ErrNotFound
+		}
+		return err
+	})
+	return s, err
+}
+
+func (b *Badger) LookupTask(ctx context.Context, id string) (Task, error) {
+	done, err := b.enter(ctx)
+	if err != nil {
+		return Task{}, err
+	}
+	defer done()
+	var t Task
+	err = b.db.View(func(txn *badger.Txn) error {
+		t, _, err = b.loadTask(txn, id)
+		if err == nil && t.Expired(b.now()) {
+			err = ErrNotFound
+		}
+		return err
+	})
+	return t, err
+}
+
+// badgerLogger sends Badger's log lines to slog. Its info lines (compaction,
+// replay) are routine, so they go to debug.
+type badgerLogger struct{ l *slog.Logger }
+
+func (g badgerLogger) Errorf(f string, a ...any)   { g.l.Error("badger: " + strings.TrimSpace(fmt.Sprintf(f, a...))) }
+func (g badgerLogger) Warningf(f string, a ...any) { g.l.Warn("badger: " + strings.TrimSpace(fmt.Sprintf(f, a...))) }
+func (g badgerLogger) Infof(f string, a ...any)    { g.l.Debug("badger: " + strings.TrimSpace(fmt.Sprintf(f, a...))) }
+func (g badgerLogger) Debugf(f string, a ...any)   { g.l.Debug("badger: " + strings.TrimSpace(fmt.Sprintf(f, a...))) }

@@ -1,0 +1,142 @@
+package sessionmap
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Stored records are an envelope: one schema-version byte, then JSON of that
+// version's record struct. The record structs are private and separate from
+// the public Session/Task types, so an API change cannot silently change the
+// disk format. Rules for later versions:
+//   - add a new recordVersion and a sessionVn/taskVn struct, keep decoding
+//     every older version (a newer bridge reads an older store);
+//   - a record newer than this binary knows is ErrUnsupportedVersion, never
+//     decoded lossily (an older bridge would drop fields when rewriting it).
+const recordVersion byte = 1
+
+type sessionV1 struct {
+	ID               string          `json:"id"`
+	Principal        string          `json:"principal,omitempty"`
+	Era              string          `json:"era"`
+	ProtocolVersion  string          `json:"protocolVersion,omitempty"`
+	InitializeParams json.RawMessage `json:"initializeParams,omitempty"`
+	LogLevel         string          `json:"logLevel,omitempty"`
+	CreatedAt        time.Time       `json:"createdAt"`
+	LastSeenAt       time.Time       `json:"lastSeenAt"`
+	IdleTimeoutMs    int64           `json:"idleTimeoutMs,omitempty"`
+	ExpiresAt        time.Time       `json:"expiresAt,omitzero"`
+}
+
+type taskV1 struct {
+	ID                string          `json:"id"`
+	Principal         string          `json:"principal,omitempty"`
+	Session           string          `json:"session,omitempty"`
+	Direction         string          `json:"direction"`
+	Origin            string          `json:"origin"`
+	Upstream          string          `json:"upstream,omitempty"`
+	UpstreamTaskID    string          `json:"upstreamTaskId,omitempty"`
+	UpstreamSessionID string          `json:"upstreamSessionId,omitempty"`
+	Method            string          `json:"method,omitempty"`
+	ToolName          string          `json:"toolName,omitempty"`
+	RequestedTTLMs    *int64          `json:"requestedTtlMs,omitempty"`
+	TTLMs             *int64          `json:"ttlMs,omitempty"`
+	Status            string          `json:"status"`
+	StatusMessage     string          `json:"statusMessage,omitempty"`
+	CreatedAt         time.Time       `json:"createdAt"`
+	LastUpdatedAt     time.Time       `json:"lastUpdatedAt"`
+	PollIntervalMs    *int64          `json:"pollIntervalMs,omitempty"`
+	Result            json.RawMessage `json:"result,omitempty"`
+	Error             json.RawMessage `json:"error,omitempty"`
+	AnsweredKeys      []string        `json:"answeredKeys,omitempty"`
+	CancelPinned      bool            `json:"cancelPinned,omitempty"`
+	WrittenAt         time.Time       `json:"writtenAt"`
+}
+
+func encodeSession(s Session) ([]byte, error) {
+	return encodeRecord(sessionV1{
+		ID: s.ID, Principal: s.Principal, Era: string(s.Era), ProtocolVersion: s.ProtocolVersion,
+		InitializeParams: s.InitializeParams, LogLevel: s.LogLevel, CreatedAt: s.CreatedAt,
+		LastSeenAt: s.LastSeenAt, IdleTimeoutMs: s.IdleTimeoutMs, ExpiresAt: s.ExpiresAt,
+	})
+}
+
+func encodeTask(t Task) ([]byte, error) {
+	return encodeRecord(taskV1{
+		ID: t.ID, Principal: t.Scope.Principal, Session: t.Scope.Session, Direction: string(t.Direction),
+		Origin: string(t.Origin), Upstream: t.Upstream, UpstreamTaskID: t.UpstreamTaskID,
+		UpstreamSessionID: t.UpstreamSessionID, Method: t.Method, ToolName: t.ToolName,
+		RequestedTTLMs: t.RequestedTTLMs, TTLMs: t.TTLMs, Status: string(t.Status),
+		StatusMessage: t.StatusMessage, CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt,
+		PollIntervalMs: t.PollIntervalMs, Result: t.Result, Error: t.Error,
+		AnsweredKeys: t.AnsweredKeys, CancelPinned: t.CancelPinned, WrittenAt: t.WrittenAt,
+	})
+}
+
+func encodeRecord(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("sessionmap: encode record: %w", err)
+	}
+	return append([]byte{recordVersion}, b...), nil
+}
+
+// decodeEnvelope checks the version byte and returns the JSON body.
+func decodeEnvelope(what string, b []byte) ([]byte, error) {
+	if len(b) == 0 {
+		return nil, fmt.Errorf("%w: %s: empty value", ErrCorrupt, what)
+	}
+	if b[0] > recordVersion {
+		return nil, fmt.Errorf("%w: %s has schema version %d, this bridge reads up to %d",
+			ErrUnsupportedVersion, what, b[0], recordVersion)
+	}
+	if b[0] == 0 {
+		return nil, fmt.Errorf("%w: %s: bad schema version 0", ErrCorrupt, what)
+	}
+	return b[1:], nil
+}
+
+func decodeSession(what string, b []byte) (Session, error) {
+	body, err := decodeEnvelope(what, b)
+	if err != nil {
+		return Session{}, err
+	}
+	var r sessionV1 // only version 1 exists so far
+	if err := json.Unmarshal(body, &r); err != nil {
+		return Session{}, fmt.Errorf("%w: %s: %v", ErrCorrupt, what, err)
+	}
+	s := Session{
+		ID: r.ID, Principal: r.Principal, Era: Era(r.Era), ProtocolVersion: r.ProtocolVersion,
+		InitializeParams: r.InitializeParams, LogLevel: r.LogLevel, CreatedAt: r.CreatedAt,
+		LastSeenAt: r.LastSeenAt, IdleTimeoutMs: r.IdleTimeoutMs, ExpiresAt: r.ExpiresAt,
+	}
+	if !validID(s.ID) || !s.Era.Valid() {
+		return Session{}, fmt.Errorf("%w: %s: missing id or era", ErrCorrupt, what)
+	}
+	return s, nil
+}
+
+func decodeTask(what string, b []byte) (Task, error) {
+	body, err := decodeEnvelope(what, b)
+	if err != nil {
+		return Task{}, err
+	}
+	var r taskV1
+	if err := json.Unmarshal(body, &r); err != nil {
+		return Task{}, fmt.Errorf("%w: %s: %v", ErrCorrupt, what, err)
+	}
+	t := Task{
+		ID: r.ID, Scope: Scope{Principal: r.Principal, Session: r.Session}, Direction: Direction(r.Direction),
+		Origin: Origin(r.Origin), Upstream: r.Upstream, UpstreamTaskID: r.UpstreamTaskID,
+		UpstreamSessionID: r.UpstreamSessionID, Method: r.Method, ToolName: r.ToolName,
+		RequestedTTLMs: r.RequestedTTLMs, TTLMs: r.TTLMs, Status: Status(r.Status),
+		StatusMessage: r.StatusMessage, CreatedAt: r.CreatedAt, LastUpdatedAt: r.LastUpdatedAt,
+		PollIntervalMs: r.PollIntervalMs, Result: r.Result, Error: r.Error,
+		AnsweredKeys: r.AnsweredKeys, CancelPinned: r.CancelPinned, WrittenAt: r.WrittenAt,
+	}
+	if !validID(t.ID) || !t.Scope.Valid() || !t.Status.Valid() || !t.Direction.Valid() || !t.Origin.Valid() {
+		return Task{}, fmt.Errorf("%w: %s: missing or unknown id, scope, status, direction or origin", ErrCorrupt, what)
+	}
+	return t, nil
+}
