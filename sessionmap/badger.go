@@ -941,7 +941,15 @@ func (b *Badger) LookupTask(ctx context.Context, id string) (Task, error) {
 // replay) are routine, so they go to debug.
 type badgerLogger struct{ l *slog.Logger }
 
-func (g badgerLogger) Errorf(f string, a ...any)   { g.l.Error("badger: " + strings.TrimSpace(fmt.Sprintf(f, a...))) }
-func (g badgerLogger) Warningf(f string, a ...any) { g.l.Warn("badger: " + strings.TrimSpace(fmt.Sprintf(f, a...))) }
-func (g badgerLogger) Infof(f string, a ...any)    { g.l.Debug("badger: " + strings.TrimSpace(fmt.Sprintf(f, a...))) }
-func (g badgerLogger) Debugf(f string, a ...any)   { g.l.Debug("badger: " + strings.TrimSpace(fmt.Sprintf(f, a...))) }
+func (g badgerLogger) Errorf(f string, a ...any) {
+	g.l.Error("badger: " + strings.TrimSpace(fmt.Sprintf(f, a...)))
+}
+func (g badgerLogger) Warningf(f string, a ...any) {
+	g.l.Warn("badger: " + strings.TrimSpace(fmt.Sprintf(f, a...)))
+}
+func (g badgerLogger) Infof(f string, a ...any) {
+	g.l.Debug("badger: " + strings.TrimSpace(fmt.Sprintf(f, a...)))
+}
+func (g badgerLogger) Debugf(f string, a ...any) {
+	g.l.Debug("badger: " + strings.TrimSpace(fmt.Sprintf(f, a...)))
+}

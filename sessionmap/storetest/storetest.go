@@ -299,16 +299,19 @@ func testTaskValidation(t *testing.T, e *env) {
 	sc := sessionmap.Scope{Session: "s"}
 	base := func() sessionmap.Task { return newTask(sc, e.clock.Now()) }
 	cases := map[string]func(*sessionmap.Task){
-		"empty id":         func(x *sessionmap.Task) { x.ID = "" },
-		"long id":          func(x *sessionmap.Task) { x.ID = string(make([]byte, sessionmap.MaxIDLen+1)) },
-		"empty scope":      func(x *sessionmap.Task) { x.Scope = sessionmap.Scope{} },
-		"bad direction":    func(x *sessionmap.Task) { x.Direction = "sideways" },
-		"bad origin":       func(x *sessionmap.Task) { x.Origin = "" },
-		"bad status":       func(x *sessionmap.Task) { x.Status = "submitted" },
-		"result and error": func(x *sessionmap.Task) { x.Status = sessionmap.StatusFailed; x.Result, x.Error = json.RawMessage(`{}`), json.RawMessage(`{}`) },
-		"bad json":         func(x *sessionmap.Task) { x.Status = sessionmap.StatusCompleted; x.Result = json.RawMessage(`{"a":`) },
-		"pin not cancel":   func(x *sessionmap.Task) { x.CancelPinned = true },
-		"negative ttl":     func(x *sessionmap.Task) { x.TTLMs = i64(-1) },
+		"empty id":      func(x *sessionmap.Task) { x.ID = "" },
+		"long id":       func(x *sessionmap.Task) { x.ID = string(make([]byte, sessionmap.MaxIDLen+1)) },
+		"empty scope":   func(x *sessionmap.Task) { x.Scope = sessionmap.Scope{} },
+		"bad direction": func(x *sessionmap.Task) { x.Direction = "sideways" },
+		"bad origin":    func(x *sessionmap.Task) { x.Origin = "" },
+		"bad status":    func(x *sessionmap.Task) { x.Status = "submitted" },
+		"result and error": func(x *sessionmap.Task) {
+			x.Status = sessionmap.StatusFailed
+			x.Result, x.Error = json.RawMessage(`{}`), json.RawMessage(`{}`)
+		},
+		"bad json":       func(x *sessionmap.Task) { x.Status = sessionmap.StatusCompleted; x.Result = json.RawMessage(`{"a":`) },
+		"pin not cancel": func(x *sessionmap.Task) { x.CancelPinned = true },
+		"negative ttl":   func(x *sessionmap.Task) { x.TTLMs = i64(-1) },
 	}
 	for name, mut := range cases {
 		x := base()
