@@ -14,6 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tasksbridge/tasksbridge/modern"
 )
 
 var t0 = time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
@@ -106,11 +108,11 @@ func (c rawCall) do(t *testing.T, url string) rawResp {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set(headerProtocolVersion, ProtocolVersion)
-	req.Header.Set(headerMethod, c.Method)
-	if f := nameField(c.Method); f != "" {
+	req.Header.Set(modern.HeaderProtocolVersion, ProtocolVersion)
+	req.Header.Set(modern.HeaderMethod, c.Method)
+	if f := modern.NameSource(c.Method); f != "" {
 		if v, ok := params[f].(string); ok {
-			req.Header.Set(headerName, v)
+			req.Header.Set(modern.HeaderName, modern.EncodeHeaderValue(v))
 		}
 	}
 	if c.Auth != "" {
@@ -251,7 +253,7 @@ func taskCall(t *testing.T, url, method, id string, extra map[string]any, c rawC
 type detailed struct {
 	ResultType     string                     `json:"resultType"`
 	TaskID         string                     `json:"taskId"`
-	Status         string                     `json:"status"`
+	Status         modern.TaskStatus          `json:"status"`
 	StatusMessage  string                     `json:"statusMessage"`
 	TTLMs          *int64                     `json:"ttlMs"`
 	PollIntervalMs *int64                     `json:"pollIntervalMs"`

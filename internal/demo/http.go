@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -16,19 +15,12 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
-)
-
-// HTTP header names of the 2026-07-28 Streamable HTTP transport (§2.12).
-const (
-	headerProtocolVersion = "MCP-Protocol-Version"
-	headerMethod          = "Mcp-Method"
-	headerName            = "Mcp-Name"
 )
 
 // maxBody bounds a request body (go-sdk's default too).
@@ -81,12 +73,13 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.sdk.ServeHTTP(w, r)
 		return
 	}
-	if rerr := s.checkHeaders(r.Header, req); rerr != nil {
+	if rerr := s.checkHeaders(r.Header, body, req); rerr != nil {
 		writeRPCError(w, http.StatusBadRequest, req.ID, rerr)
 		return
 	}
-	if req.Method == "tasks/result" || req.Method == "tasks/list" {
-		s.count(func(c *Counters) { c.RemovedMethods++ }) // go-sdk answers 404 + -32601 (M-66)
+	if rerr := s.removedMethod(req); rerr != nil {
+		writeRPCError(w, http.StatusNotFound, req.ID, rerr) // M-42, M-66
+		return
 	}
 	if p, ok := taskListen(req); ok {
 		acked, rerr := s.checkListen(principalFrom(r.Context()), p)
@@ -104,17 +97,17 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // checkHeaders enforces the era and the routing headers against the body.
-// It may rewrite a base64-encoded Mcp-Name to its decoded value, which is
-// what go-sdk compares (it does not decode the sentinel itself).
-func (s *Server) checkHeaders(h http.Header, req *jsonrpc.Request) *rpc.Error {
-	hv := h.Get(headerProtocolVersion)
+// It rewrites a base64-encoded Mcp-Name to its decoded value, which is what
+// go-sdk compares (it neither decodes the sentinel nor checks tasks/*).
+func (s *Server) checkHeaders(h http.Header, body []byte, req *jsonrpc.Request) *rpc.Error {
+	hv := h.Get(modern.HeaderProtocolVersion)
 	mv := metaVersion(req.Params)
 	if req.Method == "initialize" && !s.opts.DualEra {
 		var p struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		}
 		_ = json.Unmarshal(req.Params, &p)
-		return s.legacyRefusal(p.ProtocolVersion)
+		return s.legacyRefusal(p.ProtocolVersion) // M-44
 	}
 	if hv == "" && mv == "" {
 		if s.opts.DualEra {
@@ -122,65 +115,45 @@ func (s *Server) checkHeaders(h http.Header, req *jsonrpc.Request) *rpc.Error {
 		}
 		s.count(func(c *Counters) { c.HeaderRejected++ })
 		return rpc.Errorf(rpc.CodeHeaderMismatch,
-			"missing %s header (this server speaks only MCP %s)", headerProtocolVersion, ProtocolVersion)
+			"Header mismatch: required %s header is missing (this server speaks only MCP %s, with per-request _meta)",
+			modern.HeaderProtocolVersion, ProtocolVersion)
 	}
-	if hv == "" {
-		return s.headerErr("missing %s header for a request with _meta %q", headerProtocolVersion, mv)
-	}
-	if !s.supports(hv) {
+	if hv != "" && !s.supports(hv) {
 		if hv < ProtocolVersion {
 			return s.legacyRefusal(hv)
 		}
-		return rpc.WithData(rpc.CodeUnsupportedProtocolVersion, "unsupported protocol version "+hv,
-			map[string]any{"supported": s.versions(), "requested": hv}) // M-38
+		return modern.ErrUnsupportedProtocolVersion(hv, s.versions()) // M-38
 	}
-	if hv < ProtocolVersion { // DualEra legacy request
-		if mv != "" && mv != hv {
-			return s.headerErr("%s header %q does not match _meta protocolVersion %q", headerProtocolVersion, hv, mv)
+	legacyMeta := mv != "" && mv < ProtocolVersion
+	if (hv != "" && hv < ProtocolVersion) || (hv == "" && legacyMeta) {
+		if !s.opts.DualEra {
+			return s.legacyRefusal(mv)
 		}
-		return nil
+		if hv != "" && mv != "" && mv != hv {
+			return s.headerErr(modern.ErrHeaderMismatch(modern.HeaderProtocolVersion, hv, mv))
+		}
+		return nil // a legacy request on a dual-era server
 	}
 	if req.IsCall() && mv == "" {
-		return rpc.Errorf(rpc.CodeInvalidParams, "missing or invalid _meta field %q", mcp.MetaKeyProtocolVersion) // M-37
+		return rpc.Errorf(rpc.CodeInvalidParams, "Invalid params: missing _meta field %q", mcp.MetaKeyProtocolVersion) // M-37
 	}
-	if mv != "" && mv != hv {
-		return s.headerErr("%s header %q does not match _meta protocolVersion %q", headerProtocolVersion, hv, mv)
+	if e := modern.CheckHeaders(h.Get, body); e != nil { // M-43, M-67
+		if e.Code == rpc.CodeHeaderMismatch {
+			return s.headerErr(e)
+		}
+		return e
 	}
-	hm := h.Get(headerMethod)
-	if hm == "" {
-		return s.headerErr("missing %s header", headerMethod)
+	if v := h.Get(modern.HeaderName); v != "" {
+		if d, err := modern.DecodeHeaderValue(v); err == nil {
+			h.Set(modern.HeaderName, d)
+		}
 	}
-	if hm != req.Method {
-		return s.headerErr("%s header %q does not match method %q", headerMethod, hm, req.Method)
-	}
-	field := nameField(req.Method)
-	if field == "" {
-		return nil
-	}
-	var params map[string]json.RawMessage
-	_ = json.Unmarshal(req.Params, &params)
-	var bodyName string
-	if err := json.Unmarshal(params[field], &bodyName); err != nil || bodyName == "" {
-		return nil // the handler answers -32602 for the missing field
-	}
-	raw := h.Get(headerName)
-	if raw == "" {
-		return s.headerErr("missing %s header for %s (must carry params.%s)", headerName, req.Method, field)
-	}
-	name, ok := decodeHeaderValue(raw)
-	if !ok {
-		return s.headerErr("invalid %s header: bad =?base64?…?= encoding", headerName)
-	}
-	if name != bodyName {
-		return s.headerErr("%s header %q does not match params.%s %q", headerName, name, field, bodyName)
-	}
-	h.Set(headerName, name)
 	return nil
 }
 
-func (s *Server) headerErr(format string, a ...any) *rpc.Error {
+func (s *Server) headerErr(e *rpc.Error) *rpc.Error {
 	s.count(func(c *Counters) { c.HeaderRejected++ })
-	return rpc.Errorf(rpc.CodeHeaderMismatch, format, a...)
+	return e
 }
 
 func (s *Server) versions() []string {
@@ -197,32 +170,6 @@ func (s *Server) supports(v string) bool {
 		}
 	}
 	return false
-}
-
-// nameField is the params field Mcp-Name mirrors: the core three plus the
-// task methods (fact 9, M-67).
-func nameField(method string) string {
-	switch method {
-	case "tools/call", "prompts/get":
-		return "name"
-	case "resources/read":
-		return "uri"
-	case "tasks/get", "tasks/update", "tasks/cancel":
-		return "taskId"
-	}
-	return ""
-}
-
-// decodeHeaderValue undoes the =?base64?…?= sentinel encoding (§2.12).
-func decodeHeaderValue(v string) (string, bool) {
-	if !strings.HasPrefix(v, "=?base64?") || !strings.HasSuffix(v, "?=") || len(v) < len("=?base64??=") {
-		return v, true
-	}
-	b, err := base64.StdEncoding.DecodeString(v[len("=?base64?") : len(v)-len("?=")])
-	if err != nil || !utf8.Valid(b) {
-		return "", false
-	}
-	return string(b), true
 }
 
 func metaVersion(params json.RawMessage) string {

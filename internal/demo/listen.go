@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -23,46 +24,42 @@ import (
 // mcp.Connection wrapper (stdio.go). Messages are go-sdk jsonrpc values
 // encoded by jsonrpc.EncodeMessage; only the event loop below is ours.
 
-// listenParams are the parts of subscriptions/listen params the demo reads.
-type listenParams struct {
-	Meta          map[string]any `json:"_meta"`
-	Notifications *struct {
-		TaskIDs *[]string `json:"taskIds"`
-	} `json:"notifications"`
-}
-
 // taskListen reports whether req is a subscriptions/listen call that asks
-// for task notifications, and returns its params.
-func taskListen(req *jsonrpc.Request) (listenParams, bool) {
-	var p listenParams
-	if req.Method != "subscriptions/listen" || !req.IsCall() {
+// for task notifications, and returns its params. Undecodable params are left
+// to go-sdk, which answers them.
+func taskListen(req *jsonrpc.Request) (modern.ListenParams, bool) {
+	if req.Method != modern.MethodSubscriptionsListen || !req.IsCall() {
+		return modern.ListenParams{}, false
+	}
+	p, err := modern.DecodeListenParams(req.Params)
+	if err != nil {
 		return p, false
 	}
-	if err := json.Unmarshal(req.Params, &p); err != nil {
-		return p, false
-	}
-	return p, p.Notifications != nil && p.Notifications.TaskIDs != nil
+	return p, p.Notifications.RequestsTasks()
 }
 
 // checkListen validates a task listen and returns the task ids the server
 // agrees to serve: the caller's own live tasks (others are silently left
 // out, so existence does not leak).
-func (s *Server) checkListen(principal string, p listenParams) ([]string, *rpc.Error) {
-	if _, ok := p.Meta[mcp.MetaKeyClientCapabilities].(map[string]any); !ok {
-		return nil, rpc.Errorf(rpc.CodeInvalidParams, "missing or invalid _meta field %q", mcp.MetaKeyClientCapabilities)
+func (s *Server) checkListen(principal string, p modern.ListenParams) ([]string, *rpc.Error) {
+	if p.Meta == nil {
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "Invalid params: missing _meta with %q and %q", mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities)
 	}
-	if v, _ := p.Meta[mcp.MetaKeyProtocolVersion].(string); v != ProtocolVersion {
-		return nil, rpc.Errorf(rpc.CodeInvalidParams, "missing or invalid _meta field %q", mcp.MetaKeyProtocolVersion)
+	if err := p.Meta.Validate(); err != nil { // M-37
+		return nil, rpc.As(err)
 	}
-	if !capsOf(p.Meta).tasks { // M-61
+	if p.Meta.ProtocolVersion != ProtocolVersion {
+		return nil, modern.ErrUnsupportedProtocolVersion(p.Meta.ProtocolVersion, []string{ProtocolVersion})
+	}
+	if !declaredCaps(*p.Meta).HasTasksExtension() { // M-61
 		s.count(func(c *Counters) { c.CapabilityFails++ })
-		return nil, missingCapability(tasksExtensionRequired())
+		return nil, modern.ErrTasksExtensionRequired("subscriptions/listen with notifications.taskIds")
 	}
 	acked := []string{}
 	seen := map[string]bool{}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, id := range *p.Notifications.TaskIDs {
+	for _, id := range p.Notifications.TaskIDs {
 		if seen[id] {
 			continue
 		}
@@ -77,8 +74,8 @@ func (s *Server) checkListen(principal string, p listenParams) ([]string, *rpc.E
 // runListen serves one task listen: the acknowledgement first, then the
 // current DetailedTask of each acknowledged task, then one
 // notifications/tasks per change, every message carrying the listen's
-// subscriptionId. It returns when ctx ends (the client went away: nothing
-// more is sent) or after the graceful SubscriptionsListenResult once the
+// subscriptionId (M-47, M-63). It returns when ctx ends (the client went
+// away: nothing more is sent) or after the graceful listen result once the
 // server closes. ping, if not nil, is called every ListenKeepAlive.
 func (s *Server) runListen(ctx context.Context, id jsonrpc.ID, acked []string,
 	send func(jsonrpc.Message) error, ping func() error) error {
@@ -86,10 +83,9 @@ func (s *Server) runListen(ctx context.Context, id jsonrpc.ID, acked []string,
 	defer s.hub.unsubscribe(sub)
 	s.count(func(c *Counters) { c.ListenStreams++ })
 
-	subID := id.Raw()
-	ack, err := notification("notifications/subscriptions/acknowledged", map[string]any{
-		"notifications": map[string]any{"taskIds": acked},
-		"_meta":         map[string]any{mcp.MetaKeySubscriptionID: subID},
+	ack, err := notification(modern.NotificationSubscriptionsAcknowledged, modern.AcknowledgedParams{
+		Notifications:  modern.SubscriptionFilter{TaskIDs: acked},
+		SubscriptionID: id,
 	})
 	if err != nil {
 		return err
@@ -101,7 +97,7 @@ func (s *Server) runListen(ctx context.Context, id jsonrpc.ID, acked []string,
 		for _, tid := range ids {
 			s.mu.Lock()
 			t, ok := s.st.tasks[tid]
-			var d wireTask
+			var d modern.DetailedTask
 			if ok {
 				d = t.detailed()
 			}
@@ -109,7 +105,7 @@ func (s *Server) runListen(ctx context.Context, id jsonrpc.ID, acked []string,
 			if !ok {
 				continue // expired and purged: nothing left to report
 			}
-			m, err := notification("notifications/tasks", withMeta(d, map[string]any{mcp.MetaKeySubscriptionID: subID}))
+			m, err := notification(modern.NotificationTasks, modern.TaskStatusNotificationParams{DetailedTask: d, SubscriptionID: id})
 			if err != nil {
 				return err
 			}
@@ -136,10 +132,10 @@ func (s *Server) runListen(ctx context.Context, id jsonrpc.ID, acked []string,
 		case <-ctx.Done():
 			return nil
 		case <-s.closed:
-			res, _ := json.Marshal(map[string]any{
-				"resultType": "complete",
-				"_meta":      map[string]any{mcp.MetaKeySubscriptionID: subID, mcp.MetaKeyServerInfo: s.impl},
-			})
+			res, err := modern.ListenResult{SubscriptionID: id, Meta: s.resultMeta()}.MarshalJSON()
+			if err != nil {
+				return err
+			}
 			return send(&jsonrpc.Response{ID: id, Result: res})
 		case <-sub.wake:
 			if err := push(s.hub.take(sub)); err != nil {
@@ -159,17 +155,6 @@ func notification(method string, params any) (*jsonrpc.Request, error) {
 		return nil, err
 	}
 	return &jsonrpc.Request{Method: method, Params: b}, nil
-}
-
-// withMeta returns v's JSON object with _meta added.
-func withMeta(v any, meta map[string]any) json.RawMessage {
-	b, _ := json.Marshal(v)
-	var m map[string]json.RawMessage
-	_ = json.Unmarshal(b, &m)
-	mb, _ := json.Marshal(meta)
-	m["_meta"] = mb
-	out, _ := json.Marshal(m)
-	return out
 }
 
 // idKey is a comparable key for a request id, equal for the id of a

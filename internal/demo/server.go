@@ -21,17 +21,19 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/internal/version"
+	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
 // ProtocolVersion is the only revision a modern-only demo server speaks.
-const ProtocolVersion = "2026-07-28"
+const ProtocolVersion = modern.ProtocolVersion
 
 // TasksExtension is the extension id advertised in server/discover (M-49).
-const TasksExtension = "io.modelcontextprotocol/tasks"
+const TasksExtension = modern.TasksExtensionID
 
 // legacyVersions are the additional revisions a DualEra server accepts.
 var legacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
@@ -191,92 +193,52 @@ func principalFrom(ctx context.Context) string {
 	return p
 }
 
-// reqCaps is what one request declared in its per-request _meta (§3.1).
-type reqCaps struct {
-	modern      bool // _meta protocolVersion ≥ 2026-07-28
-	tasks       bool // extensions["io.modelcontextprotocol/tasks"]
-	elicitation bool
-	sampling    bool
-}
-
-// capsOf reads the per-request capabilities. Under a legacy (or absent)
-// version the extension never enables tasks (M-66), and nothing is inferred
-// from earlier requests (M-39, M-50).
-func capsOf(meta map[string]any) reqCaps {
-	var c reqCaps
-	v, _ := meta[mcp.MetaKeyProtocolVersion].(string)
-	if v < ProtocolVersion {
-		return c
-	}
-	c.modern = true
-	cc, _ := meta[mcp.MetaKeyClientCapabilities].(map[string]any)
-	if ext, ok := cc["extensions"].(map[string]any); ok {
-		_, c.tasks = ext[TasksExtension].(map[string]any)
-	}
-	_, c.elicitation = cc["elicitation"].(map[string]any)
-	_, c.sampling = cc["sampling"].(map[string]any)
-	return c
-}
-
-// missingCapability is the -32021 error (fact 1, M-39, M-51, M-61). data
-// holds the capabilities that were required and not declared.
-func missingCapability(required map[string]any) *rpc.Error {
-	names := make([]string, 0, len(required))
-	for k := range required {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	msg := "Missing required client capability"
-	if _, ok := required["extensions"]; ok {
-		msg += ": declare extensions[\"" + TasksExtension + "\"] in _meta[\"" + mcp.MetaKeyClientCapabilities + "\"]"
-	} else if len(names) > 0 {
-		msg += ": " + names[0]
-	}
-	return rpc.WithData(rpc.CodeMissingRequiredClientCapability, msg, map[string]any{"requiredCapabilities": required})
-}
-
-func tasksExtensionRequired() map[string]any {
-	return map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}
-}
-
-// rawResult is a result built with json.Marshal from body (a JSON object),
-// with resultType and _meta added: go-sdk sets resultType and
-// serverInfo only on its own result types (go-sdk.md §8, M-41).
-type rawResult struct {
-	mcp.ResultBase
-	resultType string
-	body       any
-}
-
-func (r *rawResult) MarshalJSON() ([]byte, error) {
-	m := map[string]json.RawMessage{}
-	if r.body != nil {
-		b, err := json.Marshal(r.body)
-		if err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal(b, &m); err != nil {
-			return nil, err
-		}
-	}
-	rt, _ := json.Marshal(r.resultType)
-	m["resultType"] = rt
-	meta := map[string]any{}
-	for k, v := range r.Meta {
-		meta[k] = v
-	}
-	mb, err := json.Marshal(meta)
+// metaOf decodes a request's per-request _meta (§3.1) from go-sdk's
+// generic map; an undecodable one reads as empty (nothing declared).
+func metaOf(m map[string]any) modern.RequestMeta {
+	b, err := json.Marshal(map[string]any{"_meta": m})
 	if err != nil {
-		return nil, err
+		return modern.RequestMeta{}
 	}
-	m["_meta"] = mb
-	return json.Marshal(m)
+	rm, err := modern.DecodeRequestMeta(b)
+	if err != nil {
+		return modern.RequestMeta{}
+	}
+	return rm
 }
 
-func (s *Server) result(resultType string, body any) *rawResult {
-	r := &rawResult{resultType: resultType, body: body}
-	r.Meta = mcp.Meta{mcp.MetaKeyServerInfo: s.impl}
-	return r
+// declaredCaps returns the client capabilities one request declared. Under
+// a legacy (or absent) version nothing counts, so the extension never
+// enables tasks there (M-66); nothing is inferred from earlier requests
+// (M-39, M-50).
+func declaredCaps(rm modern.RequestMeta) modern.ClientCapabilities {
+	if rm.ProtocolVersion < ProtocolVersion || rm.ClientCapabilities == nil {
+		return modern.ClientCapabilities{}
+	}
+	return *rm.ClientCapabilities
+}
+
+// sdkResult adapts a modern result type (which writes resultType and
+// _meta itself; go-sdk does so only for its own result types, go-sdk.md §8,
+// M-41) to go-sdk's mcp.Result.
+type sdkResult struct {
+	mcp.ResultBase
+	v json.Marshaler
+}
+
+func (r *sdkResult) MarshalJSON() ([]byte, error) { return r.v.MarshalJSON() }
+
+// resultMeta is the _meta of every custom result: serverInfo (M-41).
+func (s *Server) resultMeta() modern.Object {
+	m, err := modern.WithServerInfo(nil, modern.Implementation{Name: s.impl.Name, Version: s.impl.Version})
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+func (s *Server) ack() *sdkResult {
+	return &sdkResult{v: modern.EmptyResult{Meta: s.resultMeta()}}
 }
 
 // middleware intercepts tools/call of the task tools (go-sdk cannot return
@@ -304,35 +266,45 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// removedMethod answers tasks/result and tasks/list, which 2026-07-28 +
+// the extension removed, with an informative -32601 (M-34, M-66). go-sdk
+// would answer -32601 too, with a less helpful message.
+func (s *Server) removedMethod(req *jsonrpc.Request) *rpc.Error {
+	if !req.IsCall() || (req.Method != modern.MethodTasksResult && req.Method != modern.MethodTasksList) {
+		return nil
+	}
+	s.count(func(c *Counters) { c.RemovedMethods++ })
+	return modern.ErrMethodNotFound(req.Method)
+}
+
 // legacyRefusal is the error a modern-only server gives a legacy request,
 // naming its supported versions (M-44).
 func (s *Server) legacyRefusal(requested string) *rpc.Error {
 	s.count(func(c *Counters) { c.LegacyRejected++ })
-	if requested == "" {
-		requested = "(none)"
-	}
-	return rpc.WithData(rpc.CodeUnsupportedProtocolVersion,
-		"This server speaks only MCP "+ProtocolVersion+" (no initialize; send per-request _meta). Supported versions: "+ProtocolVersion,
-		map[string]any{"supported": []string{ProtocolVersion}, "requested": requested})
+	return modern.ErrUnsupportedProtocolVersion(requested, s.versions())
 }
 
 // callTaskTool creates the task durably, starts its work, and answers with
 // the flat CreateTaskResult (fact 4, M-53).
 func (s *Server) callTaskTool(ctx context.Context, p *mcp.CallToolParamsRaw, tt *taskTool) (mcp.Result, error) {
-	caps := capsOf(p.Meta)
-	required := map[string]any{}
-	if !caps.tasks {
-		required["extensions"] = map[string]any{TasksExtension: map[string]any{}}
+	caps := declaredCaps(metaOf(p.Meta))
+	var required modern.ClientCapabilities
+	missing := false
+	if !caps.HasTasksExtension() {
+		required.AddExtension(modern.TasksExtensionID, modern.Object{})
+		missing = true
 	}
-	if tt.needsElicitation && !caps.elicitation {
-		required["elicitation"] = map[string]any{"form": map[string]any{}}
+	if tt.needsElicitation && !caps.SupportsElicitationForm() {
+		required.Elicitation = &modern.Object{"form": json.RawMessage("{}")}
+		missing = true
 	}
-	if tt.needsSampling && !caps.sampling {
-		required["sampling"] = map[string]any{}
+	if tt.needsSampling && !caps.SupportsSampling() {
+		required.Sampling = &modern.Object{}
+		missing = true
 	}
-	if len(required) > 0 {
+	if missing { // M-50, M-51: never a CreateTaskResult to a non-declaring request
 		s.count(func(c *Counters) { c.CapabilityFails++ })
-		return nil, missingCapability(required)
+		return nil, modern.ErrMissingRequiredClientCapability(required, "tools/call "+tt.name+" (it only runs as a task)")
 	}
 	start, rerr := tt.prepare(p.Arguments)
 	if rerr != nil {
@@ -340,7 +312,7 @@ func (s *Server) callTaskTool(ctx context.Context, p *mcp.CallToolParamsRaw, tt 
 	}
 	t, snap := s.createTask(principalFrom(ctx), tt.name)
 	start(s, t.id)
-	return s.result("task", snap), nil
+	return &sdkResult{v: modern.CreateTaskResult{Task: snap, Meta: s.resultMeta()}}, nil
 }
 
 // TaskIDParams are the params of tasks/get and tasks/cancel.
@@ -356,20 +328,20 @@ type UpdateParams struct {
 	InputResponses map[string]json.RawMessage `json:"inputResponses"`
 }
 
-func (s *Server) requireTasks(meta map[string]any) error {
-	if !capsOf(meta).tasks {
+func (s *Server) requireTasks(method string, meta map[string]any) error {
+	if !declaredCaps(metaOf(meta)).HasTasksExtension() { // M-61
 		s.count(func(c *Counters) { c.CapabilityFails++ })
-		return missingCapability(tasksExtensionRequired())
+		return modern.ErrTasksExtensionRequired(method)
 	}
 	return nil
 }
 
 // tasksGet answers the current DetailedTask (M-55, M-60).
-func (s *Server) tasksGet(ctx context.Context, _ *mcp.ServerSession, p *TaskIDParams) (*rawResult, error) {
+func (s *Server) tasksGet(ctx context.Context, _ *mcp.ServerSession, p *TaskIDParams) (*sdkResult, error) {
 	if p == nil {
-		return nil, rpc.Errorf(rpc.CodeInvalidParams, "invalid params: taskId is required")
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "Invalid params: taskId is required")
 	}
-	if err := s.requireTasks(p.Meta); err != nil {
+	if err := s.requireTasks("tasks/get", p.Meta); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -384,20 +356,20 @@ func (s *Server) tasksGet(ctx context.Context, _ *mcp.ServerSession, p *TaskIDPa
 	}
 	d := t.detailed()
 	s.mu.Unlock()
-	return s.result("complete", d), nil
+	return &sdkResult{v: modern.GetTaskResult{DetailedTask: d, Meta: s.resultMeta()}}, nil
 }
 
 // tasksUpdate delivers inputResponses: outstanding keys are accepted,
 // unknown or already answered keys ignored, partial sets allowed (M-58).
-func (s *Server) tasksUpdate(ctx context.Context, _ *mcp.ServerSession, p *UpdateParams) (*rawResult, error) {
+func (s *Server) tasksUpdate(ctx context.Context, _ *mcp.ServerSession, p *UpdateParams) (*sdkResult, error) {
 	if p == nil {
-		return nil, rpc.Errorf(rpc.CodeInvalidParams, "invalid params: taskId and inputResponses are required")
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "Invalid params: taskId and inputResponses are required")
 	}
-	if err := s.requireTasks(p.Meta); err != nil {
+	if err := s.requireTasks("tasks/update", p.Meta); err != nil {
 		return nil, err
 	}
 	if p.InputResponses == nil {
-		return nil, rpc.Errorf(rpc.CodeInvalidParams, "invalid params: inputResponses is required")
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "Invalid params: inputResponses is required (an object mapping input request keys to responses)")
 	}
 	s.mu.Lock()
 	s.st.counters.TasksUpdate++
@@ -411,38 +383,55 @@ func (s *Server) tasksUpdate(ctx context.Context, _ *mcp.ServerSession, p *Updat
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	var finishes []func()
-	changed := false
+	// Validate every outstanding answer before applying any, so a bad
+	// entry leaves the task untouched.
+	type accepted struct {
+		key    string
+		finish func()
+	}
+	var ok []accepted
+	dups, unknown := 0, 0
 	for _, k := range keys {
 		if t.answered[k] {
-			s.st.counters.DuplicateKeys++
+			dups++
 			continue
 		}
-		if _, ok := t.inputs[k]; !ok || t.onAnswer == nil {
-			s.st.counters.UnknownKeys++
+		req, outstanding := t.inputs[k]
+		if !outstanding || t.onAnswer == nil {
+			unknown++
 			continue
+		}
+		kind, err := modern.ClassifyInputResponse(p.InputResponses[k])
+		if err != nil {
+			s.mu.Unlock()
+			return nil, rpc.Errorf(rpc.CodeInvalidParams, "Invalid params: inputResponses[%q]: %v", k, err)
+		}
+		if want := req.Kind(); kind != want {
+			s.mu.Unlock()
+			return nil, rpc.Errorf(rpc.CodeInvalidParams,
+				"Invalid params: inputResponses[%q] is a %s response but the request was %s", k, kind, req.Method)
 		}
 		finish, aerr := t.onAnswer(k, p.InputResponses[k])
 		if aerr != nil {
 			s.mu.Unlock()
 			return nil, aerr
 		}
+		ok = append(ok, accepted{k, finish})
+	}
+	s.st.counters.DuplicateKeys += dups
+	s.st.counters.UnknownKeys += unknown
+	var finishes []func()
+	for _, a := range ok {
 		s.st.counters.InputResponses++
-		delete(t.inputs, k)
-		for i, kk := range t.keys {
-			if kk == k {
-				t.keys = append(t.keys[:i], t.keys[i+1:]...)
-				break
-			}
-		}
-		t.answered[k] = true
-		changed = true
-		if finish != nil {
-			finishes = append(finishes, finish)
+		delete(t.inputs, a.key)
+		t.answered[a.key] = true
+		if a.finish != nil {
+			finishes = append(finishes, a.finish)
 		}
 	}
-	if changed && len(t.inputs) == 0 && t.status == StatusInputRequired {
-		s.changeLocked(t, StatusWorking, "Input received; resuming.")
+	changed := len(ok) > 0
+	if changed && len(t.inputs) == 0 && t.status == modern.StatusInputRequired {
+		s.changeLocked(t, modern.StatusWorking, "Input received; resuming.")
 	}
 	id := t.id
 	s.mu.Unlock()
@@ -452,16 +441,16 @@ func (s *Server) tasksUpdate(ctx context.Context, _ *mcp.ServerSession, p *Updat
 	for _, f := range finishes {
 		f()
 	}
-	return s.result("complete", nil), nil
+	return s.ack(), nil
 }
 
 // tasksCancel acknowledges; cancellation is cooperative: the task becomes
 // cancelled unless it is already terminal (or IgnoreCancel is set) (M-59).
-func (s *Server) tasksCancel(ctx context.Context, _ *mcp.ServerSession, p *TaskIDParams) (*rawResult, error) {
+func (s *Server) tasksCancel(ctx context.Context, _ *mcp.ServerSession, p *TaskIDParams) (*sdkResult, error) {
 	if p == nil {
-		return nil, rpc.Errorf(rpc.CodeInvalidParams, "invalid params: taskId is required")
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "Invalid params: taskId is required")
 	}
-	if err := s.requireTasks(p.Meta); err != nil {
+	if err := s.requireTasks("tasks/cancel", p.Meta); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -473,7 +462,7 @@ func (s *Server) tasksCancel(ctx context.Context, _ *mcp.ServerSession, p *TaskI
 	}
 	changed := false
 	if !s.opts.IgnoreCancel && !terminal(t.status) {
-		s.changeLocked(t, StatusCancelled, "The task was cancelled by request.")
+		s.changeLocked(t, modern.StatusCancelled, "The task was cancelled by request.")
 		changed = true
 	}
 	id := t.id
@@ -481,7 +470,7 @@ func (s *Server) tasksCancel(ctx context.Context, _ *mcp.ServerSession, p *TaskI
 	if changed {
 		s.hub.publish(id)
 	}
-	return s.result("complete", nil), nil
+	return s.ack(), nil
 }
 
 var errNotTaskTool = errors.New("this tool only runs as a task")

@@ -2,6 +2,8 @@ package demo
 
 import (
 	"testing"
+
+	"github.com/tasksbridge/tasksbridge/modern"
 	"time"
 )
 
@@ -13,13 +15,13 @@ func TestSmokeEchoSlowTaskGet(t *testing.T) {
 	t.Logf("create: %s", cr)
 	d, raw := getTask(t, url, id)
 	t.Logf("get: %s", raw)
-	if d.Status != StatusWorking {
+	if d.Status != modern.StatusWorking {
 		t.Fatalf("status %s", d.Status)
 	}
 	clk.Advance(100 * time.Millisecond)
 	d, raw = getTask(t, url, id)
 	t.Logf("get: %s", raw)
-	if d.Status != StatusCompleted {
+	if d.Status != modern.StatusCompleted {
 		t.Fatalf("status %s", d.Status)
 	}
 	t.Logf("counters %+v gets=%d", s.Counters(), s.GetCount(id))

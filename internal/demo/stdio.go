@@ -71,8 +71,11 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				}
 				continue
 			}
-			if req.Method == "tasks/result" || req.Method == "tasks/list" {
-				c.s.count(func(c *Counters) { c.RemovedMethods++ })
+			if rerr := c.s.removedMethod(req); rerr != nil {
+				if err := c.Connection.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: rerr}); err != nil {
+					return nil, err
+				}
+				continue
 			}
 			if p, ok := taskListen(req); ok {
 				acked, rerr := c.s.checkListen("", p)

@@ -9,30 +9,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/tasksbridge/tasksbridge/modern"
 
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
-// Task statuses of the extension (modern-tasks.md §2.3).
-const (
-	StatusWorking       = "working"
-	StatusInputRequired = "input_required"
-	StatusCompleted     = "completed"
-	StatusFailed        = "failed"
-	StatusCancelled     = "cancelled"
-)
-
-func terminal(status string) bool {
-	return status == StatusCompleted || status == StatusFailed || status == StatusCancelled
-}
-
-// inputRequest is one outstanding server→client request of an
-// input_required task: {method, params} without jsonrpc/id (MRTR shape, §4).
-type inputRequest struct {
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-}
+func terminal(status modern.TaskStatus) bool { return status.IsTerminal() }
 
 // task is the server's record of one task. All fields are guarded by
 // Server.mu.
@@ -40,7 +22,7 @@ type task struct {
 	id       string
 	owner    string // principal bound at creation; "" without Authorization
 	tool     string
-	status   string
+	status   modern.TaskStatus
 	message  string
 	created  time.Time
 	updated  time.Time
@@ -48,9 +30,8 @@ type task struct {
 	ttlMs    *int64
 	pollMs   int64
 	result   json.RawMessage // CallToolResult of a completed task
-	rpcErr   *jsonrpc.Error  // error of a failed task
-	inputs   map[string]inputRequest
-	keys     []string // outstanding keys in issue order
+	rpcErr   *rpc.Error      // error of a failed task
+	inputs   modern.InputRequests
 	answered map[string]bool
 	keySeq   int
 
@@ -62,54 +43,35 @@ type task struct {
 	onAnswer func(key string, resp json.RawMessage) (finish func(), err *rpc.Error)
 }
 
-// wireTask is a DetailedTask (§2.4): the body of tasks/get results and of
-// notifications/tasks params, and (without the payload fields) the body of
-// CreateTaskResult.
-type wireTask struct {
-	TaskID         string                  `json:"taskId"`
-	Status         string                  `json:"status"`
-	StatusMessage  string                  `json:"statusMessage,omitempty"`
-	CreatedAt      string                  `json:"createdAt"`
-	LastUpdatedAt  string                  `json:"lastUpdatedAt"`
-	TTLMs          *int64                  `json:"ttlMs"` // required, nullable (fact 5)
-	PollIntervalMs *int64                  `json:"pollIntervalMs,omitempty"`
-	InputRequests  map[string]inputRequest `json:"inputRequests,omitempty"`
-	Result         json.RawMessage         `json:"result,omitempty"`
-	Error          *jsonrpc.Error          `json:"error,omitempty"`
-}
-
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
 // detailed returns the DetailedTask variant matching t's status (M-55): all
 // outstanding inputRequests for input_required, result for completed, error
 // for failed.
-func (t *task) detailed() wireTask {
-	w := t.base()
+func (t *task) detailed() modern.DetailedTask {
+	d := modern.DetailedTask{Task: t.base()}
 	switch t.status {
-	case StatusInputRequired:
-		w.InputRequests = make(map[string]inputRequest, len(t.inputs))
+	case modern.StatusInputRequired:
+		d.InputRequests = make(modern.InputRequests, len(t.inputs))
 		for k, v := range t.inputs {
-			w.InputRequests[k] = v
+			d.InputRequests[k] = v
 		}
-	case StatusCompleted:
-		w.Result = t.result
-	case StatusFailed:
-		w.Error = t.rpcErr
+	case modern.StatusCompleted:
+		d.Result = t.result
+	case modern.StatusFailed:
+		d.Error = t.rpcErr
 	}
-	return w
+	return d
 }
 
 // base is the plain Task (no payload), as in CreateTaskResult.
-func (t *task) base() wireTask {
-	poll := t.pollMs
-	return wireTask{
+func (t *task) base() modern.Task {
+	return modern.Task{
 		TaskID:         t.id,
 		Status:         t.status,
 		StatusMessage:  t.message,
-		CreatedAt:      stamp(t.created),
-		LastUpdatedAt:  stamp(t.updated),
+		CreatedAt:      modern.FormatTime(t.created),
+		LastUpdatedAt:  modern.FormatTime(t.updated),
 		TTLMs:          t.ttlMs,
-		PollIntervalMs: &poll,
+		PollIntervalMs: modern.Int64(t.pollMs),
 	}
 }
 
@@ -157,15 +119,15 @@ func newStore() *store {
 // reported alike as not found, so existence does not leak (fact 10, M-60).
 func (s *Server) lookupLocked(id, owner string) (*task, *rpc.Error) {
 	if id == "" {
-		return nil, rpc.Errorf(rpc.CodeInvalidParams, "invalid params: taskId is required")
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "Invalid params: taskId is required")
 	}
 	t, ok := s.st.tasks[id]
 	if !ok || t.owner != owner {
-		return nil, rpc.Errorf(rpc.CodeInvalidParams, "Failed to retrieve task: Task not found")
+		return nil, modern.ErrTaskNotFound(id)
 	}
 	if !t.expires.IsZero() && !s.clock.Now().Before(t.expires) {
 		s.dropLocked(t)
-		return nil, rpc.Errorf(rpc.CodeInvalidParams, "Failed to retrieve task: Task has expired")
+		return nil, modern.ErrTaskNotFound(id)
 	}
 	return t, nil
 }
@@ -191,18 +153,18 @@ func (s *Server) sweepLocked() {
 
 // createTask stores a new working task and returns it; the caller holds no
 // lock. The returned base snapshot is what CreateTaskResult carries.
-func (s *Server) createTask(owner, tool string) (*task, wireTask) {
+func (s *Server) createTask(owner, tool string) (*task, modern.Task) {
 	now := s.clock.Now()
 	t := &task{
 		id:       newTaskID(),
 		owner:    owner,
 		tool:     tool,
-		status:   StatusWorking,
+		status:   modern.StatusWorking,
 		message:  "The operation is now in progress.",
 		created:  now,
 		updated:  now,
 		pollMs:   s.opts.PollInterval.Milliseconds(),
-		inputs:   map[string]inputRequest{},
+		inputs:   modern.InputRequests{},
 		answered: map[string]bool{},
 	}
 	if s.opts.TTL > 0 {
@@ -222,7 +184,7 @@ func (s *Server) createTask(owner, tool string) (*task, wireTask) {
 
 // changeLocked records a status change and returns the id to publish once
 // the lock is released.
-func (s *Server) changeLocked(t *task, status, message string) {
+func (s *Server) changeLocked(t *task, status modern.TaskStatus, message string) {
 	t.status = status
 	t.message = message
 	t.updated = s.clock.Now()
@@ -231,8 +193,7 @@ func (s *Server) changeLocked(t *task, status, message string) {
 			t.stop()
 		}
 		t.stop, t.finish, t.onAnswer = nil, nil, nil
-		t.inputs = map[string]inputRequest{}
-		t.keys = nil
+		t.inputs = modern.InputRequests{}
 	}
 }
 
@@ -264,15 +225,15 @@ func (s *Server) completeWith(id string, text string, isError bool) {
 	}
 	s.mutate(id, func(t *task) {
 		t.result = res
-		s.changeLocked(t, StatusCompleted, msg)
+		s.changeLocked(t, modern.StatusCompleted, msg)
 	})
 }
 
 // failWith ends task id as failed with a JSON-RPC error (M-56).
-func (s *Server) failWith(id string, e *jsonrpc.Error) {
+func (s *Server) failWith(id string, e *rpc.Error) {
 	s.mutate(id, func(t *task) {
 		t.rpcErr = e
-		s.changeLocked(t, StatusFailed, "Tool execution failed: "+e.Message)
+		s.changeLocked(t, modern.StatusFailed, "Tool execution failed: "+e.Message)
 	})
 }
 
@@ -301,10 +262,9 @@ func (s *Server) askInput(id, message, method string, params any,
 	s.mutate(id, func(t *task) {
 		t.keySeq++
 		key := method + "#" + strconv.Itoa(t.keySeq)
-		t.inputs[key] = inputRequest{Method: method, Params: p}
-		t.keys = append(t.keys, key)
+		t.inputs[key] = modern.InputRequest{Method: method, Params: p}
 		t.onAnswer = onAnswer
-		s.changeLocked(t, StatusInputRequired, message)
+		s.changeLocked(t, modern.StatusInputRequired, message)
 	})
 }
 
@@ -322,7 +282,7 @@ func (s *Server) Snapshot(id string) (json.RawMessage, bool) {
 }
 
 // Status returns the status of task id, or "" if it does not exist.
-func (s *Server) Status(id string) string {
+func (s *Server) Status(id string) modern.TaskStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if t, ok := s.st.tasks[id]; ok {
