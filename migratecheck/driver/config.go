@@ -23,9 +23,10 @@ var ConfigNames = []string{".migrate-check.yaml", ".migrate-check.yml", ".migrat
 //
 //	rules: [all, -MCP011]          # or "all,-MCP011"
 //	severity: {MCP003: warning}    # error | warning | info
-//	libraries:                     # replaces the prefix list of that library
+//	libraries:                     # replaces the prefix list of that family;
 //	  mcpgo: [github.com/mark3labs/mcp-go, example.com/fork/mcp-go]
-//	method_call_funcs: [CallRaw]   # extra R1 call names
+//	  mcpkit: []                   # an empty list disables the family
+//	method_call_funcs: [Invoke]    # added to the R1 call-name list
 //	target: dual                   # dual | extension-only
 //	fix: {tags: true, literals: false}
 //	fail_on: warning               # error | warning | info
@@ -177,9 +178,6 @@ func (c *Config) validate() error {
 		errs = append(errs, fmt.Errorf("target: %q is not dual or extension-only", c.Target))
 	}
 	for name, prefixes := range c.Libraries {
-		if len(prefixes) == 0 {
-			errs = append(errs, fmt.Errorf("libraries.%s: empty list (omit the key to keep the default)", name))
-		}
 		for _, p := range prefixes {
 			if p == "" || strings.ContainsAny(p, " \t") {
 				errs = append(errs, fmt.Errorf("libraries.%s: bad import path prefix %q", name, p))

@@ -1,0 +1,2 @@
+// Package tagged is empty without the integration tag.
+package tagged

@@ -1,0 +1,776 @@
+// Package driver is migrate-check's standalone analysis driver: it loads
+// packages with go/packages, runs the migratecheck analyzers through
+// golang.org/x/tools/go/analysis/checker, applies the configuration
+// (.migrate-check.yaml/.json plus flags), and prints text, x/tools JSON or
+// SARIF, applies opt-in fixes, and computes the exit code (0 clean,
+// 3 findings, 1 error). The go vet -vettool path (unitchecker) lives in
+// cmd/migrate-check and shares only the configuration code.
+package driver
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"go/token"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/analysis/checker"
+	"golang.org/x/tools/go/packages"
+
+	"github.com/tasksbridge/tasksbridge/migratecheck"
+	"github.com/tasksbridge/tasksbridge/migratecheck/rules"
+	"github.com/tasksbridge/tasksbridge/migratecheck/sarif"
+)
+
+// Exit codes (vet / x/tools convention).
+const (
+	ExitClean    = 0
+	ExitError    = 1
+	ExitFindings = 3
+)
+
+// Formats.
+const (
+	FormatText  = "text"
+	FormatJSON  = "json"
+	FormatSARIF = "sarif"
+)
+
+// Options is one standalone run.
+type Options struct {
+	Patterns []string // default ./...
+	Dir      string   // working directory; "" = current
+	Format   string   // text (default), json, sarif
+	Fix      bool     // apply opt-in fixes
+	Diff     bool     // with Fix: print a unified diff instead of writing
+	Tags     string   // build tags, comma-separated (added to go list -tags)
+	Context  int      // text: lines of source context (-c); <0 none
+	// ConfigPath is an explicit config file; "" discovers one from Dir up to
+	// the module root; "none" disables configuration files.
+	ConfigPath  string
+	Overrides   Overrides
+	SrcRoot     string // SARIF %SRCROOT%; "" = git root above Dir, else module root, else Dir
+	ShowIgnored bool   // text: also print suppressed findings
+	Version     string
+	InfoURI     string
+	Stdout      io.Writer
+	Stderr      io.Writer
+}
+
+// Finding is one deduplicated diagnostic with its effective severity.
+type Finding struct {
+	Rule       string
+	Severity   rules.Severity
+	Message    string // without the analyzer's severity marker
+	Pos, End   token.Position
+	Related    []analysis.RelatedInformation
+	Fixes      []analysis.SuggestedFix
+	Suppressed bool
+	fset       *token.FileSet
+}
+
+// Result is what a run found.
+type Result struct {
+	Findings []Finding // sorted by position; includes suppressed ones
+	Errors   []string  // package load and analysis errors
+	Packages int       // distinct packages scanned (test variants counted once)
+	Elapsed  time.Duration
+	graph    *checker.Graph
+	roots    []*packages.Package
+	resolved *Resolved
+}
+
+// Run executes the driver and returns the process exit code.
+func Run(o Options) int {
+	if o.Stdout == nil {
+		o.Stdout = os.Stdout
+	}
+	if o.Stderr == nil {
+		o.Stderr = os.Stderr
+	}
+	if o.Format == "" {
+		o.Format = FormatText
+	}
+	switch o.Format {
+	case FormatText, FormatJSON, FormatSARIF:
+	default:
+		fmt.Fprintf(o.Stderr, "migrate-check: -format %q: want text, json or sarif\n", o.Format)
+		return ExitError
+	}
+	if o.Diff {
+		o.Fix = true // -diff previews the fixes
+	}
+	res, err := Analyze(o)
+	if err != nil {
+		fmt.Fprintf(o.Stderr, "migrate-check: %v\n", err)
+		return ExitError
+	}
+	for _, e := range res.Errors {
+		fmt.Fprintln(o.Stderr, e)
+	}
+	if o.Fix {
+		return finishFix(o, res)
+	}
+	var werr error
+	switch o.Format {
+	case FormatText:
+		werr = writeText(o, res)
+	case FormatJSON:
+		werr = writeJSON(o.Stdout, res)
+	case FormatSARIF:
+		werr = writeSARIF(o, res)
+	}
+	if werr != nil {
+		fmt.Fprintf(o.Stderr, "migrate-check: %v\n", werr)
+		return ExitError
+	}
+	return exitCode(o.Format, res)
+}
+
+// exitCode: errors win (the results are incomplete); otherwise 3 when a
+// finding reaches the fail-on threshold. Without -fail-on, text fails on any
+// finding and json/sarif never fail on findings (they are for machines that
+// decide themselves, like vet -json).
+func exitCode(format string, res *Result) int {
+	if len(res.Errors) > 0 {
+		return ExitError
+	}
+	threshold := res.resolved.FailOn
+	if threshold == "" {
+		if format != FormatText {
+			return ExitClean
+		}
+		threshold = rules.Info
+	}
+	for _, f := range res.Findings {
+		if !f.Suppressed && f.Severity.Rank() >= threshold.Rank() {
+			return ExitFindings
+		}
+	}
+	return ExitClean
+}
+
+// Analyze loads the configuration and packages and runs the analyzers.
+func Analyze(o Options) (*Result, error) {
+	start := time.Now()
+	dir := o.Dir
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("working directory: %w", err)
+		}
+		dir = wd
+	}
+	cfg, err := LoadConfigFor(dir, o.ConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	resolved, err := Resolve(cfg, o.Overrides)
+	if err != nil {
+		return nil, err
+	}
+	if err := migratecheck.Configure(resolved.Settings); err != nil {
+		return nil, fmt.Errorf("configure analyzers: %w", err)
+	}
+	analyzers := migratecheck.Analyzers()
+
+	patterns := o.Patterns
+	if len(patterns) == 0 {
+		patterns = []string{"./..."}
+	}
+	// Without facts only the root packages need syntax; dependencies come
+	// from export data (compiled once, cached by the go command like vet).
+	mode := packages.LoadSyntax | packages.NeedModule
+	if needFacts(analyzers) {
+		mode = packages.LoadAllSyntax | packages.NeedModule
+	}
+	pcfg := &packages.Config{Mode: mode, Dir: dir, Tests: resolved.Tests}
+	if o.Tags != "" {
+		pcfg.BuildFlags = []string{"-tags=" + o.Tags}
+	}
+	pkgs, err := packages.Load(pcfg, patterns...)
+	if err != nil {
+		return nil, fmt.Errorf("load packages: %w", err)
+	}
+	if len(pkgs) == 0 {
+		return nil, fmt.Errorf("%s matched no packages", strings.Join(patterns, " "))
+	}
+	res := &Result{roots: pkgs, resolved: resolved}
+	res.Errors = packageErrors(pkgs, dir)
+
+	graph, err := checker.Analyze(analyzers, pkgs, nil)
+	if err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
+	}
+	res.graph = graph
+	res.Packages = countPackages(pkgs)
+	res.Findings, res.Errors = collect(graph, resolved, res.Errors)
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// packageErrors lists load, parse and type errors once each, with paths
+// relative to dir. The compiler output that go list -export adds for a
+// package that does not type-check repeats its type errors and is dropped.
+func packageErrors(pkgs []*packages.Package, dir string) []string {
+	var out []string
+	seen := map[string]bool{}
+	packages.Visit(pkgs, nil, func(p *packages.Package) {
+		typed := slices.ContainsFunc(p.Errors, func(e packages.Error) bool {
+			return e.Kind == packages.TypeError || e.Kind == packages.ParseError
+		})
+		for _, e := range p.Errors {
+			if typed && e.Kind == packages.ListError && strings.HasPrefix(e.Msg, "# ") {
+				continue
+			}
+			s := e.Msg
+			if e.Pos != "" && e.Pos != "-" {
+				s = relPath(dir, e.Pos) + ": " + e.Msg
+			}
+			if !seen[s] {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+	})
+	return out
+}
+
+// LoadConfigFor returns the configuration for a run in dir: the explicit
+// file, none ("none"), or the one FindConfig discovers (nil if absent).
+func LoadConfigFor(dir, explicit string) (*Config, error) {
+	switch explicit {
+	case "none":
+		return nil, nil
+	case "":
+		p, err := FindConfig(dir)
+		if err != nil || p == "" {
+			return nil, err
+		}
+		return LoadConfig(p)
+	default:
+		return LoadConfig(explicit)
+	}
+}
+
+// collect turns root diagnostics into sorted, deduplicated findings. A file
+// analysed in several package variants (p and p [p.test]) reports once.
+func collect(graph *checker.Graph, r *Resolved, errs []string) ([]Finding, []string) {
+	type key struct {
+		pos, end token.Position
+		rule     string
+		msg      string
+	}
+	seen := map[key]bool{}
+	var out []Finding
+	for _, act := range graph.Roots {
+		if act.Err != nil {
+			if !act.Package.IllTyped { // ill-typed packages already reported their load errors
+				errs = append(errs, fmt.Sprintf("%s: %s: %v", act.Package.ID, act.Analyzer.Name, act.Err))
+			}
+			continue
+		}
+		fset := act.Package.Fset
+		add := func(d analysis.Diagnostic, sev rules.Severity, suppressed bool) {
+			f := Finding{
+				Rule:       cmp.Or(d.Category, act.Analyzer.Name),
+				Message:    stripMarker(d.Message),
+				Pos:        fset.Position(d.Pos),
+				End:        fset.Position(cmp.Or(d.End, d.Pos)),
+				Related:    d.Related,
+				Fixes:      d.SuggestedFixes,
+				Suppressed: suppressed,
+				fset:       fset,
+			}
+			f.Severity = r.SeverityFor(f.Rule, sev)
+			k := key{f.Pos, f.End, f.Rule, f.Message}
+			if seen[k] {
+				return
+			}
+			seen[k] = true
+			out = append(out, f)
+		}
+		if rep, ok := act.Result.(*migratecheck.Report); ok && rep != nil {
+			for _, rf := range rep.Findings {
+				add(rf.Diagnostic, rf.Severity, rf.Suppressed)
+			}
+			continue
+		}
+		for _, d := range act.Diagnostics {
+			add(d, migratecheck.SeverityOf(d), false)
+		}
+	}
+	slices.SortFunc(out, func(a, b Finding) int {
+		return cmp.Or(cmp.Compare(a.Pos.Filename, b.Pos.Filename), cmp.Compare(a.Pos.Line, b.Pos.Line),
+			cmp.Compare(a.Pos.Column, b.Pos.Column), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Message, b.Message))
+	})
+	return out, errs
+}
+
+// stripMarker removes the " [info]"-style severity marker the analyzer
+// appends when it adjusted a finding's severity; drivers show severity
+// structurally instead.
+func stripMarker(msg string) string {
+	for _, s := range []rules.Severity{rules.Error, rules.Warning, rules.Info} {
+		if m, ok := strings.CutSuffix(msg, " ["+string(s)+"]"); ok {
+			return m
+		}
+	}
+	return msg
+}
+
+func needFacts(as []*analysis.Analyzer) bool {
+	seen := map[*analysis.Analyzer]bool{}
+	var visit func([]*analysis.Analyzer) bool
+	visit = func(as []*analysis.Analyzer) bool {
+		for _, a := range as {
+			if seen[a] {
+				continue
+			}
+			seen[a] = true
+			if len(a.FactTypes) > 0 || visit(a.Requires) {
+				return true
+			}
+		}
+		return false
+	}
+	return visit(as)
+}
+
+// countPackages counts distinct import paths, ignoring generated test mains.
+func countPackages(pkgs []*packages.Package) int {
+	set := map[string]bool{}
+	for _, p := range pkgs {
+		if p.Name == "main" && strings.HasSuffix(p.PkgPath, ".test") {
+			continue
+		}
+		set[p.PkgPath] = true
+	}
+	return len(set)
+}
+
+// --- text ---
+
+func writeText(o Options, res *Result) error {
+	w := bufio.NewWriter(o.Stderr)
+	cwd := o.Dir
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	perRule := map[string]int{}
+	shown, suppressed := 0, 0
+	for _, f := range res.Findings {
+		if f.Suppressed {
+			suppressed++
+			if !o.ShowIgnored {
+				continue
+			}
+		} else {
+			shown++
+			perRule[f.Rule]++
+		}
+		fmt.Fprintf(w, "%s:%d:%d: %s: %s", relPath(cwd, f.Pos.Filename), f.Pos.Line, f.Pos.Column, f.Rule, f.Message)
+		if f.Suppressed {
+			fmt.Fprint(w, " (ignored)")
+		}
+		fmt.Fprintln(w)
+		if o.Context >= 0 {
+			printContext(w, f.Pos, o.Context)
+		}
+	}
+	fmt.Fprintln(w, summary(res, perRule, shown, suppressed))
+	return w.Flush()
+}
+
+func summary(res *Result, perRule map[string]int, shown, suppressed int) string {
+	var b strings.Builder
+	b.WriteString("migrate-check: ")
+	switch shown {
+	case 0:
+		b.WriteString("no findings")
+	case 1:
+		b.WriteString("1 finding")
+	default:
+		fmt.Fprintf(&b, "%d findings", shown)
+	}
+	if shown > 0 {
+		var parts []string
+		for _, id := range sortedKeys(perRule) {
+			parts = append(parts, fmt.Sprintf("%s×%d", id, perRule[id]))
+		}
+		fmt.Fprintf(&b, " (%s)", strings.Join(parts, ", "))
+	}
+	if suppressed > 0 {
+		fmt.Fprintf(&b, ", %d suppressed", suppressed)
+	}
+	fmt.Fprintf(&b, " in %d package", res.Packages)
+	if res.Packages != 1 {
+		b.WriteString("s")
+	}
+	if len(res.Errors) > 0 {
+		fmt.Fprintf(&b, ", %d error", len(res.Errors))
+		if len(res.Errors) != 1 {
+			b.WriteString("s")
+		}
+	}
+	fmt.Fprintf(&b, " [%s]", res.Elapsed.Round(time.Millisecond))
+	return b.String()
+}
+
+func relPath(cwd, name string) string {
+	if cwd == "" {
+		return name
+	}
+	if rel, err := filepath.Rel(cwd, name); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return name
+}
+
+func printContext(w io.Writer, pos token.Position, n int) {
+	data, err := os.ReadFile(pos.Filename)
+	if err != nil {
+		return
+	}
+	lines := strings.Split(string(data), "\n")
+	for l := max(pos.Line-n, 1); l <= min(pos.Line+n, len(lines)); l++ {
+		fmt.Fprintf(w, "%d\t%s\n", l, lines[l-1])
+	}
+}
+
+// --- JSON (x/tools shape) ---
+
+type jsonTextEdit struct {
+	Filename string `json:"filename"`
+	Start    int    `json:"start"`
+	End      int    `json:"end"`
+	New      string `json:"new"`
+}
+
+type jsonSuggestedFix struct {
+	Message string         `json:"message"`
+	Edits   []jsonTextEdit `json:"edits"`
+}
+
+type jsonRelated struct {
+	Posn    string `json:"posn"`
+	End     string `json:"end"`
+	Message string `json:"message"`
+}
+
+type jsonDiagnostic struct {
+	Category       string             `json:"category,omitempty"`
+	Posn           string             `json:"posn"`
+	End            string             `json:"end"`
+	Message        string             `json:"message"`
+	SuggestedFixes []jsonSuggestedFix `json:"suggested_fixes,omitempty"`
+	Related        []jsonRelated      `json:"related,omitempty"`
+}
+
+type jsonError struct {
+	Err string `json:"error"`
+}
+
+// writeJSON prints the tree golang.org/x/tools drivers print for -json:
+// {"<package ID>": {"<analyzer>": [diagnostic...] | {"error": "..."}}}.
+// Suppressed findings are not included (as under go vet -json).
+func writeJSON(w io.Writer, res *Result) error {
+	tree := map[string]map[string]any{}
+	add := func(id, name string, v any) {
+		m, ok := tree[id]
+		if !ok {
+			m = map[string]any{}
+			tree[id] = m
+		}
+		m[name] = v
+	}
+	for _, act := range res.graph.Roots {
+		fset := act.Package.Fset
+		if act.Err != nil {
+			add(act.Package.ID, act.Analyzer.Name, jsonError{act.Err.Error()})
+			continue
+		}
+		if len(act.Diagnostics) == 0 {
+			continue
+		}
+		var diags []jsonDiagnostic
+		for _, d := range act.Diagnostics {
+			jd := jsonDiagnostic{
+				Category: d.Category,
+				Posn:     fset.Position(d.Pos).String(),
+				End:      fset.Position(cmp.Or(d.End, d.Pos)).String(),
+				Message:  d.Message,
+			}
+			for _, fix := range d.SuggestedFixes {
+				jf := jsonSuggestedFix{Message: fix.Message, Edits: []jsonTextEdit{}}
+				for _, e := range fix.TextEdits {
+					jf.Edits = append(jf.Edits, jsonTextEdit{
+						Filename: fset.Position(e.Pos).Filename,
+						Start:    fset.Position(e.Pos).Offset,
+						End:      fset.Position(e.End).Offset,
+						New:      string(e.NewText),
+					})
+				}
+				jd.SuggestedFixes = append(jd.SuggestedFixes, jf)
+			}
+			for _, r := range d.Related {
+				jd.Related = append(jd.Related, jsonRelated{
+					Posn:    fset.Position(r.Pos).String(),
+					End:     fset.Position(cmp.Or(r.End, r.Pos)).String(),
+					Message: r.Message,
+				})
+			}
+			diags = append(diags, jd)
+		}
+		add(act.Package.ID, act.Analyzer.Name, diags)
+	}
+	data, err := json.MarshalIndent(tree, "", "\t")
+	if err != nil {
+		return fmt.Errorf("encode JSON: %w", err)
+	}
+	_, err = fmt.Fprintf(w, "%s\n", data)
+	return err
+}
+
+// --- SARIF ---
+
+func writeSARIF(o Options, res *Result) error {
+	root := o.SrcRoot
+	if root == "" {
+		root = SourceRoot(cmp.Or(o.Dir, "."))
+	}
+	lines := newLineCache()
+	b := sarif.New("migrate-check", o.Version, o.InfoURI, root, lines.line)
+	all := append(rules.All(), rules.Directive())
+	for _, r := range all {
+		b.AddRule(SARIFRule(r, res.resolved))
+	}
+	for _, f := range res.Findings {
+		sf := sarif.Finding{
+			RuleID:  f.Rule,
+			Level:   sarif.LevelOf(string(f.Severity)),
+			Message: f.Message,
+			Start:   sarif.Pos{Filename: f.Pos.Filename, Line: f.Pos.Line, Column: f.Pos.Column},
+			End:     sarif.Pos{Filename: f.End.Filename, Line: f.End.Line, Column: f.End.Column},
+		}
+		if f.Suppressed {
+			sf.Suppressed = true
+			sf.Justification = "suppressed by an in-source migrate-check directive"
+		}
+		for _, r := range f.Related {
+			p, e := f.fset.Position(r.Pos), f.fset.Position(cmp.Or(r.End, r.Pos))
+			sf.Related = append(sf.Related, sarif.Related{
+				Start:   sarif.Pos{Filename: p.Filename, Line: p.Line, Column: p.Column},
+				End:     sarif.Pos{Filename: e.Filename, Line: e.Line, Column: e.Column},
+				Message: r.Message,
+			})
+		}
+		if len(f.Fixes) > 0 {
+			fix := f.Fixes[0]
+			sf.FixMessage = fix.Message
+			for _, e := range fix.TextEdits {
+				p, q := f.fset.Position(e.Pos), f.fset.Position(e.End)
+				sf.Edits = append(sf.Edits, sarif.Edit{Filename: p.Filename, Offset: p.Offset, Length: q.Offset - p.Offset, Text: string(e.NewText)})
+			}
+		}
+		if err := b.AddFinding(sf); err != nil {
+			return err
+		}
+	}
+	for _, e := range res.Errors {
+		b.AddNotification(sarif.LevelError, e)
+	}
+	return b.Encode(o.Stdout)
+}
+
+// SARIFRule converts a catalogue rule into SARIF rule metadata, with the
+// effective default level and enablement.
+func SARIFRule(r rules.Rule, res *Resolved) sarif.Rule {
+	sev := r.Severity
+	enabled := true
+	if res != nil {
+		if s, ok := res.Severity[r.ID]; ok {
+			sev = s
+		}
+		if r.ID != rules.DirectiveID {
+			enabled = res.Settings.RuleEnabled(r.ID)
+		}
+	}
+	var md strings.Builder
+	fmt.Fprintf(&md, "**%s** — %s\n\n%s\n", r.ID, r.Title, r.Summary)
+	if r.Before != "" {
+		fmt.Fprintf(&md, "\nBefore (2025-11-25):\n\n```go\n%s\n```\n", r.Before)
+	}
+	if r.After != "" {
+		fmt.Fprintf(&md, "\nAfter (io.modelcontextprotocol/tasks):\n\n```go\n%s\n```\n", r.After)
+	}
+	if r.Fix == rules.FixOptIn {
+		fmt.Fprintf(&md, "\nAutomatic fix: opt-in with `-%s`.\n", r.FixFlag)
+	}
+	fmt.Fprintf(&md, "\nSpec: %s\n", r.Spec)
+	return sarif.Rule{
+		ID:           r.ID,
+		Name:         r.Name,
+		Title:        r.Title,
+		Summary:      r.Summary,
+		HelpText:     r.Summary + " See " + r.HelpURI,
+		HelpMarkdown: md.String(),
+		HelpURI:      r.HelpURI,
+		Level:        sarif.LevelOf(string(sev)),
+		Enabled:      enabled,
+		Tags:         []string{"mcp", "migration", "tasks"},
+	}
+}
+
+// SourceRoot returns the directory SARIF URIs are relative to: the nearest
+// ancestor with .git (the repository root GitHub resolves %SRCROOT% to),
+// else the nearest with go.mod, else dir itself.
+func SourceRoot(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return dir
+	}
+	mod := ""
+	for d := abs; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if mod == "" {
+			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+				mod = d
+			}
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	return cmp.Or(mod, abs)
+}
+
+type lineCache map[string][][]byte
+
+func newLineCache() lineCache { return lineCache{} }
+
+func (c lineCache) line(name string, n int) []byte {
+	lines, ok := c[name]
+	if !ok {
+		data, err := os.ReadFile(name)
+		if err == nil {
+			lines = bytes.Split(data, []byte("\n"))
+		}
+		c[name] = lines
+	}
+	if n < 1 || n > len(lines) {
+		return nil
+	}
+	return lines[n-1]
+}
+
+// --- fixes ---
+
+func finishFix(o Options, res *Result) int {
+	writable := writableRoots(res.roots)
+	enabledFix := map[string]bool{
+		"fix-tags":     res.resolved.Settings.FixTags,
+		"fix-literals": res.resolved.Settings.FixLiterals,
+	}
+	var fixes []FileFix
+	without := 0
+	for _, f := range res.Findings {
+		if f.Suppressed {
+			continue
+		}
+		rule, ok := rules.Lookup(f.Rule)
+		// Policy (spec §4): only opt-in fixes, only when their flag is set.
+		if !ok || rule.Fix != rules.FixOptIn || !enabledFix[rule.FixFlag] || len(f.Fixes) == 0 {
+			without++
+			continue
+		}
+		fix := f.Fixes[0]
+		ff := FileFix{Rule: f.Rule, Message: fix.Message, Edits: map[string][]Edit{}}
+		for _, e := range fix.TextEdits {
+			p, q := f.fset.Position(e.Pos), f.fset.Position(e.End)
+			ff.Edits[p.Filename] = append(ff.Edits[p.Filename], Edit{Start: p.Offset, End: q.Offset, New: string(e.NewText)})
+		}
+		fixes = append(fixes, ff)
+	}
+	plan, err := PlanFixes(fixes, os.ReadFile, writable)
+	if err != nil {
+		fmt.Fprintf(o.Stderr, "migrate-check: %v\n", err)
+		return ExitError
+	}
+	for _, s := range plan.Skipped {
+		fmt.Fprintf(o.Stderr, "migrate-check: %s\n", s)
+	}
+	cwd := cmp.Or(o.Dir, ".")
+	if abs, err := filepath.Abs(cwd); err == nil {
+		cwd = abs
+	}
+	code := ExitClean
+	for _, name := range sortedKeys(plan.Changed) {
+		if o.Diff {
+			fmt.Fprint(o.Stdout, UnifiedDiff(filepath.ToSlash(relPath(cwd, name)), plan.Original[name], plan.Changed[name]))
+			continue
+		}
+		if err := writeFilePreservingMode(name, plan.Changed[name]); err != nil {
+			fmt.Fprintf(o.Stderr, "migrate-check: %v\n", err)
+			code = ExitError
+		}
+	}
+	verb := "applied"
+	if o.Diff {
+		verb = "would apply"
+	}
+	fmt.Fprintf(o.Stderr, "migrate-check: %s %d fix(es) in %d file(s); %d finding(s) have no enabled automatic fix\n",
+		verb, plan.Applied, len(plan.Changed), without)
+	if len(res.Errors) > 0 {
+		code = ExitError
+	}
+	return code
+}
+
+// writableRoots allows edits only inside the modules of the root packages
+// (never the module cache or GOROOT).
+func writableRoots(pkgs []*packages.Package) func(string) bool {
+	var dirs []string
+	for _, p := range pkgs {
+		if p.Module != nil && p.Module.Dir != "" && !slices.Contains(dirs, p.Module.Dir) {
+			dirs = append(dirs, p.Module.Dir)
+		}
+	}
+	modCache := os.Getenv("GOMODCACHE")
+	return func(name string) bool {
+		if modCache != "" && strings.HasPrefix(name, modCache+string(filepath.Separator)) {
+			return false
+		}
+		for _, d := range dirs {
+			if strings.HasPrefix(name, d+string(filepath.Separator)) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func writeFilePreservingMode(name string, data []byte) error {
+	st, err := os.Stat(name)
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", name, err)
+	}
+	if err := os.WriteFile(name, data, st.Mode().Perm()); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return nil
+}
+
+// ErrNoRule is returned by Explain for an unknown rule ID.
+var ErrNoRule = errors.New("unknown rule")
