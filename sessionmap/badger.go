@@ -134,12 +134,16 @@ func openError(dir string, readOnly bool, err error) error {
 	msg := err.Error()
 	switch {
 	case strings.Contains(msg, "Cannot acquire directory lock"):
-		if readOnly {
-			return fmt.Errorf("%w: %s is held by a running bridge (or another tool); "+
-				"stop it to read the store offline: %v", ErrLocked, dir, err)
+		holder := "another process"
+		if pid, rerr := os.ReadFile(filepath.Join(dir, "LOCK")); rerr == nil && len(bytes.TrimSpace(pid)) > 0 {
+			holder = "process " + string(bytes.TrimSpace(pid))
 		}
-		return fmt.Errorf("%w: %s is in use by another process, probably another bridge; "+
-			"stop it or use a different --data-dir: %v", ErrLocked, dir, err)
+		if readOnly {
+			return fmt.Errorf("%w: %s is held by %s, probably a running bridge; "+
+				"stop it to read the store offline", ErrLocked, dir, holder)
+		}
+		return fmt.Errorf("%w: %s is in use by %s, probably another bridge; "+
+			"stop it or use a different --data-dir", ErrLocked, dir, holder)
 	case readOnly && (errors.Is(err, badger.ErrTruncateNeeded) || strings.Contains(msg, "Log truncate required")):
 		return fmt.Errorf("%w: %s was not closed cleanly; start the bridge once, or rerun with --recover, "+
 			"to replay its log: %v", ErrNeedsRecovery, dir, err)
@@ -818,8 +822,12 @@ func (b *Badger) gcLoop(every time.Duration) {
 			return
 		case <-tick.C:
 		}
-		if _, err := b.CollectExpired(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, ErrClosed) {
+		res, err := b.CollectExpired(ctx)
+		if err != nil && ctx.Err() == nil && !errors.Is(err, ErrClosed) {
 			b.opt.logger.Error("sessionmap: collecting expired records failed", "dir", b.dir, "err", err)
+		}
+		if b.opt.gcHook != nil {
+			b.opt.gcHook(res)
 		}
 		// Values are small and live in the LSM tree, so this rarely has work.
 		if err := b.db.RunValueLogGC(0.5); err != nil && !errors.Is(err, badger.ErrNoRewrite) &&

@@ -96,6 +96,7 @@ type options struct {
 	logger     *slog.Logger
 	gcInterval time.Duration
 	syncWrites bool
+	gcHook     func(GCResult) // tests: observe each pass of the GC loop
 }
 
 func defaultOptions() options {
@@ -121,6 +122,8 @@ func WithGCInterval(d time.Duration) Option { return func(o *options) { o.gcInte
 // WithSyncWrites(false) makes durable operations skip fsync. Only for
 // benchmarks that want to see the cost of fsync; never in the bridge.
 func WithSyncWrites(on bool) Option { return func(o *options) { o.syncWrites = on } }
+
+func withGCHook(f func(GCResult)) Option { return func(o *options) { o.gcHook = f } }
 
 func buildOptions(opts []Option) options {
 	o := defaultOptions()
