@@ -308,6 +308,10 @@ type Error struct {
 func (e *Error) Error() string   { return e.RPC.Message }
 func (e *Error) Unwrap() []error { return []error{e.RPC, e.Kind, e.Cause} }
 
+// Temporary reports whether retrying later may succeed (ErrUnavailable). It
+// lets packages that do not import this one (internal/watch) classify errors.
+func (e *Error) Temporary() bool { return e.Kind == ErrUnavailable }
+
 // Retryable reports whether err is worth retrying later (ErrUnavailable).
 func Retryable(err error) bool { return errors.Is(err, ErrUnavailable) }
 
@@ -345,17 +349,20 @@ func (c *Client) classify(ctx context.Context, method string, err error) error {
 			Cause: ctxErr,
 		}
 	}
-	var we *jsonrpc.Error
+	var ae *answerError
 	var se *statusError
 	switch {
+	case errors.As(err, &ae):
+		return ae.rpc // HTTP 4xx with a JSON-RPC body: the upstream's own answer
 	case errors.As(err, &se):
 		if se.code >= 500 || se.code == http.StatusTooManyRequests {
 			return c.unavailable(method, se)
 		}
 		return c.badResponse(method, se.Error()+" (not a JSON-RPC answer)", se)
-	case errors.As(err, &we):
-		return we // HTTP 4xx with a JSON-RPC body: the upstream's own answer
 	}
+	// Anything else (connection refused, reset, a broken stream, a dead
+	// stdio process) never reached an answer. go-sdk's own sentinel
+	// *jsonrpc.Error values in err's chain are not upstream answers.
 	return c.unavailable(method, err)
 }
 

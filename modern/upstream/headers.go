@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -80,11 +79,11 @@ func (t headerRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	if resp.StatusCode < 400 {
 		return resp, nil
 	}
-	// go-sdk drops the body of 5xx/429 answers and reports a 4xx without a
-	// JSON-RPC body as a bare status text; classify them here, keeping the
-	// JSON-RPC error (if any) for the message. A 4xx with a JSON-RPC error
-	// body (-32020/-32021/-32602/...) is passed on: go-sdk returns it as the
-	// Write error, and it is the upstream's own answer.
+	// Classify every HTTP error here, where status and body are both known:
+	// go-sdk drops the body of 5xx/429 answers, reports a 4xx without a
+	// JSON-RPC body as a bare status text, and wraps its own sentinel
+	// *jsonrpc.Error values (e.g. "rejected by transport") around failures,
+	// so the Write error cannot be trusted to tell an upstream answer apart.
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
 	se := &statusError{code: resp.StatusCode, status: resp.Status}
@@ -96,11 +95,17 @@ func (t headerRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	if se.rpc != nil && resp.StatusCode < 500 && resp.StatusCode != http.StatusTooManyRequests {
-		resp.Body = io.NopCloser(bytes.NewReader(body))
-		return resp, nil
+		// A 4xx with a JSON-RPC error (-32020/-32021/-32022/-32602/-32601…)
+		// is the upstream's own answer to the request.
+		return nil, &answerError{rpc: se.rpc}
 	}
 	return nil, se
 }
+
+// answerError carries a JSON-RPC error the upstream sent with an HTTP 4xx.
+type answerError struct{ rpc *jsonrpc.Error }
+
+func (e *answerError) Error() string { return e.rpc.Error() }
 
 // statusError is an HTTP 5xx/429 answer from the upstream.
 type statusError struct {
