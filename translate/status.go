@@ -1,0 +1,78 @@
+package translate
+
+import (
+	"github.com/tasksbridge/tasksbridge/legacy"
+	"github.com/tasksbridge/tasksbridge/modern"
+)
+
+// Status is the status string both eras share ("working", "input_required",
+// "completed", "failed", "cancelled"); legacy.TaskStatus and
+// modern.TaskStatus both satisfy it.
+type Status interface {
+	~string
+}
+
+// MergeStatus decides the status the bridge records when an upstream reports
+// upstream for a task the bridge holds at local. It is monotonic:
+//   - a pinned cancel wins over anything the upstream says later (L-59; the
+//     legacy task moved to cancelled before the cancel reply, L-58);
+//   - a terminal local status sticks (L-26): a late completion after a
+//     cancel, or a flip between terminal states, is dropped silently
+//     (legacy-tasks §6.1);
+//   - a non-terminal local status follows the upstream, including
+//     working ↔ input_required (L-25, L-27, L-28);
+//   - an unknown upstream status is ignored.
+//
+// Implements L-25, L-26, L-28, L-59.
+func MergeStatus[S Status](local, upstream S, pinnedCancelled bool) S {
+	if pinnedCancelled {
+		return S(legacy.StatusCancelled)
+	}
+	if isTerminal(string(local)) || !legacy.TaskStatus(upstream).Valid() {
+		return local
+	}
+	return upstream
+}
+
+func isTerminal(s string) bool { return legacy.TaskStatus(s).IsTerminal() }
+
+// MergeLegacyTask merges a fresh upstream view (next, already translated by
+// LegacyTaskFromDetailed) into the legacy Task the bridge holds (local),
+// following MergeStatus. When the local task is terminal or pinned the local
+// Task is kept whole (status, statusMessage, lastUpdatedAt: a cancelled task
+// reports when it was cancelled); otherwise next is taken. changed reports
+// whether the result differs from local, i.e. whether a status notification
+// is due (L-61).
+//
+// Implements L-25, L-26, L-59 (sessionmap's monotonic update uses the same rule).
+func MergeLegacyTask(local, next legacy.Task, pinnedCancelled bool) (merged legacy.Task, changed bool) {
+	st := MergeStatus(local.Status, next.Status, pinnedCancelled)
+	if st == local.Status && (local.Status.IsTerminal() || pinnedCancelled) {
+		return local, false
+	}
+	if pinnedCancelled { // pinned but local not yet cancelled: DecideLegacyCancel was skipped
+		local.Status = legacy.StatusCancelled
+		return local, true
+	}
+	merged = next
+	merged.TaskID = local.TaskID // the id the client knows may be a local alias
+	if merged.CreatedAt == "" {
+		merged.CreatedAt = local.CreatedAt
+	}
+	return merged, !sameTask(merged, local)
+}
+
+func sameTask(a, b legacy.Task) bool {
+	eq := func(x, y *int64) bool { return (x == nil && y == nil) || (x != nil && y != nil && *x == *y) }
+	return a.TaskID == b.TaskID && a.Status == b.Status && a.StatusMessage == b.StatusMessage &&
+		a.CreatedAt == b.CreatedAt && a.LastUpdatedAt == b.LastUpdatedAt && eq(a.TTL, b.TTL) && eq(a.PollInterval, b.PollInterval)
+}
+
+// MergeModernStatus is MergeStatus for the modern face's view of a task on a
+// legacy upstream (terminal sticks; there is no pin in that direction, a modern
+// cancel is only an acknowledgement, M-59).
+//
+// Implements M-55 (the reported variant never regresses from terminal).
+func MergeModernStatus(local, upstream modern.TaskStatus) modern.TaskStatus {
+	return MergeStatus(local, upstream, false)
+}
