@@ -80,6 +80,7 @@ type rawResp struct {
 	Header http.Header
 	Body   []byte
 	Msg    *jsonrpc.Response // the JSON-RPC response, if any
+	Raw    []byte            // its raw JSON
 	Notes  []*jsonrpc.Request
 }
 
@@ -154,6 +155,7 @@ func (r *rawResp) absorb(t *testing.T, data []byte) {
 	switch m := m.(type) {
 	case *jsonrpc.Response:
 		r.Msg = m
+		r.Raw = append([]byte(nil), data...)
 	case *jsonrpc.Request:
 		r.Notes = append(r.Notes, m)
 	}

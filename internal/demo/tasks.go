@@ -253,19 +253,25 @@ func (s *Server) schedule(id string, d time.Duration, finish func()) {
 	})
 }
 
-// askInput moves task id to input_required with one new request under a key
-// unique for the task's lifetime (M-57); onAnswer continues the task when
-// that key is answered.
-func (s *Server) askInput(id, message, method string, params any,
-	onAnswer func(key string, resp json.RawMessage) (func(), *rpc.Error)) {
-	p, _ := json.Marshal(params)
+// askInput moves task id to input_required with one new request per params
+// entry, each under a key unique for the task's lifetime (M-57): prefix-N
+// with N counting up from 1 over the whole task. onAnswer continues the task
+// when a key is answered. It returns the new keys in order.
+func (s *Server) askInput(id, message, prefix, method string, params []any,
+	onAnswer func(key string, resp json.RawMessage) (func(), *rpc.Error)) []string {
+	var keys []string
 	s.mutate(id, func(t *task) {
-		t.keySeq++
-		key := method + "#" + strconv.Itoa(t.keySeq)
-		t.inputs[key] = modern.InputRequest{Method: method, Params: p}
+		for _, p := range params {
+			b, _ := json.Marshal(p)
+			t.keySeq++
+			key := prefix + "-" + strconv.Itoa(t.keySeq)
+			t.inputs[key] = modern.InputRequest{Method: method, Params: b}
+			keys = append(keys, key)
+		}
 		t.onAnswer = onAnswer
 		s.changeLocked(t, modern.StatusInputRequired, message)
 	})
+	return keys
 }
 
 // Snapshot returns the DetailedTask JSON of id as tasks/get would show it

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -16,6 +17,9 @@ import (
 
 // maxDelay bounds the ms argument of the delayed tools.
 const maxDelay = 24 * time.Hour
+
+// maxAsk bounds elicit_task's count and rounds.
+const maxAsk = 5
 
 // taskTool is a tool that only runs as a task. prepare validates the
 // arguments (before any task exists) and returns the function that starts
@@ -107,12 +111,20 @@ func (s *Server) addTools() {
 		{
 			name: "elicit_task",
 			description: "Task: asks the client question through a form elicitation {answer: string} " +
-				"(input_required), then completes with the answer. Needs the elicitation capability.",
-			schema:           obj(map[string]any{"question": str("the question to ask")}, "question"),
+				"(input_required), then completes with the answer. Optional count asks that many questions at once " +
+				"(each under its own key) and rounds repeats that with new keys; the answers are joined by newlines. " +
+				"Decline or cancel ends the task with an isError result. Needs the elicitation capability.",
+			schema: obj(map[string]any{
+				"question": str("the question to ask"),
+				"count":    map[string]any{"type": "integer", "minimum": 1, "maximum": maxAsk, "description": "questions per round (default 1)"},
+				"rounds":   map[string]any{"type": "integer", "minimum": 1, "maximum": maxAsk, "description": "rounds (default 1)"},
+			}, "question"),
 			needsElicitation: true,
 			prepare: func(raw json.RawMessage) (func(*Server, string), *rpc.Error) {
 				var a struct {
 					Question *string `json:"question"`
+					Count    *int    `json:"count"`
+					Rounds   *int    `json:"rounds"`
 				}
 				if err := decodeArgs("elicit_task", raw, &a); err != nil {
 					return nil, err
@@ -120,24 +132,21 @@ func (s *Server) addTools() {
 				if a.Question == nil {
 					return nil, badArgs("elicit_task", "question is required")
 				}
-				q := *a.Question
-				return func(s *Server, id string) {
-					s.askInput(id, "Waiting for an answer: "+q, "elicitation/create", map[string]any{
-						"mode":    "form",
-						"message": q,
-						"requestedSchema": map[string]any{
-							"type":       "object",
-							"properties": map[string]any{"answer": map[string]any{"type": "string", "title": "Answer"}},
-							"required":   []string{"answer"},
-						},
-					}, func(_ string, resp json.RawMessage) (func(), *rpc.Error) {
-						text, isErr, err := elicitAnswer(resp)
-						if err != nil {
-							return nil, err
+				count, rounds := 1, 1
+				for _, p := range []struct {
+					name string
+					v    *int
+					dst  *int
+				}{{"count", a.Count, &count}, {"rounds", a.Rounds, &rounds}} {
+					if p.v != nil {
+						if *p.v < 1 || *p.v > maxAsk {
+							return nil, badArgs("elicit_task", fmt.Sprintf("%s must be between 1 and %d", p.name, maxAsk))
 						}
-						return func() { s.completeWith(id, text, isErr) }, nil
-					})
-				}, nil
+						*p.dst = *p.v
+					}
+				}
+				e := &elicitation{question: *a.Question, count: count, rounds: rounds, index: map[string]int{}}
+				return func(s *Server, id string) { e.ask(s, id) }, nil
 			},
 		},
 		{
@@ -158,13 +167,13 @@ func (s *Server) addTools() {
 				}
 				prompt := *a.Prompt
 				return func(s *Server, id string) {
-					s.askInput(id, "Waiting for a sampled message", "sampling/createMessage", map[string]any{
+					s.askInput(id, "Waiting for a sampled message", "sample", "sampling/createMessage", []any{map[string]any{
 						"messages": []map[string]any{{
 							"role":    "user",
 							"content": map[string]any{"type": "text", "text": prompt},
 						}},
 						"maxTokens": 256,
-					}, func(_ string, resp json.RawMessage) (func(), *rpc.Error) {
+					}}, func(_ string, resp json.RawMessage) (func(), *rpc.Error) {
 						text, err := sampledText(resp)
 						if err != nil {
 							return nil, err
@@ -184,6 +193,88 @@ func (s *Server) addTools() {
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return nil, errNotTaskTool
 			})
+	}
+}
+
+// elicitation drives one elicit_task: count form questions per round, for
+// rounds rounds, each question under a fresh key.
+type elicitation struct {
+	question      string
+	count, rounds int
+
+	mu        sync.Mutex
+	round     int
+	remaining int
+	index     map[string]int // key → answer position
+	answers   []string
+	done      bool
+}
+
+func (e *elicitation) ask(s *Server, id string) {
+	// e.mu is held until the keys are indexed, so an answer that arrives
+	// at once still finds its position (lock order: e.mu before s.mu).
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.round++
+	e.remaining = e.count
+	round := e.round
+	params := make([]any, e.count)
+	for i := range params {
+		msg := e.question
+		if e.count*e.rounds > 1 {
+			msg = fmt.Sprintf("%s (%d/%d)", e.question, (round-1)*e.count+i+1, e.count*e.rounds)
+		}
+		params[i] = map[string]any{
+			"mode":    "form",
+			"message": msg,
+			"requestedSchema": map[string]any{
+				"type":       "object",
+				"properties": map[string]any{"answer": map[string]any{"type": "string", "title": "Answer"}},
+				"required":   []string{"answer"},
+			},
+		}
+	}
+	keys := s.askInput(id, "Waiting for an answer: "+e.question, "elicit", "elicitation/create", params,
+		func(key string, resp json.RawMessage) (func(), *rpc.Error) {
+			text, isErr, err := elicitAnswer(resp)
+			if err != nil {
+				return nil, err
+			}
+			return func() { e.answered(s, id, key, text, isErr) }, nil
+		})
+	for i, k := range keys {
+		e.index[k] = (round-1)*e.count + i
+	}
+}
+
+func (e *elicitation) answered(s *Server, id, key, text string, declined bool) {
+	e.mu.Lock()
+	if e.done {
+		e.mu.Unlock()
+		return
+	}
+	if declined {
+		e.done = true
+		e.mu.Unlock()
+		s.completeWith(id, text, true)
+		return
+	}
+	if need := e.index[key] + 1; len(e.answers) < need {
+		e.answers = append(e.answers, make([]string, need-len(e.answers))...)
+	}
+	e.answers[e.index[key]] = text
+	e.remaining--
+	next, last := e.remaining == 0 && e.round < e.rounds, e.remaining == 0 && e.round == e.rounds
+	if last {
+		e.done = true
+	}
+	answer := strings.Join(e.answers, "\n")
+	e.mu.Unlock()
+	switch {
+	case next:
+		e.ask(s, id)
+	case last:
+		s.completeWith(id, answer, false)
 	}
 }
 
