@@ -23,6 +23,13 @@ import (
 // maxSafeInt is 2^53-1, the integer bound of the official schemas (@format int).
 const maxSafeInt = 1<<53 - 1
 
+// Marshal is json.Marshal without HTML escaping. encoding/json's Marshal
+// re-escapes <, > and & (and U+2028/U+2029) inside the output of every
+// MarshalJSON; the values stay equal, but opaque strings such as requestState
+// then differ from what the server sent at the byte level. Faces should encode
+// outgoing messages with Marshal or the Encode* envelope helpers.
+func Marshal(v any) ([]byte, error) { return marshal(v) }
+
 // marshal is json.Marshal without HTML escaping and without the trailing newline.
 func marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
@@ -170,7 +177,7 @@ func (r *reader) str(key string) (string, bool, error) {
 		return "", false, nil
 	}
 	if !isString(v) {
-		return "", false, r.fail(key, "must be a string, got %s", jsonKind(v))
+		return "", false, r.fail(key, "must be a string, got %s", describe(v))
 	}
 	var s string
 	if err := json.Unmarshal(v, &s); err != nil {
