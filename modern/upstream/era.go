@@ -32,22 +32,22 @@ func (e Era) String() string {
 	return "unknown"
 }
 
-// ProbeEra decides the upstream's era with server/discover (M-06, M-07):
-// a DiscoverResult, or a recognised modern error (-32022, -32020, -32021),
-// means modern; any other answer (another JSON-RPC error, an HTTP error
-// without a JSON-RPC body, a result that is not a DiscoverResult) means legacy.
-// The decision never rests on one particular error code. An unreachable
-// upstream gives EraUnknown and the error; on stdio a probe that times out
-// (ctx deadline) means legacy, as a legacy server may not answer at all. An
-// unreachable upstream gives EraUnknown and the ErrUnavailable error; the caller caches
-// the answer and re-probes when it stops holding (M-08).
+// ProbeEra decides the upstream's era with server/discover (§3.4, M-06,
+// M-07). Modern: a DiscoverResult naming a modern revision, or a recognised
+// modern error (-32020, -32021, or -32022 whose data.supported names a modern
+// revision). Legacy: any other answer (another JSON-RPC error, an HTTP error
+// without a JSON-RPC body, a result that is not a DiscoverResult) and, on
+// stdio, no answer before ctx's deadline. The decision never rests on one
+// particular error code. An unreachable upstream gives EraUnknown and the
+// ErrUnavailable error. The caller caches the answer and re-probes when it
+// stops holding (M-08).
 func (c *Client) ProbeEra(ctx context.Context) (Era, error) {
 	d, err := c.Discover(ctx, CallOptions{})
 	if err == nil {
-		if d.SupportsVersion(modern.ProtocolVersion) || len(d.SupportedVersions) > 0 {
+		if anyModern(d.SupportedVersions) {
 			return EraModern, nil
 		}
-		return EraLegacy, nil
+		return EraLegacy, nil // answers discover but speaks no modern revision
 	}
 	var we *jsonrpc.Error
 	switch {
@@ -56,6 +56,13 @@ func (c *Client) ProbeEra(ctx context.Context) (Era, error) {
 		return EraLegacy, nil
 	case errors.Is(err, ErrUnavailable), errors.Is(err, context.Canceled):
 		return EraUnknown, err
+	case errors.As(err, &we) && we.Code == rpc.CodeUnsupportedProtocolVersion:
+		// A modern error, but it names what the server does speak: a server
+		// that supports no modern revision is served as legacy.
+		if d, ok := modern.UnsupportedVersionOf(we); ok && !anyModern(d.Supported) {
+			return EraLegacy, nil
+		}
+		return EraModern, nil
 	case errors.As(err, &we) && isModernCode(we.Code):
 		return EraModern, nil
 	}
@@ -66,6 +73,17 @@ func isModernCode(code int64) bool {
 	switch code {
 	case rpc.CodeUnsupportedProtocolVersion, rpc.CodeHeaderMismatch, rpc.CodeMissingRequiredClientCapability:
 		return true
+	}
+	return false
+}
+
+// anyModern reports whether a version list holds a per-request-_meta revision
+// (2026-07-28 or later; version strings are dates and sort as such).
+func anyModern(versions []string) bool {
+	for _, v := range versions {
+		if v >= modern.ProtocolVersion {
+			return true
+		}
 	}
 	return false
 }
