@@ -99,8 +99,8 @@ func run(pass *analysis.Pass) (any, error) {
 	cfg := config.Current()
 	var all []finding.Finding
 	for _, a := range subAnalyzers {
-		if r, ok := pass.ResultOf[a].(*finding.Result); ok && r != nil {
-			all = append(all, r.Findings...)
+		if r, ok := pass.ResultOf[a].(finding.Source); ok && r != nil {
+			all = append(all, r.All()...)
 		}
 	}
 	slices.SortStableFunc(all, func(a, b finding.Finding) int {

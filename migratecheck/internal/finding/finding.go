@@ -54,3 +54,10 @@ type Result struct {
 
 // Add appends a finding.
 func (r *Result) Add(f Finding) { r.Findings = append(r.Findings, f) }
+
+// All returns the findings; it makes *Result (and results embedding it) a
+// Source.
+func (r *Result) All() []Finding { return r.Findings }
+
+// Source is implemented by every finding-producing sub-analyzer's result.
+type Source interface{ All() []Finding }

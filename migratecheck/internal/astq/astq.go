@@ -1,0 +1,310 @@
+// Package astq holds the small syntactic and type queries shared by
+// migrate-check's analyzers: string constants, JSON struct tags and keys, the
+// "task-shaped" test, method-name positions and the compliance exemption for
+// code that rejects legacy methods.
+package astq
+
+import (
+	"go/ast"
+	"go/constant"
+	"go/token"
+	"go/types"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"golang.org/x/tools/go/ast/inspector"
+)
+
+// StringValue returns the constant string value of e, if e is a constant
+// expression of string kind (a literal, a named constant from any package, a
+// conversion of either, or a constant concatenation).
+func StringValue(info *types.Info, e ast.Expr) (string, bool) {
+	tv, ok := info.Types[e]
+	if !ok || tv.Value == nil || tv.Value.Kind() != constant.String {
+		return "", false
+	}
+	return constant.StringVal(tv.Value), true
+}
+
+// Unwrap strips parentheses and type conversions such as string(x) or
+// mcp.MCPMethod(x).
+func Unwrap(info *types.Info, e ast.Expr) ast.Expr {
+	for {
+		switch x := e.(type) {
+		case *ast.ParenExpr:
+			e = x.X
+		case *ast.CallExpr:
+			if len(x.Args) == 1 && info.Types[x.Fun].IsType() {
+				e = x.Args[0]
+				continue
+			}
+			return e
+		default:
+			return e
+		}
+	}
+}
+
+// NameOf returns the identifier name of an ident or the selector name of a
+// selector expression, else "".
+func NameOf(e ast.Expr) string {
+	switch x := e.(type) {
+	case *ast.Ident:
+		return x.Name
+	case *ast.SelectorExpr:
+		return x.Sel.Name
+	}
+	return ""
+}
+
+// ObjectOf resolves an ident or selector to the object it uses.
+func ObjectOf(info *types.Info, e ast.Expr) types.Object {
+	switch x := e.(type) {
+	case *ast.Ident:
+		return info.Uses[x]
+	case *ast.SelectorExpr:
+		return info.Uses[x.Sel]
+	}
+	return nil
+}
+
+// IsMethodExpr reports whether e (after Unwrap) is an ident or selector named
+// "method" in any case, e.g. method, req.Method, msg.METHOD.
+func IsMethodExpr(info *types.Info, e ast.Expr) bool {
+	return strings.EqualFold(NameOf(Unwrap(info, e)), "method")
+}
+
+// JSONName parses the json key of a struct tag. ok is false when the tag has
+// no json key; name may be "" (use the field name) or "-" (skipped).
+func JSONName(tag string) (name string, ok bool) {
+	v, ok := reflect.StructTag(tag).Lookup("json")
+	if !ok {
+		return "", false
+	}
+	name, _, _ = strings.Cut(v, ",")
+	return name, true
+}
+
+// TagKeys lists the keys of a struct tag in order (`json:"a" db:"b"` → json, db).
+func TagKeys(tag string) []string {
+	var keys []string
+	for tag != "" {
+		tag = strings.TrimLeft(tag, " \t\r\n")
+		i := 0
+		for i < len(tag) && tag[i] > ' ' && tag[i] != ':' && tag[i] != '"' && tag[i] != 0x7f {
+			i++
+		}
+		if i == 0 || i+1 >= len(tag) || tag[i] != ':' || tag[i+1] != '"' {
+			break
+		}
+		keys = append(keys, tag[:i])
+		tag = tag[i+1:]
+		// skip the quoted value
+		j := 1
+		for j < len(tag) && tag[j] != '"' {
+			if tag[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(tag) {
+			break
+		}
+		tag = tag[j+1:]
+	}
+	return keys
+}
+
+// FieldTag returns the unquoted tag of a struct field, or "".
+func FieldTag(f *ast.Field) string {
+	if f.Tag == nil {
+		return ""
+	}
+	s, err := strconv.Unquote(f.Tag.Value)
+	if err != nil {
+		return ""
+	}
+	return s
+}
+
+// JSONKeys returns the JSON object keys of a struct type as encoding/json
+// would emit them, including keys promoted from untagged embedded structs.
+func JSONKeys(st *types.Struct) map[string]bool {
+	keys := map[string]bool{}
+	jsonKeys(st, keys, 0)
+	return keys
+}
+
+func jsonKeys(st *types.Struct, keys map[string]bool, depth int) {
+	if depth > 4 {
+		return
+	}
+	for i := 0; i < st.NumFields(); i++ {
+		f := st.Field(i)
+		name, tagged := JSONName(st.Tag(i))
+		if name == "-" {
+			continue
+		}
+		if f.Embedded() && name == "" {
+			t := f.Type()
+			if p, ok := types.Unalias(t).(*types.Pointer); ok {
+				t = p.Elem()
+			}
+			if inner, ok := types.Unalias(t).Underlying().(*types.Struct); ok {
+				jsonKeys(inner, keys, depth+1)
+				continue
+			}
+		}
+		if !f.Exported() && !tagged {
+			continue
+		}
+		if name == "" {
+			name = f.Name()
+		}
+		keys[name] = true
+	}
+}
+
+// TaskShaped reports whether a set of JSON keys looks like an MCP Task
+// (rules catalogue R2): taskId and status, plus one of createdAt,
+// lastUpdatedAt, statusMessage or ttl.
+func TaskShaped(keys map[string]bool) bool {
+	return keys["taskId"] && keys["status"] &&
+		(keys["createdAt"] || keys["lastUpdatedAt"] || keys["statusMessage"] || keys["ttl"])
+}
+
+// StructOf returns the struct underlying t (through pointers, aliases and
+// named types), or nil.
+func StructOf(t types.Type) *types.Struct {
+	t = types.Unalias(t)
+	if p, ok := t.(*types.Pointer); ok {
+		t = types.Unalias(p.Elem())
+	}
+	st, _ := t.Underlying().(*types.Struct)
+	return st
+}
+
+// MapKeys returns the constant string keys of a map composite literal, each
+// with its KeyValueExpr.
+func MapKeys(info *types.Info, lit *ast.CompositeLit) map[string]*ast.KeyValueExpr {
+	if _, ok := types.Unalias(info.TypeOf(lit)).Underlying().(*types.Map); !ok {
+		return nil
+	}
+	out := map[string]*ast.KeyValueExpr{}
+	for _, elt := range lit.Elts {
+		if kv, ok := elt.(*ast.KeyValueExpr); ok {
+			if k, ok := StringValue(info, kv.Key); ok {
+				out[k] = kv
+			}
+		}
+	}
+	return out
+}
+
+// MapLit returns e as a map composite literal (through parens and &), or nil.
+func MapLit(info *types.Info, e ast.Expr) *ast.CompositeLit {
+	e = ast.Unparen(e)
+	if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.AND {
+		e = ast.Unparen(u.X)
+	}
+	lit, ok := e.(*ast.CompositeLit)
+	if !ok {
+		return nil
+	}
+	if _, ok := types.Unalias(info.TypeOf(lit)).Underlying().(*types.Map); !ok {
+		return nil
+	}
+	return lit
+}
+
+// Rejects reports whether stmts reject a request as "method not found": they
+// mention -32601 (as a constant value), an identifier containing
+// MethodNotFound / METHOD_NOT_FOUND, or http.StatusNotFound. This is the
+// rules catalogue's compliance exemption: code that refuses the legacy
+// methods is what the new spec requires.
+func Rejects(info *types.Info, stmts []ast.Stmt) bool {
+	found := false
+	for _, s := range stmts {
+		ast.Inspect(s, func(n ast.Node) bool {
+			if found {
+				return false
+			}
+			switch x := n.(type) {
+			case ast.Expr:
+				if tv, ok := info.Types[x]; ok && tv.Value != nil && tv.Value.Kind() == constant.Int {
+					if v, exact := constant.Int64Val(tv.Value); exact && v == -32601 {
+						found = true
+						return false
+					}
+				}
+				if id, ok := x.(*ast.Ident); ok {
+					n := strings.ToLower(strings.ReplaceAll(id.Name, "_", ""))
+					if strings.Contains(n, "methodnotfound") {
+						found = true
+					} else if id.Name == "StatusNotFound" {
+						found = true
+					}
+				}
+			}
+			return true
+		})
+	}
+	return found
+}
+
+// maxRejectStmts bounds the branch bodies that count as "only rejects": a
+// long body that merely mentions METHOD_NOT_FOUND on some error path is
+// serving the method, not refusing it.
+const maxRejectStmts = 3
+
+// InRejectingBranch reports whether the node at cur is part of a case list
+// whose clause body rejects the method, or of an if condition whose body
+// rejects it (the compliance exemption).
+func InRejectingBranch(info *types.Info, cur inspector.Cursor) bool {
+	child := cur
+	for c := cur.Parent(); c.Valid(); child, c = c, c.Parent() {
+		switch n := c.Node().(type) {
+		case *ast.CaseClause:
+			for _, e := range n.List {
+				if e == child.Node() {
+					return len(n.Body) <= maxRejectStmts && Rejects(info, n.Body)
+				}
+			}
+			return false
+		case *ast.IfStmt:
+			if n.Cond == child.Node() {
+				return len(n.Body.List) <= maxRejectStmts && Rejects(info, n.Body.List)
+			}
+			return false
+		case ast.Stmt, *ast.FuncLit, *ast.FuncDecl:
+			return false
+		}
+	}
+	return false
+}
+
+// StructName returns the declared name of the struct type at cur (the
+// TypeSpec it defines), or "anonymous struct".
+func StructName(cur inspector.Cursor) string {
+	if ts, ok := cur.Parent().Node().(*ast.TypeSpec); ok && ts.Type == cur.Node() {
+		return ts.Name.Name
+	}
+	return "anonymous struct"
+}
+
+// FieldJSONName returns the JSON name a struct field is encoded under ("" if
+// it has no json tag name or is skipped).
+func FieldJSONName(f *ast.Field) string {
+	name, ok := JSONName(FieldTag(f))
+	if !ok || name == "-" {
+		return ""
+	}
+	return name
+}
+
+// IsStringKind reports whether t's underlying type is a string.
+func IsStringKind(t types.Type) bool {
+	b, ok := t.Underlying().(*types.Basic)
+	return ok && b.Info()&types.IsString != 0
+}

@@ -1,0 +1,28 @@
+// Package libapi defines an Analyzer that finds uses of the legacy tasks APIs
+// of Go MCP libraries (rules catalogue §2): mark3labs/mcp-go, panyam/mcpkit's
+// *V1 API, finemcp, theory-cloud/apptheory runtime/mcp and tmc/mcp.
+//
+// # Analyzer libapi
+//
+// libapi: find legacy MCP task APIs of Go MCP libraries by resolved object
+//
+// Identifiers are matched by the object they resolve to (types.Info.Uses),
+// never by text, so selector uses, dot-imports, composite-literal keys,
+// promoted fields, method values, type aliases (type Task = mcp.Task) and
+// wrappers with a reexport fact are all found, and a same-named identifier
+// of an unrelated package (the A2A SDK's ListTasks, a local ToolExecution
+// type) is not. Library packages are recognised by the configured path
+// prefixes (-migratecheck.libraries), so forks under other module paths
+// work; the libraries themselves are exempt.
+//
+// The table lives in internal/catalog. Entries without a rule (for example
+// mcp-go's WithTaskHooks) are not reported but recorded in Result.Engine as
+// evidence of a 2025-11-25 task engine for MCP014. Uses in a switch case or
+// if condition whose body only rejects the method with -32601 /
+// METHOD_NOT_FOUND are exempt (catalogue §3 compliance exemption).
+//
+// Messages adapt to the library version found by the feature probe (for
+// mcp-go: whether server.WithExtensions, client.WaitForTask and
+// mcp.ResultTypeTask exist in the imported packages). The analyzer reports
+// nothing; the root migratecheck analyzer reports its Result.
+package libapi

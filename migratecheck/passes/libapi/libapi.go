@@ -1,0 +1,193 @@
+package libapi
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"path"
+	"reflect"
+	"strings"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/analysis/passes/inspect"
+	"golang.org/x/tools/go/ast/inspector"
+
+	"github.com/tasksbridge/tasksbridge/migratecheck/internal/astq"
+	"github.com/tasksbridge/tasksbridge/migratecheck/internal/catalog"
+	"github.com/tasksbridge/tasksbridge/migratecheck/internal/config"
+	"github.com/tasksbridge/tasksbridge/migratecheck/internal/finding"
+	"github.com/tasksbridge/tasksbridge/migratecheck/internal/libs"
+	"github.com/tasksbridge/tasksbridge/migratecheck/passes/reexport"
+	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
+)
+
+// Analyzer finds library uses; see the package doc.
+var Analyzer = &analysis.Analyzer{
+	Name:       "libapi",
+	Doc:        "find legacy MCP task APIs of Go MCP libraries by resolved object",
+	URL:        "https://github.com/tasksbridge/tasksbridge/blob/main/docs/rules/README.md",
+	Requires:   []*analysis.Analyzer{inspect.Analyzer, reexport.Analyzer},
+	Run:        run,
+	ResultType: reflect.TypeFor[*Result](),
+}
+
+// Result lists findings plus the legacy engine uses needed by MCP014.
+type Result struct {
+	finding.Result
+	Engine   []Use // uses of catalogue entries marked Engine
+	Features libs.Features
+}
+
+// Use is one use of a catalogued identifier.
+type Use struct {
+	Pos   token.Pos
+	Name  string // "mcp-go server.WithTaskCapabilities"
+	Entry catalog.Entry
+}
+
+func run(pass *analysis.Pass) (any, error) {
+	cfg := config.Current()
+	res := &Result{}
+	self := strings.TrimSuffix(strings.TrimSuffix(pass.Pkg.Path(), "_test"), ".test")
+	if libs.IsLibrary(cfg, self) {
+		return res, nil // the library itself (and its tests) is exempt
+	}
+	reex := pass.ResultOf[reexport.Analyzer].(*reexport.Result)
+	res.Features = libs.Probe(cfg, pass.Pkg)
+	if !res.Features.Library && len(reex.Objects) == 0 {
+		return res, nil
+	}
+	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
+	info := pass.TypesInfo
+	var k libs.Keyer
+	type lineKey struct {
+		file *token.File
+		line int
+		rule string
+	}
+	seen := map[lineKey]bool{}
+	for cur := range ins.Root().Preorder((*ast.Ident)(nil)) {
+		id := cur.Node().(*ast.Ident)
+		obj := info.Uses[id]
+		if obj == nil {
+			continue
+		}
+		ent, ok := catalog.Resolve(cfg, &k, obj)
+		via := ""
+		if !ok {
+			if ent, ok = reex.Objects[obj]; !ok {
+				continue
+			}
+			via = obj.Pkg().Name() + "." + obj.Name()
+		}
+		subject := libs.Display[ent.Family] + " " + qualified(ent)
+		if ent.Engine {
+			res.Engine = append(res.Engine, Use{Pos: id.Pos(), Name: subject, Entry: ent})
+		}
+		if ent.Rule == "" || astq.InRejectingBranch(info, cur) {
+			continue
+		}
+		side := ent.Side
+		if ent.Rule == "MCP005" && strings.Contains(ent.Name, ".") {
+			side = fieldSide(cur)
+		}
+		if via != "" {
+			subject = via + " (which re-exports " + subject + ")"
+		}
+		do := ent.Do
+		if do == "" {
+			do = catalog.RuleDo[ent.Rule]
+		}
+		msg := subject + " " + ent.What + ": " + do + probeNote(ent, res.Features)
+		tf := pass.Fset.File(id.Pos())
+		lk := lineKey{tf, tf.Line(id.Pos()), ent.Rule}
+		if !seen[lk] {
+			seen[lk] = true
+			res.Add(finding.Finding{Pos: id.Pos(), End: id.End(), Rule: ent.Rule, Message: msg,
+				Level: ent.Level, Side: side, Key: ent.ID()})
+		}
+		if ent.Family == settings.FamilyMCPGo && ent.Name == "WithTaskCapabilities" {
+			if arg := firstArgIfCalled(cur); arg != nil {
+				if tv := info.Types[arg]; tv.Value != nil && tv.Value.String() == "true" {
+					res.Add(finding.Finding{Pos: arg.Pos(), End: arg.End(), Rule: "MCP002", Side: finding.SideServer,
+						Key:     ent.ID() + "(list=true)",
+						Message: subject + "(list=true, …) serves the removed tasks/list method: " + catalog.RuleDo["MCP002"]})
+				}
+			}
+		}
+	}
+	return res, nil
+}
+
+// qualified renders an entry as pkg.Name with the library's package name.
+func qualified(ent catalog.Entry) string {
+	pkg := path.Base(ent.Pkg)
+	if ent.Pkg == "" {
+		pkg = map[string]string{settings.FamilyFineMCP: "finemcp", settings.FamilyTMC: "mcp"}[ent.Family]
+	}
+	return pkg + "." + ent.Name
+}
+
+// fieldSide classifies a use of an MCP005 field: setting it (composite
+// literal key or assignment target) builds a request (client side); reading
+// it handles one (server side).
+func fieldSide(cur inspector.Cursor) finding.Side {
+	node := cur
+	if p := cur.Parent(); p.Valid() {
+		if sel, ok := p.Node().(*ast.SelectorExpr); ok && sel.Sel == cur.Node() {
+			node = p
+		}
+	}
+	parent := node.Parent()
+	switch n := parent.Node().(type) {
+	case *ast.KeyValueExpr:
+		if n.Key == node.Node() {
+			return finding.SideClient
+		}
+	case *ast.AssignStmt:
+		for _, l := range n.Lhs {
+			if l == node.Node() {
+				return finding.SideClient
+			}
+		}
+	}
+	return finding.SideServer
+}
+
+// firstArgIfCalled returns the first argument of the call whose callee is
+// the identifier at cur (directly or as a selector), or nil.
+func firstArgIfCalled(cur inspector.Cursor) ast.Expr {
+	fun := cur
+	if p := cur.Parent(); p.Valid() {
+		if sel, ok := p.Node().(*ast.SelectorExpr); ok && sel.Sel == cur.Node() {
+			fun = p
+		}
+	}
+	call, ok := fun.Parent().Node().(*ast.CallExpr)
+	if !ok || call.Fun != fun.Node() || len(call.Args) == 0 {
+		return nil
+	}
+	return call.Args[0]
+}
+
+// probeNote adapts guidance to the library version in use.
+func probeNote(ent catalog.Entry, f libs.Features) string {
+	if ent.Family != settings.FamilyMCPGo {
+		return ""
+	}
+	var b strings.Builder
+	switch {
+	case ent.Rule == "MCP004" && f.MCPGoExtensions:
+		b.WriteString("; this mcp-go provides server.WithExtensions, but its own task engine still speaks 2025-11-25, so declare the extension only for an engine that implements it")
+	case ent.Rule == "MCP004":
+		b.WriteString("; this mcp-go predates the extension APIs (no server.WithExtensions): upgrade to v1.0.0 or later before declaring the extension")
+	case ent.Name == "Client.TaskResult" && f.MCPGoWaitForTask:
+		b.WriteString("; with this mcp-go, client.WaitForTask does the polling, but its GetTaskResult has no result field yet")
+	case ent.Name == "Client.TaskResult":
+		b.WriteString("; this mcp-go has no client.WaitForTask (added in v1.0.0), so loop client.GetTask, and note its GetTaskResult has no result field yet")
+	}
+	if f.MCPGoResultTypeTask && (ent.Rule == "MCP004" || ent.Rule == "MCP008") {
+		fmt.Fprintf(&b, "; this mcp-go defines mcp.ResultTypeTask: check whether it now implements the extension")
+	}
+	return b.String()
+}

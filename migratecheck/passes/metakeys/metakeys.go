@@ -1,0 +1,94 @@
+package metakeys
+
+import (
+	"go/ast"
+	"go/types"
+	"reflect"
+	"strconv"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/analysis/passes/inspect"
+	"golang.org/x/tools/go/ast/edge"
+	"golang.org/x/tools/go/ast/inspector"
+
+	"github.com/tasksbridge/tasksbridge/migratecheck/internal/astq"
+	"github.com/tasksbridge/tasksbridge/migratecheck/internal/config"
+	"github.com/tasksbridge/tasksbridge/migratecheck/internal/finding"
+	"github.com/tasksbridge/tasksbridge/migratecheck/internal/libs"
+	"github.com/tasksbridge/tasksbridge/migratecheck/passes/reexport"
+)
+
+// Analyzer implements R7; see the package doc.
+var Analyzer = &analysis.Analyzer{
+	Name:       "metakeys",
+	Doc:        "find legacy MCP task _meta keys used as map keys",
+	URL:        "https://github.com/tasksbridge/tasksbridge/blob/main/docs/rules/README.md",
+	Requires:   []*analysis.Analyzer{inspect.Analyzer, reexport.Analyzer},
+	Run:        run,
+	ResultType: reflect.TypeFor[*finding.Result](),
+}
+
+// Keys are the legacy _meta keys.
+var Keys = map[string]bool{
+	"io.modelcontextprotocol/related-task":              true,
+	"io.modelcontextprotocol/model-immediate-response": true,
+}
+
+func run(pass *analysis.Pass) (any, error) {
+	cfg := config.Current()
+	res := &finding.Result{}
+	info := pass.TypesInfo
+	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
+	reex := pass.ResultOf[reexport.Analyzer].(*reexport.Result)
+	for cur := range ins.Root().Preorder((*ast.BasicLit)(nil), (*ast.Ident)(nil), (*ast.SelectorExpr)(nil)) {
+		e := cur.Node().(ast.Expr)
+		if k, _ := cur.ParentEdge(); k == edge.SelectorExpr_Sel {
+			continue
+		}
+		v, ok := astq.StringValue(info, e)
+		if !ok || !Keys[v] {
+			continue
+		}
+		if obj := astq.ObjectOf(info, e); obj != nil && obj.Pkg() != nil {
+			if _, wrapped := reex.Objects[obj]; wrapped || libs.IsLibrary(cfg, obj.Pkg().Path()) {
+				continue
+			}
+		}
+		if !mapKey(info, cur) {
+			continue
+		}
+		res.Add(finding.Finding{Pos: e.Pos(), End: e.End(), Rule: "MCP011", Key: "R7",
+			Message: `_meta key ` + strconv.Quote(v) + ` is absent from the extension and the 2026-07-28 schema: drop it or keep it only on 2025-11-25 paths`})
+	}
+	return res, nil
+}
+
+// mapKey: the expression at cur (through parens and conversions) is a map
+// literal key or the index of a map index expression.
+func mapKey(info *types.Info, cur inspector.Cursor) bool {
+	for {
+		p := cur.Parent()
+		if call, ok := p.Node().(*ast.CallExpr); ok && len(call.Args) == 1 && info.Types[call.Fun].IsType() {
+			cur = p
+			continue
+		}
+		if _, ok := p.Node().(*ast.ParenExpr); ok {
+			cur = p
+			continue
+		}
+		break
+	}
+	k, _ := cur.ParentEdge()
+	switch k {
+	case edge.KeyValueExpr_Key:
+		if lit, ok := cur.Parent().Parent().Node().(*ast.CompositeLit); ok {
+			_, isMap := types.Unalias(info.TypeOf(lit)).Underlying().(*types.Map)
+			return isMap
+		}
+	case edge.IndexExpr_Index:
+		ix := cur.Parent().Node().(*ast.IndexExpr)
+		_, isMap := types.Unalias(info.TypeOf(ix.X)).Underlying().(*types.Map)
+		return isMap
+	}
+	return false
+}

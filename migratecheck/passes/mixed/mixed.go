@@ -1,0 +1,67 @@
+package mixed
+
+import (
+	"go/token"
+	"reflect"
+
+	"golang.org/x/tools/go/analysis"
+
+	"github.com/tasksbridge/tasksbridge/migratecheck/internal/finding"
+	"github.com/tasksbridge/tasksbridge/migratecheck/passes/capabilities"
+	"github.com/tasksbridge/tasksbridge/migratecheck/passes/libapi"
+	"github.com/tasksbridge/tasksbridge/migratecheck/passes/nestedresult"
+	"github.com/tasksbridge/tasksbridge/migratecheck/passes/rawmethods"
+)
+
+// Analyzer implements R8; see the package doc.
+var Analyzer = &analysis.Analyzer{
+	Name:       "mixed",
+	Doc:        "find extension advertisements next to a legacy task engine",
+	URL:        "https://github.com/tasksbridge/tasksbridge/blob/main/docs/rules/README.md",
+	Requires:   []*analysis.Analyzer{capabilities.Analyzer, libapi.Analyzer, rawmethods.Analyzer, nestedresult.Analyzer},
+	Run:        run,
+	ResultType: reflect.TypeFor[*finding.Result](),
+}
+
+const maxRelated = 5
+
+func run(pass *analysis.Pass) (any, error) {
+	res := &finding.Result{}
+	caps := pass.ResultOf[capabilities.Analyzer].(*capabilities.Result)
+	lib := pass.ResultOf[libapi.Analyzer].(*libapi.Result)
+	if len(caps.Adverts) == 0 || lib.Features.Modern {
+		return res, nil
+	}
+	type evidence struct {
+		pos  token.Pos
+		what string
+	}
+	var ev []evidence
+	for _, u := range lib.Engine {
+		ev = append(ev, evidence{u.Pos, u.Name + " (legacy task engine)"})
+	}
+	for _, h := range pass.ResultOf[rawmethods.Analyzer].(*rawmethods.Result).Hits {
+		if h.Side == finding.SideServer {
+			ev = append(ev, evidence{h.Pos, `"` + h.Method + `" served or emitted here`})
+		}
+	}
+	for _, f := range pass.ResultOf[nestedresult.Analyzer].(*finding.Result).Findings {
+		ev = append(ev, evidence{f.Pos, "nested CreateTaskResult {task: …}"})
+	}
+	if len(ev) == 0 {
+		return res, nil
+	}
+	var related []analysis.RelatedInformation
+	for i, e := range ev {
+		if i == maxRelated {
+			break
+		}
+		related = append(related, analysis.RelatedInformation{Pos: e.pos, Message: e.what})
+	}
+	for _, a := range caps.Adverts {
+		res.Add(finding.Finding{Pos: a, End: a, Rule: "MCP014", Level: "", Key: "R8", Related: related,
+			Message: `this package advertises "` + capabilities.ExtensionID + `" but its task engine is the 2025-11-25 one (` + ev[0].what +
+				`): peers will expect resultType "task", ttlMs, tasks/update and tasks/get with inlined results; advertise the extension only from an engine that implements it`})
+	}
+	return res, nil
+}

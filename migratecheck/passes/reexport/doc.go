@@ -1,0 +1,23 @@
+// Package reexport defines an Analyzer that exports facts about user
+// wrappers that re-declare catalogued library objects, so that uses of the
+// wrappers in other packages are reported too (rules catalogue §2.8).
+//
+// # Analyzer reexport
+//
+// reexport: facts for wrappers that re-export legacy MCP task library objects
+//
+// A wrapper package often re-exports mcp-go with type aliases (which resolve
+// to the library object by themselves) and with re-declared constants,
+// variables and thin functions, which are new objects:
+//
+//	const TaskSupportRequired = mcp.TaskSupportRequired
+//	var EnableTasks = server.WithTaskCapabilities
+//	func Tasks() server.ServerOption { return server.WithTaskCapabilities(false, true, true) }
+//
+// For each such package-level declaration whose value (or single returned
+// call) resolves to a catalogued object, or to another wrapper with a fact,
+// the analyzer exports a *Fact naming the catalogue entry. Its Result maps
+// the objects used by the current package that carry such a fact to their
+// entries; passes/libapi reports those uses. Library packages themselves are
+// skipped. The analyzer reports nothing.
+package reexport

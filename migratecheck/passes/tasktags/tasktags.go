@@ -1,0 +1,127 @@
+package tasktags
+
+import (
+	"go/ast"
+	gotoken "go/token"
+	"go/types"
+	"reflect"
+	"strings"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/analysis/passes/inspect"
+	"golang.org/x/tools/go/ast/inspector"
+
+	"github.com/tasksbridge/tasksbridge/migratecheck/internal/astq"
+	"github.com/tasksbridge/tasksbridge/migratecheck/internal/finding"
+	"github.com/tasksbridge/tasksbridge/migratecheck/passes/libapi"
+	"github.com/tasksbridge/tasksbridge/migratecheck/passes/rawmethods"
+)
+
+// Analyzer implements R2; see the package doc.
+var Analyzer = &analysis.Analyzer{
+	Name:       "tasktags",
+	Doc:        "find legacy ttl/pollInterval json tags in task-shaped structs",
+	URL:        "https://github.com/tasksbridge/tasksbridge/blob/main/docs/rules/README.md",
+	Requires:   []*analysis.Analyzer{inspect.Analyzer, rawmethods.Analyzer, libapi.Analyzer},
+	Run:        run,
+	ResultType: reflect.TypeFor[*finding.Result](),
+}
+
+var renames = map[string]struct{ rule, newName, what string }{
+	"ttl":          {"MCP006", "ttlMs", `the extension's wire field is "ttlMs" (integer milliseconds, nullable, required)`},
+	"pollInterval": {"MCP007", "pollIntervalMs", `the extension's wire field is "pollIntervalMs"`},
+}
+
+func run(pass *analysis.Pass) (any, error) {
+	res := &finding.Result{}
+	info := pass.TypesInfo
+	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
+	raw := pass.ResultOf[rawmethods.Analyzer].(*rawmethods.Result)
+	lib := pass.ResultOf[libapi.Analyzer].(*libapi.Result)
+	servesLegacy := raw.ServerSide() || len(lib.Engine) > 0
+
+	// Struct types used as the type of a field tagged json:"task".
+	taskFieldTypes := map[*types.Struct]bool{}
+	for cur := range ins.Root().Preorder((*ast.StructType)(nil)) {
+		for _, f := range cur.Node().(*ast.StructType).Fields.List {
+			if astq.FieldJSONName(f) == "task" {
+				if st := astq.StructOf(info.TypeOf(f.Type)); st != nil {
+					taskFieldTypes[st] = true
+				}
+			}
+		}
+	}
+
+	for cur := range ins.Root().Preorder((*ast.StructType)(nil)) {
+		stx := cur.Node().(*ast.StructType)
+		st, ok := info.TypeOf(stx).(*types.Struct)
+		if !ok {
+			continue
+		}
+		keys := astq.JSONKeys(st)
+		name := astq.StructName(cur)
+		if len(keys) == 1 && keys["ttl"] && taskFieldTypes[st] {
+			for _, f := range stx.Fields.List {
+				if astq.FieldJSONName(f) == "ttl" {
+					res.Add(finding.Finding{Pos: f.Tag.Pos(), End: f.Tag.End(), Rule: "MCP005", Side: finding.SideClient, Key: "R2/task-param",
+						Message: `json tag "ttl" in ` + name + `, the type of a field tagged json:"task", is the removed per-request params.task {ttl}: servers must ignore it; the server decides per request and the client only declares the extension`})
+				}
+			}
+			continue
+		}
+		if !astq.TaskShaped(keys) {
+			continue
+		}
+		noFix := ""
+		for _, f := range stx.Fields.List {
+			for _, k := range astq.TagKeys(astq.FieldTag(f)) {
+				if k != "json" {
+					noFix = "the struct also has " + k + " tags (a storage record must keep its column names)"
+				}
+			}
+		}
+		if noFix == "" && servesLegacy {
+			noFix = "the package still serves 2025-11-25 peers"
+		}
+		for _, f := range stx.Fields.List {
+			jname := astq.FieldJSONName(f)
+			r, ok := renames[jname]
+			if !ok || keys[r.newName] {
+				continue // not legacy, or a deliberate dual-emit struct
+			}
+			msg := `json tag "` + jname + `" in task-shaped struct ` + name + ` is the legacy Task field: ` + r.what
+			fd := finding.Finding{Pos: f.Tag.Pos(), End: f.Tag.End(), Rule: r.rule, Key: "R2"}
+			if noFix == "" {
+				if fix := tagFix(f.Tag, jname, r.newName); fix != nil {
+					fd.Fix, fd.FixKind = fix, finding.FixTags
+					msg += "; the opt-in fix (-fix-tags) renames it"
+				}
+			} else {
+				msg += "; not renamed automatically: " + noFix
+			}
+			fd.Message = msg
+			res.Add(fd)
+		}
+	}
+	return res, nil
+}
+
+// tagFix inserts the suffix after the json name inside the tag literal.
+func tagFix(tag *ast.BasicLit, oldName, newName string) *analysis.SuggestedFix {
+	for _, prefix := range []string{`json:"`, `json:\"`} {
+		i := strings.Index(tag.Value, prefix+oldName)
+		if i < 0 {
+			continue
+		}
+		end := i + len(prefix) + len(oldName)
+		if rest := tag.Value[end:]; !strings.HasPrefix(rest, ",") && !strings.HasPrefix(rest, `"`) && !strings.HasPrefix(rest, `\"`) {
+			continue
+		}
+		pos := tag.Pos() + gotoken.Pos(end)
+		return &analysis.SuggestedFix{
+			Message:   `Rename json tag "` + oldName + `" to "` + newName + `"`,
+			TextEdits: []analysis.TextEdit{{Pos: pos, End: pos, NewText: []byte(strings.TrimPrefix(newName, oldName))}},
+		}
+	}
+	return nil
+}
