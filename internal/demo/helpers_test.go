@@ -86,7 +86,8 @@ type rawResp struct {
 
 var idSeq atomic.Int64
 
-func (c rawCall) do(t *testing.T, url string) rawResp {
+// request builds the HTTP request of c, with the standard headers.
+func (c rawCall) request(t *testing.T, ctx context.Context, url string) *http.Request {
 	t.Helper()
 	params := map[string]any{}
 	for k, v := range c.Params {
@@ -103,7 +104,7 @@ func (c rawCall) do(t *testing.T, url string) rawResp {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,6 +127,12 @@ func (c rawCall) do(t *testing.T, url string) rawResp {
 		}
 		req.Header[http.CanonicalHeaderKey(k)] = vs
 	}
+	return req
+}
+
+func (c rawCall) do(t *testing.T, url string) rawResp {
+	t.Helper()
+	req := c.request(t, context.Background(), url)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

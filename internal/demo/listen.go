@@ -80,7 +80,12 @@ func (s *Server) checkListen(principal string, p modern.ListenParams) ([]string,
 func (s *Server) runListen(ctx context.Context, id jsonrpc.ID, acked []string,
 	send func(jsonrpc.Message) error, ping func() error) error {
 	sub := s.hub.subscribe(acked)
-	defer s.hub.unsubscribe(sub)
+	defer func() {
+		s.hub.unsubscribe(sub)
+		if f := s.listenEnded.Load(); f != nil {
+			(*f)()
+		}
+	}()
 	s.count(func(c *Counters) { c.ListenStreams++ })
 
 	ack, err := notification(modern.NotificationSubscriptionsAcknowledged, modern.AcknowledgedParams{
@@ -156,6 +161,9 @@ func notification(method string, params any) (*jsonrpc.Request, error) {
 	}
 	return &jsonrpc.Request{Method: method, Params: b}, nil
 }
+
+// LiveListens returns the number of task listen streams being served.
+func (s *Server) LiveListens() int { return s.hub.count() }
 
 // idKey is a comparable key for a request id, equal for the id of a
 // request and the requestId of a notifications/cancelled naming it.

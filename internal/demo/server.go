@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -93,6 +94,8 @@ type Server struct {
 
 	closeOnce sync.Once
 	closed    chan struct{} // closed by Close: listen streams end gracefully
+
+	listenEnded atomic.Pointer[func()] // test hook: called as each task listen ends
 }
 
 // New builds a Server.
