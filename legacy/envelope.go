@@ -27,7 +27,10 @@ type Notification struct {
 
 // Response is a JSON-RPC response: exactly one of Result and Error is set.
 type Response struct {
-	ID     json.RawMessage // null only for errors about unparsable requests
+	// ID is a string or a number. Only an error response may lack it (nil),
+	// for a request whose id could not be read; it is then omitted, as the
+	// 2025-11-25 schema makes it optional but not nullable.
+	ID     json.RawMessage
 	Result json.RawMessage
 	Error  *rpc.Error
 }
@@ -185,22 +188,26 @@ func (n Notification) MarshalJSON() ([]byte, error) {
 func (n *Notification) UnmarshalJSON(data []byte) error { return assign(n, data, DecodeNotification) }
 
 // DecodeResponse decodes a JSON-RPC response envelope: exactly one of result
-// (an object) and error ({code, message}) must be present, else -32600.
+// (an object) and error ({code, message}) must be present, else -32600. An
+// error response may lack an id or carry null (both decode to a nil ID).
 func DecodeResponse(data []byte) (Response, error) {
 	f, err := envelope(data, "response")
 	if err != nil {
 		return Response{}, err
-	}
-	id, ok := f.get("id")
-	if !ok || (!validID(id) && !isNull(id)) {
-		return Response{}, invalidRequest("response", "id must be a string, a number or null")
 	}
 	res, hasRes := f.get("result")
 	ev, hasErr := f.get("error")
 	if hasRes == hasErr {
 		return Response{}, invalidRequest("response", "exactly one of result and error must be present")
 	}
-	out := Response{ID: json.RawMessage(bytes.Clone(id))}
+	var out Response
+	switch id, ok := f.get("id"); {
+	case ok && validID(id):
+		out.ID = json.RawMessage(bytes.Clone(id))
+	case hasErr && (!ok || isNull(id)):
+	default:
+		return Response{}, invalidRequest("response", "id must be a string or a number")
+	}
 	if hasRes {
 		if kindOf(res) != "an object" {
 			return Response{}, invalidRequest("response", "result must be an object, got %s", kindOf(res))
@@ -230,34 +237,27 @@ func DecodeResponse(data []byte) (Response, error) {
 
 // Validate checks the id and that exactly one of Result and Error is set.
 func (r Response) Validate() error {
-	if r.ID != nil && (!json.Valid(r.ID) || !validID(r.ID) && !isNull(r.ID)) {
-		return InternalError("response: id must be a string, a number or null")
-	}
 	if (r.Result == nil) == (r.Error == nil) {
 		return InternalError("response: exactly one of result and error must be set")
 	}
-	if r.Result != nil && kindOf(r.Result) != "an object" {
+	if r.ID == nil && r.Error == nil || r.ID != nil && (!json.Valid(r.ID) || !validID(r.ID)) {
+		return InternalError("response: id must be a string or a number")
+	}
+	if r.Result != nil && (!json.Valid(r.Result) || kindOf(r.Result) != "an object") {
 		return InternalError("response: result must be an object")
+	}
+	if r.Error != nil && r.Error.Data != nil && !json.Valid(r.Error.Data) {
+		return InternalError("response: error.data is not valid JSON")
 	}
 	return nil
 }
 
-// MarshalJSON validates r and encodes the envelope (a nil ID encodes as null).
+// MarshalJSON validates r and encodes the envelope.
 func (r Response) MarshalJSON() ([]byte, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
-	type wire struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Result  json.RawMessage `json:"result,omitempty"`
-		Error   *rpc.Error      `json:"error,omitempty"`
-	}
-	id := r.ID
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	return json.Marshal(wire{JSONRPCVersion, id, r.Result, r.Error})
+	return json.Marshal(envelopeWire{JSONRPC: JSONRPCVersion, ID: r.ID, Result: r.Result, Error: r.Error})
 }
 
 // UnmarshalJSON decodes like DecodeResponse.
@@ -278,6 +278,13 @@ func decodeTypedRequest(data []byte, method string) (Request, error) {
 	return r, nil
 }
 
+func validateTyped(id json.RawMessage, method string, params interface{ Validate() error }) error {
+	if !json.Valid(id) || !validID(id) {
+		return InternalError("%s request: id must be a string or a number", method)
+	}
+	return params.Validate()
+}
+
 func marshalTyped(id json.RawMessage, method string, params any) ([]byte, error) {
 	p, err := json.Marshal(params)
 	if err != nil {
@@ -291,6 +298,9 @@ type GetTaskRequest struct {
 	ID     json.RawMessage
 	Params GetTaskParams
 }
+
+// Validate checks the id and the params.
+func (r GetTaskRequest) Validate() error { return validateTyped(r.ID, MethodTasksGet, r.Params) }
 
 // MarshalJSON validates and encodes the request envelope.
 func (r GetTaskRequest) MarshalJSON() ([]byte, error) {
@@ -316,6 +326,11 @@ func DecodeGetTaskRequest(data []byte) (GetTaskRequest, error) {
 type GetTaskPayloadRequest struct {
 	ID     json.RawMessage
 	Params GetTaskPayloadParams
+}
+
+// Validate checks the id and the params.
+func (r GetTaskPayloadRequest) Validate() error {
+	return validateTyped(r.ID, MethodTasksResult, r.Params)
 }
 
 // MarshalJSON validates and encodes the request envelope.
@@ -344,6 +359,9 @@ type CancelTaskRequest struct {
 	Params CancelTaskParams
 }
 
+// Validate checks the id and the params.
+func (r CancelTaskRequest) Validate() error { return validateTyped(r.ID, MethodTasksCancel, r.Params) }
+
 // MarshalJSON validates and encodes the request envelope.
 func (r CancelTaskRequest) MarshalJSON() ([]byte, error) {
 	return marshalTyped(r.ID, MethodTasksCancel, r.Params)
@@ -370,6 +388,9 @@ type ListTasksRequest struct {
 	Params ListTasksParams
 }
 
+// Validate checks the id and the params.
+func (r ListTasksRequest) Validate() error { return validateTyped(r.ID, MethodTasksList, r.Params) }
+
 // MarshalJSON validates and encodes the request envelope (params always
 // present, {} on the first page).
 func (r ListTasksRequest) MarshalJSON() ([]byte, error) {
@@ -395,6 +416,9 @@ func DecodeListTasksRequest(data []byte) (ListTasksRequest, error) {
 type TaskStatusNotification struct {
 	Params TaskStatusNotificationParams
 }
+
+// Validate checks the params.
+func (n TaskStatusNotification) Validate() error { return n.Params.Validate() }
 
 // MarshalJSON validates and encodes the notification envelope.
 func (n TaskStatusNotification) MarshalJSON() ([]byte, error) {

@@ -118,11 +118,17 @@ func RelatedTaskOf(obj json.RawMessage) (taskID string, ok bool, err error) {
 	if !found || isNull(mv) {
 		return "", false, nil
 	}
-	meta, err := objectMembers(mv, "_meta", rpc.CodeInvalidParams)
+	return RelatedTaskFromMeta(mv)
+}
+
+// RelatedTaskFromMeta reads the related-task taskId from a raw _meta object
+// itself (not the message holding it). No bytes or null give ok false.
+func RelatedTaskFromMeta(meta json.RawMessage) (taskID string, ok bool, err error) {
+	ms, err := objectOrEmpty(meta, "_meta", rpc.CodeInvalidParams)
 	if err != nil {
 		return "", false, err
 	}
-	rv, found := lookup(meta, RelatedTaskKey)
+	rv, found := lookup(ms, RelatedTaskKey)
 	if !found {
 		return "", false, nil
 	}

@@ -46,11 +46,14 @@ func toolTaskSupport(f fields) (TaskSupport, error) {
 	if err != nil {
 		return "", err
 	}
-	s, _, err := ex.str("taskSupport", false)
+	s, present, err := ex.str("taskSupport", false)
 	if err != nil {
 		return "", err
 	}
-	ts := TaskSupport(s).Effective()
+	ts := TaskSupport(s)
+	if !present {
+		ts = TaskSupportForbidden
+	}
 	if !ts.Valid() {
 		return "", ex.errf("taskSupport", "must be one of forbidden, optional, required, got %s", quote(s))
 	}
