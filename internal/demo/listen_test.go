@@ -86,6 +86,8 @@ type wireNote struct {
 	Params json.RawMessage `json:"params"`
 	ID     any             `json:"id"`
 	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+	raw    []byte
 }
 
 func subIDOf(t *testing.T, params json.RawMessage) any {
