@@ -21,5 +21,20 @@
 //     do not touch verbatim: keys and values are copied byte for byte; only the
 //     whitespace between members may change.
 //
+// Where to find what:
+//
+//   - status.go: TaskStatus, CanTransition (L-25, L-26).
+//   - task.go, timefmt.go: Task, NewTask, FormatTime/ParseTime.
+//   - messages.go: CreateTaskResult, tasks/get|result|list|cancel params and
+//     results, TaskStatusNotificationParams, NewGetTaskPayloadResult (L-34).
+//   - envelope.go: Request/Notification/Response and the typed tasks/*
+//     request envelopes, TaskStatusNotification.
+//   - taskparam.go: TaskMetadata, SplitTaskParam/SetTaskParam (L-24).
+//   - meta.go: Meta, SetRelatedTask/RelatedTaskOf (L-32..L-37).
+//   - capabilities.go: ServerTasksCapability, ClientTasksCapability and the
+//     raw patch helpers for capabilities and initialize messages (L-01..L-04, L-11).
+//   - tools.go: TaskSupport, tools/list patching, DecideToolCall (L-05..L-10).
+//   - errors.go: the era's JSON-RPC errors (§3.5).
+//
 // Checklist ids (L-xx) refer to ../shared/spec/legacy-tasks.md §9.
 package legacy

@@ -265,6 +265,15 @@ func FuzzToolsTaskSupport(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// The same bytes as a single Tool.
+		if _, err := ToolTaskSupport(data); err != nil {
+			wantDecodeError(t, err)
+		} else if one, err := PatchToolTaskSupport(data, TaskSupportRequired); err != nil {
+			t.Fatalf("PatchToolTaskSupport after a good read: %v", err)
+		} else if s, err := ToolTaskSupport(one); err != nil || s != TaskSupportRequired {
+			t.Fatalf("patched tool %s reads %q, %v", one, s, err)
+		}
+		_ = IsCreateTaskResult(data)
 		before, err := ListToolsTaskSupport(data)
 		if err != nil {
 			wantDecodeError(t, err)
@@ -311,6 +320,20 @@ func FuzzCapabilitiesPatch(f *testing.F) {
 		got, err := InitializeResultTasks(out)
 		if err != nil || got == nil || !got.Cancel || !got.ToolsCall || got.List {
 			t.Fatalf("InitializeResultTasks(%s) = %+v, %v", out, got, err)
+		}
+		if _, err := ProtocolVersionOf(out); err != nil {
+			wantDecodeError(t, err)
+		}
+		// The same bytes as initialize params, client side.
+		if _, err := InitializeParamsTasks(data); err != nil {
+			wantDecodeError(t, err)
+		}
+		cout, err := PatchInitializeParamsTasks(data, &ClientTasksCapability{ElicitationCreate: true})
+		if err != nil {
+			t.Fatalf("client patch failed where the server patch worked: %v", err)
+		}
+		if c, err := InitializeParamsTasks(cout); err != nil || c == nil || !c.ElicitationCreate || c.SamplingCreateMessage {
+			t.Fatalf("InitializeParamsTasks(%s) = %+v, %v", cout, c, err)
 		}
 	})
 }
