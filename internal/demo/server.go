@@ -464,7 +464,7 @@ func (s *Server) tasksCancel(ctx context.Context, _ *mcp.ServerSession, p *TaskI
 		return nil, rerr
 	}
 	changed := false
-	if !s.opts.IgnoreCancel && !terminal(t.status) {
+	if !s.opts.IgnoreCancel && !t.status.IsTerminal() {
 		s.changeLocked(t, modern.StatusCancelled, "The task was cancelled by request.")
 		changed = true
 	}

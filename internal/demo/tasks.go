@@ -10,11 +10,8 @@ import (
 	"time"
 
 	"github.com/tasksbridge/tasksbridge/modern"
-
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
-
-func terminal(status modern.TaskStatus) bool { return status.IsTerminal() }
 
 // task is the server's record of one task. All fields are guarded by
 // Server.mu.
@@ -188,7 +185,7 @@ func (s *Server) changeLocked(t *task, status modern.TaskStatus, message string)
 	t.status = status
 	t.message = message
 	t.updated = s.clock.Now()
-	if terminal(status) {
+	if status.IsTerminal() {
 		if t.stop != nil {
 			t.stop()
 		}
@@ -202,7 +199,7 @@ func (s *Server) changeLocked(t *task, status modern.TaskStatus, message string)
 func (s *Server) mutate(id string, f func(t *task)) bool {
 	s.mu.Lock()
 	t, ok := s.st.tasks[id]
-	if !ok || terminal(t.status) {
+	if !ok || t.status.IsTerminal() {
 		s.mu.Unlock()
 		return false
 	}
