@@ -96,16 +96,19 @@ func (f fields) millis(key string) (*int64, error) {
 	return &n, nil
 }
 
-// parseMillis converts a raw JSON number to a non-negative int64.
+// parseMillis converts a raw JSON number to a non-negative int64. Unusual
+// values (negative, fractional, huge) are clamped rather than rejected:
+// legacy-tasks.md §2.1 recommends it, since receivers MAY override ttl (L-20)
+// and the spec defines no error for them. Only a non-number is an error.
 func parseMillis(v []byte) (int64, string) {
-	const want = "must be a non-negative number of milliseconds"
+	const want = "must be a number of milliseconds"
 	if kindOf(v) != "a number" {
 		return 0, want
 	}
 	s := string(bytes.TrimSpace(v))
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		if n < 0 {
-			return 0, want
+			return 0, ""
 		}
 		return n, ""
 	}
@@ -114,7 +117,7 @@ func parseMillis(v []byte) (int64, string) {
 	case err != nil && !math.IsInf(x, 0):
 		return 0, want
 	case x < 0 || math.IsInf(x, -1):
-		return 0, want
+		return 0, ""
 	case x >= math.MaxInt64: // also +Inf from an overflowing literal
 		return math.MaxInt64, ""
 	}

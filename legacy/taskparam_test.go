@@ -81,10 +81,7 @@ func TestSplitTaskParamErrors(t *testing.T) {
 		{"params array", `["x"]`, rpc.CodeInvalidParams, "params must be a JSON object, got an array"},
 		{"task string", `{"name":"j","task":"yes"}`, rpc.CodeInvalidParams, "task must be an object"},
 		{"task true", `{"name":"j","task":true}`, rpc.CodeInvalidParams, "task must be an object"},
-		{"negative ttl", `{"name":"j","task":{"ttl":-1}}`, rpc.CodeInvalidParams, "task.ttl must be a non-negative number of milliseconds, got -1"},
-		{"negative fraction", `{"name":"j","task":{"ttl":-0.5}}`, rpc.CodeInvalidParams, "task.ttl"},
-		{"huge negative", `{"name":"j","task":{"ttl":-1e400}}`, rpc.CodeInvalidParams, "task.ttl"},
-		{"string ttl", `{"name":"j","task":{"ttl":"60000"}}`, rpc.CodeInvalidParams, `task.ttl must be a non-negative number of milliseconds, got "60000"`},
+		{"string ttl", `{"name":"j","task":{"ttl":"60000"}}`, rpc.CodeInvalidParams, `task.ttl must be a number of milliseconds, got "60000"`},
 		{"object ttl", `{"name":"j","task":{"ttl":{}}}`, rpc.CodeInvalidParams, "task.ttl"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -136,9 +133,16 @@ func TestDecodeTaskMetadata(t *testing.T) {
 	if err != nil || m.TTL == nil || *m.TTL != 1000 {
 		t.Errorf("got %+v, %v", m, err)
 	}
-	var viaStd TaskMetadata
-	if err := json.Unmarshal([]byte(`{"ttl":-3}`), &viaStd); rpc.CodeOf(err) != rpc.CodeInvalidParams {
-		t.Errorf("json.Unmarshal negative ttl: %v", err)
+	// legacy-tasks.md §2.1: unusual ttls are clamped, not rejected (L-20 lets the receiver override).
+	for _, raw := range []string{`{"ttl":-3}`, `{"ttl":-0.5}`, `{"ttl":-1e400}`} {
+		var viaStd TaskMetadata
+		if err := json.Unmarshal([]byte(raw), &viaStd); err != nil || viaStd.TTL == nil || *viaStd.TTL != 0 {
+			t.Errorf("json.Unmarshal %s = %+v, %v; want ttl clamped to 0", raw, viaStd.TTL, err)
+		}
+	}
+	var str TaskMetadata
+	if err := json.Unmarshal([]byte(`{"ttl":"3"}`), &str); rpc.CodeOf(err) != rpc.CodeInvalidParams {
+		t.Errorf("json.Unmarshal string ttl: %v", err)
 	}
 	if b := enc(t, TaskMetadata{}); string(b) != `{}` {
 		t.Errorf("empty TaskMetadata = %s, want {}", b)
