@@ -220,7 +220,8 @@ func MapLit(info *types.Info, e ast.Expr) *ast.CompositeLit {
 
 // Rejects reports whether stmts reject a request as "method not found": they
 // mention -32601 (as a constant value), an identifier containing
-// MethodNotFound / METHOD_NOT_FOUND, or http.StatusNotFound. This is the
+// MethodNotFound / METHOD_NOT_FOUND, http.StatusNotFound, or a string
+// literal containing "method not found". This is the
 // rules catalogue's compliance exemption: code that refuses the legacy
 // methods is what the new spec requires.
 func Rejects(info *types.Info, stmts []ast.Stmt) bool {
@@ -237,6 +238,11 @@ func Rejects(info *types.Info, stmts []ast.Stmt) bool {
 						found = true
 						return false
 					}
+				}
+				if lit, ok := x.(*ast.BasicLit); ok && lit.Kind == token.STRING &&
+					strings.Contains(strings.ToLower(lit.Value), "method not found") {
+					found = true
+					return false
 				}
 				if id, ok := x.(*ast.Ident); ok {
 					n := strings.ToLower(strings.ReplaceAll(id.Name, "_", ""))
@@ -307,4 +313,14 @@ func FieldJSONName(f *ast.Field) string {
 func IsStringKind(t types.Type) bool {
 	b, ok := t.Underlying().(*types.Basic)
 	return ok && b.Info()&types.IsString != 0
+}
+
+// FieldPos returns the position range to report for a struct field: its tag
+// if it has one (the legacy part, and on the field's last line), else the
+// whole field.
+func FieldPos(f *ast.Field) (token.Pos, token.Pos) {
+	if f.Tag != nil {
+		return f.Tag.Pos(), f.Tag.End()
+	}
+	return f.Pos(), f.End()
 }

@@ -117,7 +117,7 @@ func run(pass *analysis.Pass) (any, error) {
 				case *types.Slice, *types.Array, *types.Map:
 					continue
 				}
-				res.Add(finding.Finding{Pos: f.Pos(), End: f.End(), Rule: "MCP004", Side: side, Key: "R4/struct",
+				res.Add(finding.Finding{Pos: fpos(f), End: fend(f), Rule: "MCP004", Side: side, Key: "R4/struct",
 					Message: name + ` declares the 2025-11-25 capabilities.tasks: declare capabilities.extensions["` + ExtensionID + `"] instead` + hint})
 			}
 		case *ast.BasicLit, *ast.Ident, *ast.SelectorExpr:
@@ -178,3 +178,6 @@ func extensionHint(f libs.Features) string {
 	}
 	return ""
 }
+
+func fpos(f *ast.Field) token.Pos { p, _ := astq.FieldPos(f); return p }
+func fend(f *ast.Field) token.Pos { _, e := astq.FieldPos(f); return e }

@@ -72,4 +72,3 @@ func contains(n ast.Node, ps []token.Pos) bool {
 	}
 	return false
 }
-

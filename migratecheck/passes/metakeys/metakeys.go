@@ -30,7 +30,7 @@ var Analyzer = &analysis.Analyzer{
 
 // Keys are the legacy _meta keys.
 var Keys = map[string]bool{
-	"io.modelcontextprotocol/related-task":              true,
+	"io.modelcontextprotocol/related-task":             true,
 	"io.modelcontextprotocol/model-immediate-response": true,
 }
 

@@ -2,6 +2,7 @@ package nestedresult
 
 import (
 	"go/ast"
+	"go/token"
 	"go/types"
 	"reflect"
 	"strings"
@@ -47,10 +48,10 @@ func run(pass *analysis.Pass) (any, error) {
 				ft := info.TypeOf(f.Type)
 				switch {
 				case taskShapedType(ft):
-					res.Add(finding.Finding{Pos: f.Pos(), End: f.End(), Rule: "MCP008", Side: finding.SideServer, Key: "R3/struct",
+					res.Add(finding.Finding{Pos: fpos(f), End: fend(f), Rule: "MCP008", Side: finding.SideServer, Key: "R3/struct",
 						Message: astq.StructName(cur) + ` nests a task-shaped value under json "task" (the 2025-11-25 CreateTaskResult): ` + do})
 				case keys["content"] && opaque(ft):
-					res.Add(finding.Finding{Pos: f.Pos(), End: f.End(), Rule: "MCP008", Side: finding.SideClient, Key: "R3/probe",
+					res.Add(finding.Finding{Pos: fpos(f), End: fend(f), Rule: "MCP008", Side: finding.SideClient, Key: "R3/probe",
 						Message: astq.StructName(cur) + ` probes a tools/call result for a nested "task" key (the 2025-11-25 CreateTaskResult): ` + do + `; check resultType == "task" instead`})
 				}
 			}
@@ -133,3 +134,6 @@ func storedAsResult(info *types.Info, cur inspector.Cursor) bool {
 	}
 	return false
 }
+
+func fpos(f *ast.Field) token.Pos { p, _ := astq.FieldPos(f); return p }
+func fend(f *ast.Field) token.Pos { _, e := astq.FieldPos(f); return e }

@@ -78,7 +78,7 @@ func run(pass *analysis.Pass) (any, error) {
 			}
 			for _, f := range n.Fields.List {
 				if astq.FieldJSONName(f) == "task" {
-					report(f, k, "R5/struct")
+					report(f.Tag, k, "R5/struct")
 				}
 			}
 		case *ast.FuncDecl:

@@ -3,6 +3,7 @@ package tasksupport
 import (
 	"go/ast"
 	"go/constant"
+	"go/token"
 	"go/types"
 	"reflect"
 
@@ -65,7 +66,7 @@ func run(pass *analysis.Pass) (any, error) {
 					continue
 				}
 				if owner || taskSupportEnum(info.TypeOf(f.Type)) {
-					res.Add(finding.Finding{Pos: f.Pos(), End: f.End(), Rule: "MCP009", Key: "R6/struct",
+					res.Add(finding.Finding{Pos: fpos(f), End: fend(f), Rule: "MCP009", Key: "R6/struct",
 						Message: astq.StructName(cur) + ` declares the tool field "taskSupport": ` + do})
 				}
 			}
@@ -105,3 +106,6 @@ func taskSupportEnum(t types.Type) bool {
 	}
 	return want["forbidden"] && want["optional"] && want["required"]
 }
+
+func fpos(f *ast.Field) token.Pos { p, _ := astq.FieldPos(f); return p }
+func fend(f *ast.Field) token.Pos { _, e := astq.FieldPos(f); return e }

@@ -1,0 +1,106 @@
+// Package r1 exercises rule R1: legacy method names in JSON-RPC method
+// position (positives) and the false-positive traps (negatives).
+package r1
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net/http"
+
+	"example.com/raw/protocol"
+)
+
+type rpc struct{}
+
+func (rpc) Call(ctx context.Context, method string, params, result any) error  { return nil }
+func (rpc) Notify(ctx context.Context, method string, params any) error        { return nil }
+func (rpc) HandleMethod(method string, h func())                               {}
+func (rpc) SendNotificationToClient(ctx context.Context, method string, p any) {}
+func (rpc) Invoke(method string) error                                         { return nil }
+
+const methodTasksList = "tasks/list" // want `methodTasksList \(= "tasks/list"\) is used as a JSON-RPC method name 2 times, but the tasks extension removed it without replacement`
+
+const methodUnused = "tasks/result" // declared but never used as a method: not reported
+
+var errMethodNotFound = errors.New("method not found")
+
+// Position 1: a Method field and a "method" map key.
+func build() []any {
+	return []any{
+		protocol.Request{JSONRPC: "2.0", Method: "tasks/result"}, // want `"tasks/result" is used as a JSON-RPC method name \(as a method field\), but the tasks extension removed it`
+		map[string]any{"jsonrpc": "2.0", "method": "tasks/list"}, // want `"tasks/list" is used as a JSON-RPC method name \(as a method field\)`
+		map[string]any{"method": "notifications/tasks/status"},   // want `"notifications/tasks/status" is used as a JSON-RPC method name \(as a method field\), but the extension renamed it to "notifications/tasks"`
+	}
+}
+
+func assign(req *protocol.Request, m map[string]any) {
+	req.Method = "tasks/result" // want `\(assigned to a method field\)`
+	m["method"] = "tasks/list"  // want `\(assigned to a method field\)`
+}
+
+// Position 2 and 3: dispatch on the method name.
+func dispatch(req protocol.Request) (any, error) {
+	switch req.Method {
+	case "tasks/get":
+		return nil, nil
+	case "tasks/result": // want `"tasks/result" is used as a JSON-RPC method name \(in a method switch\).*serve it only to 2025-11-25 sessions`
+		return nil, nil
+	case methodTasksList:
+		return nil, nil
+	}
+	switch method := req.Method; method {
+	case protocol.MethodTasksResult: // want `"tasks/result" is used as a JSON-RPC method name \(in a method switch\)`
+		return nil, nil
+	}
+	if req.Method == methodTasksList {
+		return nil, nil
+	}
+	if "tasks/result" != req.Method { // want `\(compared with a method name\)`
+		return nil, nil
+	}
+	return nil, nil
+}
+
+// Position 4: the method argument of well-known call names.
+func calls(ctx context.Context, c rpc) {
+	_ = c.Call(ctx, "tasks/result", nil, nil)                          // want `\(passed as the method to Call\)`
+	_ = c.Notify(ctx, "notifications/tasks/status", nil)               // want `\(passed as the method to Notify\)`
+	c.HandleMethod("tasks/list", func() {})                            // want `\(registered as a method handler with HandleMethod\)`
+	c.SendNotificationToClient(ctx, "notifications/tasks/status", nil) // want `\(passed as the method to SendNotificationToClient\)`
+	_ = c.Invoke("tasks/result")                                       // not in the default call-name list
+}
+
+// Negatives: the compliance exemption (rejecting the old methods).
+func reject(req protocol.Request) (any, error) {
+	switch req.Method {
+	case "tasks/result", "tasks/list":
+		return nil, errMethodNotFound
+	case "notifications/tasks/status":
+		return nil, fmt.Errorf("code %d", -32601)
+	}
+	if req.Method == "tasks/result" {
+		return nil, &rpcError{Code: http.StatusNotFound}
+	}
+	return nil, nil
+}
+
+type rpcError struct{ Code int }
+
+func (e *rpcError) Error() string { return "rpc error" }
+
+// Negatives: literals that are not in method position.
+func notMethods(t interface{ Fatalf(string, ...any) }) {
+	t.Fatalf("tasks/result(%s) failed", "x")        // contains the name: not reported
+	log.Printf("calling %s", "tasks/result")        // argument of a non-method call
+	allow := []string{"tasks/result", "tasks/list"} // metrics allow-list
+	labels := map[string]bool{"tasks/list": true}   // map key, not a method value
+	_ = fmt.Sprint("tasks/result")
+	_, _ = allow, labels
+	// "tasks/result" in a comment is not reported
+	var m protocol.Request
+	m.Params = "tasks/result" // not the Method field
+	_ = methodUnused
+	_ = protocol.MethodTasksGet
+}

@@ -1,0 +1,22 @@
+// Package r7 exercises rule R7: legacy _meta keys.
+package r7
+
+import "log"
+
+const relatedTaskKey = "io.modelcontextprotocol/related-task"
+
+func meta(id string, m map[string]any) map[string]any {
+	_ = m[relatedTaskKey]                                             // want `_meta key "io.modelcontextprotocol/related-task" is absent`
+	m["io.modelcontextprotocol/model-immediate-response"] = "working" // want `_meta key "io.modelcontextprotocol/model-immediate-response" is absent`
+	return map[string]any{
+		"io.modelcontextprotocol/related-task": map[string]any{"taskId": id}, // want `_meta key "io.modelcontextprotocol/related-task"`
+	}
+}
+
+// Negatives.
+func notKeys() {
+	log.Printf("dropping %s", "io.modelcontextprotocol/related-task")
+	keys := []string{relatedTaskKey}
+	_ = keys
+	_ = map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}
+}
