@@ -14,21 +14,24 @@ type Status interface {
 
 // MergeStatus decides the status the bridge records when an upstream reports
 // upstream for a task the bridge holds at local. It is monotonic:
-//   - a pinned cancel wins over anything the upstream says later (L-59; the
-//     legacy task moved to cancelled before the cancel reply, L-58);
 //   - a terminal local status sticks (L-26): a late completion after a
 //     cancel, or a flip between terminal states, is dropped silently
 //     (legacy-tasks §6.1);
+//   - otherwise a pinned cancel wins over anything the upstream says (L-59;
+//     the legacy task moved to cancelled before the cancel reply, L-58; a pin
+//     is only ever set on a non-terminal task, so the two rules agree);
 //   - a non-terminal local status follows the upstream, including
 //     working ↔ input_required (L-25, L-27, L-28);
 //   - an unknown upstream status is ignored.
 //
 // Implements L-25, L-26, L-28, L-59.
 func MergeStatus[S Status](local, upstream S, pinnedCancelled bool) S {
-	if pinnedCancelled {
+	switch {
+	case isTerminal(string(local)):
+		return local
+	case pinnedCancelled:
 		return S(legacy.StatusCancelled)
-	}
-	if isTerminal(string(local)) || !legacy.TaskStatus(upstream).Valid() {
+	case !legacy.TaskStatus(upstream).Valid():
 		return local
 	}
 	return upstream
@@ -46,13 +49,16 @@ func isTerminal(s string) bool { return legacy.TaskStatus(s).IsTerminal() }
 //
 // Implements L-25, L-26, L-59 (sessionmap's monotonic update uses the same rule).
 func MergeLegacyTask(local, next legacy.Task, pinnedCancelled bool) (merged legacy.Task, changed bool) {
-	st := MergeStatus(local.Status, next.Status, pinnedCancelled)
-	if st == local.Status && (local.Status.IsTerminal() || pinnedCancelled) {
+	if local.Status.IsTerminal() {
 		return local, false
 	}
-	if pinnedCancelled { // pinned but local not yet cancelled: DecideLegacyCancel was skipped
+	if pinnedCancelled { // pinned but local not yet cancelled: DecideLegacyCancel's Task was not stored
 		local.Status = legacy.StatusCancelled
+		local.StatusMessage = CancelledStatusMessage
 		return local, true
+	}
+	if !next.Status.Valid() {
+		return local, false
 	}
 	merged = next
 	merged.TaskID = local.TaskID // the id the client knows may be a local alias
