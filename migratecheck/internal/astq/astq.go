@@ -283,7 +283,7 @@ func InRejectingBranch(info *types.Info, cur inspector.Cursor) bool {
 				return len(n.Body.List) <= maxRejectStmts && Rejects(info, n.Body.List)
 			}
 			return false
-		case ast.Stmt, *ast.FuncLit, *ast.FuncDecl:
+		case ast.Stmt, ast.Decl, *ast.FuncLit, *ast.File:
 			return false
 		}
 	}
