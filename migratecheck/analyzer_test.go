@@ -1,19 +1,54 @@
 package migratecheck_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"golang.org/x/tools/go/analysis/analysistest"
 
 	"github.com/tasksbridge/tasksbridge/migratecheck"
+	"github.com/tasksbridge/tasksbridge/migratecheck/internal/catalog"
 	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
 
-// TestMCPGoCatalogue covers every catalogued mcp-go identifier (positives).
-func TestMCPGoCatalogue(t *testing.T) {
+// positives are the packages of the main run: every catalogue identifier,
+// every R-rule positive and false-positive trap, MCP010, MCP014, wrappers,
+// dot-imports and already-migrated code.
+var positives = []string{
+	"example.com/mcpgouse", "example.com/mcpkituse", "example.com/fineuse", "example.com/apptheoryuse", "example.com/tmcuse",
+	"example.com/raw/...", "example.com/mixed/...", "example.com/wrapper", "example.com/wrapperuse", "example.com/dotimport",
+}
+
+// TestCatalogue runs the default configuration over the positives and then
+// checks that every catalogue identifier was matched somewhere: reported
+// (root Report keys) or, for engine-only entries, recorded as legacy engine
+// use by libapi.
+func TestCatalogue(t *testing.T) {
 	resetConfig(t)
-	analysistest.Run(t, analysistest.TestData(), migratecheck.Analyzer, "example.com/mcpgouse", "example.com/mcpkituse", "example.com/fineuse", "example.com/apptheoryuse", "example.com/tmcuse", "example.com/raw/r1", "example.com/raw/a2a", "example.com/raw/r2", "example.com/raw/r3", "example.com/raw/r4", "example.com/raw/r5", "example.com/raw/r6", "example.com/raw/r7", "example.com/raw/mcp010", "example.com/raw/migrated", "example.com/mixed/...", "example.com/wrapperuse", "example.com/wrapper", "example.com/dotimport")
+	results := analysistest.Run(t, analysistest.TestData(), migratecheck.Analyzer, positives...)
+	seen := map[string]bool{}
+	for _, r := range results {
+		if rep, ok := r.Result.(*migratecheck.Report); ok {
+			for _, f := range rep.Findings {
+				seen[f.Key] = true
+			}
+			for _, id := range rep.Engine {
+				seen[id] = true
+			}
+		}
+	}
+	for _, e := range catalog.Table() {
+		if !seen[e.ID()] {
+			t.Errorf("catalogue entry %s (%s) has no positive test", e.ID(), e.Rule)
+		}
+	}
+	for _, key := range []string{"R1", "R2", "R2/task-param", "R3/struct", "R3/probe", "R3/map", "R4/map", "R4/struct",
+		"R4/sampling", "R4/elicitation", "R5/map", "R5/index", "R5/struct", "R6/struct", "R6/map", "R7", "R8", "input_required"} {
+		if !seen[key] {
+			t.Errorf("raw rule %s has no positive test", key)
+		}
+	}
 }
 
 // TestFixes checks every opt-in SuggestedFix against .golden files and that
@@ -46,4 +81,23 @@ func TestFixes(t *testing.T) {
 	if fixes != 5 {
 		t.Errorf("got %d diagnostics with fixes, want 5 (3 tags, 2 literals)", fixes)
 	}
+}
+
+// TestFeatureProbeAndSettings runs an older mcp-go (v0.47.0 surface) and a
+// fork defining ResultTypeTask (feature probe wording), and a package under
+// non-default settings: target extension-only (no [info] lowering), a
+// disabled rule (no findings, its directives not "unused"), and a custom
+// method-call-funcs list.
+func TestFeatureProbeAndSettings(t *testing.T) {
+	resetConfig(t)
+	s := settings.Default()
+	s.Libraries[settings.FamilyMCPGo] = []string{"github.com/mark3labs/mcp-go", "example.com/future/mcp-go"}
+	s.Target = settings.TargetExtensionOnly
+	s.Enabled = map[string]bool{"MCP011": false}
+	s.MethodCallFuncs = []string{"Invoke"}
+	if err := migratecheck.Configure(s); err != nil {
+		t.Fatal(err)
+	}
+	analysistest.Run(t, filepath.Join(analysistest.TestData(), "old"), migratecheck.Analyzer,
+		"example.com/oldprobe", "example.com/futureprobe", "example.com/config")
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/config"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/finding"
+	"github.com/tasksbridge/tasksbridge/migratecheck/passes/libapi"
 	"github.com/tasksbridge/tasksbridge/migratecheck/rules"
 	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
@@ -64,6 +65,10 @@ func Configure(s settings.Settings) error {
 // position order, including suppressed ones.
 type Report struct {
 	Findings []Reported
+	// Engine lists the catalogue IDs (e.g. "mcpgo:server.WithTaskHooks") of
+	// library identifiers that were matched only as evidence of a 2025-11-25
+	// task engine (they have no rule of their own; MCP014 uses them).
+	Engine []string
 }
 
 // Reported is one finding as the root analyzer decided it.
@@ -147,6 +152,13 @@ func run(pass *analysis.Pass) (any, error) {
 		rep.Findings = append(rep.Findings, Reported{Diagnostic: d, Severity: level, Key: f.Key, Suppressed: suppressed})
 		if !suppressed {
 			pass.Report(d)
+		}
+	}
+	if lr, ok := pass.ResultOf[libapi.Analyzer].(*libapi.Result); ok {
+		for _, u := range lr.Engine {
+			if u.Entry.Rule == "" {
+				rep.Engine = append(rep.Engine, u.Entry.ID())
+			}
 		}
 	}
 	for _, d := range dirs.problems(cfg) {

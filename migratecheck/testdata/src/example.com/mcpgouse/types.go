@@ -42,16 +42,17 @@ func statusNotification(t mcp.Task) {
 }
 
 func capabilities() {
-	var c mcp.TasksCapability                  // want `mcp.TasksCapability is the legacy capabilities.tasks declaration`
-	c.List = &struct{}{}                       // want `mcp.TasksCapability.List is the legacy`
-	c.Cancel = &struct{}{}                     // want `mcp.TasksCapability.Cancel is the legacy`
-	c.Requests = &mcp.TaskRequestsCapability{} // want `mcp.TasksCapability.Requests is the legacy`
-	r := c.Requests                            // want `mcp.TasksCapability.Requests`
-	_ = r.Tools                                // want `mcp.TaskRequestsCapability.Tools is the legacy`
-	_ = r.Sampling                             // want `mcp.TaskRequestsCapability.Sampling declares client-hosted`
-	_ = r.Elicitation                          // want `mcp.TaskRequestsCapability.Elicitation declares client-hosted`
-	_ = mcp.NewTasksCapability()               // want `mcp.NewTasksCapability is the legacy`
-	_ = mcp.NewTasksCapabilityWithToolsOnly()  // want `mcp.NewTasksCapabilityWithToolsOnly is the legacy`
+	var c mcp.TasksCapability                 // want `mcp.TasksCapability is the legacy capabilities.tasks declaration`
+	c.List = &struct{}{}                      // want `mcp.TasksCapability.List is the legacy`
+	c.Cancel = &struct{}{}                    // want `mcp.TasksCapability.Cancel is the legacy`
+	req := &mcp.TaskRequestsCapability{}      // want `mcp.TaskRequestsCapability is the legacy`
+	c.Requests = req                          // want `mcp.TasksCapability.Requests is the legacy`
+	r := c.Requests                           // want `mcp.TasksCapability.Requests`
+	_ = r.Tools                               // want `mcp.TaskRequestsCapability.Tools is the legacy`
+	_ = r.Sampling                            // want `mcp.TaskRequestsCapability.Sampling declares client-hosted`
+	_ = r.Elicitation                         // want `mcp.TaskRequestsCapability.Elicitation declares client-hosted`
+	_ = mcp.NewTasksCapability()              // want `mcp.NewTasksCapability is the legacy`
+	_ = mcp.NewTasksCapabilityWithToolsOnly() // want `mcp.NewTasksCapabilityWithToolsOnly is the legacy`
 	var s mcp.ServerCapabilities
 	s.Tasks = nil // want `mcp.ServerCapabilities.Tasks is the legacy capabilities.tasks slot.*\[info\]$`
 	var cc mcp.ClientCapabilities
@@ -76,7 +77,8 @@ func handlerReadsTask(req mcp.CallToolRequest) bool {
 func taskSupport() {
 	t := mcp.Tool{Name: "x"}
 	t.Execution = &mcp.ToolExecution{ // want `mcp.Tool.Execution declares the removed tool execution.taskSupport`
-		TaskSupport: mcp.TaskSupportOptional, // want `mcp.ToolExecution.TaskSupport declares`
+		TaskSupport:             // want `mcp.ToolExecution.TaskSupport declares`
+		mcp.TaskSupportOptional, // want `mcp.TaskSupportOptional declares`
 	}
 	var ts mcp.TaskSupport = "x"                  // want `mcp.TaskSupport declares`
 	ts = mcp.TaskSupportForbidden                 // want `mcp.TaskSupportForbidden declares`
@@ -113,7 +115,7 @@ func cancelAndGet(raw *json.RawMessage, t mcp.Task) {
 }
 
 func meta() {
-	_ = map[string]any{mcp.RelatedTaskMetaKey: 1}       // want `mcp.RelatedTaskMetaKey is the legacy _meta key`
+	_ = mcp.RelatedTaskMetaKey                          // want `mcp.RelatedTaskMetaKey is the legacy _meta key`
 	_ = mcp.RelatedTaskMeta("t")                        // want `mcp.RelatedTaskMeta is the legacy _meta key`
 	_ = mcp.WithRelatedTask("t")                        // want `mcp.WithRelatedTask is the legacy _meta key`
 	_ = mcp.ModelImmediateResponseMetaKey               // want `mcp.ModelImmediateResponseMetaKey is the legacy _meta key`
