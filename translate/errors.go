@@ -22,6 +22,8 @@ const codeURLElicitationRequired int64 = -32042
 //     -32600 "Task augmentation required" (the legacy code for a request type
 //     that needs a task, L-06; modern-tasks §5.1); for a task caller it can only
 //     mean the bridge failed to declare a capability: -32603;
+//     -32003 without that data has no defined meaning and becomes -32603
+//     (the bridge never emits -32003);
 //   - -32020 HeaderMismatch and -32022 UnsupportedProtocolVersion concern the
 //     bridge's own upstream traffic, never the client: -32603 naming the cause
 //     (L-66);
@@ -38,7 +40,9 @@ func ErrorToLegacy(method string, taskAugmented bool, e *rpc.Error) *rpc.Error {
 		return &rpc.Error{Code: rpc.CodeLegacyResourceNotFound, Message: e.Message, Data: e.Data}
 	case e.Code == rpc.CodeMissingRequiredClientCapability || e.Code == modern.CodeDraftMissingCapability:
 		if _, _, ok := modern.RequiredCapabilitiesOf(e); !ok && e.Code == modern.CodeDraftMissingCapability {
-			return e // -32003 without the data is just some implementation-defined error
+			// -32003 without the data has no defined meaning; the bridge never
+			// emits -32003 (spec README fact 1).
+			return internalErr("upstream %s failed with error -32003: %s", method, e.Message)
 		}
 		if taskAugmented {
 			return internalErr("upstream requires a client capability the bridge did not declare on %s: %s", method, e.Message)

@@ -617,7 +617,7 @@ func FuzzErrorMapping(f *testing.F) {
 			return
 		}
 		if l := ErrorToLegacy(method, task, r.Error); l == nil || l.Code == rpc.CodeHeaderMismatch || l.Code == rpc.CodeUnsupportedProtocolVersion ||
-			l.Code == rpc.CodeMissingRequiredClientCapability {
+			l.Code == rpc.CodeMissingRequiredClientCapability || l.Code == modern.CodeDraftMissingCapability {
 			t.Fatalf("legacy client got a 2026-only code: %v", l)
 		}
 		m := ErrorToModern(method, r.Error)
