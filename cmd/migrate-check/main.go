@@ -96,6 +96,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&tests, "test", "also analyse _test.go files (default true)")
 	fs.IntVar(&o.Context, "c", -1, "print `N` lines of source context around each finding")
 	fs.StringVar(&o.SrcRoot, "srcroot", "", "SARIF: `dir` that URIs are relative to (default: the git repository root, else the module root)")
+	fs.BoolVar(&o.AllDeps, "all-deps", false, "type-check dependencies outside the analysed module from source too, so re-export wrapper facts flow from other modules (slower; go vet -vettool always does this)")
 	fs.BoolVar(&o.ShowIgnored, "show-ignored", false, "text: also print findings silenced by suppression directives")
 	fs.BoolVar(&listRules, "list-rules", false, "list the rules with severity, fix policy and whether they are enabled, then exit")
 	fs.StringVar(&explain, "explain", "", "explain `RULE` (what changed, before/after code, spec section), then exit")

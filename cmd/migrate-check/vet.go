@@ -42,12 +42,14 @@ func vetMain() {
 	}
 	// Our own -V: go vet caches clean results keyed by this output, so it
 	// must change when the configuration file does.
+	// Only the content counts: the path differs between checkouts, and a
+	// path-keyed ID would defeat the cache for identical configurations.
 	var raw []byte
 	if cfg != nil {
-		raw = append([]byte(cfg.Path+"\x00"), cfg.Raw...)
+		raw = cfg.Raw
 	}
 	flag.Var(versionFlag{config: raw}, "V", "print version and exit")
-	unitchecker.Main(migratecheck.Analyzers()...)
+	unitchecker.Main(driver.PrefixedAnalyzers()...)
 }
 
 type versionFlag struct{ config []byte }

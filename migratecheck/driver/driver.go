@@ -60,6 +60,11 @@ type Options struct {
 	Overrides   Overrides
 	SrcRoot     string // SARIF %SRCROOT%; "" = git root above Dir, else module root, else Dir
 	ShowIgnored bool   // text: also print suppressed findings
+	// AllDeps type-checks every dependency from source so that facts
+	// (re-export wrappers, catalogue §2.8) flow from other modules too. By
+	// default only packages of the analysed module are loaded from source and
+	// the rest come from export data, like go vet (much faster).
+	AllDeps bool
 	Version     string
 	InfoURI     string
 	Stdout      io.Writer
@@ -187,22 +192,9 @@ func Analyze(o Options) (*Result, error) {
 	if len(patterns) == 0 {
 		patterns = []string{"./..."}
 	}
-	// Without facts only the root packages need syntax; dependencies come
-	// from export data (compiled once, cached by the go command like vet).
-	mode := packages.LoadSyntax | packages.NeedModule
-	if needFacts(analyzers) {
-		mode = packages.LoadAllSyntax | packages.NeedModule
-	}
-	pcfg := &packages.Config{Mode: mode, Dir: dir, Tests: resolved.Tests}
-	if o.Tags != "" {
-		pcfg.BuildFlags = []string{"-tags=" + o.Tags}
-	}
-	pkgs, err := packages.Load(pcfg, patterns...)
+	pkgs, err := load(dir, patterns, o.Tags, resolved.Tests, o.AllDeps && needFacts(analyzers))
 	if err != nil {
-		return nil, fmt.Errorf("load packages: %w", err)
-	}
-	if len(pkgs) == 0 {
-		return nil, fmt.Errorf("%s matched no packages", strings.Join(patterns, " "))
+		return nil, err
 	}
 	res := &Result{roots: pkgs, resolved: resolved}
 	res.Errors = packageErrors(pkgs, dir)
@@ -216,6 +208,88 @@ func Analyze(o Options) (*Result, error) {
 	res.Findings, res.Errors = collect(graph, resolved, res.Errors)
 	res.Elapsed = time.Since(start)
 	return res, nil
+}
+
+// load loads the packages to analyse. Only the root packages (and packages of
+// their own modules that they import) are parsed and type-checked from
+// source; other dependencies come from the go command's export data, which
+// it caches like vet does. Fact-producing analyzers then see a package graph
+// that contains just the source packages (linkSourceImports), so facts flow
+// between packages of the analysed module. allDeps loads everything from
+// source instead (x/tools' LoadAllSyntax).
+func load(dir string, patterns []string, tags string, tests, allDeps bool) ([]*packages.Package, error) {
+	mode := packages.LoadSyntax | packages.NeedModule
+	if allDeps {
+		mode = packages.LoadAllSyntax | packages.NeedModule
+	}
+	cfg := &packages.Config{Mode: mode, Dir: dir, Tests: tests}
+	if tags != "" {
+		cfg.BuildFlags = []string{"-tags=" + tags}
+	}
+	var extra []string
+	for round := 0; ; round++ {
+		pkgs, err := packages.Load(cfg, append(slices.Clone(patterns), extra...)...)
+		if err != nil {
+			return nil, fmt.Errorf("load packages: %w", err)
+		}
+		if len(pkgs) == 0 {
+			return nil, fmt.Errorf("%s matched no packages", strings.Join(patterns, " "))
+		}
+		if allDeps {
+			return pkgs, nil
+		}
+		missing := linkSourceImports(pkgs)
+		if len(missing) == 0 || round == 2 {
+			return roots(pkgs, extra), nil
+		}
+		extra = append(extra, missing...)
+	}
+}
+
+// linkSourceImports replaces the ID-only placeholder imports that
+// go/packages leaves without NeedDeps by the loaded packages, and drops the
+// others (they were loaded from export data and need no analysis). It
+// returns module-local import paths that were not loaded, so the caller can
+// add them and keep facts flowing inside the module.
+func linkSourceImports(pkgs []*packages.Package) []string {
+	byID := map[string]*packages.Package{}
+	for _, p := range pkgs {
+		byID[p.ID] = p
+	}
+	var missing []string
+	for _, p := range pkgs {
+		for path, imp := range p.Imports {
+			if src, ok := byID[imp.ID]; ok {
+				p.Imports[path] = src
+				continue
+			}
+			delete(p.Imports, path)
+			if p.Module != nil && p.Module.Path != "" && !strings.Contains(imp.ID, " ") &&
+				(imp.ID == p.Module.Path || strings.HasPrefix(imp.ID, p.Module.Path+"/")) &&
+				!slices.Contains(missing, imp.ID) {
+				missing = append(missing, imp.ID)
+			}
+		}
+	}
+	slices.Sort(missing)
+	return missing
+}
+
+// roots drops the packages that were loaded only because a root imports
+// them from the same module (extra): they are analysed for facts through the
+// import graph but are not reported on.
+func roots(pkgs []*packages.Package, extra []string) []*packages.Package {
+	if len(extra) == 0 {
+		return pkgs
+	}
+	var out []*packages.Package
+	for _, p := range pkgs {
+		base := strings.TrimSuffix(strings.TrimSuffix(p.PkgPath, ".test"), "_test")
+		if !slices.Contains(extra, base) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // packageErrors lists load, parse and type errors once each, with paths

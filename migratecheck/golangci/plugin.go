@@ -53,7 +53,8 @@ func (p *Plugin) BuildAnalyzers() ([]*analysis.Analyzer, error) {
 	if err := migratecheck.Configure(p.resolved.Settings); err != nil {
 		return nil, fmt.Errorf("migratecheck: %w", err)
 	}
-	return migratecheck.Analyzers(), nil
+	// Prefixed with the rule ID: golangci-lint prints only the message.
+	return driver.PrefixedAnalyzers(), nil
 }
 
 // GetLoadMode: the rules resolve library objects, so they need type information.

@@ -32,7 +32,7 @@ func TestPluginRegistersAndConfigures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(as) == 0 || as[0] != migratecheck.Analyzer {
+	if len(as) != 1 || as[0].Name != migratecheck.Analyzer.Name || as[0].Flags.Lookup("rules") == nil {
 		t.Fatalf("analyzers = %v", as)
 	}
 	fl := migratecheck.Analyzer.Flags
