@@ -14,6 +14,8 @@
 //   --sample-text TEXT       text the sampling handler answers with
 //   --expect-fail any|error|iserror   which failure shape `fail` accepts
 //   --ttl MS (60000)  --timeout-ms MS (overall, 60000)  --request-timeout-ms MS (30000)
+//   --default-poll-ms MS     the SDK's poll interval for tasks without
+//                            pollInterval (SDK default 1000)
 //
 // Prints one JSON report on stdout:
 //   {"client","url","ok","steps":[{"name","ok","ms","error"?,"details"}],
@@ -56,6 +58,7 @@ const options = {
   ttl: { type: 'string', default: '60000' },
   'timeout-ms': { type: 'string', default: '60000' },
   'request-timeout-ms': { type: 'string', default: '30000' },
+  'default-poll-ms': { type: 'string' },
   help: { type: 'boolean', default: false },
 };
 for (const step of Object.keys(TOOL_DEFAULTS)) {
@@ -183,7 +186,10 @@ async function observingFetch(input, init) {
 // ---------------------------------------------------------------- client
 const client = new Client(
   { name: 'tasksbridge-legacy-client', version: '1.0.0' },
-  { capabilities: { elicitation: { form: {} }, sampling: {} } },
+  {
+    capabilities: { elicitation: { form: {} }, sampling: {} },
+    ...(opts['default-poll-ms'] ? { defaultTaskPollInterval: int('default-poll-ms') } : {}),
+  },
 );
 const elicitations = [];
 const samplings = [];
