@@ -127,7 +127,7 @@ type fakeSource struct {
 	ackAll    bool
 	listenErr error
 	listens   int
-	feeds     []chan *modern.DetailedTask
+	feeds     []*feed
 	listened  chan struct{}
 }
 
@@ -199,7 +199,10 @@ func (p pushSource) ListenTasks(ctx context.Context, ids []string) (<-chan *mode
 	var ch chan *modern.DetailedTask
 	if err == nil {
 		ch = make(chan *modern.DetailedTask, 8)
-		f.feeds = append(f.feeds, ch)
+		fd := &feed{ch: ch}
+		f.feeds = append(f.feeds, fd)
+		// The Pusher contract: the channel closes when ctx ends.
+		context.AfterFunc(ctx, fd.close)
 	}
 	f.mu.Unlock()
 	defer func() { f.listened <- struct{}{} }()
@@ -213,8 +216,32 @@ func (p pushSource) ListenTasks(ctx context.Context, ids []string) (<-chan *mode
 	return ch, acked, nil
 }
 
-// feed returns the latest listen channel.
-func (f *fakeSource) feed() chan *modern.DetailedTask {
+// feed is one listen stream of the fake.
+type feed struct {
+	mu     sync.Mutex
+	ch     chan *modern.DetailedTask
+	closed bool
+}
+
+func (fd *feed) send(t *modern.DetailedTask) {
+	fd.mu.Lock()
+	defer fd.mu.Unlock()
+	if !fd.closed {
+		fd.ch <- t
+	}
+}
+
+func (fd *feed) close() {
+	fd.mu.Lock()
+	defer fd.mu.Unlock()
+	if !fd.closed {
+		fd.closed = true
+		close(fd.ch)
+	}
+}
+
+// feed returns the latest listen stream.
+func (f *fakeSource) feed() *feed {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.feeds[len(f.feeds)-1]

@@ -472,14 +472,14 @@ func TestM33_PushThenRelisten(t *testing.T) {
 	}
 
 	wi := task("T", modern.StatusInputRequired, 1000)
-	f.feed() <- wi
+	f.feed().send(wi)
 	snap := until(t, s, func(s Snapshot) bool { return s.Pushed })
 	if snap.Task.Status != modern.StatusInputRequired {
 		t.Fatalf("pushed status %v", snap.Task.Status)
 	}
 
 	// The stream breaks: an immediate poll, then a new listen after backoff.
-	close(f.feed())
+	f.feed().close()
 	waitGets(t, f, 1)
 	clk.BlockUntil(t, 1)
 	clk.Advance(time.Second) // listen backoff = DefaultPollInterval
@@ -490,7 +490,7 @@ func TestM33_PushThenRelisten(t *testing.T) {
 	if listens != 2 {
 		t.Fatalf("listens = %d, want 2 (re-listen after the stream ended, M-14)", listens)
 	}
-	f.feed() <- task("T", modern.StatusCompleted, 1000)
+	f.feed().send(task("T", modern.StatusCompleted, 1000))
 	if snap := until(t, s, terminal); !snap.Pushed || snap.Task.Status != modern.StatusCompleted {
 		t.Fatalf("terminal snapshot %+v pushed=%v", snap.Task, snap.Pushed)
 	}

@@ -46,7 +46,16 @@ func (w *watcher) run() {
 		nextListen    = start
 		listenBackoff time.Duration
 	)
-	defer func() { listenCancel() }()
+	defer func() {
+		// End the subscription and make sure its request is over before the
+		// watcher counts as stopped (Manager.Close waits for both).
+		listenCancel()
+		if listening != nil {
+			r := <-listening
+			m.drain(r.updates)
+		}
+		m.drain(updates)
+	}()
 
 	for {
 		now := clk.Now()
@@ -112,6 +121,7 @@ func (w *watcher) run() {
 				// Acknowledged without our task: this upstream does not push
 				// it (M-15). Poll only.
 				listenCancel()
+				m.drain(r.updates)
 				w.pusher = nil
 			case cfg.Retryable(r.err):
 				listenBackoff = m.nextBackoff(listenBackoff, cfg.DefaultPollInterval)
@@ -242,4 +252,18 @@ func (w *watcher) finish() {
 	if len(e.subs) == 0 && m.entries[e.key] == e {
 		delete(m.entries, e.key)
 	}
+}
+
+// drain consumes ch until it closes (the subscription's request has ended),
+// off the watcher's goroutine but counted by Manager.Close.
+func (m *Manager) drain(ch <-chan *modern.DetailedTask) {
+	if ch == nil {
+		return
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		for range ch {
+		}
+	}()
 }

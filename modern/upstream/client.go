@@ -51,6 +51,8 @@ type Client struct {
 
 	mu     sync.Mutex
 	shared *mux
+
+	idle func() // closes idle HTTP connections (NewHTTP)
 }
 
 // CallOptions are the per-request settings the caller (the legacy face)
@@ -77,16 +79,24 @@ type CallOptions struct {
 	OnNotify func(method string, params json.RawMessage)
 }
 
-// NewHTTP returns a Client for a Streamable HTTP endpoint. hc may be nil
-// (http.DefaultClient's transport). The Client adds the Mcp-Name header for
+// NewHTTP returns a Client for a Streamable HTTP endpoint. hc may be nil (a
+// private clone of http.DefaultTransport). The Client adds the Mcp-Name header for
 // tasks/* and the per-call headers through its own RoundTripper (M-10, M-32).
 func NewHTTP(endpoint string, hc *http.Client) *Client {
 	wrapped := &http.Client{}
 	if hc != nil {
 		*wrapped = *hc
 	}
-	wrapped.Transport = headerRoundTripper{next: wrapped.Transport}
-	c := &Client{Target: endpoint, ClientInfo: defaultClientInfo()}
+	next := wrapped.Transport
+	if next == nil {
+		// Its own pool, so Close can drop idle connections without touching
+		// other users of http.DefaultTransport.
+		if dt, ok := http.DefaultTransport.(*http.Transport); ok {
+			next = dt.Clone()
+		}
+	}
+	wrapped.Transport = headerRoundTripper{next: next}
+	c := &Client{Target: endpoint, ClientInfo: defaultClientInfo(), idle: wrapped.CloseIdleConnections}
 	c.Dial = func(ctx context.Context) (mcp.Connection, error) {
 		t := &mcp.StreamableClientTransport{
 			Endpoint:             endpoint,
@@ -114,8 +124,9 @@ func defaultClientInfo() modern.Implementation {
 	return modern.Implementation{Name: "tasksbridge", Version: version.Version}
 }
 
-// Close ends the shared connection (stdio: the process). Calls in flight fail
-// with ErrUnavailable; a later call dials again.
+// Close ends the shared connection (stdio: the process) and closes idle HTTP
+// connections. Calls in flight on a shared connection fail with
+// ErrUnavailable; a later call dials again.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	m := c.shared
@@ -123,6 +134,9 @@ func (c *Client) Close() error {
 	c.mu.Unlock()
 	if m != nil {
 		m.close()
+	}
+	if c.idle != nil {
+		c.idle()
 	}
 	return nil
 }

@@ -107,6 +107,18 @@ type answerError struct{ rpc *jsonrpc.Error }
 
 func (e *answerError) Error() string { return e.rpc.Error() }
 
+// CloseIdleConnections closes the idle connections of the wrapped transport
+// (http.Client.CloseIdleConnections finds it through this method).
+func (t headerRoundTripper) CloseIdleConnections() {
+	next := t.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	if c, ok := next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
 // statusError is an HTTP 5xx/429 answer from the upstream.
 type statusError struct {
 	code   int
