@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,6 +47,10 @@ type Client struct {
 	// OnNotification receives notifications no call or subscription claims
 	// (on stdio: log messages, which carry no request id). It must not block.
 	OnNotification func(method string, params json.RawMessage)
+
+	// AckTimeout bounds the wait for a subscription's acknowledgement
+	// (default DefaultAckTimeout).
+	AckTimeout time.Duration
 
 	ids atomic.Int64
 

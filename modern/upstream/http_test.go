@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -115,10 +116,13 @@ func TestHTTPCancelClosesStream(t *testing.T) {
 // (for methods without side effects); tools/call is not re-issued.
 func TestHTTPBrokenStreamReissued(t *testing.T) {
 	var calls atomic.Int32
+	var mu sync.Mutex
 	var ids []string
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, _ := decodeReq(readAll(r))
+		mu.Lock()
 		ids = append(ids, fmt.Sprint(req.ID.Raw()))
+		mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
 		if calls.Add(1) == 1 {
 			w.WriteHeader(200) // stream ends with no response
@@ -134,9 +138,11 @@ func TestHTTPBrokenStreamReissued(t *testing.T) {
 	if err != nil || d.Status != modern.StatusWorking {
 		t.Fatalf("GetTask = %+v, %v", d, err)
 	}
+	mu.Lock()
 	if len(ids) != 2 || ids[0] == ids[1] {
 		t.Fatalf("request ids %v, want two distinct", ids)
 	}
+	mu.Unlock()
 
 	calls.Store(0)
 	_, err = c.CallTool(ctxT(t), tool("x", nil), CallOptions{})
@@ -166,7 +172,7 @@ func TestHTTPNotificationsReachTheirCall(t *testing.T) {
 		}
 	}))
 	defer hs.Close()
-	var got []string
+	var got []string // appended by the reader goroutine before the response is delivered
 	params := json.RawMessage(`{"name":"x","_meta":{"progressToken":42}}`)
 	_, err := NewHTTP(hs.URL, nil).Call(ctxT(t), modern.MethodToolsCall, params, CallOptions{
 		LogLevel: modern.LogInfo,
@@ -253,4 +259,54 @@ func TestTransportErrorShape(t *testing.T) {
 	if !errors.As(err, &e) || e.RPC.Code != rpc.CodeInternalError || !strings.Contains(e.RPC.Message, hs.URL) || !e.Temporary() {
 		t.Fatalf("err = %#v", err)
 	}
+}
+
+// M-17, M-18, M-21: an MRTR input_required answer is classified and decoded;
+// the retry (modern.RetryParams) goes out with a new id, the answers and the
+// requestState byte-for-byte.
+func TestCallToolInputRequiredRetry(t *testing.T) {
+	const state = `"opaque\u00e9<state>"`
+	var mu sync.Mutex
+	var bodies [][]byte
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body := readAll(r)
+		mu.Lock()
+		bodies = append(bodies, body)
+		n := len(bodies)
+		mu.Unlock()
+		req, _ := decodeReq(body)
+		result := `{"resultType":"input_required","requestState":` + state + `,"inputRequests":{"k1":{"method":"elicitation/create","params":{"mode":"form","message":"name?","requestedSchema":{"type":"object","properties":{"n":{"type":"string"}}}}}}}`
+		if n > 1 {
+			result = `{"resultType":"complete","content":[{"type":"text","text":"ok"}]}`
+		}
+		w.Header().Set("Content-Type", "application/json")
+		b, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Result: json.RawMessage(result)})
+		_, _ = w.Write(b)
+	}))
+	defer hs.Close()
+	c := NewHTTP(hs.URL, nil)
+	params := tool("ask", map[string]any{"q": 1})
+	out, err := c.CallTool(ctxT(t), params, CallOptions{Capabilities: elicitCaps()})
+	if err != nil || out.Type != modern.ResultInputRequired || out.Input == nil || len(out.Input.InputRequests) != 1 {
+		t.Fatalf("outcome %+v, %v", out, err)
+	}
+	retry, err := modern.RetryParams(params, modern.InputResponses{"k1": json.RawMessage(`{"action":"accept","content":{"n":"x"}}`)}, out.Input.RequestState)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err = c.CallTool(ctxT(t), retry, CallOptions{Capabilities: elicitCaps()})
+	if err != nil || out.Type != modern.ResultComplete {
+		t.Fatalf("retry %+v, %v", out, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	first, _ := decodeReq(bodies[0])
+	second, _ := decodeReq(bodies[1])
+	if first.ID == second.ID {
+		t.Fatal("MRTR retry reused the request id (M-03)")
+	}
+	if !strings.Contains(string(bodies[1]), `"requestState":`+state) {
+		t.Fatalf("retry did not echo requestState byte-for-byte: %s", bodies[1])
+	}
+	checkEmitted(t, []recorded{{Header: http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"ask"}, "Accept": {"application/json, text/event-stream"}}, Body: bodies[1]}})
 }

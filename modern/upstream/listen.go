@@ -16,9 +16,9 @@ import (
 // metaSubscriptionID correlates listen-stream messages with the listen request (M-14).
 const metaSubscriptionID = modern.MetaKeySubscriptionID
 
-// AckTimeout bounds the wait for notifications/subscriptions/acknowledged, the
-// first message of a subscription (M-47).
-var AckTimeout = 10 * time.Second
+// DefaultAckTimeout bounds the wait for notifications/subscriptions/acknowledged,
+// the first message of a subscription (M-47), when Client.AckTimeout is 0.
+const DefaultAckTimeout = 10 * time.Second
 
 // Notification is one notification read from a subscription.
 type Notification struct {
@@ -146,7 +146,11 @@ func (c *Client) Listen(ctx context.Context, filter json.RawMessage, opts CallOp
 			}
 		}
 	}()
-	timer := time.NewTimer(AckTimeout)
+	ackTimeout := c.AckTimeout
+	if ackTimeout <= 0 {
+		ackTimeout = DefaultAckTimeout
+	}
+	timer := time.NewTimer(ackTimeout)
 	defer timer.Stop()
 	select {
 	case a := <-ackCh:
@@ -165,7 +169,7 @@ func (c *Client) Listen(ctx context.Context, filter json.RawMessage, opts CallOp
 		return nil, s.err
 	case <-timer.C:
 		cancel()
-		return nil, c.unavailable(req.Method, fmt.Errorf("no acknowledgement within %v", AckTimeout))
+		return nil, c.unavailable(req.Method, fmt.Errorf("no acknowledgement within %v", ackTimeout))
 	case <-ctx.Done():
 		cancel()
 		<-s.done

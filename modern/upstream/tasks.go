@@ -32,6 +32,10 @@ type ToolOutcome struct {
 	Raw json.RawMessage
 	// Task is the flat CreateTaskResult when Type is "task".
 	Task *modern.CreateTaskResult
+	// Input is the MRTR InputRequiredResult when Type is "input_required":
+	// fulfil every request, then retry with modern.RetryParams (new id,
+	// requestState echoed byte-for-byte, M-17, M-18).
+	Input *modern.InputRequiredResult
 }
 
 // CallTool sends tools/call with the tasks extension declared and classifies
@@ -48,12 +52,19 @@ func (c *Client) CallTool(ctx context.Context, params json.RawMessage, opts Call
 		return nil, c.badResponse(modern.MethodToolsCall, rpc.As(err).Message, err)
 	}
 	out := &ToolOutcome{Type: rt, Raw: raw}
-	if rt == modern.ResultTask {
+	switch rt {
+	case modern.ResultTask:
 		t, err := modern.DecodeCreateTaskResult(raw)
 		if err != nil {
 			return nil, c.badResponse(modern.MethodToolsCall, rpc.As(err).Message, err)
 		}
 		out.Task = &t
+	case modern.ResultInputRequired:
+		in, err := modern.DecodeInputRequiredResult(raw)
+		if err != nil {
+			return nil, c.badResponse(modern.MethodToolsCall, rpc.As(err).Message, err)
+		}
+		out.Input = &in
 	}
 	return out, nil
 }
