@@ -1,0 +1,165 @@
+package face
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/tasksbridge/tasksbridge/internal/watch"
+	"github.com/tasksbridge/tasksbridge/modern/upstream"
+	"github.com/tasksbridge/tasksbridge/sessionmap"
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxBodyBytes       = 4 << 20
+	DefaultSessionIdleTimeout = 24 * time.Hour
+	DefaultLiveSessionTimeout = 30 * time.Minute
+	DefaultKeepAlive          = 15 * time.Second
+	DefaultMaxTaskTTL         = 24 * time.Hour
+	DefaultPollInterval       = time.Second
+	DefaultListPageSize       = 50
+	DefaultDiscoverTTL        = 5 * time.Minute
+)
+
+// Config configures a Bridge. Exactly one of Upstream, UpstreamCommand and
+// UpstreamClient selects the modern upstream; exactly one of DataDir and Store
+// the durable index.
+type Config struct {
+	// Upstream is the modern server's Streamable HTTP endpoint URL.
+	Upstream string
+	// UpstreamCommand runs a stdio upstream: a program and its arguments,
+	// split like a shell would split them (quotes group words).
+	UpstreamCommand string
+	// UpstreamClient is a ready Client (tests, embedding). Close does not
+	// close it.
+	UpstreamClient *upstream.Client
+
+	// DataDir holds the Badger store (created if needed).
+	DataDir string
+	// Store is an already open store (tests, embedding). Close does not
+	// close it.
+	Store sessionmap.Store
+
+	// Logger receives the bridge's logs (default: slog.Default()). Task and
+	// session ids are logged at debug level only (ARCHITECTURE invariant 7).
+	Logger *slog.Logger
+
+	// MaxBodyBytes bounds an HTTP request body; larger ones get 413.
+	MaxBodyBytes int64
+	// AllowedOrigins are Origin header values accepted besides loopback
+	// origins and the request's own host (DNS-rebinding protection: any
+	// other Origin gets 403).
+	AllowedOrigins []string
+	// DisableHostCheck turns off the loopback Host check (only behind a
+	// trusted reverse proxy that rewrites Host).
+	DisableHostCheck bool
+
+	// SessionIdleTimeout is how long a stored session survives without
+	// traffic (it can be rehydrated until then). Negative: forever.
+	SessionIdleTimeout time.Duration
+	// LiveSessionTimeout closes an idle in-memory session (it is rehydrated
+	// from the store on its next request). Negative: never.
+	LiveSessionTimeout time.Duration
+
+	// KeepAlive is the interval of SSE comment keep-alives on long
+	// tools/call and tasks/result streams, so idle proxies do not cut them.
+	// Negative disables them.
+	KeepAlive time.Duration
+
+	// MaxTaskTTL caps the ttl of tasks the bridge synthesizes (L-74).
+	MaxTaskTTL time.Duration
+	// ListPageSize is the tasks/list page size.
+	ListPageSize int
+	// DiscoverTTL caps how long an upstream server/discover result is reused.
+	DiscoverTTL time.Duration
+
+	// Watch tunes the task watchers (poll interval bounds, backoff, push).
+	// Source, Sink and Logger are set by the bridge.
+	Watch watch.Config
+
+	// StatusNotifications sends notifications/tasks/status to legacy
+	// clients when a task they created changes status (L-61, optional):
+	// on stdio, and on the HTTP session's standalone GET stream when one is
+	// open.
+	StatusNotifications bool
+
+	// Hooks observe the bridge (metrics). Nil fields are skipped.
+	Hooks Hooks
+}
+
+// Hooks let a metrics layer observe the face without this package importing
+// one. Callbacks must be fast and must not block; they carry no task or
+// session ids (invariant 7).
+type Hooks struct {
+	// Request is called once per legacy request the face answered.
+	Request func(RequestEvent)
+	// Upstream is called once per request the face sent upstream.
+	Upstream func(UpstreamEvent)
+	// Session is called when a legacy session starts, is rehydrated after a
+	// restart, or ends.
+	Session func(SessionEvent)
+}
+
+// Outcome classifies how a request ended.
+type Outcome string
+
+// Outcomes.
+const (
+	OutcomeOK        Outcome = "ok"
+	OutcomeError     Outcome = "error"     // a JSON-RPC error answer
+	OutcomeCancelled Outcome = "cancelled" // the client gave up (cancel, disconnect)
+)
+
+// RequestEvent describes one legacy request.
+type RequestEvent struct {
+	Method   string
+	Era      string // always "legacy" for this face
+	Outcome  Outcome
+	Code     int64 // JSON-RPC error code when Outcome is error
+	Duration time.Duration
+}
+
+// UpstreamEvent describes one upstream request.
+type UpstreamEvent struct {
+	Method   string
+	Outcome  Outcome
+	Code     int64
+	Duration time.Duration
+}
+
+// SessionEvent describes a session lifecycle step: "start", "rehydrate" or
+// "end".
+type SessionEvent struct {
+	Kind      string
+	Transport string // "http" or "stdio"
+}
+
+func (c *Config) defaults() {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.SessionIdleTimeout == 0 {
+		c.SessionIdleTimeout = DefaultSessionIdleTimeout
+	}
+	if c.LiveSessionTimeout == 0 {
+		c.LiveSessionTimeout = DefaultLiveSessionTimeout
+	}
+	if c.KeepAlive == 0 {
+		c.KeepAlive = DefaultKeepAlive
+	}
+	if c.MaxTaskTTL <= 0 {
+		c.MaxTaskTTL = DefaultMaxTaskTTL
+	}
+	if c.ListPageSize <= 0 {
+		c.ListPageSize = DefaultListPageSize
+	}
+	if c.DiscoverTTL <= 0 {
+		c.DiscoverTTL = DefaultDiscoverTTL
+	}
+	if c.Watch.DefaultPollInterval <= 0 {
+		c.Watch.DefaultPollInterval = DefaultPollInterval
+	}
+}

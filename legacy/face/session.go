@@ -1,0 +1,606 @@
+package face
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tasksbridge/tasksbridge/internal/version"
+	"github.com/tasksbridge/tasksbridge/legacy"
+	"github.com/tasksbridge/tasksbridge/modern"
+	"github.com/tasksbridge/tasksbridge/modern/upstream"
+	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/sessionmap"
+	"github.com/tasksbridge/tasksbridge/translate"
+)
+
+// legacyVersions are the protocol versions the face negotiates. Legacy tasks
+// exist only under 2025-11-25; older sessions get plain forwarding.
+var legacyVersions = []string{legacy.ProtocolVersion, "2025-06-18", "2025-03-26", "2024-11-05"}
+
+const (
+	transportHTTP  = "http"
+	transportStdio = "stdio"
+)
+
+// session is one legacy client session: its go-sdk server and session, what
+// it negotiated, and the input keys it was shown.
+type session struct {
+	b         *Bridge
+	id        string
+	principal string
+	transport string
+
+	mu              sync.Mutex
+	srv             *mcp.Server
+	ss              *mcp.ServerSession
+	getStream       *streamWriter // the open standalone GET stream (HTTP), for status notifications
+	initParams      json.RawMessage
+	protocolVersion string
+	logLevel        string
+	meta            *modern.RequestMeta // per-request _meta for upstream (cached)
+	rehydrating     bool
+	presented       map[string]map[string]bool // local task id → input keys shown to this session
+	watched         map[string]bool            // local task ids with a status-notification follower
+	notify          func(method string, params json.RawMessage) error
+	closed          bool
+	done            chan struct{}
+	subs            *subscriptions
+}
+
+func (b *Bridge) newSession(id, principal, transport string) *session {
+	return &session{
+		b: b, id: id, principal: principal, transport: transport,
+		presented: map[string]map[string]bool{},
+		watched:   map[string]bool{},
+		done:      make(chan struct{}),
+	}
+}
+
+// randomID returns 128 bits from crypto/rand, base64url (session ids, nonces).
+func randomID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("face: crypto/rand failed: " + err.Error())
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// scope is the owner of what this session creates and may read.
+func (s *session) scope() sessionmap.Scope {
+	return sessionmap.Scope{Principal: s.principal, Session: s.id}
+}
+
+// tasksEnabled reports whether the session negotiated 2025-11-25, the only
+// version with legacy tasks.
+func (s *session) tasksEnabled() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.protocolVersion == legacy.ProtocolVersion
+}
+
+func (s *session) serverSession() *mcp.ServerSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ss
+}
+
+// requestMeta is the per-request _meta the session stamps upstream (§5.2
+// flow 7): the client's own capabilities plus the tasks extension,
+// its clientInfo and its log level.
+func (s *session) requestMeta() (modern.RequestMeta, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.meta != nil {
+		return *s.meta, nil
+	}
+	fallback := modern.Implementation{Name: "tasksbridge-legacy-client", Version: version.Version}
+	m, err := translate.UpstreamRequestMeta(s.initParams, s.logLevel, &fallback)
+	if err != nil {
+		return modern.RequestMeta{}, err
+	}
+	s.meta = &m
+	return m, nil
+}
+
+// callOptions are the upstream options of one request of this session.
+func (s *session) callOptions(ri *reqInfo) (upstream.CallOptions, modern.RequestMeta, error) {
+	m, err := s.requestMeta()
+	if err != nil {
+		return upstream.CallOptions{}, m, err
+	}
+	opts := upstream.CallOptions{ClientInfo: m.ClientInfo, LogLevel: m.LogLevel}
+	if m.ClientCapabilities != nil {
+		opts.Capabilities = *m.ClientCapabilities
+	}
+	if ri != nil {
+		opts.Authorization = ri.authz
+	}
+	return opts, m, nil
+}
+
+// clientCaps are the capabilities the bridge declares upstream for this
+// client (what the upstream may ask it for, L-82).
+func (s *session) clientCaps() modern.ClientCapabilities {
+	m, err := s.requestMeta()
+	if err != nil || m.ClientCapabilities == nil {
+		return modern.ClientCapabilities{}
+	}
+	return *m.ClientCapabilities
+}
+
+// close ends the go-sdk session (its streams) and the session's followers.
+func (s *session) close() {
+	s.mu.Lock()
+	ss := s.ss
+	already := s.closed
+	s.closed = true
+	subs := s.subs
+	s.subs = nil
+	s.mu.Unlock()
+	if !already {
+		close(s.done)
+	}
+	if subs != nil {
+		subs.close()
+	}
+	if ss != nil {
+		ss.Close()
+	}
+}
+
+// reqInfo is what the bridge's transport layer knows about one incoming
+// request and go-sdk does not pass on: the raw params, the Authorization
+// header, when the client went away, and the response stream.
+type reqInfo struct {
+	method string
+	raw    json.RawMessage
+	authz  string
+	done   chan struct{} // closed when the HTTP request (or stdio call) is over
+	stream *streamWriter // HTTP POST response stream (nil on stdio)
+	once   sync.Once
+}
+
+func (ri *reqInfo) finish() { ri.once.Do(func() { close(ri.done) }) }
+
+// hdrNonce carries the reqInfo key through go-sdk's RequestExtra.Header. The
+// bridge deletes any client-sent value first, so a client cannot name
+// another request's record.
+const hdrNonce = "X-Tasksbridge-Request"
+
+type reqInfoKey struct{}
+
+func withReqInfo(ctx context.Context, ri *reqInfo) context.Context {
+	return context.WithValue(ctx, reqInfoKey{}, ri)
+}
+
+func reqInfoFrom(ctx context.Context) *reqInfo {
+	ri, _ := ctx.Value(reqInfoKey{}).(*reqInfo)
+	return ri
+}
+
+func (b *Bridge) lookupReqInfo(req mcp.Request) *reqInfo {
+	ex := req.GetExtra()
+	if ex == nil || ex.Header == nil {
+		return nil
+	}
+	n := ex.Header.Get(hdrNonce)
+	if n == "" {
+		return nil
+	}
+	v, ok := b.reqs.Load(n)
+	if !ok {
+		return nil
+	}
+	return v.(*reqInfo)
+}
+
+// rawResult is a result whose JSON the bridge built itself (legacy shapes the
+// typed go-sdk results cannot express). The bytes come from json.Marshal or
+// from validated translations, so they are always valid JSON (go-sdk.md §6).
+type rawResult struct {
+	mcp.ResultBase
+	raw json.RawMessage
+}
+
+func (r *rawResult) MarshalJSON() ([]byte, error) { return r.raw, nil }
+
+func newRaw(v any) (*rawResult, error) {
+	if raw, ok := v.(json.RawMessage); ok {
+		if !json.Valid(raw) {
+			return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: invalid result JSON")
+		}
+		return &rawResult{raw: raw}, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: encode result: %v", err)
+	}
+	return &rawResult{raw: b}, nil
+}
+
+// rawParams receives the params of the tasks/* custom methods untouched, so
+// the legacy decoders give precise -32602 messages.
+type rawParams struct {
+	mcp.ParamsBase
+	raw json.RawMessage
+}
+
+func (p *rawParams) UnmarshalJSON(b []byte) error {
+	p.raw = append(json.RawMessage(nil), b...)
+	return nil
+}
+
+func (p *rawParams) bytes() json.RawMessage {
+	if p == nil {
+		return nil
+	}
+	return p.raw
+}
+
+// sdkLogger passes go-sdk's warnings and errors on; its info logs name
+// session ids, which must not appear at info level (invariant 7).
+func (b *Bridge) sdkLogger() *slog.Logger {
+	return slog.New(minLevel{h: b.log.Handler(), min: slog.LevelWarn})
+}
+
+type minLevel struct {
+	h   slog.Handler
+	min slog.Level
+}
+
+func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= m.min && m.h.Enabled(ctx, l)
+}
+func (m minLevel) Handle(ctx context.Context, r slog.Record) error { return m.h.Handle(ctx, r) }
+func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler {
+	return minLevel{h: m.h.WithAttrs(a), min: m.min}
+}
+func (m minLevel) WithGroup(n string) slog.Handler { return minLevel{h: m.h.WithGroup(n), min: m.min} }
+
+// newServer builds the go-sdk server of one session (nil: the base server
+// that only answers go-sdk's version checks). One server per session lets
+// GetSessionID hand out the id the bridge chose, including an old one when a
+// session is rehydrated.
+func (b *Bridge) newServer(s *session) *mcp.Server {
+	opts := &mcp.ServerOptions{
+		Logger:                    b.sdkLogger(),
+		SupportedProtocolVersions: legacyVersions,
+		Capabilities:              &mcp.ServerCapabilities{},
+	}
+	if s == nil {
+		opts.GetSessionID = randomID
+		return mcp.NewServer(&mcp.Implementation{Name: "tasksbridge", Version: version.Version}, opts)
+	}
+	opts.GetSessionID = func() string { return s.id }
+	opts.SubscribeHandler = s.subscribeHandler
+	opts.UnsubscribeHandler = s.unsubscribeHandler
+	srv := mcp.NewServer(&mcp.Implementation{Name: "tasksbridge", Version: version.Version}, opts)
+	srv.AddReceivingMiddleware(s.middleware)
+	for method, h := range map[string]func(context.Context, *reqInfo, json.RawMessage) (mcp.Result, error){
+		legacy.MethodTasksGet:    s.tasksGet,
+		legacy.MethodTasksResult: s.tasksResult,
+		legacy.MethodTasksList:   s.tasksList,
+		legacy.MethodTasksCancel: s.tasksCancel,
+	} {
+		method, h := method, h
+		err := mcp.AddReceivingCustomMethod(srv, method, func(ctx context.Context, _ *mcp.ServerSession, p *rawParams) (*rawResult, error) {
+			if !s.tasksEnabled() {
+				return nil, rpc.Errorf(rpc.CodeMethodNotFound,
+					"Method not found: %s (legacy tasks exist only under protocol version %s)", method, legacy.ProtocolVersion)
+			}
+			res, err := h(ctx, reqInfoFrom(ctx), p.bytes())
+			if err != nil {
+				return nil, err
+			}
+			r, ok := res.(*rawResult)
+			if !ok {
+				return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: unexpected result type")
+			}
+			return r, nil
+		})
+		if err != nil {
+			panic("face: " + err.Error()) // only for a standard method name: a programming error
+		}
+	}
+	return srv
+}
+
+// middleware is the session's receiving middleware: it recovers the
+// transport's request record, answers what the bridge emulates or forwards,
+// and reports every request to the hooks.
+func (s *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ri := s.b.lookupReqInfo(req)
+		if ri == nil {
+			ri = &reqInfo{method: method, done: make(chan struct{})}
+			if ex := req.GetExtra(); ex != nil && ex.Header != nil {
+				ri.authz = ex.Header.Get("Authorization")
+			}
+		}
+		if ri.raw == nil {
+			if p := req.GetParams(); p != nil {
+				if b, err := json.Marshal(p); err == nil {
+					ri.raw = b
+				}
+			}
+		}
+		ctx = withReqInfo(ctx, ri)
+		start := time.Now()
+		res, err := s.dispatch(ctx, ri, method, req, next)
+		if h := s.b.cfg.Hooks.Request; h != nil && !isNotification(method) {
+			ev := RequestEvent{Method: method, Era: "legacy", Outcome: OutcomeOK, Duration: time.Since(start)}
+			if err != nil {
+				ev.Outcome, ev.Code = outcomeOf(err)
+			}
+			h(ev)
+		}
+		if err != nil {
+			return nil, wireError(err)
+		}
+		return res, nil
+	}
+}
+
+func isNotification(method string) bool { return len(method) > 14 && method[:14] == "notifications/" }
+
+// wireError makes sure the client gets a JSON-RPC error with a code: an
+// *rpc.Error passes unchanged, a context error becomes "request cancelled",
+// anything else -32603 (L-66).
+func wireError(err error) error {
+	var e *jsonrpc.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return rpc.Errorf(rpc.CodeInternalError, "request cancelled")
+	}
+	return rpc.Errorf(rpc.CodeInternalError, "internal error: %v", err)
+}
+
+func (s *session) dispatch(ctx context.Context, ri *reqInfo, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	switch method {
+	case legacy.MethodInitialize:
+		return s.initialize(ctx, ri, req, next)
+	case "logging/setLevel":
+		return s.setLevel(ctx, req, next)
+	case legacy.MethodToolsList:
+		return s.toolsList(ctx, ri)
+	case legacy.MethodToolsCall:
+		return s.toolsCall(ctx, ri)
+	case "resources/list", "resources/templates/list", "resources/read",
+		"prompts/list", "prompts/get", "completion/complete":
+		return s.forward(ctx, ri, method)
+	case "resources/subscribe", "resources/unsubscribe":
+		// go-sdk keeps the subscription registry (for ResourceUpdated) and
+		// calls the session's Subscribe/UnsubscribeHandler.
+		return next(ctx, method, req)
+	case modern.MethodSubscriptionsListen, modern.MethodDiscover:
+		return nil, rpc.Errorf(rpc.CodeMethodNotFound, "Method not found: %s is a 2026-07-28 method; this session speaks %s", method, s.protocolVersionOr())
+	}
+	return next(ctx, method, req)
+}
+
+func (s *session) protocolVersionOr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.protocolVersion == "" {
+		return legacy.ProtocolVersion
+	}
+	return s.protocolVersion
+}
+
+// initialize answers the legacy handshake from the upstream's
+// server/discover plus the emulated tasks capability, and records the
+// session durably before the reply (issue 4 item 1, L-01..L-04).
+func (s *session) initialize(ctx context.Context, ri *reqInfo, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	// go-sdk records the client's params and negotiates the version.
+	res, err := next(ctx, legacy.MethodInitialize, req)
+	if err != nil {
+		return nil, err
+	}
+	ir, ok := res.(*mcp.InitializeResult)
+	if !ok {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: unexpected initialize result %T", res)
+	}
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	s.mu.Lock()
+	rehydrating := s.rehydrating
+	s.ss = ss
+	s.protocolVersion = ir.ProtocolVersion
+	if !rehydrating {
+		s.initParams = ri.raw
+	}
+	s.meta = nil
+	s.mu.Unlock()
+	if rehydrating {
+		return res, nil // replayed after a restart: nothing to ask or store
+	}
+
+	opts, _, err := s.callOptions(ri)
+	if err != nil {
+		return nil, err
+	}
+	disc, err := s.b.discover(ctx, opts, s.principal)
+	if err != nil {
+		return nil, s.b.upstreamError(legacy.MethodInitialize, false, err)
+	}
+	out, err := translate.InitializeResultFromDiscover(disc, translate.InitializeOptions{
+		// tasks/list is scoped to the principal, or to the session when the
+		// client sent no credentials (documented; L-04).
+		ListTasks:  true,
+		ServerInfo: &modern.Implementation{Name: "tasksbridge", Version: version.Version},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if ir.ProtocolVersion != legacy.ProtocolVersion {
+		// Legacy tasks exist only under 2025-11-25: an older session gets
+		// the upstream's capabilities without them.
+		if out, err = legacy.PatchInitializeResultTasks(out, nil); err != nil {
+			return nil, err
+		}
+		if out, err = setMember(out, "protocolVersion", ir.ProtocolVersion); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.b.store.CreateSession(ctx, sessionmap.Session{
+		ID:               s.id,
+		Principal:        s.principal,
+		Era:              sessionmap.EraLegacy,
+		ProtocolVersion:  ir.ProtocolVersion,
+		InitializeParams: ri.raw,
+		IdleTimeoutMs:    max(s.b.cfg.SessionIdleTimeout.Milliseconds(), 0),
+	}); err != nil {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: cannot record the session: %v", err)
+	}
+	s.b.register(s)
+	return newRaw(out)
+}
+
+// setLevel lets go-sdk record the level (it filters log notifications by it)
+// and stores it, so it is stamped on later upstream requests and survives a
+// restart.
+func (s *session) setLevel(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	res, err := next(ctx, "logging/setLevel", req)
+	if err != nil {
+		return nil, err
+	}
+	p, _ := req.GetParams().(*mcp.SetLoggingLevelParams)
+	if p == nil {
+		return res, nil
+	}
+	level := string(p.Level)
+	s.mu.Lock()
+	s.logLevel = level
+	s.meta = nil
+	rehydrating := s.rehydrating
+	s.mu.Unlock()
+	if !rehydrating {
+		if _, err := s.b.store.TouchSession(ctx, s.scope(), &level); err != nil {
+			s.b.log.Warn("face: cannot store the session log level", "err", err)
+		}
+	}
+	return res, nil
+}
+
+// setMember returns obj with key set to the JSON encoding of v.
+func setMember(obj json.RawMessage, key string, v any) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(obj, &m); err != nil {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: %v", err)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: %v", err)
+	}
+	m[key] = b
+	return json.Marshal(m)
+}
+
+// register makes s a live session and removes it when go-sdk closes it.
+func (b *Bridge) register(s *session) {
+	b.mu.Lock()
+	b.sessions[s.id] = s
+	b.mu.Unlock()
+	if h := b.cfg.Hooks.Session; h != nil {
+		kind := "start"
+		s.mu.Lock()
+		if s.rehydrating {
+			kind = "rehydrate"
+		}
+		s.mu.Unlock()
+		h(SessionEvent{Kind: kind, Transport: s.transport})
+	}
+	ss := s.serverSession()
+	if ss == nil {
+		return
+	}
+	go func() {
+		_ = ss.Wait()
+		b.mu.Lock()
+		if b.sessions[s.id] == s {
+			delete(b.sessions, s.id)
+		}
+		b.mu.Unlock()
+		s.close()
+		if h := b.cfg.Hooks.Session; h != nil {
+			h(SessionEvent{Kind: "end", Transport: s.transport})
+		}
+	}()
+}
+
+func (b *Bridge) liveSession(id string) *session {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sessions[id]
+}
+
+// upstreamError maps an error of an upstream request to what the legacy
+// client sees: the upstream's own JSON-RPC errors through ErrorToLegacy,
+// transport failures as the -32603 naming the upstream (issue 4 item 10).
+func (b *Bridge) upstreamError(method string, taskAugmented bool, err error) error {
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	var ue *upstream.Error
+	if errors.As(err, &ue) {
+		return ue.RPC
+	}
+	var re *jsonrpc.Error
+	if errors.As(err, &re) {
+		return translate.ErrorToLegacy(method, taskAugmented, re)
+	}
+	return rpc.Errorf(rpc.CodeInternalError, "upstream %s: %v", b.target, err)
+}
+
+// statusText is "404 Not Found" and the like, for plain-text HTTP errors.
+func statusText(code int) string { return fmt.Sprintf("%d %s", code, http.StatusText(code)) }
+
+func (s *session) setGETStream(sw *streamWriter) {
+	s.mu.Lock()
+	s.getStream = sw
+	s.mu.Unlock()
+}
+
+func (s *session) clearGETStream(sw *streamWriter) {
+	s.mu.Lock()
+	if s.getStream == sw {
+		s.getStream = nil
+	}
+	s.mu.Unlock()
+}
+
+// sendNotification writes a notification go-sdk has no API for
+// (notifications/tasks/status): on stdio through the connection, over HTTP
+// on the open standalone GET stream. It reports whether it was sent.
+func (s *session) sendNotification(method string, params any) bool {
+	p, err := json.Marshal(params)
+	if err != nil {
+		return false
+	}
+	s.mu.Lock()
+	notify, gs := s.notify, s.getStream
+	s.mu.Unlock()
+	if notify != nil {
+		return notify(method, p) == nil
+	}
+	if gs == nil {
+		return false
+	}
+	msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": json.RawMessage(p)})
+	if err != nil {
+		return false
+	}
+	return gs.inject(msg) == nil
+}

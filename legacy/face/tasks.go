@@ -1,0 +1,653 @@
+package face
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tasksbridge/tasksbridge/internal/watch"
+	"github.com/tasksbridge/tasksbridge/legacy"
+	"github.com/tasksbridge/tasksbridge/modern"
+	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/sessionmap"
+	"github.com/tasksbridge/tasksbridge/translate"
+)
+
+// toolsCall runs a legacy tools/call (issue 4 item 3, modern-tasks §5.2
+// flows 1–2):
+//   - with "task" (a 2025-11-25 session): an upstream task is recorded
+//     durably, then answered with the nested CreateTaskResult (L-12, README
+//     fact 7); a synchronous upstream answer becomes a synthesized task that
+//     is already completed;
+//   - without "task": a plain result, or, when the upstream made a task
+//     anyway, the final result after polling it here (with progress
+//     notifications when the client gave a progressToken).
+func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error) {
+	ri.stream.markReady()
+	opts, meta, err := s.callOptions(ri)
+	if err != nil {
+		return nil, err
+	}
+	up, err := translate.RequestToModern(legacy.MethodToolsCall, ri.raw, meta, "")
+	if err != nil {
+		return nil, err
+	}
+	// L-05: a session without legacy tasks ignores the opt-in.
+	asTask := up.TaskRequested && s.tasksEnabled()
+	var call struct {
+		Name string `json:"name"`
+		Meta struct {
+			ProgressToken json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	_ = json.Unmarshal(ri.raw, &call)
+
+	relay := s.relay(ctx)
+	opts.OnNotify = relay.push
+	kind, raw, err := s.callUpstream(ctx, legacy.MethodToolsCall, up.Params, opts)
+	relay.stop()
+	if err != nil {
+		return nil, s.b.upstreamError(legacy.MethodToolsCall, asTask, err)
+	}
+
+	switch kind {
+	case translate.CallComplete:
+		if !asTask {
+			out, err := translate.ResultToLegacy(raw)
+			if err != nil {
+				return nil, err
+			}
+			return newRaw(out)
+		}
+		return s.synthesize(ctx, call.Name, raw, up.RequestedTTL)
+	case translate.CallTask:
+		ct, err := modern.DecodeCreateTaskResult(raw)
+		if err != nil {
+			return nil, rpc.Errorf(rpc.CodeInternalError, "upstream %s sent an invalid CreateTaskResult: %s", s.b.target, rpc.As(err).Message)
+		}
+		rec := s.newRecord(ct.Task, call.Name, up.RequestedTTL)
+		if err := s.b.store.CreateTask(ctx, rec); err != nil {
+			// The upstream task runs on; without a durable record the id
+			// must not reach the client (invariant 1).
+			return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: cannot record the task: %v", err)
+		}
+		s.b.bind(rec, opts)
+		s.b.log.Debug("face: task created", "task", rec.ID, "tool", call.Name)
+		if !asTask {
+			return s.await(ctx, ri, rec, awaitPlain, call.Meta.ProgressToken)
+		}
+		t := ct.Task
+		t.TaskID = rec.ID
+		t.TTLMs = rec.TTLMs
+		res, err := translate.LegacyCreateTaskResult(t, translate.CreateOptions{})
+		if err != nil {
+			return nil, err
+		}
+		s.follow(rec)
+		return newRaw(res)
+	}
+	return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: unexpected upstream result kind %v", kind)
+}
+
+// newRecord is the durable record of an upstream task under a fresh local
+// id (128+ bits, L-70): the upstream id never reaches the client.
+func (s *session) newRecord(t modern.Task, tool string, requestedTTL *int64) sessionmap.Task {
+	now := time.Now().UTC()
+	rec := sessionmap.Task{
+		ID:             sessionmap.NewTaskID(),
+		Scope:          s.scope(),
+		Direction:      sessionmap.LegacyToModern,
+		Origin:         sessionmap.OriginUpstreamTask,
+		Upstream:       s.b.target,
+		UpstreamTaskID: t.TaskID,
+		Method:         legacy.MethodToolsCall,
+		ToolName:       tool,
+		RequestedTTLMs: requestedTTL,
+		TTLMs:          t.TTLMs,
+		Status:         sessionmap.StatusWorking,
+		StatusMessage:  t.StatusMessage,
+		PollIntervalMs: t.PollIntervalMs,
+		CreatedAt:      now,
+		LastUpdatedAt:  now,
+	}
+	// Timestamps are the bridge's own: the store judges expiry (createdAt +
+	// ttl) and the order of observations with its clock, and the upstream's
+	// clock may be skewed.
+	if st := sessionmap.Status(t.Status); st.Valid() && !st.Terminal() {
+		rec.Status = st
+	}
+	// The bridge keeps the record no longer than the client asked (L-20).
+	if requestedTTL != nil && (rec.TTLMs == nil || *requestedTTL < *rec.TTLMs) {
+		v := *requestedTTL
+		rec.TTLMs = &v
+	}
+	if rec.PollIntervalMs != nil && *rec.PollIntervalMs <= 0 {
+		rec.PollIntervalMs = nil
+	}
+	return rec
+}
+
+// synthesize answers a task-augmented call that the upstream answered
+// synchronously with a task that is already completed and holds the result
+// (modern-tasks §5.2 flow 1: an accepted task-augmented request MUST get a
+// CreateTaskResult).
+func (s *session) synthesize(ctx context.Context, tool string, result json.RawMessage, requestedTTL *int64) (mcp.Result, error) {
+	id := sessionmap.NewTaskID()
+	poll := s.b.cfg.Watch.DefaultPollInterval.Milliseconds()
+	d, err := translate.SynthesizeTask(id, result, translate.SystemClock, requestedTTL, s.b.cfg.MaxTaskTTL.Milliseconds(), &poll)
+	if err != nil {
+		return nil, err
+	}
+	rec := sessionmap.Task{
+		ID:             id,
+		Scope:          s.scope(),
+		Direction:      sessionmap.LegacyToModern,
+		Origin:         sessionmap.OriginSynthesized,
+		Upstream:       s.b.target,
+		Method:         legacy.MethodToolsCall,
+		ToolName:       tool,
+		RequestedTTLMs: requestedTTL,
+		TTLMs:          d.TTLMs,
+		Status:         sessionmap.Status(d.Status),
+		StatusMessage:  d.StatusMessage,
+		PollIntervalMs: d.PollIntervalMs,
+		Result:         d.Result,
+	}
+	if err := s.b.store.CreateTask(ctx, rec); err != nil {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: cannot record the task: %v", err)
+	}
+	res, err := translate.LegacyCreateTaskResult(d.Task, translate.CreateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return newRaw(res)
+}
+
+// lookup reads a task through the scope check: unknown, expired, foreign
+// and other-direction ids all get the same -32602 (README fact 10, L-38,
+// L-45, L-56, L-69).
+func (s *session) lookup(ctx context.Context, id string) (sessionmap.Task, error) {
+	rec, err := s.b.store.GetTask(ctx, s.scope(), id)
+	if err == nil && rec.Direction != sessionmap.LegacyToModern {
+		err = sessionmap.ErrNotFound
+	}
+	switch {
+	case err == nil:
+		return rec, nil
+	case errors.Is(err, sessionmap.ErrNotFound):
+		return rec, legacy.TaskNotFoundError(id)
+	default:
+		return rec, rpc.Errorf(rpc.CodeInternalError, "internal error: task store: %v", err)
+	}
+}
+
+// live reports whether rec still follows an upstream task.
+func live(rec sessionmap.Task) bool {
+	return !rec.Status.Terminal() && rec.Origin == sessionmap.OriginUpstreamTask && rec.UpstreamTaskID != ""
+}
+
+// refresh brings rec up to date from the watcher's cache, asking upstream
+// only when the cached state is older than the task's poll interval (issue 4
+// item 4). With no state at all and the upstream unreachable it fails with
+// the -32603 naming the upstream; a stale state is served otherwise.
+func (s *session) refresh(ctx context.Context, ri *reqInfo, rec sessionmap.Task) (sessionmap.Task, error) {
+	if !live(rec) {
+		return rec, nil
+	}
+	opts, _, err := s.callOptions(ri)
+	if err != nil {
+		return rec, err
+	}
+	key := s.b.bind(rec, opts)
+	if _, err := s.b.watch.Get(ctx, key, 0); err != nil {
+		if errors.Is(err, context.Canceled) {
+			return rec, err
+		}
+		return rec, s.b.upstreamError(legacy.MethodTasksGet, true, err)
+	}
+	cur, err := s.b.store.GetTask(ctx, rec.Scope, rec.ID)
+	if err != nil {
+		return rec, legacy.TaskNotFoundError(rec.ID)
+	}
+	return cur, nil
+}
+
+// tasksGet answers tasks/get with the translated status (issue 4 item 4).
+func (s *session) tasksGet(ctx context.Context, ri *reqInfo, raw json.RawMessage) (mcp.Result, error) {
+	p, err := legacy.DecodeGetTaskParams(raw)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := s.lookup(ctx, p.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	if rec, err = s.refresh(ctx, ri, rec); err != nil {
+		return nil, err
+	}
+	return newRaw(legacy.GetTaskResult{Task: legacyTask(rec)})
+}
+
+// tasksList answers tasks/list from sessionmap, in the caller's scope, with
+// opaque cursors and fresh statuses (issue 4 item 6, L-49..L-54).
+func (s *session) tasksList(ctx context.Context, ri *reqInfo, raw json.RawMessage) (mcp.Result, error) {
+	p, err := legacy.DecodeListTasksParams(raw)
+	if err != nil {
+		return nil, err
+	}
+	page, err := s.b.store.ListTasks(ctx, s.scope(), s.b.cfg.ListPageSize, p.Cursor)
+	if err != nil {
+		if errors.Is(err, sessionmap.ErrInvalidCursor) {
+			return nil, legacy.InvalidCursorError(p.Cursor)
+		}
+		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: task store: %v", err)
+	}
+	recs := make([]sessionmap.Task, 0, len(page.Tasks))
+	for _, r := range page.Tasks {
+		if r.Direction == sessionmap.LegacyToModern {
+			recs = append(recs, r)
+		}
+	}
+	// Fresh statuses, from the watchers' caches (bounded work per page).
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i := range recs {
+		if !live(recs[i]) {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			if cur, err := s.refresh(cctx, ri, recs[i]); err == nil {
+				recs[i] = cur
+			}
+		}()
+	}
+	wg.Wait()
+	out := legacy.ListTasksResult{Tasks: make([]legacy.Task, 0, len(recs)), NextCursor: page.NextCursor}
+	for _, r := range recs {
+		out.Tasks = append(out.Tasks, legacyTask(r))
+	}
+	return newRaw(out)
+}
+
+// tasksCancel pins the task cancelled before replying and asks the upstream
+// to stop (issue 4 item 7, L-55..L-59).
+func (s *session) tasksCancel(ctx context.Context, ri *reqInfo, raw json.RawMessage) (mcp.Result, error) {
+	p, err := legacy.DecodeCancelTaskParams(raw)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := s.lookup(ctx, p.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	if cur, err := s.refresh(ctx, ri, rec); err == nil {
+		rec = cur // a task that already ended upstream is not cancelled
+	}
+	dec := translate.DecideLegacyCancel(legacyTask(rec), translate.SystemClock)
+	if dec.Action == translate.CancelReject {
+		return nil, dec.Error
+	}
+	pinned, err := s.b.store.PinCancel(ctx, rec.Scope, rec.ID)
+	switch {
+	case errors.Is(err, sessionmap.ErrTerminal):
+		return nil, legacy.CancelTerminalError(rec.ID, legacyTask(pinned).Status)
+	case errors.Is(err, sessionmap.ErrNotFound):
+		return nil, legacy.TaskNotFoundError(rec.ID)
+	case err != nil:
+		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: task store: %v", err)
+	}
+	s.b.signalPin(rec.ID)
+	if dec.ForwardUpstream && rec.UpstreamTaskID != "" {
+		opts, _, err := s.callOptions(ri)
+		if err == nil {
+			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			start := time.Now()
+			err = s.b.up.CancelTask(cctx, rec.UpstreamTaskID, opts)
+			s.b.reportUpstream(modern.MethodTasksCancel, start, err)
+			cancel()
+		}
+		if err != nil {
+			// The pin is the truth for the legacy client (L-58, L-59);
+			// the upstream finishes on its own.
+			s.b.log.Warn("face: upstream tasks/cancel failed; the task stays cancelled here", "upstream", s.b.target, "err", rpc.As(err).Message)
+		}
+	}
+	return newRaw(legacy.CancelTaskResult{Task: legacyTask(pinned)})
+}
+
+// tasksResult blocks until the task is terminal and answers with its result
+// or error (issue 4 item 5, L-41..L-48).
+func (s *session) tasksResult(ctx context.Context, ri *reqInfo, raw json.RawMessage) (mcp.Result, error) {
+	p, err := legacy.DecodeGetTaskPayloadParams(raw)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := s.lookup(ctx, p.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	ri.stream.markReady()
+	return s.await(ctx, ri, rec, awaitResult, nil)
+}
+
+type awaitMode int
+
+const (
+	awaitResult awaitMode = iota // tasks/result: result + related-task _meta
+	awaitPlain                   // tools/call polled internally: the plain result
+)
+
+// outcome is the answer for a terminal (or pinned) record.
+func outcome(rec sessionmap.Task, mode awaitMode) (mcp.Result, error) {
+	out, err := translate.TasksResultOutcome(detailedOf(rec), rec.CancelPinned, nil)
+	if err != nil {
+		return nil, err
+	}
+	switch out.Kind {
+	case translate.ResultReady:
+		if mode == awaitPlain {
+			plain, err := translate.ResultToLegacy(rec.Result)
+			if err != nil {
+				return nil, err
+			}
+			return newRaw(plain)
+		}
+		return newRaw(out.Result)
+	case translate.ResultError:
+		return nil, out.Error
+	}
+	return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: task %s is not terminal", rec.ID)
+}
+
+// await blocks on the task's shared watcher until it is terminal (L-42),
+// presenting each new input key to the client on this request's stream
+// (L-46). The wait ends early, without touching the task, when the client
+// cancels the request or goes away (L-48, L-86, invariant 6), or when the
+// bridge shuts down.
+func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, mode awaitMode, progressToken json.RawMessage) (mcp.Result, error) {
+	if !live(rec) {
+		return outcome(rec, mode)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	drained := false
+	var dmu sync.Mutex
+	go func() {
+		select {
+		case <-ri.done:
+		case <-s.b.drain.Done():
+			dmu.Lock()
+			drained = true
+			dmu.Unlock()
+		case <-s.done:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	opts, _, err := s.callOptions(ri)
+	if err != nil {
+		return nil, err
+	}
+	key := s.b.bind(rec, opts)
+	pinned, unpin := s.b.pinWait(rec.ID)
+	defer unpin()
+	sub, err := s.b.watch.Attach(ctx, key)
+	if err != nil {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: watch task: %v", err)
+	}
+	defer sub.Close()
+	// A cancel or completion that landed before the subscription started.
+	if cur, err := s.b.store.GetTask(ctx, rec.Scope, rec.ID); err == nil && !live(cur) {
+		return outcome(cur, mode)
+	}
+
+	prog := progressSender{s: s, token: progressToken}
+	for {
+		select {
+		case snap, ok := <-sub.C:
+			if !ok {
+				if ctx.Err() == nil {
+					return nil, errShuttingDown()
+				}
+				continue // the next case reports why
+			}
+			if snap.Task == nil && snap.Gone == nil {
+				continue // the upstream is unreachable; the watcher retries with backoff
+			}
+			cur, err := s.b.store.GetTask(ctx, rec.Scope, rec.ID)
+			if err != nil {
+				if ctx.Err() != nil {
+					continue
+				}
+				return nil, legacy.TaskNotFoundError(rec.ID)
+			}
+			if !live(cur) {
+				return outcome(cur, mode)
+			}
+			if snap.Task == nil {
+				continue
+			}
+			prog.update(ctx, cur)
+			d := *snap.Task
+			d.TaskID = rec.ID
+			out, err := translate.TasksResultOutcome(d, cur.CancelPinned, s.presentedSet(rec.ID))
+			if err != nil {
+				return nil, err
+			}
+			if out.Kind != translate.ResultWait {
+				// terminal upstream but not yet in the store: answer from
+				// the snapshot
+				if mode == awaitPlain && out.Kind == translate.ResultReady {
+					plain, err := translate.ResultToLegacy(d.Result)
+					if err != nil {
+						return nil, err
+					}
+					return newRaw(plain)
+				}
+				if out.Kind == translate.ResultReady {
+					return newRaw(out.Result)
+				}
+				return nil, out.Error
+			}
+			for _, k := range out.Present {
+				if s.b.wasSent(rec.ID, k) || !s.markPresented(rec.ID, k) {
+					continue
+				}
+				req := d.InputRequests[k]
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					s.present(ctx, cur, k, req)
+				}()
+			}
+		case <-pinned:
+			cur, err := s.b.store.GetTask(ctx, rec.Scope, rec.ID)
+			if err != nil {
+				return nil, legacy.TaskNotFoundError(rec.ID)
+			}
+			return outcome(cur, mode)
+		case <-ctx.Done():
+			dmu.Lock()
+			d := drained
+			dmu.Unlock()
+			if d {
+				return nil, errShuttingDown()
+			}
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// present shows one upstream input request to the client as a legacy
+// server→client request with related-task _meta (L-33) and sends the answer
+// upstream (exactly once per key, invariant 5).
+func (s *session) present(ctx context.Context, rec sessionmap.Task, key string, req modern.InputRequest) {
+	side, err := translate.InputRequestToLegacy(rec.ID, key, req, s.clientCaps(), sideIDs)
+	if err != nil {
+		s.b.log.Warn("face: cannot relay an input request to the client", "err", rpc.As(err).Message)
+		return
+	}
+	resp, err := s.ask(ctx, side)
+	if err != nil {
+		s.unmarkPresented(rec.ID, key) // nobody answered: a later wait asks again
+		return
+	}
+	answer, err := translate.InputResponseFromLegacy(req, resp)
+	if err != nil {
+		s.b.log.Warn("face: the client's answer cannot go upstream; the key stays open", "err", rpc.As(err).Message)
+		return
+	}
+	s.b.answer(rec, key, answer)
+}
+
+func (s *session) markPresented(id, key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.presented[id]
+	if m == nil {
+		m = map[string]bool{}
+		s.presented[id] = m
+	}
+	if m[key] {
+		return false
+	}
+	m[key] = true
+	return true
+}
+
+func (s *session) unmarkPresented(id, key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.presented[id], key)
+}
+
+func (s *session) presentedSet(id string) map[string]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]bool, len(s.presented[id]))
+	for k, v := range s.presented[id] {
+		out[k] = v
+	}
+	return out
+}
+
+// progressSender turns status changes of an internally polled task into
+// notifications/progress for a client that gave a progressToken (L-62).
+type progressSender struct {
+	s     *session
+	token json.RawMessage
+	n     float64
+	last  string
+}
+
+func (p *progressSender) update(ctx context.Context, rec sessionmap.Task) {
+	if len(p.token) == 0 {
+		return
+	}
+	sig := string(rec.Status) + "\x00" + rec.StatusMessage
+	if sig == p.last {
+		return
+	}
+	p.last = sig
+	var tok any
+	if json.Unmarshal(p.token, &tok) != nil {
+		return
+	}
+	if f, ok := tok.(float64); ok && f == float64(int64(f)) {
+		tok = int64(f)
+	}
+	p.n++
+	msg := rec.StatusMessage
+	if msg == "" {
+		msg = "task " + string(rec.Status)
+	}
+	if ss := p.s.serverSession(); ss != nil {
+		_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: p.n, Message: msg})
+	}
+}
+
+// follow sends notifications/tasks/status for a task this session created
+// whenever its legacy view changes, until it is terminal or the session
+// ends (issue 4 item 8, L-61; optional, and never relied upon by clients).
+func (s *session) follow(rec sessionmap.Task) {
+	if !s.b.cfg.StatusNotifications || !live(rec) {
+		return
+	}
+	s.mu.Lock()
+	if s.watched[rec.ID] || s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.watched[rec.ID] = true
+	s.mu.Unlock()
+	key := s.b.keyOf(rec)
+	s.b.goBackground(func() {
+		defer func() {
+			s.mu.Lock()
+			delete(s.watched, rec.ID)
+			s.mu.Unlock()
+		}()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		defer context.AfterFunc(s.b.drain, cancel)()
+		go func() {
+			select {
+			case <-s.done:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		sub, err := s.b.watch.Attach(ctx, key)
+		if err != nil {
+			return
+		}
+		defer sub.Close()
+		pinned, unpin := s.b.pinWait(rec.ID)
+		defer unpin()
+		last := legacyTask(rec)
+		check := func() bool {
+			cur, err := s.b.store.GetTask(ctx, rec.Scope, rec.ID)
+			if err != nil {
+				return false
+			}
+			t := legacyTask(cur)
+			if t.Status != last.Status || t.StatusMessage != last.StatusMessage {
+				last = t
+				s.sendNotification(legacy.MethodTaskStatus, legacy.TaskStatusNotificationParams{Task: t})
+			}
+			return live(cur)
+		}
+		for {
+			select {
+			case snap, ok := <-sub.C:
+				if !ok {
+					return
+				}
+				if (snap.Task != nil || snap.Gone != nil) && !check() {
+					return
+				}
+			case <-pinned:
+				check()
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
+}
+
+var _ = watch.Key{}

@@ -1,0 +1,278 @@
+package face
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tasksbridge/tasksbridge/internal/watch"
+	"github.com/tasksbridge/tasksbridge/legacy"
+	"github.com/tasksbridge/tasksbridge/modern"
+	"github.com/tasksbridge/tasksbridge/modern/upstream"
+	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/sessionmap"
+	"github.com/tasksbridge/tasksbridge/translate"
+)
+
+// binding ties an upstream task (a watcher key) to the local record it feeds
+// and to the upstream options its requests carry (the owner's credentials
+// and capabilities). It is rebuilt lazily after a restart, from the first
+// request that touches the task.
+type binding struct {
+	scope   sessionmap.Scope
+	localID string
+
+	mu   sync.Mutex
+	opts upstream.CallOptions
+}
+
+func (b *Bridge) keyOf(rec sessionmap.Task) watch.Key {
+	return watch.Key{Target: b.target, TaskID: rec.UpstreamTaskID}
+}
+
+// bind registers (or refreshes) the binding of rec with the options of the
+// current request, and returns the watcher key.
+func (b *Bridge) bind(rec sessionmap.Task, opts upstream.CallOptions) watch.Key {
+	key := b.keyOf(rec)
+	opts.OnNotify = nil
+	v, loaded := b.bindings.LoadOrStore(key, &binding{scope: rec.Scope, localID: rec.ID, opts: opts})
+	if loaded {
+		bd := v.(*binding)
+		bd.mu.Lock()
+		bd.opts = opts
+		bd.mu.Unlock()
+	}
+	return key
+}
+
+func (b *Bridge) binding(key watch.Key) *binding {
+	v, ok := b.bindings.Load(key)
+	if !ok {
+		return nil
+	}
+	return v.(*binding)
+}
+
+// watchSource is the watchers' Source hook.
+func (b *Bridge) watchSource(key watch.Key) (watch.Source, error) {
+	bd := b.binding(key)
+	if bd == nil {
+		return nil, fmt.Errorf("face: no binding for an upstream task of %s", key.Target)
+	}
+	bd.mu.Lock()
+	opts := bd.opts
+	bd.mu.Unlock()
+	return upstream.TaskSource{Client: b.up, Opts: opts}, nil
+}
+
+// observe is the watchers' Sink: every snapshot with news is merged into the
+// durable record first (monotonic: terminal sticks, a pinned cancel wins,
+// invariant 3), before any waiter sees it.
+func (b *Bridge) observe(ctx context.Context, key watch.Key, snap watch.Snapshot) error {
+	bd := b.binding(key)
+	if bd == nil {
+		return nil
+	}
+	var sn sessionmap.Snapshot
+	switch {
+	case snap.Gone != nil:
+		// The upstream no longer knows the task (expired or purged, M-27):
+		// the task ends failed with an error saying so.
+		e, _ := json.Marshal(rpc.Errorf(rpc.CodeInternalError, "upstream %s no longer knows this task (expired or purged): %s", b.target, snap.Gone.Message))
+		sn = sessionmap.Snapshot{Status: sessionmap.StatusFailed, StatusMessage: "The upstream no longer knows this task.", Error: e}
+	case snap.Task != nil:
+		var err error
+		if sn, err = snapshotOf(snap.Task); err != nil {
+			return err
+		}
+		// Observed at the bridge's clock (see newRecord).
+		sn.LastUpdatedAt = snap.FetchedAt
+	default:
+		return nil
+	}
+	rec, err := b.store.UpdateStatus(ctx, bd.scope, bd.localID, sn)
+	if err != nil {
+		if errors.Is(err, sessionmap.ErrNotFound) {
+			return nil // expired locally
+		}
+		return fmt.Errorf("face: record task snapshot: %w", err)
+	}
+	if rec.Status.Terminal() {
+		b.forgetSent(rec.ID)
+	}
+	return nil
+}
+
+func snapshotOf(d *modern.DetailedTask) (sessionmap.Snapshot, error) {
+	sn := sessionmap.Snapshot{
+		Status:         sessionmap.Status(d.Status),
+		StatusMessage:  d.StatusMessage,
+		PollIntervalMs: d.PollIntervalMs,
+	}
+	if !sn.Status.Valid() {
+		return sn, fmt.Errorf("face: upstream task status %q", d.Status)
+	}
+	if sn.PollIntervalMs != nil && *sn.PollIntervalMs < 0 {
+		sn.PollIntervalMs = nil
+	}
+	switch d.Status {
+	case modern.StatusCompleted:
+		sn.Result = d.Result
+	case modern.StatusFailed:
+		if d.Error != nil {
+			e, err := json.Marshal(d.Error)
+			if err != nil {
+				return sn, fmt.Errorf("face: encode task error: %w", err)
+			}
+			sn.Error = e
+		}
+	}
+	return sn, nil
+}
+
+// detailedOf is a record as the modern DetailedTask it mirrors, under the
+// local id.
+func detailedOf(rec sessionmap.Task) modern.DetailedTask {
+	d := modern.DetailedTask{Task: modern.Task{
+		TaskID:         rec.ID,
+		Status:         modern.TaskStatus(rec.Status),
+		StatusMessage:  rec.StatusMessage,
+		CreatedAt:      modern.FormatTime(rec.CreatedAt),
+		LastUpdatedAt:  modern.FormatTime(rec.LastUpdatedAt),
+		TTLMs:          rec.TTLMs,
+		PollIntervalMs: rec.PollIntervalMs,
+	}}
+	switch rec.Status {
+	case sessionmap.StatusCompleted:
+		d.Result = rec.Result
+	case sessionmap.StatusFailed:
+		if len(rec.Error) > 0 {
+			var e rpc.Error
+			if json.Unmarshal(rec.Error, &e) == nil {
+				d.Error = &e
+			}
+		}
+		if d.Error == nil && len(rec.Result) > 0 {
+			// failed with a result cannot come from a modern upstream; keep
+			// what we have
+			d.Result = rec.Result
+		}
+	}
+	return d
+}
+
+// legacyTask is what a legacy client sees of a record (tasks/get,
+// tasks/list, tasks/cancel, status notifications): isError ⇒ failed,
+// input_required kept, ttl always present (L-21, L-29, README fact 2).
+func legacyTask(rec sessionmap.Task) legacy.Task {
+	return translate.LegacyTaskFromDetailed(detailedOf(rec))
+}
+
+// pin waiters: a tasks/cancel wakes every tasks/result blocked on the task,
+// even when the upstream ignores the cancel.
+func (b *Bridge) pinWait(id string) (<-chan struct{}, func()) {
+	ch := make(chan struct{})
+	b.mu.Lock()
+	if b.pinWaiters == nil {
+		b.pinWaiters = map[string]map[chan struct{}]struct{}{}
+	}
+	m := b.pinWaiters[id]
+	if m == nil {
+		m = map[chan struct{}]struct{}{}
+		b.pinWaiters[id] = m
+	}
+	m[ch] = struct{}{}
+	b.mu.Unlock()
+	return ch, func() {
+		b.mu.Lock()
+		if m := b.pinWaiters[id]; m != nil {
+			delete(m, ch)
+			if len(m) == 0 {
+				delete(b.pinWaiters, id)
+			}
+		}
+		b.mu.Unlock()
+	}
+}
+
+func (b *Bridge) signalPin(id string) {
+	b.mu.Lock()
+	m := b.pinWaiters[id]
+	delete(b.pinWaiters, id)
+	b.mu.Unlock()
+	for ch := range m {
+		close(ch)
+	}
+}
+
+// claimSent marks key of task id as answered by this process; false when it
+// already was (another waiter answered it: exactly once, invariant 5).
+func (b *Bridge) claimSent(id, key string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	m := b.sentKeys[id]
+	if m == nil {
+		m = map[string]bool{}
+		b.sentKeys[id] = m
+	}
+	if m[key] {
+		return false
+	}
+	m[key] = true
+	return true
+}
+
+func (b *Bridge) unclaimSent(id, key string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.sentKeys[id], key)
+}
+
+func (b *Bridge) wasSent(id, key string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sentKeys[id][key]
+}
+
+func (b *Bridge) forgetSent(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.sentKeys, id)
+}
+
+// answer sends the client's answer to one input key upstream: the key is
+// claimed in this process and recorded durably first, then tasks/update
+// goes out (retried until acknowledged) even if the waiter that presented it
+// is gone. After a crash between the record and the acknowledgement the key
+// is still outstanding upstream but unclaimed in the new process, so it is
+// presented and answered again; the upstream ignores a duplicate key.
+func (b *Bridge) answer(rec sessionmap.Task, key string, resp json.RawMessage) {
+	if !b.claimSent(rec.ID, key) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	_, err := b.store.RecordAnswered(ctx, rec.Scope, rec.ID, []string{key})
+	cancel()
+	if err != nil {
+		b.unclaimSent(rec.ID, key)
+		b.log.Warn("face: cannot record an input answer; it will be asked again", "err", err)
+		return
+	}
+	wk := b.keyOf(rec)
+	b.goBackground(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		stop := context.AfterFunc(b.drain, cancel)
+		defer stop()
+		start := time.Now()
+		err := b.watch.Answer(ctx, wk, modern.InputResponses{key: resp})
+		b.reportUpstream(modern.MethodTasksUpdate, start, err)
+		if err != nil {
+			b.unclaimSent(rec.ID, key)
+			b.log.Warn("face: tasks/update failed; the input will be asked again", "upstream", b.target, "err", err)
+		}
+	})
+}

@@ -1,0 +1,259 @@
+package face
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// streamWriter wraps the response of one HTTP request that go-sdk answers.
+// It serialises go-sdk's writes with the bridge's own: SSE comment
+// keep-alives on long POST streams and injected notifications on the
+// standalone GET stream. go-sdk writes each SSE event with a single Write,
+// so whole events never interleave.
+type streamWriter struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+
+	mu     sync.Mutex
+	wrote  bool // the response is committed (headers sent)
+	sse    bool // committed as text/event-stream
+	ready  bool // go-sdk has set its headers (signalled by the handler)
+	closed bool // the request is over: nothing may be written
+}
+
+func newStreamWriter(w http.ResponseWriter) *streamWriter {
+	return &streamWriter{w: w, rc: http.NewResponseController(w)}
+}
+
+func (s *streamWriter) Header() http.Header { return s.w.Header() }
+
+func (s *streamWriter) commitLocked() {
+	if !s.wrote {
+		s.wrote = true
+		s.sse = strings.HasPrefix(s.w.Header().Get("Content-Type"), "text/event-stream")
+	}
+}
+
+func (s *streamWriter) WriteHeader(code int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.commitLocked()
+	s.w.WriteHeader(code)
+}
+
+func (s *streamWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.commitLocked()
+	return s.w.Write(p)
+}
+
+// FlushError is what http.ResponseController (used by go-sdk) calls, so
+// flushes are serialised too.
+func (s *streamWriter) FlushError() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rc.Flush()
+}
+
+func (s *streamWriter) Flush() { _ = s.FlushError() }
+
+// Unwrap lets http.ResponseController reach deadlines of the real writer.
+func (s *streamWriter) Unwrap() http.ResponseWriter { return s.w }
+
+// markReady is called by the handler of the request once it runs: go-sdk
+// set the response headers before it handed the request over, so from now on
+// a keep-alive may commit the response as an event stream.
+func (s *streamWriter) markReady() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.ready = true
+	s.mu.Unlock()
+}
+
+// keepAlive writes an SSE comment (ignored by every SSE parser) so idle
+// proxies keep the stream open. Before go-sdk wrote anything it commits the
+// response as an event stream, which go-sdk's own headers already announce.
+func (s *streamWriter) keepAlive() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	if !s.wrote {
+		if !s.ready || !strings.HasPrefix(s.w.Header().Get("Content-Type"), "text/event-stream") {
+			return
+		}
+		s.w.WriteHeader(http.StatusOK)
+		s.wrote, s.sse = true, true
+	}
+	if !s.sse {
+		return
+	}
+	if _, err := s.w.Write([]byte(": keep-alive\n\n")); err == nil {
+		_ = s.rc.Flush()
+	}
+}
+
+// inject writes one JSON-RPC message as an SSE event on a committed event
+// stream (the standalone GET stream).
+func (s *streamWriter) inject(msg []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || !s.wrote || !s.sse {
+		return errors.New("stream not open")
+	}
+	var b bytes.Buffer
+	b.WriteString("event: message\ndata: ")
+	b.Write(msg)
+	b.WriteString("\n\n")
+	if _, err := s.w.Write(b.Bytes()); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// close marks the request as over.
+func (s *streamWriter) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+}
+
+// jsonWriter buffers go-sdk's answer to a request that never needs a stream
+// (tasks/get, tasks/list, tasks/cancel) and, when go-sdk answered with an
+// event stream holding exactly one message, sends that message as
+// application/json instead (L-40: tasks/get SHOULD NOT be upgraded to SSE).
+// Anything else goes out as go-sdk wrote it.
+type jsonWriter struct {
+	w      http.ResponseWriter
+	header http.Header
+	code   int
+	buf    bytes.Buffer
+}
+
+func newJSONWriter(w http.ResponseWriter) *jsonWriter {
+	return &jsonWriter{w: w, header: http.Header{}}
+}
+
+func (j *jsonWriter) Header() http.Header { return j.header }
+
+func (j *jsonWriter) WriteHeader(code int) {
+	if j.code == 0 {
+		j.code = code
+	}
+}
+
+func (j *jsonWriter) Write(p []byte) (int, error) {
+	if j.code == 0 {
+		j.code = http.StatusOK
+	}
+	return j.buf.Write(p)
+}
+
+func (j *jsonWriter) FlushError() error { return nil }
+func (j *jsonWriter) Flush()            {}
+
+// finish sends the buffered answer.
+func (j *jsonWriter) finish() {
+	if j.code == 0 {
+		j.code = http.StatusOK
+	}
+	dst := j.w.Header()
+	for k, v := range j.header {
+		dst[k] = v
+	}
+	body := j.buf.Bytes()
+	if j.code == http.StatusOK && strings.HasPrefix(j.header.Get("Content-Type"), "text/event-stream") {
+		if msgs := sseMessages(body); len(msgs) == 1 {
+			dst.Set("Content-Type", "application/json")
+			dst.Del("Connection")
+			dst.Set("Content-Length", strconv.Itoa(len(msgs[0])))
+			j.w.WriteHeader(http.StatusOK)
+			j.w.Write(msgs[0])
+			return
+		}
+	}
+	j.w.WriteHeader(j.code)
+	j.w.Write(body)
+}
+
+// sseMessages returns the data of the "message" events (and unnamed events)
+// of an SSE body.
+func sseMessages(body []byte) [][]byte {
+	var (
+		out  [][]byte
+		data []byte
+		name string
+		has  bool
+	)
+	flush := func() {
+		if has && (name == "" || name == "message") {
+			out = append(out, data)
+		}
+		data, name, has = nil, "", false
+	}
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(make([]byte, 64*1024), 64<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			flush()
+		case strings.HasPrefix(line, ":"):
+		case strings.HasPrefix(line, "event:"):
+			name = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
+		case strings.HasPrefix(line, "data:"):
+			d := strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " ")
+			if has {
+				data = append(data, '\n')
+			}
+			data = append(data, d...)
+			has = true
+		}
+	}
+	flush()
+	return out
+}
+
+// discardWriter receives go-sdk's answers to the bridge's own replayed
+// requests (session rehydration); only the status matters.
+type discardWriter struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func newDiscardWriter() *discardWriter { return &discardWriter{header: http.Header{}} }
+
+func (d *discardWriter) Header() http.Header { return d.header }
+func (d *discardWriter) WriteHeader(code int) {
+	if d.code == 0 {
+		d.code = code
+	}
+}
+func (d *discardWriter) Write(p []byte) (int, error) {
+	if d.code == 0 {
+		d.code = http.StatusOK
+	}
+	if d.body.Len() < 64<<10 {
+		d.body.Write(p)
+	}
+	return len(p), nil
+}
+func (d *discardWriter) FlushError() error { return nil }
+func (d *discardWriter) Flush()            {}
+
+func (d *discardWriter) status() int {
+	if d.code == 0 {
+		return http.StatusOK
+	}
+	return d.code
+}
