@@ -45,8 +45,8 @@ type Bridge struct {
 	closed      atomic.Bool
 
 	mu         sync.Mutex
-	sessions   map[string]*session    // live sessions by id
-	rehydrates map[string]*sync.Mutex // one rehydration at a time per id
+	sessions   map[string]*session                   // live sessions by id
+	rehydrates map[string]*sync.Mutex                // one rehydration at a time per id
 	pinWaiters map[string]map[chan struct{}]struct{} // local task id → tasks/result waits to wake on a cancel
 	sentKeys   map[string]map[string]bool            // local task id → input keys this process answered (exactly once)
 

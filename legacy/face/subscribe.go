@@ -233,11 +233,15 @@ func (s *session) forwardListenNote(n upstream.Notification) {
 		_ = srv.ResourceUpdated(context.Background(), &p)
 	case modern.NotificationToolsListChanged:
 		srv.AddTool(&mcp.Tool{Name: listChangedName, InputSchema: map[string]any{"type": "object"}},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
 		srv.RemoveTools(listChangedName)
 	case modern.NotificationPromptsListChanged:
 		srv.AddPrompt(&mcp.Prompt{Name: listChangedName},
-			func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) { return &mcp.GetPromptResult{}, nil })
+			func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return &mcp.GetPromptResult{}, nil
+			})
 		srv.RemovePrompts(listChangedName)
 	case modern.NotificationResourcesListChanged:
 		uri := "tasksbridge:" + listChangedName
