@@ -9,9 +9,10 @@
 // Reported:
 //   - a struct field tagged json:"task" whose type is task-shaped (see
 //     passes/tasktags);
-//   - a struct field tagged json:"task" of type json.RawMessage, any, or a
-//     map, in a struct that also has a "content" key: the probe idiom that
-//     decodes a tools/call result once and checks whether task is set;
+//   - a struct field tagged json:"task" of type json.RawMessage (or another
+//     named []byte RawMessage), any, or a map, in a struct that also has a
+//     "content" key: the probe idiom that decodes a tools/call result once
+//     and checks whether task is set;
 //   - a map literal {"task": <task-shaped value>} that is returned from a
 //     function or stored as a result ("result" map key, Result field or
 //     variable).

@@ -72,14 +72,17 @@ func taskShapedType(t types.Type) bool {
 	return st != nil && astq.TaskShaped(astq.JSONKeys(st))
 }
 
-// opaque: json.RawMessage, an interface (any) or a map.
+// opaque: a RawMessage (a named []byte type of that name, as in
+// encoding/json and its drop-in replacements), an interface (any) or a map.
 func opaque(t types.Type) bool {
 	t = types.Unalias(t)
 	if p, ok := t.(*types.Pointer); ok {
 		t = types.Unalias(p.Elem())
 	}
-	if n, ok := t.(*types.Named); ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "encoding/json" && n.Obj().Name() == "RawMessage" {
-		return true
+	if n, ok := t.(*types.Named); ok && n.Obj().Name() == "RawMessage" {
+		if sl, ok := n.Underlying().(*types.Slice); ok && types.Identical(sl.Elem(), types.Typ[types.Byte]) {
+			return true
+		}
 	}
 	switch t.Underlying().(type) {
 	case *types.Interface, *types.Map:

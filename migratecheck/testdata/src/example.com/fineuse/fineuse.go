@@ -2,7 +2,7 @@
 package fineuse
 
 import (
-	"context"
+	"example.com/std/context"
 
 	"github.com/finemcp/finemcp"
 	"github.com/finemcp/finemcp/client"

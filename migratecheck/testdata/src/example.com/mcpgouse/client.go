@@ -1,8 +1,8 @@
 package mcpgouse
 
 import (
-	"context"
-	"errors"
+	"example.com/std/context"
+	"example.com/std/errors"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"

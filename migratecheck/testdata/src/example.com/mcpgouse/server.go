@@ -1,7 +1,7 @@
 package mcpgouse
 
 import (
-	"context"
+	"example.com/std/context"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"

@@ -2,7 +2,7 @@
 package mcpgouse
 
 import (
-	"encoding/json"
+	"example.com/std/json"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )

@@ -3,7 +3,7 @@
 package mcpkituse
 
 import (
-	"context"
+	"example.com/std/context"
 
 	"github.com/panyam/mcpkit/client"
 	"github.com/panyam/mcpkit/core"

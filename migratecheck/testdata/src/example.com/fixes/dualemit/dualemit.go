@@ -2,7 +2,7 @@
 // legacy literal is reported but not renamed.
 package dualemit
 
-import "context"
+import "example.com/std/context"
 
 type conn struct{}
 

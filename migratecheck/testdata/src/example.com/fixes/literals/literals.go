@@ -2,7 +2,7 @@
 // renames the raw literal.
 package literals
 
-import "context"
+import "example.com/std/context"
 
 type conn struct{}
 

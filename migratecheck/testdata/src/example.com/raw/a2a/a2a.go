@@ -3,7 +3,7 @@
 // no finding is expected.
 package a2a
 
-import "context"
+import "example.com/std/context"
 
 const (
 	MethodTasksGet    = "GetTask"

@@ -2,7 +2,7 @@
 package mcp010
 
 import (
-	"context"
+	"example.com/std/context"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"

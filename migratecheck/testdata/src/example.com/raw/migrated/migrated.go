@@ -3,8 +3,8 @@
 package migrated
 
 import (
-	"context"
-	"errors"
+	"example.com/std/context"
+	"example.com/std/errors"
 )
 
 const (

@@ -3,12 +3,11 @@
 package r1
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"log"
-	"net/http"
+	"example.com/std/context"
+	"example.com/std/errors"
+	"example.com/std/fmt"
 
+	"example.com/raw/httpstub"
 	"example.com/raw/protocol"
 )
 
@@ -81,7 +80,7 @@ func reject(req protocol.Request) (any, error) {
 		return nil, fmt.Errorf("code %d", -32601)
 	}
 	if req.Method == "tasks/result" {
-		return nil, &rpcError{Code: http.StatusNotFound}
+		return nil, &rpcError{Code: httpstub.StatusNotFound}
 	}
 	return nil, nil
 }
@@ -93,7 +92,7 @@ func (e *rpcError) Error() string { return "rpc error" }
 // Negatives: literals that are not in method position.
 func notMethods(t interface{ Fatalf(string, ...any) }) {
 	t.Fatalf("tasks/result(%s) failed", "x")        // contains the name: not reported
-	log.Printf("calling %s", "tasks/result")        // argument of a non-method call
+	fmt.Printf("calling %s", "tasks/result")        // argument of a non-method call
 	allow := []string{"tasks/result", "tasks/list"} // metrics allow-list
 	labels := map[string]bool{"tasks/list": true}   // map key, not a method value
 	_ = fmt.Sprint("tasks/result")

@@ -3,7 +3,7 @@
 // off in this run, so no fix is attached (see example.com/fixes/tags).
 package r2
 
-import "time"
+import "example.com/std/time"
 
 // Task is a hand-written legacy Task.
 type Task struct {

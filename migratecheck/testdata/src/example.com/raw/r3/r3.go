@@ -1,7 +1,7 @@
 // Package r3 exercises rule R3: the nested CreateTaskResult.
 package r3
 
-import "encoding/json"
+import "example.com/std/json"
 
 type task struct {
 	TaskID        string `json:"taskId"`

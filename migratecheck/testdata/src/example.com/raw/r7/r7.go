@@ -1,7 +1,7 @@
 // Package r7 exercises rule R7: legacy _meta keys.
 package r7
 
-import "log"
+import "example.com/std/fmt"
 
 const relatedTaskKey = "io.modelcontextprotocol/related-task"
 
@@ -15,7 +15,7 @@ func meta(id string, m map[string]any) map[string]any {
 
 // Negatives.
 func notKeys() {
-	log.Printf("dropping %s", "io.modelcontextprotocol/related-task")
+	fmt.Printf("dropping %s", "io.modelcontextprotocol/related-task")
 	keys := []string{relatedTaskKey}
 	_ = keys
 	_ = map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}

@@ -2,7 +2,7 @@
 package client
 
 import (
-	"context"
+	"example.com/std/context"
 
 	"github.com/finemcp/finemcp"
 )

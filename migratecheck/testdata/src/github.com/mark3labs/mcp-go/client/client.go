@@ -2,9 +2,9 @@
 package client
 
 import (
-	"context"
-	"errors"
-	"time"
+	"example.com/std/context"
+	"example.com/std/errors"
+	"example.com/std/time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )

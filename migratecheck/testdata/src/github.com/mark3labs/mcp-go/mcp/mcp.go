@@ -2,7 +2,7 @@
 // surface relevant to tasks).
 package mcp
 
-import "encoding/json"
+import "example.com/std/json"
 
 type MCPMethod string
 

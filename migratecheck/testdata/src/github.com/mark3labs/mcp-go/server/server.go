@@ -2,8 +2,8 @@
 package server
 
 import (
-	"context"
-	"time"
+	"example.com/std/context"
+	"example.com/std/time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )

@@ -2,8 +2,8 @@
 package client
 
 import (
-	"context"
-	"time"
+	"example.com/std/context"
+	"example.com/std/time"
 
 	"github.com/panyam/mcpkit/core"
 )

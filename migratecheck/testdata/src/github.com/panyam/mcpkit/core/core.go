@@ -1,7 +1,7 @@
 // Package core is a test stub of github.com/panyam/mcpkit/core.
 package core
 
-import "context"
+import "example.com/std/context"
 
 type TaskStatus string
 

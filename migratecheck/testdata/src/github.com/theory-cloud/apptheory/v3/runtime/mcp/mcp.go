@@ -1,7 +1,7 @@
 // Package mcp is a test stub of github.com/theory-cloud/apptheory/v3/runtime/mcp.
 package mcp
 
-import "time"
+import "example.com/std/time"
 
 const (
 	methodTasksResult      = "tasks/result"
