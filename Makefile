@@ -36,3 +36,21 @@ bench:
 
 tidy-check:
 	$(GO) mod tidy -diff
+
+# Real third-party interop peers (interop/, interop-peers.md): the pinned npm
+# projects are installed with `npm ci` only when node_modules is missing or
+# older than the lockfile (a stamp file records the last good install), and
+# the mcp-go fixtures of the nested interop/mcpgo module are built into the
+# gitignored interop/bin/. Needs only go, node and npm.
+NPM ?= npm
+INTEROP_NPM := interop/ts interop/conformance
+
+.PHONY: interop-deps
+interop-deps: $(addsuffix /node_modules/.interop-stamp,$(INTEROP_NPM))
+	cd interop/mcpgo && $(GO) build -o ../bin/mcpgo-server ./cmd/server && $(GO) build -o ../bin/mcpgo-client ./cmd/client
+
+interop/%/node_modules/.interop-stamp: interop/%/package.json interop/%/package-lock.json
+	cd interop/$* && $(NPM) ci --no-audit --no-fund
+	touch $@
+
+unit: interop-deps
