@@ -101,6 +101,31 @@ func (c *fakeClock) BlockUntil(t testing.TB, n int) {
 	}
 }
 
+// WaitPending waits until a pending timer is due in exactly d (failing the
+// test after 10 s of real time).
+func (c *fakeClock) WaitPending(t testing.TB, d time.Duration) {
+	t.Helper()
+	timedOut := false
+	stop := time.AfterFunc(10*time.Second, func() {
+		c.mu.Lock()
+		timedOut = true
+		c.cond.Broadcast()
+		c.mu.Unlock()
+	})
+	defer stop.Stop()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for !timedOut {
+		for tm := range c.timers {
+			if tm.at.Sub(c.now) == d {
+				return
+			}
+		}
+		c.cond.Wait()
+	}
+	t.Fatalf("fake clock: no timer due in %v", d)
+}
+
 // pendingDurations returns the durations of the pending timers.
 func (c *fakeClock) pending() []time.Duration {
 	c.mu.Lock()

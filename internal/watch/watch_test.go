@@ -581,3 +581,27 @@ func TestManagerCloseEndsSubscriptions(t *testing.T) {
 		t.Fatalf("Attach after Close = %v", err)
 	}
 }
+
+// A listen that fails for a retryable reason (upstream briefly down) is tried
+// again after backoff, while polling carries on (M-14).
+func TestListenRetriedAfterTemporaryFailure(t *testing.T) {
+	f := newFakeSource()
+	f.ackAll = true
+	f.listenErr = unavailable()
+	f.set(task("T", modern.StatusWorking, 5000))
+	m, clk := newTestManager(t, pushSource{f}, nil)
+	s, _ := m.Attach(context.Background(), key("T"))
+	defer s.Close()
+	<-f.listened
+	until(t, s, seqAtLeast(1))
+	f.mu.Lock()
+	f.listenErr = nil
+	f.mu.Unlock()
+	clk.WaitPending(t, time.Second) // the listen backoff wakes before the 5s poll
+	clk.Advance(time.Second)
+	<-f.listened
+	f.feed().send(task("T", modern.StatusCompleted, 5000))
+	if snap := until(t, s, terminal); !snap.Pushed {
+		t.Fatal("completion not pushed after the re-listen")
+	}
+}

@@ -124,11 +124,13 @@ func (w *watcher) run() {
 				m.drain(r.updates)
 				w.pusher = nil
 			case cfg.Retryable(r.err):
+				listenCancel()
 				listenBackoff = m.nextBackoff(listenBackoff, cfg.DefaultPollInterval)
 				nextListen = now.Add(m.jitter(listenBackoff))
 			default:
 				// -32601 or another refusal: no notifications/tasks here.
 				cfg.Logger.Debug("watch: upstream offers no task notifications; polling", "upstream", w.e.key.Target, "err", r.err)
+				listenCancel()
 				w.pusher = nil
 			}
 		case t, ok := <-updates:
