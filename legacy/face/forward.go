@@ -39,7 +39,7 @@ func (s *session) forward(ctx context.Context, ri *reqInfo, method string) (mcp.
 	if err != nil {
 		return nil, s.b.upstreamError(method, false, err)
 	}
-	out, err := translate.ResultToLegacy(raw)
+	out, err := legacyResult(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func (s *session) toolsList(ctx context.Context, ri *reqInfo) (mcp.Result, error
 	if err != nil {
 		return nil, err
 	}
-	return newRaw(out)
+	return newRaw(dropMetaKey(out, modern.MetaKeyServerInfo))
 }
 
 // callUpstream sends one request and runs its MRTR rounds: every
@@ -243,4 +243,51 @@ func (s *session) deliver(ctx context.Context, method string, params json.RawMes
 			_ = ss.Log(ctx, &p)
 		}
 	}
+}
+
+// legacyResult is an upstream result as a legacy client gets it: without
+// the 2026-only members (translate.ResultToLegacy) and without the
+// 2026-only _meta serverInfo (modern-tasks §5.3: strip or keep; legacy
+// clients have no use for it).
+func legacyResult(raw json.RawMessage) (json.RawMessage, error) {
+	out, err := translate.ResultToLegacy(raw)
+	if err != nil {
+		return nil, err
+	}
+	return dropMetaKey(out, modern.MetaKeyServerInfo), nil
+}
+
+// dropMetaKey removes _meta[key] from a result object (and _meta when it
+// becomes empty); anything unexpected is returned unchanged.
+func dropMetaKey(obj json.RawMessage, key string) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(obj, &m) != nil {
+		return obj
+	}
+	metaRaw, ok := m["_meta"]
+	if !ok {
+		return obj
+	}
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(metaRaw, &meta) != nil {
+		return obj
+	}
+	if _, ok := meta[key]; !ok {
+		return obj
+	}
+	delete(meta, key)
+	if len(meta) == 0 {
+		delete(m, "_meta")
+	} else {
+		b, err := json.Marshal(meta)
+		if err != nil {
+			return obj
+		}
+		m["_meta"] = b
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return obj
+	}
+	return b
 }

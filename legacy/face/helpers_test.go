@@ -621,3 +621,16 @@ func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
 		}
 	}
 }
+
+// lookupTask maps a local task id to its upstream id (for the demo's hooks).
+func lookupTask(br *bridgeEnv, id string) (string, error) {
+	adm, ok := br.b.Store().(sessionmap.Admin)
+	if !ok {
+		return "", fmt.Errorf("store has no Admin view")
+	}
+	rec, err := adm.LookupTask(context.Background(), id)
+	if err != nil {
+		return "", fmt.Errorf("lookup %s: %w", id, err)
+	}
+	return rec.UpstreamTaskID, nil
+}

@@ -38,6 +38,11 @@ func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error
 	}
 	// L-05: a session without legacy tasks ignores the opt-in.
 	asTask := up.TaskRequested && s.tasksEnabled()
+	if up.RequestedTTL != nil && *up.RequestedTTL <= 0 {
+		// A clamped negative or zero ttl would make the task vanish at
+		// once; the receiver may override a requested ttl (L-20).
+		up.RequestedTTL = nil
+	}
 	var call struct {
 		Name string `json:"name"`
 		Meta struct {
@@ -57,7 +62,7 @@ func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error
 	switch kind {
 	case translate.CallComplete:
 		if !asTask {
-			out, err := translate.ResultToLegacy(raw)
+			out, err := legacyResult(raw)
 			if err != nil {
 				return nil, err
 			}
@@ -80,10 +85,7 @@ func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error
 		if !asTask {
 			return s.await(ctx, ri, rec, awaitPlain, call.Meta.ProgressToken)
 		}
-		t := ct.Task
-		t.TaskID = rec.ID
-		t.TTLMs = rec.TTLMs
-		res, err := translate.LegacyCreateTaskResult(t, translate.CreateOptions{})
+		res, err := translate.LegacyCreateTaskResult(detailedOf(rec).Task, translate.CreateOptions{})
 		if err != nil {
 			return nil, err
 		}
@@ -138,7 +140,7 @@ func (s *session) newRecord(t modern.Task, tool string, requestedTTL *int64) ses
 func (s *session) synthesize(ctx context.Context, tool string, result json.RawMessage, requestedTTL *int64) (mcp.Result, error) {
 	id := sessionmap.NewTaskID()
 	poll := s.b.cfg.Watch.DefaultPollInterval.Milliseconds()
-	d, err := translate.SynthesizeTask(id, result, translate.SystemClock, requestedTTL, s.b.cfg.MaxTaskTTL.Milliseconds(), &poll)
+	d, err := translate.SynthesizeTask(id, dropMetaKey(result, modern.MetaKeyServerInfo), translate.SystemClock, requestedTTL, s.b.cfg.MaxTaskTTL.Milliseconds(), &poll)
 	if err != nil {
 		return nil, err
 	}
@@ -246,11 +248,16 @@ func (s *session) tasksList(ctx context.Context, ri *reqInfo, raw json.RawMessag
 		}
 		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: task store: %v", err)
 	}
+	// A page holds list views (no payload, no upstream id); the legacy view
+	// needs the full record (an isError result makes a completed task
+	// failed).
 	recs := make([]sessionmap.Task, 0, len(page.Tasks))
 	for _, r := range page.Tasks {
-		if r.Direction == sessionmap.LegacyToModern {
-			recs = append(recs, r)
+		full, err := s.b.store.GetTask(ctx, s.scope(), r.ID)
+		if err != nil || full.Direction != sessionmap.LegacyToModern {
+			continue // expired or deleted since the page was read, or not ours
 		}
+		recs = append(recs, full)
 	}
 	// Fresh statuses, from the watchers' caches (bounded work per page).
 	var wg sync.WaitGroup
@@ -356,17 +363,27 @@ func outcome(rec sessionmap.Task, mode awaitMode) (mcp.Result, error) {
 	switch out.Kind {
 	case translate.ResultReady:
 		if mode == awaitPlain {
-			plain, err := translate.ResultToLegacy(rec.Result)
+			plain, err := legacyResult(rec.Result)
 			if err != nil {
 				return nil, err
 			}
 			return newRaw(plain)
 		}
-		return newRaw(out.Result)
+		return payload(out.Result)
 	case translate.ResultError:
 		return nil, out.Error
 	}
 	return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: task %s is not terminal", rec.ID)
+}
+
+// payload is the tasks/result answer: the underlying result with
+// related-task _meta (L-34), without the upstream's serverInfo.
+func payload(r legacy.GetTaskPayloadResult) (mcp.Result, error) {
+	b, err := r.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return newRaw(dropMetaKey(b, modern.MetaKeyServerInfo))
 }
 
 // await blocks on the task's shared watcher until it is terminal (L-42),
@@ -452,14 +469,14 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 				// terminal upstream but not yet in the store: answer from
 				// the snapshot
 				if mode == awaitPlain && out.Kind == translate.ResultReady {
-					plain, err := translate.ResultToLegacy(d.Result)
+					plain, err := legacyResult(d.Result)
 					if err != nil {
 						return nil, err
 					}
 					return newRaw(plain)
 				}
 				if out.Kind == translate.ResultReady {
-					return newRaw(out.Result)
+					return payload(out.Result)
 				}
 				return nil, out.Error
 			}
