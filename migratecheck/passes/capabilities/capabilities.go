@@ -34,8 +34,11 @@ const ExtensionID = "io.modelcontextprotocol/tasks"
 // Result lists findings and extension advertisements.
 type Result struct {
 	finding.Result
-	Adverts []token.Pos
+	Adverts []Span
 }
+
+// Span is the source range of an advertisement.
+type Span struct{ Pos, End token.Pos }
 
 var capabilityKeys = []string{"tools", "resources", "prompts", "logging", "completions", "experimental"}
 
@@ -128,7 +131,7 @@ func run(pass *analysis.Pass) (any, error) {
 				continue
 			}
 			if advertises(info, cur) {
-				res.Adverts = append(res.Adverts, n.Pos())
+				res.Adverts = append(res.Adverts, Span{n.Pos(), n.End()})
 			}
 		}
 	}

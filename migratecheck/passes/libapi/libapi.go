@@ -54,9 +54,6 @@ func run(pass *analysis.Pass) (any, error) {
 	}
 	reex := pass.ResultOf[reexport.Analyzer].(*reexport.Result)
 	res.Features = libs.Probe(cfg, pass.Pkg)
-	if !res.Features.Library && len(reex.Objects) == 0 {
-		return res, nil
-	}
 	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
 	info := pass.TypesInfo
 	var k libs.Keyer

@@ -59,7 +59,7 @@ func run(pass *analysis.Pass) (any, error) {
 		related = append(related, analysis.RelatedInformation{Pos: e.pos, Message: e.what})
 	}
 	for _, a := range caps.Adverts {
-		res.Add(finding.Finding{Pos: a, End: a, Rule: "MCP014", Level: "", Key: "R8", Related: related,
+		res.Add(finding.Finding{Pos: a.Pos, End: a.End, Rule: "MCP014", Key: "R8", Related: related,
 			Message: `this package advertises "` + capabilities.ExtensionID + `" but its task engine is the 2025-11-25 one (` + ev[0].what +
 				`): peers will expect resultType "task", ttlMs, tasks/update and tasks/get with inlined results; advertise the extension only from an engine that implements it`})
 	}

@@ -3,7 +3,7 @@
 package config
 
 import (
-	"context"
+	"example.com/std/context"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"

@@ -3,7 +3,7 @@
 package oldprobe
 
 import (
-	"context"
+	"example.com/std/context"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"

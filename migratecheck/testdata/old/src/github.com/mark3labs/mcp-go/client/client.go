@@ -3,7 +3,7 @@
 package client
 
 import (
-	"context"
+	"example.com/std/context"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
