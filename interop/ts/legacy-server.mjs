@@ -126,7 +126,9 @@ function taskTool(work) {
           });
         }
       })();
-      return { task };
+      // A copy: the store hands out its live object, which a zero-delay task
+      // could complete before this result is serialized.
+      return { task: { ...task } };
     },
     async getTask(a, b) {
       const extra = b ?? a;
