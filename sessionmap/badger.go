@@ -35,7 +35,7 @@ import (
 const (
 	layoutVersion = "1"
 	maxRetries    = 128
-	gcBatch       = 256
+	gcBatch       = 1024
 )
 
 var (
@@ -427,14 +427,14 @@ func (b *Badger) CreateTask(ctx context.Context, t Task) error {
 		if err := setWithExpiry(txn, taskKey(t.ID), val, exp); err != nil {
 			return err
 		}
-		if err := setWithExpiry(txn, listKey(t), nil, exp); err != nil {
+		if err := setWithExpiry(txn, listKey(t), encodeSummary(t), exp); err != nil {
 			return err
 		}
 		if err := setWithExpiry(txn, ownerKey(t), nil, exp); err != nil {
 			return err
 		}
 		if at, ok := t.ExpiresAt(); ok {
-			return setWithExpiry(txn, expiryKey(at, t.ID), nil, exp)
+			return setWithExpiry(txn, expiryKey(at, t.ID), expiryValue(t), exp)
 		}
 		return nil
 	})
@@ -518,7 +518,11 @@ func (b *Badger) mutateTask(ctx context.Context, sc Scope, id string,
 		if err != nil {
 			return err
 		}
-		return setWithExpiry(txn, taskKey(id), val, exp)
+		if err := setWithExpiry(txn, taskKey(id), val, exp); err != nil {
+			return err
+		}
+		// Same transaction: the list never disagrees with GetTask (L-52).
+		return setWithExpiry(txn, listKey(next), encodeSummary(next), exp)
 	})
 	return out, err
 }
@@ -572,23 +576,26 @@ func (b *Badger) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor s
 	now := b.now()
 	var page Page
 	err = b.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: min(n+1, 100)})
 		defer it.Close()
 		for it.Seek(start); it.ValidForPrefix(prefix); it.Next() {
-			k := it.Item().Key()
+			item := it.Item()
+			k := item.Key()
 			if cursor != "" && bytes.Equal(k, start) {
 				continue // the previous page's last task
 			}
-			id := string(k[len(prefix)+8:])
-			t, _, err := b.loadTask(txn, id)
-			switch {
-			case errors.Is(err, ErrNotFound):
-				continue // deleted under us
-			case err != nil:
-				// One bad record must not make the whole list unusable.
-				b.opt.logger.Warn("sessionmap: skipping undecodable task in list", "err", err)
+			var t Task
+			err := item.Value(func(v []byte) error {
+				var err error
+				t, err = decodeSummary(string(k[len(prefix)+8:]), sc, v)
+				return err
+			})
+			if err != nil {
+				// One bad entry must not make the whole list unusable.
+				b.opt.logger.Warn("sessionmap: skipping undecodable list entry", "err", err)
 				continue
-			case !sc.Owns(t) || t.Expired(now):
+			}
+			if t.Expired(now) {
 				continue
 			}
 			if len(page.Tasks) == n {
@@ -617,6 +624,71 @@ func deleteTaskTxn(txn *badger.Txn, t Task) error {
 		}
 	}
 	return nil
+}
+
+type kv struct{ key, value []byte }
+
+// scanPrefix collects keys and values under prefix, below stop, up to limit.
+func (b *Badger) scanPrefix(prefix, stop []byte, limit int) ([]kv, error) {
+	var out []kv
+	err := b.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 100})
+		defer it.Close()
+		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+			item := it.Item()
+			if bytes.Compare(item.Key(), stop) >= 0 {
+				break
+			}
+			v, err := item.ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			out = append(out, kv{item.KeyCopy(nil), v})
+			if len(out) == limit {
+				break
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// collectOne removes the task behind one due expiry-index entry. The entry's
+// value holds the task's list and owner keys, so the common case deletes
+// without decoding the record; TTLs never change, so a due entry means an
+// expired task.
+func (b *Badger) collectOne(txn *badger.Txn, e kv, now time.Time) (bool, error) {
+	id := string(e.key[len(expiryPrefix)+8:])
+	if lk, ok := splitIndexKeys(e.value, id); ok {
+		for _, k := range [][]byte{taskKey(id), lk[0], lk[1], e.key} {
+			if err := txn.Delete(k); err != nil {
+				return false, err
+			}
+		}
+		return true, nil
+	}
+	// An entry without usable keys: fall back to the record.
+	t, _, err := b.loadTask(txn, id)
+	switch {
+	case err == nil && t.Expired(now):
+		return true, deleteTaskTxn(txn, t)
+	case err == nil, errors.Is(err, ErrNotFound), errors.Is(err, ErrCorrupt):
+		return false, txn.Delete(e.key)
+	}
+	return false, err
+}
+
+// expiryValue is the value of an x/ entry: the task's list key then its owner key.
+func expiryValue(t Task) []byte { return append(listKey(t), ownerKey(t)...) }
+
+func splitIndexKeys(v []byte, id string) ([2][]byte, bool) {
+	const hashed = 2 + sha256.Size
+	n := hashed + 8 + len(id)
+	if len(v) != n+hashed+len(id) || !bytes.HasPrefix(v, []byte("i/")) || !bytes.HasPrefix(v[n:], []byte("j/")) ||
+		string(v[n-len(id):n]) != id || string(v[len(v)-len(id):]) != id {
+		return [2][]byte{}, false
+	}
+	return [2][]byte{v[:n], v[n:]}, true
 }
 
 // keysWithPrefix collects the keys under prefix (up to limit if > 0).
@@ -712,34 +784,23 @@ func (b *Badger) CollectExpired(ctx context.Context) (GCResult, error) {
 	now := b.now()
 	stop := expiryKey(now.Add(time.Nanosecond), "")
 	for {
-		keys, err := b.keysWithPrefix(expiryPrefix, nil, stop, gcBatch)
+		entries, err := b.scanPrefix(expiryPrefix, stop, gcBatch)
 		if err != nil {
 			return res, fmt.Errorf("sessionmap: gc scan: %w", err)
 		}
-		if len(keys) == 0 {
+		if len(entries) == 0 {
 			break
 		}
 		n := 0
 		err = b.update(ctx, func(txn *badger.Txn) error {
 			n = 0
-			for _, k := range keys {
-				id := string(k[len(expiryPrefix)+8:])
-				t, _, err := b.loadTask(txn, id)
-				switch {
-				case err == nil && t.Expired(now):
-					if err := deleteTaskTxn(txn, t); err != nil {
-						return err
-					}
-					n++
-					continue
-				case err == nil:
-					// Not expired after all (its TTL changed): keep the task, drop the stale entry.
-				case errors.Is(err, ErrNotFound), errors.Is(err, ErrCorrupt):
-				default:
+			for _, e := range entries {
+				removed, err := b.collectOne(txn, e, now)
+				if err != nil {
 					return err
 				}
-				if err := txn.Delete(k); err != nil {
-					return err
+				if removed {
+					n++
 				}
 			}
 			return nil
@@ -748,7 +809,7 @@ func (b *Badger) CollectExpired(ctx context.Context) (GCResult, error) {
 			return res, fmt.Errorf("sessionmap: gc tasks: %w", err)
 		}
 		res.Tasks += n
-		if len(keys) < gcBatch {
+		if len(entries) < gcBatch {
 			break
 		}
 	}

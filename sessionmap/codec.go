@@ -1,6 +1,7 @@
 package sessionmap
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -138,5 +139,77 @@ func decodeTask(what string, b []byte) (Task, error) {
 	if !validID(t.ID) || !t.Scope.Valid() || !t.Status.Valid() || !t.Direction.Valid() || !t.Origin.Valid() {
 		return Task{}, fmt.Errorf("%w: %s: missing or unknown id, scope, status, direction or origin", ErrCorrupt, what)
 	}
+	return t, nil
+}
+
+// The list index (i/ keys) carries a small binary summary of each task, so a
+// tasks/list page is one range scan with no record lookups or JSON decoding
+// (the list-page latency target). It holds exactly the fields of listView.
+//
+//	version(1)=1 | status(1) | flags(1: ttl, poll, pinned) | created(8) |
+//	lastUpdated(8) | ttlMs(8) | pollMs(8) | uvarint len | statusMessage
+const summaryVersion byte = 1
+
+var statusCodes = map[Status]byte{StatusWorking: 1, StatusInputRequired: 2, StatusCompleted: 3, StatusFailed: 4, StatusCancelled: 5}
+
+const (
+	flagTTL byte = 1 << iota
+	flagPoll
+	flagPinned
+	summaryFixed = 3 + 4*8
+)
+
+func encodeSummary(t Task) []byte {
+	b := make([]byte, 3, summaryFixed+binary.MaxVarintLen64+len(t.StatusMessage))
+	b[0], b[1] = summaryVersion, statusCodes[t.Status]
+	var ttl, poll int64
+	if t.TTLMs != nil {
+		b[2] |= flagTTL
+		ttl = *t.TTLMs
+	}
+	if t.PollIntervalMs != nil {
+		b[2] |= flagPoll
+		poll = *t.PollIntervalMs
+	}
+	if t.CancelPinned {
+		b[2] |= flagPinned
+	}
+	for _, v := range []int64{t.CreatedAt.UnixNano(), t.LastUpdatedAt.UnixNano(), ttl, poll} {
+		b = binary.BigEndian.AppendUint64(b, uint64(v))
+	}
+	b = binary.AppendUvarint(b, uint64(len(t.StatusMessage)))
+	return append(b, t.StatusMessage...)
+}
+
+func decodeSummary(id string, sc Scope, b []byte) (Task, error) {
+	if len(b) < summaryFixed+1 || b[0] != summaryVersion {
+		return Task{}, fmt.Errorf("%w: list entry: bad length or version", ErrCorrupt)
+	}
+	t := Task{ID: id, Scope: sc}
+	for st, code := range statusCodes {
+		if code == b[1] {
+			t.Status = st
+		}
+	}
+	if t.Status == "" {
+		return Task{}, fmt.Errorf("%w: list entry: unknown status %d", ErrCorrupt, b[1])
+	}
+	u := func(i int) int64 { return int64(binary.BigEndian.Uint64(b[3+8*i:])) }
+	t.CreatedAt = time.Unix(0, u(0)).UTC()
+	t.LastUpdatedAt = time.Unix(0, u(1)).UTC()
+	if b[2]&flagTTL != 0 {
+		v := u(2)
+		t.TTLMs = &v
+	}
+	if b[2]&flagPoll != 0 {
+		v := u(3)
+		t.PollIntervalMs = &v
+	}
+	t.CancelPinned = b[2]&flagPinned != 0
+	n, k := binary.Uvarint(b[summaryFixed:])
+	if k <= 0 || uint64(len(b)-summaryFixed-k) != n {
+		return Task{}, fmt.Errorf("%w: list entry: bad message length", ErrCorrupt)
+	}
+	t.StatusMessage = string(b[summaryFixed+k:])
 	return t, nil
 }

@@ -283,3 +283,12 @@ func clampPageSize(n int) int {
 func newerFirst(a, b Task) int {
 	return comparePos(posOf(a), posOf(b))
 }
+
+// listView is what ListTasks returns for a task: the fields a tasks/list
+// entry needs (L-52) plus its owner. Payloads, the upstream mapping and the
+// answered keys come from GetTask.
+func listView(t Task) Task {
+	return Task{ID: t.ID, Scope: t.Scope, Status: t.Status, StatusMessage: t.StatusMessage,
+		CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt, TTLMs: clonePtr(t.TTLMs),
+		PollIntervalMs: clonePtr(t.PollIntervalMs), CancelPinned: t.CancelPinned}
+}

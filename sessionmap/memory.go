@@ -183,7 +183,7 @@ func (m *Memory) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor s
 	now := m.now()
 	for _, t := range m.tasks {
 		if sc.Owns(t) && !t.Expired(now) && (after == nil || comparePos(posOf(t), *after) > 0) {
-			all = append(all, cloneTask(t))
+			all = append(all, listView(t))
 		}
 	}
 	m.mu.Unlock()

@@ -49,7 +49,9 @@ type Store interface {
 	// (CreatedAt descending, then id ascending), starting after cursor ("" for
 	// the first page). Cursors are opaque, tamper-evident and bound to the
 	// scope; a bad one is ErrInvalidCursor. pageSize <= 0 means DefaultPageSize;
-	// it is capped at MaxPageSize.
+	// it is capped at MaxPageSize. Listed tasks carry only what a tasks/list
+	// entry needs: ID, Scope, Status, StatusMessage, CreatedAt, LastUpdatedAt,
+	// TTLMs, PollIntervalMs and CancelPinned; GetTask has the rest.
 	ListTasks(ctx context.Context, sc Scope, pageSize int, cursor string) (Page, error)
 	// DeleteSessionTasks deletes the tasks owned by exactly sc (principal and
 	// session), e.g. on an HTTP DELETE of the session, and returns how many.

@@ -66,6 +66,7 @@ func Run(t *testing.T, f Factory) {
 		{"AnsweredKeysConcurrent", testAnsweredConcurrent},
 		{"PaginationNewestFirstStable_L49_L50_L54", testPagination},
 		{"CursorTamper_L51", testCursorTamper},
+		{"ListMatchesGet_L52", testListMatchesGet},
 		{"Expiry_L64_L65", testExpiry},
 		{"DeleteSessionTasks", testDeleteSessionTasks},
 		{"UnknownIDs", testUnknownIDs},
@@ -826,3 +827,55 @@ func testUnknownIDs(t *testing.T, e *env) {
 	_, err := e.s.GetTask(e.ctx, sessionmap.Scope{}, task.ID)
 	sameNotFound(t, "GetTask with empty scope", err)
 }
+
+// The list view of every task agrees with GetTask after every kind of write.
+func testListMatchesGet(t *testing.T, e *env) {
+	sc := sessionmap.Scope{Principal: sessionmap.PrincipalFromAuthorization("Bearer lv"), Session: "s"}
+	var tasks []sessionmap.Task
+	for i := range 4 {
+		e.clock.Advance(time.Millisecond)
+		x := newTask(sc, e.clock.Now())
+		if i%2 == 0 {
+			x.TTLMs = i64(int64(3_600_000 + i))
+		}
+		if err := e.s.CreateTask(e.ctx, x); err != nil {
+			t.Fatal(err)
+		}
+		tasks = append(tasks, x)
+	}
+	e.clock.Advance(time.Second)
+	if _, err := e.s.UpdateStatus(e.ctx, sc, tasks[0].ID, sessionmap.Snapshot{Status: sessionmap.StatusInputRequired,
+		StatusMessage: "say \"yes\" — ünïcode", PollIntervalMs: i64(7000)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.s.UpdateStatus(e.ctx, sc, tasks[1].ID, sessionmap.Snapshot{Status: sessionmap.StatusCompleted,
+		Result: json.RawMessage(`{"content":[]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.s.PinCancel(e.ctx, sc, tasks[2].ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.s.RecordAnswered(e.ctx, sc, tasks[3].ID, []string{"k"}); err != nil {
+		t.Fatal(err)
+	}
+	check := func() {
+		t.Helper()
+		p, err := e.s.ListTasks(e.ctx, sc, 10, "")
+		if err != nil || len(p.Tasks) != len(tasks) {
+			t.Fatalf("ListTasks = %d tasks, %v", len(p.Tasks), err)
+		}
+		for _, l := range p.Tasks {
+			g := e.get(sc, l.ID)
+			if l.Scope != g.Scope || l.Status != g.Status || l.StatusMessage != g.StatusMessage ||
+				!l.CreatedAt.Equal(g.CreatedAt) || !l.LastUpdatedAt.Equal(g.LastUpdatedAt) ||
+				!eqPtr(l.TTLMs, g.TTLMs) || !eqPtr(l.PollIntervalMs, g.PollIntervalMs) || l.CancelPinned != g.CancelPinned {
+				t.Fatalf("list entry disagrees with GetTask\nlist %+v\nget  %+v", l, g)
+			}
+		}
+	}
+	check()
+	e.reopen()
+	check()
+}
+
+func eqPtr(a, b *int64) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }

@@ -1,0 +1,289 @@
+package sessionmap_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tasksbridge/tasksbridge/sessionmap"
+)
+
+// Benchmarks for docs/PERFORMANCE.md (issue 3 item 7). Each reports p50/p99
+// per-operation latency next to ns/op; the targets (list-page p99 <= 5 ms,
+// durable create p99 <= 5 ms) are checked by reading the numbers, not
+// asserted here.
+//
+//	go test -run '^$' -bench 'Create|Reads|Terminal' -benchtime 2000x ./sessionmap/
+//	go test -run '^$' -bench 'CollectExpired' -benchtime 5x ./sessionmap/
+
+// latencies collects per-op durations and reports percentiles.
+type latencies struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (l *latencies) add(d time.Duration) {
+	l.mu.Lock()
+	l.d = append(l.d, d)
+	l.mu.Unlock()
+}
+
+func (l *latencies) report(b *testing.B) {
+	if len(l.d) == 0 {
+		return
+	}
+	slices.Sort(l.d)
+	pct := func(p float64) float64 {
+		i := min(int(float64(len(l.d))*p), len(l.d)-1)
+		return float64(l.d[i].Microseconds())
+	}
+	b.ReportMetric(pct(0.50), "p50-µs")
+	b.ReportMetric(pct(0.99), "p99-µs")
+}
+
+func benchStore(b *testing.B, dir string, opts ...sessionmap.Option) *sessionmap.Badger {
+	b.Helper()
+	opts = append([]sessionmap.Option{sessionmap.WithGCInterval(0), sessionmap.WithLogger(quietLogger())}, opts...)
+	s, err := sessionmap.OpenBadger(dir, opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+func benchTask(sc sessionmap.Scope, created time.Time) sessionmap.Task {
+	ttl := int64(3_600_000)
+	return sessionmap.Task{ID: sessionmap.NewTaskID(), Scope: sc, Direction: sessionmap.LegacyToModern,
+		Origin: sessionmap.OriginUpstreamTask, Upstream: "https://upstream.example/mcp",
+		UpstreamTaskID: sessionmap.NewTaskID(), Method: "tools/call", ToolName: "bench_tool",
+		TTLMs: &ttl, RequestedTTLMs: &ttl, CreatedAt: created}
+}
+
+// populate creates n tasks in sc quickly (several writers, so Badger groups
+// the commits); it is setup, not the measured operation.
+func populate(b *testing.B, s sessionmap.Store, sc sessionmap.Scope, n int, created func(i int) time.Time) []string {
+	b.Helper()
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += 8 {
+				t := benchTask(sc, created(i))
+				ids[i] = t.ID
+				if err := s.CreateTask(context.Background(), t); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	return ids
+}
+
+func BenchmarkCreateTaskDurable(b *testing.B) {
+	sc := sessionmap.Scope{Principal: sessionmap.PrincipalFromAuthorization("Bearer bench"), Session: "s"}
+	for _, mode := range []struct {
+		name string
+		opts []sessionmap.Option
+	}{
+		{"fsync", nil},
+		// The cost of fsync, for comparison only; the bridge always syncs.
+		{"nosync", []sessionmap.Option{sessionmap.WithSyncWrites(false)}},
+	} {
+		b.Run(mode.name, func(b *testing.B) {
+			s := benchStore(b, b.TempDir(), mode.opts...)
+			defer s.Close()
+			ctx := context.Background()
+			var lat latencies
+			b.ResetTimer()
+			for range b.N {
+				t := benchTask(sc, time.Now())
+				start := time.Now()
+				if err := s.CreateTask(ctx, t); err != nil {
+					b.Fatal(err)
+				}
+				lat.add(time.Since(start))
+			}
+			b.StopTimer()
+			lat.report(b)
+		})
+	}
+	// Eight concurrent creators: Badger batches their commits into one fsync.
+	b.Run("fsync-parallel8", func(b *testing.B) {
+		s := benchStore(b, b.TempDir())
+		defer s.Close()
+		var lat latencies
+		b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0)))
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				t := benchTask(sc, time.Now())
+				start := time.Now()
+				if err := s.CreateTask(context.Background(), t); err != nil {
+					b.Error(err)
+					return
+				}
+				lat.add(time.Since(start))
+			}
+		})
+		b.StopTimer()
+		lat.report(b)
+	})
+}
+
+// benchFixture is one store with 10,000 tasks in one scope, shared by the
+// read benchmarks below.
+func benchFixture(b *testing.B) (*sessionmap.Badger, sessionmap.Scope, []string) {
+	dir := b.TempDir()
+	sc := sessionmap.Scope{Principal: sessionmap.PrincipalFromAuthorization("Bearer bench"), Session: "s"}
+	base := time.Now().Add(-time.Minute)
+	s := benchStore(b, dir, sessionmap.WithSyncWrites(false))
+	ids := populate(b, s, sc, 10_000, func(i int) time.Time { return base.Add(time.Duration(i) * time.Millisecond) })
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	s = benchStore(b, dir) // reopen as the bridge would: durable writes on
+	b.Cleanup(func() { _ = s.Close() })
+	return s, sc, ids
+}
+
+func BenchmarkReads10k(b *testing.B) {
+	s, sc, ids := benchFixture(b)
+	ctx := context.Background()
+	b.Run("GetTask", func(b *testing.B) {
+		var lat latencies
+		b.ResetTimer()
+		for i := range b.N {
+			id := ids[(i*7919)%len(ids)]
+			start := time.Now()
+			if _, err := s.GetTask(ctx, sc, id); err != nil {
+				b.Fatal(err)
+			}
+			lat.add(time.Since(start))
+		}
+		b.StopTimer()
+		lat.report(b)
+	})
+	b.Run("ListPage100", func(b *testing.B) {
+		// Walk the whole list a page of 100 at a time, over and over, so
+		// first, middle and last pages are all measured.
+		var lat latencies
+		cursor := ""
+		b.ResetTimer()
+		for range b.N {
+			start := time.Now()
+			p, err := s.ListTasks(ctx, sc, 100, cursor)
+			if err != nil {
+				b.Fatal(err)
+			}
+			lat.add(time.Since(start))
+			if len(p.Tasks) != 100 {
+				b.Fatalf("page of %d", len(p.Tasks))
+			}
+			cursor = p.NextCursor
+		}
+		b.StopTimer()
+		lat.report(b)
+	})
+	b.Run("UpdateStatus", func(b *testing.B) {
+		var lat latencies
+		b.ResetTimer()
+		for i := range b.N {
+			id := ids[i%len(ids)]
+			st := sessionmap.StatusInputRequired
+			if (i/len(ids))%2 == 1 {
+				st = sessionmap.StatusWorking
+			}
+			snap := sessionmap.Snapshot{Status: st, StatusMessage: fmt.Sprintf("poll %d", i)}
+			start := time.Now()
+			if _, err := s.UpdateStatus(ctx, sc, id, snap); err != nil {
+				b.Fatal(err)
+			}
+			lat.add(time.Since(start))
+		}
+		b.StopTimer()
+		lat.report(b)
+	})
+}
+
+// BenchmarkUpdateStatusTerminal measures the write a watcher makes when a
+// task finishes: the status plus a cached result.
+func BenchmarkUpdateStatusTerminal(b *testing.B) {
+	s := benchStore(b, b.TempDir())
+	defer s.Close()
+	ctx := context.Background()
+	sc := sessionmap.Scope{Session: "s"}
+	result := json.RawMessage(`{"content":[{"type":"text","text":"done"}],"isError":false}`)
+	ids := make([]string, b.N)
+	for i := range ids {
+		t := benchTask(sc, time.Now())
+		ids[i] = t.ID
+		if err := s.CreateTask(ctx, t); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var lat latencies
+	b.ResetTimer()
+	for _, id := range ids {
+		start := time.Now()
+		if _, err := s.UpdateStatus(ctx, sc, id, sessionmap.Snapshot{Status: sessionmap.StatusCompleted, Result: result}); err != nil {
+			b.Fatal(err)
+		}
+		lat.add(time.Since(start))
+	}
+	b.StopTimer()
+	lat.report(b)
+}
+
+// BenchmarkCollectExpired10k: one op = one GC pass removing 10,000 expired
+// tasks (and their index entries) from a store.
+func BenchmarkCollectExpired10k(b *testing.B) {
+	var mu sync.Mutex
+	clock := time.Now()
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	ctx := context.Background()
+	var lat latencies
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		// Setup without fsync, then reopen as the bridge would.
+		dir := b.TempDir()
+		s := benchStore(b, dir, sessionmap.WithClock(now), sessionmap.WithSyncWrites(false))
+		base := now()
+		populate(b, s, sessionmap.Scope{Session: "gc"}, 10_000, func(int) time.Time { return base })
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+		s = benchStore(b, dir, sessionmap.WithClock(now))
+		mu.Lock()
+		clock = clock.Add(2 * time.Hour) // every task above has a one-hour TTL
+		mu.Unlock()
+		b.StartTimer()
+		start := time.Now()
+		res, err := s.CollectExpired(ctx)
+		lat.add(time.Since(start))
+		b.StopTimer()
+		if err != nil || res.Tasks != 10_000 {
+			b.Fatalf("CollectExpired = %+v, %v", res, err)
+		}
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.StopTimer()
+	lat.report(b)
+}
