@@ -216,7 +216,7 @@ func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // fastWatch polls quickly so tests do not wait on wall-clock intervals
 // longer than needed (the demo's pollIntervalMs is 20 ms).
 func fastWatch() watch.Config {
-	return watch.Config{MinPollInterval: 5 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, IdleTimeout: -1, Jitter: -1}
+	return watch.Config{MinPollInterval: 5 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, IdleTimeout: 5 * time.Second, Jitter: -1}
 }
 
 // startBridge runs a bridge in front of up on 127.0.0.1 (memory store unless
@@ -272,10 +272,11 @@ type rawClient struct {
 	requests  []json.RawMessage // server→client requests
 	notes     []json.RawMessage // notifications
 	comments  int               // SSE comment lines (keep-alives)
+	events    chan string       // "comment", "request:<method>", "note:<method>" as they arrive (never blocks)
 }
 
 func newRawClient(t *testing.T, url string) *rawClient {
-	return &rawClient{t: t, url: url, hc: &http.Client{}}
+	return &rawClient{t: t, url: url, hc: &http.Client{}, events: make(chan string, 256)}
 }
 
 // reply is one answer of the bridge to a POST.
@@ -370,6 +371,7 @@ func (c *rawClient) readSSE(ctx context.Context, body io.Reader, r *reply, wantI
 			c.mu.Lock()
 			c.comments++
 			c.mu.Unlock()
+			c.event("comment")
 		case strings.HasPrefix(line, "data:"):
 			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " ")...)
 		case line == "":
@@ -389,6 +391,7 @@ func (c *rawClient) readSSE(ctx context.Context, body io.Reader, r *reply, wantI
 			}
 			switch {
 			case probe.Method != "" && probe.ID != nil:
+				c.event("request:" + probe.Method)
 				r.Requests = append(r.Requests, msg)
 				c.mu.Lock()
 				c.requests = append(c.requests, msg)
@@ -396,6 +399,7 @@ func (c *rawClient) readSSE(ctx context.Context, body io.Reader, r *reply, wantI
 				c.mu.Unlock()
 				c.answer(ctx, probe.ID, probe.Method, probe.Params, h)
 			case probe.Method != "":
+				c.event("note:" + probe.Method)
 				r.Notes = append(r.Notes, msg)
 				c.mu.Lock()
 				c.notes = append(c.notes, msg)
@@ -415,6 +419,29 @@ func (c *rawClient) readSSE(ctx context.Context, body io.Reader, r *reply, wantI
 		return io.ErrUnexpectedEOF
 	}
 	return nil
+}
+
+func (c *rawClient) event(e string) {
+	select {
+	case c.events <- e:
+	default:
+	}
+}
+
+// awaitEvent waits for an event with the given prefix.
+func (c *rawClient) awaitEvent(ctx context.Context, prefix string) string {
+	c.t.Helper()
+	for {
+		select {
+		case e := <-c.events:
+			if strings.HasPrefix(e, prefix) {
+				return e
+			}
+		case <-ctx.Done():
+			c.t.Fatalf("no %q event", prefix)
+			return ""
+		}
+	}
 }
 
 func sameID(raw json.RawMessage, want any) bool {
@@ -633,4 +660,70 @@ func lookupTask(br *bridgeEnv, id string) (string, error) {
 		return "", fmt.Errorf("lookup %s: %w", id, err)
 	}
 	return rec.UpstreamTaskID, nil
+}
+
+// manualClock is a watch.Clock the test advances by hand, so watcher polls
+// happen only when the test says (no wall-clock waits).
+type manualClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*manualTimer
+}
+
+type manualTimer struct {
+	c       *manualClock
+	at      time.Time
+	ch      chan time.Time
+	stopped bool
+	fired   bool
+}
+
+func newManualClock() *manualClock { return &manualClock{now: time.Now()} }
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *manualClock) NewTimer(d time.Duration) watch.Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &manualTimer{c: c, at: c.now.Add(d), ch: make(chan time.Time, 1)}
+	if d <= 0 {
+		t.fired = true
+		t.ch <- c.now
+		return t
+	}
+	c.timers = append(c.timers, t)
+	return t
+}
+
+// Advance moves time on and fires every timer that became due.
+func (c *manualClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	keep := c.timers[:0]
+	for _, t := range c.timers {
+		switch {
+		case t.stopped:
+		case !t.at.After(c.now):
+			t.fired = true
+			t.ch <- c.now
+		default:
+			keep = append(keep, t)
+		}
+	}
+	c.timers = keep
+}
+
+func (t *manualTimer) C() <-chan time.Time { return t.ch }
+
+func (t *manualTimer) Stop() bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	was := !t.stopped && !t.fired
+	t.stopped = true
+	return was
 }

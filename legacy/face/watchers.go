@@ -88,8 +88,9 @@ func (b *Bridge) observe(ctx context.Context, key watch.Key, snap watch.Snapshot
 		if sn, err = snapshotOf(snap.Task); err != nil {
 			return err
 		}
-		// Observed at the bridge's clock (see newRecord).
-		sn.LastUpdatedAt = snap.FetchedAt
+		// Observed now, at the store's clock (see newRecord); the
+		// watcher's clock may be injected.
+		sn.LastUpdatedAt = time.Now()
 	default:
 		return nil
 	}
