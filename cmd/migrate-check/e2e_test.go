@@ -389,3 +389,24 @@ func TestUsage(t *testing.T) {
 	wantCode(t, mc(t, "-format", "xml", "./clean"), 1, "bad -format")
 	wantCode(t, mc(t, "-rules", "MCP999", "./clean"), 1, "bad -rules")
 }
+
+// TestFactsAcrossPackages: uses of a wrapper that re-exports the legacy API
+// are found through analysis facts (catalogue §2.8), also when only the
+// using package is named: its module-local dependency is then analysed for
+// facts but not reported on.
+func TestFactsAcrossPackages(t *testing.T) {
+	r := mc(t, "./usewrap")
+	wantCode(t, r, 3, "usewrap")
+	for _, want := range []string{": MCP004: wrap.Tasks", ": MCP009: wrap.Required", "in 1 package"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("missing %q in\n%s", want, r.stderr)
+		}
+	}
+	if strings.Contains(r.stderr, "wrap.go:") {
+		t.Errorf("findings in the dependency wrap were reported although only ./usewrap was requested:\n%s", r.stderr)
+	}
+	r = mc(t, "./wrap", "./usewrap")
+	if !strings.Contains(r.stderr, "wrap.go:") || !strings.Contains(r.stderr, "usewrap.go:") {
+		t.Errorf("both packages requested, want findings in both:\n%s", r.stderr)
+	}
+}

@@ -8,4 +8,6 @@
 //   - broken: a type error (exit 1)
 //   - tagged: legacy use behind //go:build integration (found only with -tags)
 //   - rawfix: a hand-written task struct whose json tags -fix-tags renames
+//   - wrap, usewrap: legacy API re-exported by one package and used by another (facts)
+//   - suppressed: suppression directives, one of them unused
 package e2e
