@@ -279,10 +279,14 @@ func InRejectingBranch(info *types.Info, cur inspector.Cursor) bool {
 			}
 			return false
 		case *ast.IfStmt:
-			if n.Cond == child.Node() {
-				return len(n.Body.List) <= maxRejectStmts && Rejects(info, n.Body.List)
+			if n.Cond != child.Node() {
+				return false
 			}
-			return false
+			if len(n.Body.List) <= maxRejectStmts && Rejects(info, n.Body.List) {
+				return true
+			}
+			// The inverted guard: if m != A && m != B { return }; …reject….
+			return guardThenRejects(info, c)
 		case ast.Stmt, ast.Decl, *ast.FuncLit, *ast.File:
 			return false
 		}
@@ -323,4 +327,28 @@ func FieldPos(f *ast.Field) (token.Pos, token.Pos) {
 		return f.Tag.Pos(), f.Tag.End()
 	}
 	return f.Pos(), f.End()
+}
+
+// guardThenRejects reports whether the if statement at cur returns from its
+// body and is followed, up to the end of its block, by at most
+// maxRejectStmts statements that reject the method.
+func guardThenRejects(info *types.Info, cur inspector.Cursor) bool {
+	ifs := cur.Node().(*ast.IfStmt)
+	if ifs.Else != nil || len(ifs.Body.List) == 0 {
+		return false
+	}
+	if _, ok := ifs.Body.List[len(ifs.Body.List)-1].(*ast.ReturnStmt); !ok {
+		return false
+	}
+	block, ok := cur.Parent().Node().(*ast.BlockStmt)
+	if !ok {
+		return false
+	}
+	for i, st := range block.List {
+		if st == ifs {
+			rest := block.List[i+1:]
+			return len(rest) > 0 && len(rest) <= maxRejectStmts && Rejects(info, rest)
+		}
+	}
+	return false
 }

@@ -1,5 +1,7 @@
 package inputrequired
 
+//migrate-check:file-ignore MCP001,MCP010 this file is MCP010 itself: it compares with "tasks/result" and "input_required"
+
 import (
 	"go/ast"
 	"go/token"

@@ -1,5 +1,7 @@
 package metakeys
 
+//migrate-check:file-ignore MCP011 this file is R7 itself: Keys is the table of legacy _meta keys
+
 import (
 	"go/ast"
 	"go/types"

@@ -12,8 +12,10 @@
 // mcpkit RegisterTasksV1, …; passes/libapi), a server-side R1 hit (a
 // tasks/result or tasks/list dispatcher, passes/rawmethods), or a nested
 // CreateTaskResult (R3, passes/nestedresult). Each advertisement is reported
-// with the evidence as related information. The check is per package, and a
-// package that imports a FamilyModern library (a real implementation of the
-// extension, such as mcpkit's ext/tasks) is exempt. MCP014 stays an error in
-// dual mode.
+// with the evidence as related information. The check is per package. A
+// package with a modern engine of its own is a legitimate dual stack and is
+// exempt: it imports a FamilyModern library (a real implementation of the
+// extension, such as mcpkit's ext/tasks), or it uses the extension-only
+// method "tasks/update", or it builds results with resultType "task".
+// MCP014 stays an error in dual mode.
 package mixed

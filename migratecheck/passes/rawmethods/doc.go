@@ -26,8 +26,9 @@
 // Literals that merely contain a name (format strings, log lines), comments,
 // and catalogued library constants (reported by passes/libapi) are never
 // reported. A switch case or if condition whose body only rejects the method
-// with -32601 / METHOD_NOT_FOUND / http.StatusNotFound is exempt: rejecting
-// the old methods is what the new spec requires.
+// with -32601 / METHOD_NOT_FOUND / http.StatusNotFound is exempt, as is the
+// inverted guard "if m != A && m != B { return }" followed only by such a
+// rejection: rejecting the old methods is what the new spec requires.
 //
 // For MCP003 the analyzer proposes the opt-in literal rename to
 // "notifications/tasks" unless the package already uses the new name (a

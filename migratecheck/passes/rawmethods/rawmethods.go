@@ -1,5 +1,7 @@
 package rawmethods
 
+//migrate-check:file-ignore MCP001,MCP002,MCP003 this file is R1 itself: it switches on and compares legacy method names
+
 import (
 	"fmt"
 	"go/ast"

@@ -85,6 +85,31 @@ func reject(req protocol.Request) (any, error) {
 	return nil, nil
 }
 
+// removed answers the removed methods with -32601 (inverted guard).
+func removed(req protocol.Request) error {
+	if req.Method != "tasks/result" && req.Method != "tasks/list" {
+		return nil
+	}
+	count++
+	return errMethodNotFound
+}
+
+var count int
+
+// handled is not a rejection: the rest of the function serves the method.
+func handled(req protocol.Request) error {
+	if req.Method != "tasks/result" { // want `\(compared with a method name\)`
+		return nil
+	}
+	count++
+	if count > 3 {
+		return errMethodNotFound
+	}
+	count--
+	count++
+	return nil
+}
+
 type rpcError struct{ Code int }
 
 func (e *rpcError) Error() string { return "rpc error" }
