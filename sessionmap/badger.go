@@ -574,9 +574,10 @@ func (b *Badger) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor s
 	}
 	n := clampPageSize(pageSize)
 	now := b.now()
-	var page Page
+	page := Page{Tasks: make([]Task, 0, min(n, 128))}
 	err = b.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: min(n+1, 100)})
+		// Summaries are small and live in the LSM tree: read them in place.
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
 		defer it.Close()
 		for it.Seek(start); it.ValidForPrefix(prefix); it.Next() {
 			item := it.Item()
@@ -632,7 +633,7 @@ type kv struct{ key, value []byte }
 func (b *Badger) scanPrefix(prefix, stop []byte, limit int) ([]kv, error) {
 	var out []kv
 	err := b.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 100})
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
 		defer it.Close()
 		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
 			item := it.Item()

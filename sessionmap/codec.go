@@ -150,7 +150,10 @@ func decodeTask(what string, b []byte) (Task, error) {
 //	lastUpdated(8) | ttlMs(8) | pollMs(8) | uvarint len | statusMessage
 const summaryVersion byte = 1
 
+// Stored status codes: never renumber.
 var statusCodes = map[Status]byte{StatusWorking: 1, StatusInputRequired: 2, StatusCompleted: 3, StatusFailed: 4, StatusCancelled: 5}
+
+var statusByCode = [...]Status{1: StatusWorking, 2: StatusInputRequired, 3: StatusCompleted, 4: StatusFailed, 5: StatusCancelled}
 
 const (
 	flagTTL byte = 1 << iota
@@ -186,10 +189,8 @@ func decodeSummary(id string, sc Scope, b []byte) (Task, error) {
 		return Task{}, fmt.Errorf("%w: list entry: bad length or version", ErrCorrupt)
 	}
 	t := Task{ID: id, Scope: sc}
-	for st, code := range statusCodes {
-		if code == b[1] {
-			t.Status = st
-		}
+	if int(b[1]) < len(statusByCode) {
+		t.Status = statusByCode[b[1]]
 	}
 	if t.Status == "" {
 		return Task{}, fmt.Errorf("%w: list entry: unknown status %d", ErrCorrupt, b[1])
