@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tasksbridge/tasksbridge/internal/demo"
+)
+
+func startDemoUpstream(t *testing.T) string {
+	t.Helper()
+	srv := demo.New(demo.Options{PollInterval: 20 * time.Millisecond})
+	url, stop, err := srv.Start(context.Background(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		srv.Close()
+		_ = stop()
+	})
+	return url
+}
+
+// awaitLine returns the rest of the first stdout line with prefix.
+func awaitLine(ctx context.Context, t *testing.T, lines <-chan string, done <-chan error, prefix string) string {
+	t.Helper()
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("command exited before printing %q: %v", prefix, <-done)
+			}
+			if rest, found := strings.CutPrefix(l, prefix); found {
+				go func() {
+					for range lines {
+					}
+				}()
+				return rest
+			}
+		case <-ctx.Done():
+			t.Fatalf("no %q line", prefix)
+		}
+	}
+}
+
+func legacyClient() *mcp.Client {
+	return mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "1"}, nil)
+}
+
+func httpStatus(t *testing.T, url string) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// `bridge serve` with the upstream from the environment: prints its
+// endpoint, serves a 2025-11-25 client, answers /healthz and /readyz on the
+// same listener, and stops cleanly when its context ends (as on SIGINT).
+func TestServeHTTPFromEnv(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	t.Setenv("TASKSBRIDGE_UPSTREAM", startDemoUpstream(t))
+	t.Setenv("TASKSBRIDGE_DATA_DIR", t.TempDir())
+	runCtx, stop := context.WithCancel(ctx)
+	lines, _, done := runApp(runCtx, t, nil, "serve", "--listen", "127.0.0.1:0", "--log-level", "error")
+	url := awaitLine(ctx, t, lines, done, "bridge: ")
+	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.HasSuffix(url, "/mcp") {
+		t.Fatalf("endpoint %q", url)
+	}
+	base := strings.TrimSuffix(url, "/mcp")
+	if s := httpStatus(t, base+"/healthz"); s != http.StatusOK {
+		t.Errorf("/healthz %d", s)
+	}
+	if s := httpStatus(t, base+"/readyz"); s != http.StatusOK {
+		t.Errorf("/readyz %d", s)
+	}
+	cs, err := legacyClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "served"}})
+	if err != nil {
+		t.Fatalf("echo: %v", err)
+	}
+	if tc, ok := r.Content[0].(*mcp.TextContent); !ok || tc.Text != "served" {
+		t.Errorf("echo: %+v", r.Content)
+	}
+	cs.Close()
+	stop()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve returned %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("serve did not stop")
+	}
+}
+
+// `bridge serve --stdio` serves one legacy client on stdin/stdout and
+// returns when the client closes its input.
+func TestServeStdio(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	inR, inW := io.Pipe()
+	_, out, done := runApp(ctx, t, inR, "serve", "--stdio", "--upstream", startDemoUpstream(t), "--data-dir", t.TempDir())
+	cs, err := legacyClient().Connect(ctx, &mcp.IOTransport{Reader: out, Writer: inW}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("connect over stdio: %v", err)
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) == 0 {
+		t.Fatalf("tools/list: %v %v", tools, err)
+	}
+	cs.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve --stdio returned %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("serve --stdio did not return after EOF")
+	}
+}
+
+func TestServeNeedsOneUpstream(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	t.Setenv("TASKSBRIDGE_UPSTREAM", "")
+	for _, args := range [][]string{
+		{"serve", "--data-dir", t.TempDir()},
+		{"serve", "--upstream", "http://127.0.0.1:1/mcp", "--upstream-command", "x", "--data-dir", t.TempDir()},
+		{"serve", "--upstream", "not-a-url", "--data-dir", t.TempDir()},
+	} {
+		lines, _, done := runApp(ctx, t, nil, args...)
+		go func() {
+			for range lines {
+			}
+		}()
+		if err := <-done; err == nil {
+			t.Errorf("%v succeeded", args)
+		}
+	}
+}
+
+func TestServeHelp(t *testing.T) {
+	app := newApp()
+	var out bytes.Buffer
+	app.Writer = &out
+	app.ErrWriter = io.Discard
+	if err := app.Run([]string{"bridge", "serve", "--help"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"--upstream", "--upstream-command", "--listen", "--data-dir", "--stdio", "TASKSBRIDGE_UPSTREAM",
+		"TASKSBRIDGE_LISTEN", "TASKSBRIDGE_DATA_DIR", "/healthz", "/readyz", "127.0.0.1:8080", "./tasksbridge-data"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("help lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// `bridge demo` runs the embedded upstream and the bridge in front of it.
+func TestDemoRunsBridge(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	runCtx, stop := context.WithCancel(ctx)
+	lines, _, done := runApp(runCtx, t, nil, "demo", "--listen", "127.0.0.1:0")
+	url := awaitLine(ctx, t, lines, done, "bridge: ")
+	cs, err := legacyClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	if !strings.Contains(strings.Join(names, ","), "slow_task") {
+		t.Errorf("tools %v", names)
+	}
+	cs.Close()
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("demo returned %v", err)
+	}
+}
