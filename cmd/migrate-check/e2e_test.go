@@ -17,14 +17,18 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/sarif/sariftest"
 )
 
 var (
-	binary  string // built migrate-check
-	fixture string // copy of interop/migratecheck-e2e
+	tmpRoot   string    // removed by TestMain
+	setupOnce sync.Once // builds the binary once per test package run
+	setupErr  error
+	binary    string // built migrate-check
+	fixture   string // copy of interop/migratecheck-e2e
 )
 
 func TestMain(m *testing.M) {
@@ -38,18 +42,27 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	binary = filepath.Join(tmp, "bin", "migrate-check")
-	build := exec.Command("go", "build", "-o", binary, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build migrate-check: %v\n%s", err, out)
-		return 1
-	}
-	fixture = filepath.Join(tmp, "e2e")
-	if err := copyTree(filepath.Join("..", "..", "interop", "migratecheck-e2e"), fixture); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+	tmpRoot = tmp
 	return m.Run()
+}
+
+// setup builds the binary and copies the fixture module on first use, so
+// runs that select no e2e test (go test -run '^Fuzz') pay nothing.
+func setup(t *testing.T) {
+	t.Helper()
+	setupOnce.Do(func() {
+		binary = filepath.Join(tmpRoot, "bin", "migrate-check")
+		build := exec.Command("go", "build", "-o", binary, ".")
+		if out, err := build.CombinedOutput(); err != nil {
+			setupErr = fmt.Errorf("build migrate-check: %v\n%s", err, out)
+			return
+		}
+		fixture = filepath.Join(tmpRoot, "e2e")
+		setupErr = copyTree(filepath.Join("..", "..", "interop", "migratecheck-e2e"), fixture)
+	})
+	if setupErr != nil {
+		t.Fatal(setupErr)
+	}
 }
 
 func copyTree(src, dst string) error {
@@ -78,6 +91,7 @@ type result struct {
 // runIn executes name (the binary or "go") in dir with GOFLAGS=-mod=mod.
 func runIn(t *testing.T, dir, name string, args ...string) result {
 	t.Helper()
+	setup(t)
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
@@ -96,6 +110,7 @@ func runIn(t *testing.T, dir, name string, args ...string) result {
 
 func mc(t *testing.T, args ...string) result {
 	t.Helper()
+	setup(t)
 	return runIn(t, fixture, binary, args...)
 }
 
@@ -258,6 +273,7 @@ func TestSuppression(t *testing.T) {
 // (unitchecker protocol). The go vet part type-checks every dependency once
 // per tool build (vetx files), so all vet runs share one fixture copy.
 func TestConfigAndVetTool(t *testing.T) {
+	setup(t)
 	dir := t.TempDir()
 	if err := copyTree(fixture, dir); err != nil {
 		t.Fatal(err)
@@ -309,6 +325,7 @@ func TestConfigAndVetTool(t *testing.T) {
 // TestBuildTags: -tags and GOFLAGS=-tags select files (the go command does
 // the same for go vet -vettool).
 func TestBuildTags(t *testing.T) {
+	setup(t)
 	wantCode(t, mc(t, "./tagged"), 0, "without tags")
 	wantCode(t, mc(t, "-tags", "integration", "./tagged"), 3, "-tags integration")
 	cmd := exec.Command(binary, "./tagged")
@@ -324,6 +341,7 @@ func TestBuildTags(t *testing.T) {
 // TestFix: fixes are opt-in, previewed with -diff, gofmt-clean, idempotent,
 // and never touch generated files.
 func TestFix(t *testing.T) {
+	setup(t)
 	dir := t.TempDir()
 	if err := copyTree(fixture, dir); err != nil {
 		t.Fatal(err)
@@ -402,11 +420,12 @@ func TestFactsAcrossPackages(t *testing.T) {
 			t.Errorf("missing %q in\n%s", want, r.stderr)
 		}
 	}
-	if strings.Contains(r.stderr, "wrap.go:") {
+	inWrap := regexp.MustCompile(`(?m)^wrap[/\\]wrap\.go:`)
+	if inWrap.MatchString(r.stderr) {
 		t.Errorf("findings in the dependency wrap were reported although only ./usewrap was requested:\n%s", r.stderr)
 	}
 	r = mc(t, "./wrap", "./usewrap")
-	if !strings.Contains(r.stderr, "wrap.go:") || !strings.Contains(r.stderr, "usewrap.go:") {
+	if !inWrap.MatchString(r.stderr) || !strings.Contains(r.stderr, "usewrap.go:") {
 		t.Errorf("both packages requested, want findings in both:\n%s", r.stderr)
 	}
 }
