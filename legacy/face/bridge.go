@@ -56,6 +56,8 @@ type Bridge struct {
 	discMu    sync.Mutex
 	discovers map[string]discoverEntry // by principal ("" = shared)
 
+	inflight inflight // long POSTs (tasks/result, tools/call...) being answered
+
 	readyMu   sync.Mutex
 	readyAt   time.Time
 	readyErr  error
@@ -175,6 +177,11 @@ func (b *Bridge) Watching() int { return b.watch.Watching() }
 // HTTP server; Close afterwards.
 func (b *Bridge) Shutdown(ctx context.Context) error {
 	b.cancelDrain()
+	// Let the handed-back waits reach their clients before the sessions
+	// (and their streams) close.
+	if err := b.inflight.wait(ctx); err != nil {
+		return fmt.Errorf("face: shutdown: %w", err)
+	}
 	b.mu.Lock()
 	live := make([]*session, 0, len(b.sessions))
 	for _, s := range b.sessions {
@@ -225,6 +232,48 @@ func (b *Bridge) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// inflight counts requests whose answers must go out before the sessions
+// close.
+type inflight struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed while n == 0
+}
+
+func (f *inflight) add() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n == 0 {
+		f.idle = make(chan struct{})
+	}
+	f.n++
+}
+
+func (f *inflight) done() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n--
+	if f.n == 0 {
+		close(f.idle)
+	}
+}
+
+func (f *inflight) wait(ctx context.Context) error {
+	f.mu.Lock()
+	idle := f.idle
+	n := f.n
+	f.mu.Unlock()
+	if n == 0 {
+		return nil
+	}
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // goBackground runs f until it returns; Close waits for it.

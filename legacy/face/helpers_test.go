@@ -47,7 +47,8 @@ type recorder struct {
 	next http.Handler
 	mu   sync.Mutex
 	reqs []recorded
-	down bool // answer 503 to everything (upstream outage)
+	down bool        // answer 503 to everything (upstream outage)
+	hits chan string // the method of every request, as it arrives (never blocks)
 }
 
 func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -57,6 +58,12 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.reqs = append(r.reqs, recorded{Header: req.Header.Clone(), Body: body})
 	down := r.down
 	r.mu.Unlock()
+	if r.hits != nil {
+		select {
+		case r.hits <- req.Header.Get("Mcp-Method"):
+		default:
+		}
+	}
 	if down {
 		http.Error(w, "upstream down for maintenance", http.StatusServiceUnavailable)
 		return
@@ -108,7 +115,7 @@ func startUpstream(t *testing.T, opts demo.Options) *upEnv {
 		opts.PollInterval = 20 * time.Millisecond
 	}
 	s := demo.New(opts)
-	rec := &recorder{next: s.Handler()}
+	rec := &recorder{next: s.Handler(), hits: make(chan string, 256)}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", rec)
 	hs := httptest.NewServer(mux)
@@ -428,6 +435,18 @@ func (c *rawClient) event(e string) {
 	}
 }
 
+// drainEvents forgets the events seen so far (e.g. keep-alives of earlier
+// streams), so awaitEvent sees only later ones.
+func (c *rawClient) drainEvents() {
+	for {
+		select {
+		case <-c.events:
+		default:
+			return
+		}
+	}
+}
+
 // awaitEvent waits for an event with the given prefix.
 func (c *rawClient) awaitEvent(ctx context.Context, prefix string) string {
 	c.t.Helper()
@@ -634,17 +653,17 @@ func upstreamTaskID(t *testing.T, st sessionmap.Store, id string) string {
 	return rec.UpstreamTaskID
 }
 
-// waitFor polls cond (cheap, in-memory) until it holds; the tick is not a
-// synchronisation sleep but the retry cadence of an observation.
-func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
+// awaitHit waits until the upstream receives a request of method.
+func (r *recorder) awaitHit(t *testing.T, ctx context.Context, method string) {
 	t.Helper()
-	tk := time.NewTicker(2 * time.Millisecond)
-	defer tk.Stop()
-	for !cond() {
+	for {
 		select {
+		case m := <-r.hits:
+			if m == method {
+				return
+			}
 		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		case <-tk.C:
+			t.Fatalf("the upstream saw no %s", method)
 		}
 	}
 }

@@ -97,6 +97,9 @@ func (b *Bridge) servePOST(w http.ResponseWriter, r *http.Request) {
 	var req *jsonrpc.Request
 	if msg, err := jsonrpc.DecodeMessage(body); err == nil {
 		req, _ = msg.(*jsonrpc.Request)
+	} else if t := bytes.TrimSpace(body); !json.Valid(t) {
+		writeRPCError(w, http.StatusBadRequest, nil, rpc.Errorf(rpc.CodeParseError, "Parse error: the body is not JSON"))
+		return
 	}
 
 	sid := r.Header.Get(hdrSessionID)
@@ -147,6 +150,8 @@ func (b *Bridge) servePOST(w http.ResponseWriter, r *http.Request) {
 	case legacy.MethodTasksResult, legacy.MethodToolsCall, "prompts/get", "resources/read":
 		sw := newStreamWriter(w)
 		ri.stream = sw
+		b.inflight.add()
+		defer b.inflight.done()
 		stop := b.keepAlives(sw)
 		b.sdk.ServeHTTP(sw, r)
 		stop()

@@ -3,6 +3,7 @@ package face_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -27,8 +28,16 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envChild) == "1" {
+	switch os.Getenv(envChild) {
+	case "1":
 		os.Exit(runChild())
+	case "upstream":
+		// A stdio modern upstream for the --upstream-command test.
+		srv := demo.New(demo.Options{PollInterval: 20 * time.Millisecond})
+		if err := srv.ServeIO(context.Background(), os.Stdin, os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }

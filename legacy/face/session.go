@@ -404,6 +404,25 @@ func (s *session) protocolVersionOr() string {
 // server/discover plus the emulated tasks capability, and records the
 // session durably before the reply (issue 4 item 1, L-01..L-04).
 func (s *session) initialize(ctx context.Context, ri *reqInfo, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	s.mu.Lock()
+	rehydrating := s.rehydrating
+	if !rehydrating {
+		s.initParams = ri.raw
+		s.meta = nil
+	}
+	s.mu.Unlock()
+	var disc json.RawMessage
+	if !rehydrating {
+		// Ask the upstream first: if it cannot answer, go-sdk never records
+		// the handshake and drops the half-made session.
+		opts, _, err := s.callOptions(ri)
+		if err != nil {
+			return nil, err
+		}
+		if disc, err = s.b.discover(ctx, opts, s.principal); err != nil {
+			return nil, s.b.upstreamError(legacy.MethodInitialize, false, err)
+		}
+	}
 	// go-sdk records the client's params and negotiates the version.
 	res, err := next(ctx, legacy.MethodInitialize, req)
 	if err != nil {
@@ -415,26 +434,13 @@ func (s *session) initialize(ctx context.Context, ri *reqInfo, req mcp.Request, 
 	}
 	ss, _ := req.GetSession().(*mcp.ServerSession)
 	s.mu.Lock()
-	rehydrating := s.rehydrating
 	s.ss = ss
 	s.protocolVersion = ir.ProtocolVersion
-	if !rehydrating {
-		s.initParams = ri.raw
-	}
-	s.meta = nil
 	s.mu.Unlock()
 	if rehydrating {
 		return res, nil // replayed after a restart: nothing to ask or store
 	}
 
-	opts, _, err := s.callOptions(ri)
-	if err != nil {
-		return nil, err
-	}
-	disc, err := s.b.discover(ctx, opts, s.principal)
-	if err != nil {
-		return nil, s.b.upstreamError(legacy.MethodInitialize, false, err)
-	}
 	out, err := translate.InitializeResultFromDiscover(disc, translate.InitializeOptions{
 		// tasks/list is scoped to the principal, or to the session when the
 		// client sent no credentials (documented; L-04).

@@ -9,9 +9,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/tasksbridge/tasksbridge/internal/watch"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
+	"github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 	"github.com/tasksbridge/tasksbridge/translate"
@@ -83,7 +83,14 @@ func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error
 		s.b.bind(rec, opts)
 		s.b.log.Debug("face: task created", "task", rec.ID, "tool", call.Name)
 		if !asTask {
-			return s.await(ctx, ri, rec, awaitPlain, call.Meta.ProgressToken)
+			res, err := s.await(ctx, ri, rec, awaitPlain, call.Meta.ProgressToken)
+			if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+				// notifications/cancelled for the call (not a disconnect,
+				// which is no cancellation): the client never saw the task,
+				// so nobody else can want it.
+				s.b.abandon(rec, opts)
+			}
+			return res, err
 		}
 		res, err := translate.LegacyCreateTaskResult(detailedOf(rec).Task, translate.CreateOptions{})
 		if err != nil {
@@ -376,6 +383,23 @@ func outcome(rec sessionmap.Task, mode awaitMode) (mcp.Result, error) {
 	return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: task %s is not terminal", rec.ID)
 }
 
+// abandon cancels an internally polled task nobody waits for any more: the
+// record is pinned cancelled and the upstream asked to stop, in the
+// background.
+func (b *Bridge) abandon(rec sessionmap.Task, opts upstream.CallOptions) {
+	b.goBackground(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := b.store.PinCancel(ctx, rec.Scope, rec.ID); err != nil {
+			return // already terminal
+		}
+		b.signalPin(rec.ID)
+		start := time.Now()
+		err := b.up.CancelTask(ctx, rec.UpstreamTaskID, opts)
+		b.reportUpstream(modern.MethodTasksCancel, start, err)
+	})
+}
+
 // payload is the tasks/result answer: the underlying result with
 // related-task _meta (L-34), without the upstream's serverInfo.
 func payload(r legacy.GetTaskPayloadResult) (mcp.Result, error) {
@@ -453,6 +477,7 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 				return nil, legacy.TaskNotFoundError(rec.ID)
 			}
 			if !live(cur) {
+				s.forgetPresented(rec.ID)
 				return outcome(cur, mode)
 			}
 			if snap.Task == nil {
@@ -544,6 +569,12 @@ func (s *session) markPresented(id, key string) bool {
 	}
 	m[key] = true
 	return true
+}
+
+func (s *session) forgetPresented(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.presented, id)
 }
 
 func (s *session) unmarkPresented(id, key string) {
@@ -666,5 +697,3 @@ func (s *session) follow(rec sessionmap.Task) {
 		}
 	})
 }
-
-var _ = watch.Key{}
