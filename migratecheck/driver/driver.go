@@ -65,10 +65,10 @@ type Options struct {
 	// default only packages of the analysed module are loaded from source and
 	// the rest come from export data, like go vet (much faster).
 	AllDeps bool
-	Version     string
-	InfoURI     string
-	Stdout      io.Writer
-	Stderr      io.Writer
+	Version string
+	InfoURI string
+	Stdout  io.Writer
+	Stderr  io.Writer
 }
 
 // Finding is one deduplicated diagnostic with its effective severity.
