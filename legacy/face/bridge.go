@@ -406,7 +406,9 @@ func (b *Bridge) checkReady(ctx context.Context) error {
 	}
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if _, err := b.upstreamCall(cctx, modern.MethodDiscover, nil, upstream.CallOptions{}); err != nil {
+	// Any answer means the upstream is reachable (it may refuse an
+	// anonymous discover); only a transport failure is "not ready".
+	if _, err := b.upstreamCall(cctx, modern.MethodDiscover, nil, upstream.CallOptions{}); err != nil && upstream.Retryable(err) {
 		return fmt.Errorf("upstream %s: %v", b.target, rpc.As(err).Message)
 	}
 	return nil

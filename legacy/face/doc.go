@@ -62,5 +62,6 @@
 // answered exactly like an unknown one (-32602, README fact 10). Without an
 // Authorization header, tasks/list is scoped to the session: after a restart
 // the same session (same Mcp-Session-Id) still sees its tasks, but a new
-// session does not (documented in docs/, L-04, L-71).
+// session does not (L-04, L-71). Task ids are 144-bit random values either
+// way (L-70).
 package face

@@ -81,7 +81,9 @@ func (b *Bridge) observe(ctx context.Context, key watch.Key, snap watch.Snapshot
 	case snap.Gone != nil:
 		// The upstream no longer knows the task (expired or purged, M-27):
 		// the task ends failed with an error saying so.
-		e, _ := json.Marshal(rpc.Errorf(rpc.CodeInternalError, "upstream %s no longer knows this task (expired or purged): %s", b.target, snap.Gone.Message))
+		// The upstream's message names its own task id, which never
+		// reaches the client.
+		e, _ := json.Marshal(rpc.Errorf(rpc.CodeInternalError, "upstream %s no longer knows this task: it expired or was purged there", b.target))
 		sn = sessionmap.Snapshot{Status: sessionmap.StatusFailed, StatusMessage: "The upstream no longer knows this task.", Error: e}
 	case snap.Task != nil:
 		var err error
@@ -103,6 +105,7 @@ func (b *Bridge) observe(ctx context.Context, key watch.Key, snap watch.Snapshot
 	}
 	if rec.Status.Terminal() {
 		b.forgetSent(rec.ID)
+		b.bindings.Delete(key) // nothing will be read upstream any more
 	}
 	return nil
 }
