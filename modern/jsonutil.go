@@ -484,3 +484,86 @@ func decodeInto[T any](dst *T, dec func([]byte) (T, error), data []byte) error {
 	*dst = v
 	return nil
 }
+
+// rawMember is one "key": value pair of an object, both exactly as in the
+// input, so an object edited member by member keeps its order and spelling.
+type rawMember struct {
+	key    string          // unescaped
+	rawKey []byte          // the key literal, quotes included
+	val    json.RawMessage // the value bytes
+}
+
+// rawMembers splits the JSON object data into its members in input order.
+// Absent or null data is the empty object; anything but an object is -32602
+// (-32700 for non-JSON). A duplicate key keeps its last value, at the
+// position of that last occurrence (encoding/json's last-wins rule).
+func rawMembers(ctx string, data []byte) ([]rawMember, error) {
+	if isNull(data) {
+		return nil, nil
+	}
+	if err := checkJSON(ctx, data); err != nil {
+		return nil, err
+	}
+	b := bytes.TrimSpace(data)
+	if b[0] != '{' {
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "%s must be a JSON object, got %s", ctx, jsonKind(b))
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if _, err := dec.Token(); err != nil { // '{'
+		return nil, parseError(ctx, err)
+	}
+	var out []rawMember
+	for dec.More() {
+		start := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, parseError(ctx, err)
+		}
+		key, _ := tok.(string)
+		rawKey := bytes.TrimLeft(b[start:dec.InputOffset()], " \t\r\n,")
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return nil, parseError(ctx, err)
+		}
+		for i := range out {
+			if out[i].key == key {
+				out = append(out[:i:i], out[i+1:]...)
+				break
+			}
+		}
+		out = append(out, rawMember{key: key, rawKey: bytes.Clone(rawKey), val: val})
+	}
+	return out, nil
+}
+
+// setRawMember replaces key's value in place, or appends the member.
+func setRawMember(ms []rawMember, key string, val json.RawMessage) []rawMember {
+	for i := range ms {
+		if ms[i].key == key {
+			out := append([]rawMember(nil), ms...)
+			out[i].val = val
+			return out
+		}
+	}
+	k, _ := marshal(key) // a Go string always encodes
+	return append(ms[:len(ms):len(ms)], rawMember{key: key, rawKey: k, val: val})
+}
+
+// writeRawMembers renders members in order: keys as they came, values
+// compacted but otherwise byte for byte.
+func writeRawMembers(ms []rawMember) (json.RawMessage, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range ms {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(m.rawKey)
+		b.WriteByte(':')
+		if err := json.Compact(&b, m.val); err != nil {
+			return nil, encodeErr("member %q: not valid JSON: %v", m.key, err)
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}

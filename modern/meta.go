@@ -198,39 +198,42 @@ func (m RequestMeta) fields() (map[string]json.RawMessage, error) {
 }
 
 // StampRequestMeta merges meta into params._meta and returns the new params.
-// Keys meta sets replace the same keys in an existing _meta; every other
-// _meta key and every other params field is kept as it was (raw values are
-// copied, not re-encoded). Absent or null params become {"_meta":{...}}. The
-// merged _meta must pass Validate (the bridge never sends an incomplete one,
-// M-01); otherwise the error is -32603 carrying Validate's message.
+// Keys meta sets replace the same keys in an existing _meta (in place); every
+// other _meta key and every other params member is kept as it was: same
+// order, same key spelling, values copied byte for byte (only insignificant
+// whitespace may change). New _meta keys are appended, a new _meta member goes
+// last. Absent or null params become {"_meta":{...}}. The merged _meta must
+// pass Validate (the bridge never sends an incomplete one, M-01); otherwise
+// the error is -32603 carrying Validate's message.
 func StampRequestMeta(params []byte, meta RequestMeta) (json.RawMessage, error) {
-	var p map[string]json.RawMessage
-	if !isNull(params) {
-		r, err := topReader("request params", params)
-		if err != nil {
-			return nil, err
-		}
-		p = r.m
-	} else {
-		p = map[string]json.RawMessage{}
-	}
-	merged := map[string]json.RawMessage{}
-	if v, ok := p["_meta"]; ok && !isNull(v) {
-		if !isObject(v) {
-			return nil, invalidParams("request params", "field %q must be an object, got %s", "_meta", jsonKind(v))
-		}
-		if err := json.Unmarshal(v, &merged); err != nil {
-			return nil, invalidParams("request params", "field %q: %v", "_meta", err)
-		}
-	}
-	add, err := meta.fields()
+	ms, err := rawMembers("request params", params)
 	if err != nil {
 		return nil, err
 	}
-	for k, v := range add {
-		merged[k] = v
+	var metaMs []rawMember
+	for _, m := range ms {
+		if m.key != "_meta" || isNull(m.val) {
+			continue
+		}
+		if !isObject(m.val) {
+			return nil, invalidParams("request params", "field %q must be an object, got %s", "_meta", jsonKind(m.val))
+		}
+		if metaMs, err = rawMembers("request params: field \"_meta\"", m.val); err != nil {
+			return nil, err
+		}
 	}
-	mb, err := Object(merged).MarshalJSON()
+	ab, err := meta.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	add, err := rawMembers("_meta", ab)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range add {
+		metaMs = setRawMember(metaMs, a.key, a.val)
+	}
+	mb, err := writeRawMembers(metaMs)
 	if err != nil {
 		return nil, err
 	}
@@ -241,14 +244,5 @@ func StampRequestMeta(params []byte, meta RequestMeta) (json.RawMessage, error) 
 	if err := final.Validate(); err != nil {
 		return nil, rpc.Errorf(rpc.CodeInternalError, "modern: stamp _meta: %s", rpc.As(err).Message)
 	}
-	out := newWriter()
-	keys := make(map[string]json.RawMessage, len(p))
-	for k, v := range p {
-		if k != "_meta" {
-			keys[k] = v
-		}
-	}
-	out.extra(keys)
-	out.raw("_meta", mb)
-	return out.bytes()
+	return writeRawMembers(setRawMember(ms, "_meta", mb))
 }

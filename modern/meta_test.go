@@ -273,3 +273,38 @@ func TestCheckProtocolVersion(t *testing.T) {
 		t.Errorf("data = %+v %v", d, ok)
 	}
 }
+
+// A proxy forwards params it does not own byte for byte: stamping _meta and
+// building an MRTR retry keep member order, key spelling and value bytes
+// (only whitespace may change); stamped keys replace in place, new ones are
+// appended.
+func TestStampAndRetryKeepOrderAndBytes(t *testing.T) {
+	in := `{"name":"b\u00fcild", "arguments":{"z":1.0,"a":"\u003c&\u003e"}, "_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"old","com.example/k":{"b":2,"a":1}}, "x-ext":[1e3]}`
+	meta := NewRequestMeta(TasksCapabilities(), &Implementation{Name: "b", Version: "1"})
+	got, err := StampRequestMeta([]byte(in), meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"name":"b\u00fcild","arguments":{"z":1.0,"a":"\u003c&\u003e"},"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","com.example/k":{"b":2,"a":1},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"b","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}},"x-ext":[1e3]}`
+	if string(got) != want {
+		t.Fatalf("StampRequestMeta:\n got %s\nwant %s", got, want)
+	}
+	retry, err := RetryParams(got, InputResponses{"k": json.RawMessage(`{"action":"cancel"}`)}, json.RawMessage(`"s\u003c1"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRetry := strings.TrimSuffix(want, "}") + `,"inputResponses":{"k":{"action":"cancel"}},"requestState":"s\u003c1"}`
+	if string(retry) != wantRetry {
+		t.Fatalf("RetryParams:\n got %s\nwant %s", retry, wantRetry)
+	}
+	// A later round drops the earlier round's inputResponses and
+	// requestState (M-18: no requestState when the server sent none).
+	again, err := RetryParams(retry, InputResponses{"k2": json.RawMessage(`{"roots":[]}`)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wantAgain := strings.TrimSuffix(want, "}") + `,"inputResponses":{"k2":{"roots":[]}}}`; string(again) != wantAgain {
+		t.Fatalf("RetryParams round 2:\n got %s\nwant %s", again, wantAgain)
+	}
+}

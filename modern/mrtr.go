@@ -464,26 +464,28 @@ func DecodeInputResponseParams(params []byte) (InputResponseParams, error) {
 // requestState when it did not. inputResponses/requestState left over from an
 // earlier round are replaced. The caller sends it under a new JSON-RPC id (M-03).
 func RetryParams(original []byte, responses InputResponses, requestState json.RawMessage) (json.RawMessage, error) {
-	fields := map[string]json.RawMessage{}
-	if !isNull(original) {
-		r, err := topReader("request params", original)
+	ms, err := rawMembers("request params", original)
+	if err != nil {
+		return nil, err
+	}
+	kept := make([]rawMember, 0, len(ms)+2)
+	for _, m := range ms {
+		if m.key != "inputResponses" && m.key != "requestState" {
+			kept = append(kept, m)
+		}
+	}
+	if len(responses) > 0 {
+		b, err := marshal(responses)
 		if err != nil {
 			return nil, err
 		}
-		fields = r.m
-	}
-	delete(fields, "inputResponses")
-	delete(fields, "requestState")
-	w := newWriter()
-	w.extra(fields)
-	if len(responses) > 0 {
-		w.field("inputResponses", responses)
+		kept = setRawMember(kept, "inputResponses", b)
 	}
 	if requestState != nil {
 		if !isString(requestState) || !json.Valid(requestState) {
 			return nil, encodeErr("retry params: requestState must be the raw JSON string the server sent")
 		}
-		w.raw("requestState", requestState)
+		kept = setRawMember(kept, "requestState", requestState)
 	}
-	return w.bytes()
+	return writeRawMembers(kept)
 }
