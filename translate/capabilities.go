@@ -45,8 +45,9 @@ func InitializeResultFromDiscover(discover []byte, opts InitializeOptions) (json
 	if err != nil {
 		return nil, upstreamErr("capabilities", err)
 	}
-	delete(caps, "extensions")
-	delete(caps, "tasks") // a stray legacy key means nothing upstream (M-66); the bridge decides below
+	// "extensions" is 2026-only; a stray legacy "tasks" key means nothing
+	// upstream (M-66): the bridge decides below.
+	caps.del("extensions", "tasks")
 	if d.Capabilities.Tools != nil {
 		if err := caps.set("tasks", legacy.ServerTasksCapability{List: opts.ListTasks, Cancel: true, ToolsCall: true}); err != nil {
 			return nil, err
@@ -59,11 +60,11 @@ func InitializeResultFromDiscover(discover []byte, opts InitializeOptions) (json
 	if info == nil || info.Name == "" || info.Version == "" {
 		return nil, internalErr("upstream server/discover has no serverInfo and the bridge has none configured")
 	}
-	out := object{}
+	var out object
 	if err := out.set("protocolVersion", legacy.ProtocolVersion); err != nil {
 		return nil, err
 	}
-	out["capabilities"] = caps.raw()
+	out.put("capabilities", caps.raw())
 	if err := out.set("serverInfo", info); err != nil {
 		return nil, err
 	}
@@ -98,7 +99,7 @@ func DiscoverResultFromInitialize(initResult []byte, opts DiscoverOptions) (mode
 	if err != nil {
 		return modern.DiscoverResult{}, upstreamErr("InitializeResult", err)
 	}
-	capsRaw, ok := o["capabilities"]
+	capsRaw, ok := o.get("capabilities")
 	if !ok {
 		return modern.DiscoverResult{}, internalErr("upstream InitializeResult has no capabilities")
 	}
@@ -130,7 +131,7 @@ func DiscoverResultFromInitialize(initResult []byte, opts DiscoverOptions) (mode
 	if d.Instructions, err = o.str("instructions", "InitializeResult.instructions"); err != nil {
 		return modern.DiscoverResult{}, upstreamErr("InitializeResult", err)
 	}
-	if si, ok := o["serverInfo"]; ok {
+	if si, ok := o.get("serverInfo"); ok {
 		im, err := modern.DecodeImplementation(si)
 		if err != nil {
 			return modern.DiscoverResult{}, upstreamErr("serverInfo", err)
@@ -176,7 +177,7 @@ func UpstreamRequestMeta(initParams []byte, logLevel string, fallback *modern.Im
 			if !present {
 				continue
 			}
-			obj := modern.Object(leaf)
+			obj := modern.Object(leaf.toMap())
 			if k == "roots" {
 				obj = modern.Object{} // notifications/roots/list_changed is gone in 2026
 			}
@@ -193,18 +194,19 @@ func UpstreamRequestMeta(initParams []byte, logLevel string, fallback *modern.Im
 			return modern.RequestMeta{}, err
 		} else if ok {
 			caps.Experimental = map[string]modern.Object{}
-			for k, v := range exp {
+			for _, k := range exp.keys() {
+				v, _ := exp.get(k)
 				leaf, err := decodeObject(v, "capabilities.experimental."+k, false)
 				if err != nil {
 					return modern.RequestMeta{}, err
 				}
-				caps.Experimental[k] = modern.Object(leaf)
+				caps.Experimental[k] = modern.Object(leaf.toMap())
 			}
 		}
 	}
 	caps.AddExtension(modern.TasksExtensionID, nil)
 	meta := modern.NewRequestMeta(caps, nil)
-	if ci, ok := p["clientInfo"]; ok {
+	if ci, ok := p.get("clientInfo"); ok {
 		im, err := modern.DecodeImplementation(ci)
 		if err != nil {
 			return modern.RequestMeta{}, rpc.Errorf(rpc.CodeInvalidParams, "initialize params.clientInfo: %s", rpc.As(err).Message)
@@ -238,7 +240,7 @@ func UpstreamRequestMeta(initParams []byte, logLevel string, fallback *modern.Im
 //
 // Implements M-66.
 func LegacyInitializeParams(meta modern.RequestMeta, fallback modern.Implementation) (json.RawMessage, error) {
-	caps := object{}
+	var caps object
 	c := meta.ClientCapabilities
 	if c != nil {
 		if c.Elicitation != nil {
@@ -266,10 +268,11 @@ func LegacyInitializeParams(meta modern.RequestMeta, fallback modern.Implementat
 	if meta.ClientInfo != nil && meta.ClientInfo.Name != "" && meta.ClientInfo.Version != "" {
 		info = *meta.ClientInfo
 	}
-	out := object{"capabilities": caps.raw()}
+	var out object
 	if err := out.set("protocolVersion", legacy.ProtocolVersion); err != nil {
 		return nil, err
 	}
+	out.put("capabilities", caps.raw())
 	if err := out.set("clientInfo", info); err != nil {
 		return nil, internalErr("clientInfo: %s", rpc.As(err).Message)
 	}

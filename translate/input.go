@@ -68,7 +68,7 @@ func InputRequestToLegacy(taskID, key string, req modern.InputRequest, caps mode
 		return SideRequest{}, upstreamErr("input request "+key, err)
 	}
 	p = p.clone()
-	delete(p, "task")
+	p.del("task")
 	out := SideRequest{Key: key}
 	if req.ElicitationMode() == "url" {
 		out.ElicitationID = ids.NewID()
@@ -77,7 +77,7 @@ func InputRequestToLegacy(taskID, key string, req modern.InputRequest, caps mode
 		}
 	}
 	var params json.RawMessage
-	if len(p) > 0 || taskID != "" {
+	if p.len() > 0 || taskID != "" {
 		params = p.raw()
 	}
 	if taskID != "" {
@@ -137,9 +137,9 @@ func answerFor(req modern.InputRequest, answer []byte, dropMeta ...string) (json
 	if o, err = withoutMetaKeys(o, req.Method+" answer", dropMeta...); err != nil {
 		return nil, err
 	}
-	if _, ok := o["resultType"]; ok {
+	if o.has("resultType") {
 		o = o.clone()
-		delete(o, "resultType")
+		o.del("resultType")
 	}
 	return o.raw(), nil
 }
@@ -211,19 +211,19 @@ func InputRequestFromLegacy(request []byte, ids IDSource) (InputEntry, error) {
 			return InputEntry{}, upstreamErr(r.Method+" params", err)
 		}
 		p = p.clone()
-		delete(p, "task")
+		p.del("task")
 		if r.Method == legacy.MethodElicitationCreate {
 			if mode, _ := p.str("mode", "mode"); mode == "url" {
 				if e.ElicitationID, err = p.str("elicitationId", "elicitationId"); err != nil {
 					return InputEntry{}, upstreamErr(r.Method+" params", err)
 				}
-				delete(p, "elicitationId")
+				p.del("elicitationId")
 			}
 		}
 		if p, err = withoutMetaKeys(p, r.Method+" params", legacy.RelatedTaskKey); err != nil {
 			return InputEntry{}, upstreamErr(r.Method+" params", err)
 		}
-		if len(p) > 0 || r.Method != legacy.MethodRootsList {
+		if p.len() > 0 || r.Method != legacy.MethodRootsList {
 			params = p.raw()
 		}
 	}

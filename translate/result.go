@@ -124,9 +124,7 @@ func ResultToLegacy(result []byte) (json.RawMessage, error) {
 		return nil, upstreamErr("result", err)
 	}
 	o = o.clone()
-	for _, k := range []string{"resultType", "ttlMs", "cacheScope"} {
-		delete(o, k)
-	}
+	o.del("resultType", "ttlMs", "cacheScope")
 	return o.raw(), nil
 }
 

@@ -58,7 +58,8 @@ func ToolsListToModern(raw []byte, ttlMs int64, scope modern.CacheScope) (json.R
 		return nil, nil, upstreamErr("tools/list result", err)
 	}
 	var tools []json.RawMessage
-	if err := json.Unmarshal(o["tools"], &tools); err != nil {
+	tv, _ := o.get("tools")
+	if err := json.Unmarshal(tv, &tools); err != nil {
 		return nil, nil, internalErr("upstream tools/list result: tools must be an array")
 	}
 	for i, t := range tools {
@@ -66,8 +67,8 @@ func ToolsListToModern(raw []byte, ttlMs int64, scope modern.CacheScope) (json.R
 		if err != nil {
 			return nil, nil, upstreamErr("tool", err)
 		}
-		if ex, ok, _ := to.sub("execution", "tool.execution"); ok && len(ex) == 0 {
-			delete(to, "execution")
+		if ex, ok, _ := to.sub("execution", "tool.execution"); ok && ex.len() == 0 {
+			to.del("execution")
 			tools[i] = to.raw()
 		}
 	}
@@ -77,8 +78,11 @@ func ToolsListToModern(raw []byte, ttlMs int64, scope modern.CacheScope) (json.R
 	if scope == "" {
 		scope = modern.CachePrivate
 	}
-	for k, v := range map[string]any{"resultType": modern.ResultComplete, "ttlMs": max(ttlMs, 0), "cacheScope": scope} {
-		if err := o.set(k, v); err != nil {
+	for _, kv := range []struct {
+		k string
+		v any
+	}{{"resultType", modern.ResultComplete}, {"ttlMs", max(ttlMs, 0)}, {"cacheScope", scope}} {
+		if err := o.set(kv.k, kv.v); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -223,7 +227,7 @@ func ToolsCallToLegacy(params []byte, support legacy.TaskSupport, serverToolsCal
 		return LegacyCall{}, rpc.Errorf(rpc.CodeInvalidParams, "tools/call params.name is required")
 	}
 	o = o.clone()
-	delete(o, "task")
+	o.del("task")
 	if o, err = withoutMetaKeys(o, "tools/call params", modern.MetaKeyProtocolVersion, modern.MetaKeyClientCapabilities,
 		modern.MetaKeyClientInfo, modern.MetaKeyLogLevel); err != nil {
 		return LegacyCall{}, err
