@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -196,5 +197,59 @@ func TestDemoRunsBridge(t *testing.T) {
 	stop()
 	if err := <-done; err != nil {
 		t.Fatalf("demo returned %v", err)
+	}
+}
+
+// TestServeUpstreamHelperProcess is not a test: re-executed by
+// TestServeUpstreamCommand, it serves the embedded modern server on
+// stdin/stdout through the real CLI (`bridge demo --upstream-only --stdio`).
+func TestServeUpstreamHelperProcess(t *testing.T) {
+	if os.Getenv("TASKSBRIDGE_SERVE_TEST_UPSTREAM") != "1" {
+		t.Skip("helper process for TestServeUpstreamCommand")
+	}
+	app := newApp()
+	app.ErrWriter = io.Discard
+	if err := app.Run([]string{"bridge", "demo", "--upstream-only", "--stdio", "--poll-interval", "20ms"}); err != nil {
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// `bridge serve --upstream-command "prog args"` talks to a stdio upstream.
+func TestServeUpstreamCommand(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TASKSBRIDGE_SERVE_TEST_UPSTREAM", "1")
+	runCtx, stop := context.WithCancel(ctx)
+	lines, _, done := runApp(runCtx, t, nil, "serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--log-level", "error",
+		"--upstream-command", "'"+exe+"' -test.run=^TestServeUpstreamHelperProcess$")
+	url := awaitLine(ctx, t, lines, done, "bridge: ")
+	cs, err := legacyClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "via a pipe"}})
+	if err != nil {
+		t.Fatalf("echo: %v", err)
+	}
+	if tc, ok := r.Content[0].(*mcp.TextContent); !ok || tc.Text != "via a pipe" {
+		t.Errorf("echo: %+v", r.Content)
+	}
+	// A task tool called without a task is polled by the bridge.
+	r, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow_task", Arguments: map[string]any{"ms": 20, "text": "polled"}})
+	if err != nil {
+		t.Fatalf("slow_task: %v", err)
+	}
+	if tc, ok := r.Content[0].(*mcp.TextContent); !ok || tc.Text != "polled" {
+		t.Errorf("slow_task: %+v", r.Content)
+	}
+	cs.Close()
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("serve returned %v", err)
 	}
 }
