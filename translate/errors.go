@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/tasksbridge/tasksbridge/legacy"
@@ -14,16 +15,23 @@ const codeURLElicitationRequired int64 = -32042
 
 // ErrorToLegacy maps a JSON-RPC error from a modern upstream to what a legacy
 // client of the same request should see. method is the request's method;
-// taskAugmented says whether the legacy client sent "task" on it.
+// taskAugmented says whether the legacy client sent "task" on it. data is
+// kept in every case (error data survives translation).
 //   - -32602 "not found" on resources/read → -32002, the 2025-11-25
 //     resource-not-found code (modern-tasks §5.3; legacy clients expect it);
 //   - -32021 MissingRequiredClientCapability (or the draft -32003 with
-//     data.requiredCapabilities) → for a caller that did not send "task":
-//     -32600 "Task augmentation required" (the legacy code for a request type
-//     that needs a task, L-06; modern-tasks §5.1); for a task caller it can only
-//     mean the bridge failed to declare a capability: -32603;
-//     -32003 without that data has no defined meaning and becomes -32603
-//     (the bridge never emits -32003);
+//     data.requiredCapabilities; the bridge never emits -32003):
+//   - requiring the tasks extension (or not saying what it requires): for
+//     a caller that did not send "task", -32600 "Task augmentation required"
+//     (the legacy code for a request type that needs a task, L-06;
+//     modern-tasks §5.1); for a task caller it can only mean the bridge
+//     failed to declare the extension it always declares: -32603;
+//   - requiring anything else (elicitation, sampling, roots, ...): the bridge
+//     declares upstream exactly what the legacy client declared at
+//     initialize (UpstreamRequestMeta), so the client lacks it: -32600
+//     naming the capabilities to declare (L-67), whether or not "task" was
+//     sent;
+//   - -32003 without that data has no defined meaning: -32603;
 //   - -32020 HeaderMismatch and -32022 UnsupportedProtocolVersion concern the
 //     bridge's own upstream traffic, never the client: -32603 naming the cause
 //     (L-66);
@@ -39,22 +47,47 @@ func ErrorToLegacy(method string, taskAugmented bool, e *rpc.Error) *rpc.Error {
 		strings.Contains(strings.ToLower(e.Message), "not found"):
 		return &rpc.Error{Code: rpc.CodeLegacyResourceNotFound, Message: e.Message, Data: e.Data}
 	case e.Code == rpc.CodeMissingRequiredClientCapability || e.Code == modern.CodeDraftMissingCapability:
-		if _, _, ok := modern.RequiredCapabilitiesOf(e); !ok && e.Code == modern.CodeDraftMissingCapability {
+		caps, _, ok := modern.RequiredCapabilitiesOf(e)
+		switch {
+		case !ok && e.Code == modern.CodeDraftMissingCapability:
 			// -32003 without the data has no defined meaning; the bridge never
 			// emits -32003 (spec README fact 1).
-			return internalErr("upstream %s failed with error -32003: %s", method, e.Message)
-		}
-		if taskAugmented {
-			return internalErr("upstream requires a client capability the bridge did not declare on %s: %s", method, e.Message)
+			return internalData(e.Data, "upstream %s failed with error -32003: %s", method, e.Message)
+		case ok && !caps.HasTasksExtension():
+			return &rpc.Error{Code: rpc.CodeInvalidRequest, Data: e.Data, Message: fmt.Sprintf(
+				"%s needs client capabilities this client did not declare at initialize: %s; reconnect declaring them in initialize params.capabilities",
+				method, capabilitiesText(caps))}
+		case taskAugmented:
+			return internalData(e.Data, "upstream requires the %s extension on %s, which the bridge failed to declare: %s", modern.TasksExtensionID, method, e.Message)
 		}
 		out := legacy.TaskAugmentationRequiredError(method)
 		out.Data = e.Data
 		return out
 	case e.Code == rpc.CodeHeaderMismatch:
-		return internalErr("bridge and upstream disagree on request headers: %s", e.Message)
+		return internalData(e.Data, "bridge and upstream disagree on request headers: %s", e.Message)
 	case e.Code == rpc.CodeUnsupportedProtocolVersion:
-		return internalErr("upstream does not support the bridge's protocol version: %s", e.Message)
+		return internalData(e.Data, "upstream does not support the bridge's protocol version: %s", e.Message)
 	}
+	return e
+}
+
+// capabilitiesText renders required capabilities for a message: their JSON,
+// bounded in length.
+func capabilitiesText(c modern.ClientCapabilities) string {
+	b, err := c.MarshalJSON()
+	if err != nil {
+		return "(unreadable)"
+	}
+	if len(b) > 200 {
+		return string(b[:200]) + "…"
+	}
+	return string(b)
+}
+
+// internalData is a -32603 that keeps the original error's data.
+func internalData(data []byte, format string, a ...any) *rpc.Error {
+	e := internalErr(format, a...)
+	e.Data = data
 	return e
 }
 
@@ -69,6 +102,8 @@ func ErrorToLegacy(method string, taskAugmented bool, e *rpc.Error) *rpc.Error {
 //     there; -32003 never leaves the bridge either) → -32603;
 //   - everything else unchanged.
 //
+// data is kept in every case.
+//
 // Implements M-45, M-62.
 func ErrorToModern(method string, e *rpc.Error) *rpc.Error {
 	if e == nil {
@@ -80,7 +115,7 @@ func ErrorToModern(method string, e *rpc.Error) *rpc.Error {
 	case e.Code == codeURLElicitationRequired:
 		return &rpc.Error{Code: rpc.CodeInternalError, Message: "upstream requires a URL elicitation: " + e.Message, Data: e.Data}
 	case e.Code == modern.CodeDraftMissingCapability || (e.Code <= -32020 && e.Code >= -32099):
-		return internalErr("upstream %s failed with legacy error %d: %s", method, e.Code, e.Message)
+		return internalData(e.Data, "upstream %s failed with legacy error %d: %s", method, e.Code, e.Message)
 	}
 	return e
 }
