@@ -57,12 +57,16 @@ type ResultOutcome struct {
 //     without the modern-only resultType, with
 //     _meta["io.modelcontextprotocol/related-task"] merged into its existing
 //     _meta (L-34, L-43, L-44);
-//   - failed → that same JSON-RPC error, code, message and data (L-30, L-43);
+//   - failed → that same JSON-RPC error, code, message and data (L-30,
+//     L-43), as ErrorToLegacy maps it for the task-augmented tools/call that
+//     created the task: the few 2026-only codes (-32020, -32021, -32022) and
+//     the draft -32003 mean nothing to a legacy client and are never passed
+//     on (spec README fact 1);
 //   - working → keep waiting (L-42);
 //   - input_required → keep waiting and present the keys not yet presented
 //     (L-46; each key at most once per session, M-30).
 //
-// Implements L-32, L-34, L-41, L-42, L-43, L-44, L-46, L-59, M-28, M-30.
+// Implements L-32, L-34, L-41, L-42, L-43, L-44, L-46, L-59, L-66, M-28, M-30.
 func TasksResultOutcome(d modern.DetailedTask, pinnedCancelled bool, presented map[string]bool) (ResultOutcome, error) {
 	if !d.Status.Valid() {
 		return ResultOutcome{}, internalErr("task %s has unknown status %q", d.TaskID, d.Status)
@@ -81,7 +85,7 @@ func TasksResultOutcome(d modern.DetailedTask, pinnedCancelled bool, presented m
 		}
 		return ResultOutcome{Kind: ResultReady, Result: r}, nil
 	case modern.StatusFailed:
-		return ResultOutcome{Kind: ResultError, Error: errorOrInternal(d.Error, d.TaskID)}, nil
+		return ResultOutcome{Kind: ResultError, Error: ErrorToLegacy(legacy.MethodToolsCall, true, errorOrInternal(d.Error, d.TaskID))}, nil
 	case modern.StatusInputRequired:
 		var keys []string
 		for k := range d.InputRequests {
@@ -175,15 +179,16 @@ func NeedsPayload(s legacy.TaskStatus) bool {
 // stream, InputRequestFromLegacy):
 //   - legacy failed with an isError:true result → completed with that result:
 //     failed is only for JSON-RPC errors (M-56);
-//   - failed or completed with a JSON-RPC error → failed with that error and
-//     a statusMessage (M-56);
+//   - failed or completed with a JSON-RPC error → failed with that error, as
+//     ErrorToModern maps it (never -32002, -32042 or another code 2026 does
+//     not define, M-45), and a statusMessage (M-56);
 //   - completed with a result → completed with the result (M-55);
 //   - input_required with pending requests → input_required with all of them
 //     (M-55); without any yet (the legacy upstream only delivers them on
 //     tasks/result) → working, since there is nothing to answer;
 //   - working, cancelled → the same status, no payload.
 //
-// Implements M-55, M-56.
+// Implements M-45, M-55, M-56.
 func DetailedTaskFromLegacy(raw []byte, outcome *LegacyOutcome, pending modern.InputRequests) (modern.DetailedTask, error) {
 	g, err := legacy.DecodeGetTaskResult(raw)
 	if err != nil {
@@ -197,7 +202,7 @@ func DetailedTaskFromLegacy(raw []byte, outcome *LegacyOutcome, pending modern.I
 		}
 		if outcome.Error != nil {
 			d.Status = modern.StatusFailed
-			d.Error = outcome.Error
+			d.Error = ErrorToModern(legacy.MethodToolsCall, outcome.Error)
 			if d.StatusMessage == "" {
 				d.StatusMessage = truncate(outcome.Error.Message)
 			}
