@@ -102,7 +102,10 @@ func (t Task) ExpiresAt() (at time.Time, ok bool) {
 	if err != nil {
 		return time.Time{}, false
 	}
-	return c.Add(time.Duration(*t.TTLMs) * time.Millisecond), true
+	// Clamp before multiplying: a ttlMs beyond ~292 years would overflow
+	// time.Duration and wrap into the past, making a live task look expired.
+	const maxMs = int64(1<<63-1) / int64(time.Millisecond)
+	return c.Add(time.Duration(min(max(*t.TTLMs, 0), maxMs)) * time.Millisecond), true
 }
 
 // readTask reads the Task fields leniently: taskId and a known status are

@@ -263,3 +263,19 @@ func TestResultIsError(t *testing.T) {
 		t.Error("only completed tasks carry a result")
 	}
 }
+
+// ExpiresAt must not wrap: a ttlMs beyond time.Duration's range (~292 years)
+// is far in the future, not in the past (M-27: a client gives up after it).
+func TestTaskExpiresAtNoOverflow(t *testing.T) {
+	created := "2026-09-01T10:00:00Z"
+	c, _ := ParseTime(created)
+	for _, ttl := range []int64{1e13, maxSafeInt, 1<<63 - 1} {
+		at, ok := Task{CreatedAt: created, TTLMs: Int64(ttl)}.ExpiresAt()
+		if !ok || !at.After(c.AddDate(200, 0, 0)) {
+			t.Errorf("ttlMs %d: ExpiresAt = %v, %v; want far after createdAt", ttl, at, ok)
+		}
+	}
+	if at, ok := (Task{CreatedAt: created, TTLMs: Int64(-5)}).ExpiresAt(); !ok || !at.Equal(c) {
+		t.Errorf("negative ttlMs: ExpiresAt = %v, %v; want createdAt", at, ok)
+	}
+}

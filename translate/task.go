@@ -36,8 +36,15 @@ func TaskToLegacy(t modern.Task) legacy.Task {
 	return out
 }
 
+// maxSafeInt is 2^53-1, the bound the ext-tasks schema puts on ttlMs and
+// pollIntervalMs (@format int): JavaScript peers cannot hold more.
+const maxSafeInt = 1<<53 - 1
+
 // TaskToModern converts the base Task shape the other way: ttl → ttlMs,
-// pollInterval → pollIntervalMs, everything else verbatim.
+// pollInterval → pollIntervalMs, everything else verbatim. A legacy ttl or
+// pollInterval beyond 2^53-1 (the legacy schema sets no bound; its decoder
+// clamps huge values to math.MaxInt64) is clamped to 2^53-1 — about 285,000
+// years — so the task stays usable instead of failing the strict encoder.
 //
 // Implements the renames of modern-tasks §5.1 for the modern face (M-55).
 func TaskToModern(t legacy.Task) modern.Task {
@@ -49,10 +56,10 @@ func TaskToModern(t legacy.Task) modern.Task {
 		LastUpdatedAt: t.LastUpdatedAt,
 	}
 	if t.TTL != nil {
-		out.TTLMs = modern.Int64(*t.TTL)
+		out.TTLMs = modern.Int64(min(*t.TTL, maxSafeInt))
 	}
 	if t.PollInterval != nil {
-		out.PollIntervalMs = modern.Int64(*t.PollInterval)
+		out.PollIntervalMs = modern.Int64(min(*t.PollInterval, maxSafeInt))
 	}
 	return out
 }
