@@ -280,6 +280,14 @@ func FuzzMergeLegacyTask(f *testing.F) {
 		if pinned && !local.Status.IsTerminal() && m.Status != legacy.StatusCancelled {
 			t.Fatalf("pinned task became %q (L-59)", m.Status)
 		}
+		if m.CreatedAt != local.CreatedAt {
+			t.Fatalf("createdAt moved from %q to %q (L-18)", local.CreatedAt, m.CreatedAt)
+		}
+		if lu, err := legacy.ParseTime(local.LastUpdatedAt); err == nil {
+			if mu, err := legacy.ParseTime(m.LastUpdatedAt); err != nil || mu.Before(lu) {
+				t.Fatalf("lastUpdatedAt went back from %q to %q (L-19)", local.LastUpdatedAt, m.LastUpdatedAt)
+			}
+		}
 	})
 }
 

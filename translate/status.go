@@ -41,13 +41,22 @@ func isTerminal(s string) bool { return legacy.TaskStatus(s).IsTerminal() }
 
 // MergeLegacyTask merges a fresh upstream view (next, already translated by
 // LegacyTaskFromDetailed) into the legacy Task the bridge holds (local),
-// following MergeStatus. When the local task is terminal or pinned the local
-// Task is kept whole (status, statusMessage, lastUpdatedAt: a cancelled task
-// reports when it was cancelled); otherwise next is taken. changed reports
-// whether the result differs from local, i.e. whether a status notification
-// is due (L-61).
+// following MergeStatus:
+//   - a terminal local task is kept whole (status, statusMessage,
+//     lastUpdatedAt: a cancelled task reports when it was cancelled);
+//   - pinned but not yet cancelled locally (DecideLegacyCancel's Task was
+//     not stored): cancelled now, with lastUpdatedAt moved to the later of the
+//     two views — the status changed, so lastUpdatedAt must not stay behind;
+//   - otherwise next is taken, except that the id the client knows and
+//     createdAt stay the local ones (a task is created once; an upstream that
+//     spells or reports it differently must not move it), and lastUpdatedAt
+//     never goes back in time.
 //
-// Implements L-25, L-26, L-59 (sessionmap's monotonic update uses the same rule).
+// changed reports whether the result differs from local, i.e. whether a
+// status notification is due (L-61).
+//
+// Implements L-18, L-19, L-25, L-26, L-59 (sessionmap's monotonic update uses
+// the same rule).
 func MergeLegacyTask(local, next legacy.Task, pinnedCancelled bool) (merged legacy.Task, changed bool) {
 	if local.Status.IsTerminal() {
 		return local, false
@@ -55,6 +64,7 @@ func MergeLegacyTask(local, next legacy.Task, pinnedCancelled bool) (merged lega
 	if pinnedCancelled { // pinned but local not yet cancelled: DecideLegacyCancel's Task was not stored
 		local.Status = legacy.StatusCancelled
 		local.StatusMessage = CancelledStatusMessage
+		local.LastUpdatedAt = laterTime(local.LastUpdatedAt, next.LastUpdatedAt)
 		return local, true
 	}
 	if !next.Status.Valid() {
@@ -62,10 +72,25 @@ func MergeLegacyTask(local, next legacy.Task, pinnedCancelled bool) (merged lega
 	}
 	merged = next
 	merged.TaskID = local.TaskID // the id the client knows may be a local alias
-	if merged.CreatedAt == "" {
+	if local.CreatedAt != "" {
 		merged.CreatedAt = local.CreatedAt
 	}
+	merged.LastUpdatedAt = laterTime(local.LastUpdatedAt, merged.LastUpdatedAt)
 	return merged, !sameTask(merged, local)
+}
+
+// laterTime returns the later of two timestamps, a when they tie or b cannot
+// be read, b when a cannot be read (or is empty).
+func laterTime(a, b string) string {
+	ta, errA := legacy.ParseTime(a)
+	tb, errB := legacy.ParseTime(b)
+	switch {
+	case errB != nil:
+		return a
+	case errA != nil || tb.After(ta):
+		return b
+	}
+	return a
 }
 
 func sameTask(a, b legacy.Task) bool {
