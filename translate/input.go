@@ -47,21 +47,8 @@ func InputRequestToLegacy(taskID, key string, req modern.InputRequest, caps mode
 	if err := req.Validate(); err != nil {
 		return SideRequest{}, upstreamErr("input request "+key, err)
 	}
-	switch req.Kind() {
-	case modern.InputElicitation:
-		mode := req.ElicitationMode()
-		if (mode == "url" && !caps.SupportsElicitationURL()) || (mode != "url" && !caps.SupportsElicitationForm()) {
-			return SideRequest{}, rpc.Errorf(rpc.CodeInvalidParams,
-				"input request %q asks for a %s-mode elicitation, which the client did not declare (elicitation.%s)", key, mode, mode)
-		}
-	case modern.InputSampling:
-		if !caps.SupportsSampling() {
-			return SideRequest{}, rpc.Errorf(rpc.CodeInvalidParams, "input request %q asks for sampling, which the client did not declare", key)
-		}
-	case modern.InputRoots:
-		if !caps.SupportsRoots() {
-			return SideRequest{}, rpc.Errorf(rpc.CodeInvalidParams, "input request %q asks for roots, which the client did not declare", key)
-		}
+	if err := CheckInputCapability(key, req, caps); err != nil {
+		return SideRequest{}, err
 	}
 	p, err := decodeObject(req.Params, "input request params", true)
 	if err != nil {
@@ -90,6 +77,41 @@ func InputRequestToLegacy(taskID, key string, req modern.InputRequest, caps mode
 		return SideRequest{}, internalErr("side-channel request: %s", rpc.As(err).Message)
 	}
 	return out, nil
+}
+
+// CheckInputCapability reports whether a client that declared caps may be
+// asked req (L-82; M-48 "ask only for input the client has the capability
+// for"): an elicitation needs the elicitation capability for its mode —
+// "form" (also when mode is absent; an empty elicitation object declares
+// form) or "url"; any other mode is one no client can have declared —,
+// sampling/createMessage needs sampling, roots/list needs roots. A refusal is
+// -32602 naming key and the missing capability; the request must not be sent.
+// The modern face applies the same check to what it shows a modern client.
+//
+// Implements L-82, M-48.
+func CheckInputCapability(key string, req modern.InputRequest, caps modern.ClientCapabilities) error {
+	switch req.Kind() {
+	case modern.InputElicitation:
+		switch mode := req.ElicitationMode(); {
+		case mode != "form" && mode != "url":
+			return rpc.Errorf(rpc.CodeInvalidParams,
+				"input request %q asks for an elicitation in mode %q, which no client can declare (known modes: form, url)", key, mode)
+		case (mode == "url" && !caps.SupportsElicitationURL()) || (mode == "form" && !caps.SupportsElicitationForm()):
+			return rpc.Errorf(rpc.CodeInvalidParams,
+				"input request %q asks for a %s-mode elicitation, which the client did not declare (elicitation.%s)", key, mode, mode)
+		}
+	case modern.InputSampling:
+		if !caps.SupportsSampling() {
+			return rpc.Errorf(rpc.CodeInvalidParams, "input request %q asks for sampling, which the client did not declare", key)
+		}
+	case modern.InputRoots:
+		if !caps.SupportsRoots() {
+			return rpc.Errorf(rpc.CodeInvalidParams, "input request %q asks for roots, which the client did not declare", key)
+		}
+	default:
+		return rpc.Errorf(rpc.CodeInvalidParams, "input request %q uses method %q, which is not elicitation/create, sampling/createMessage or roots/list", key, req.Method)
+	}
+	return nil
 }
 
 // InputResponseFromLegacy turns the legacy client's JSON-RPC response to a

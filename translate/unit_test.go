@@ -150,3 +150,44 @@ func TestTaskNotificationNeedsSubscriptionID(t *testing.T) {
 		t.Fatalf("missing subscriptionId accepted: %v", err)
 	}
 }
+
+// CheckInputCapability is the one place both faces ask "may this client be
+// asked this?" (L-82, M-48).
+func TestCheckInputCapability(t *testing.T) {
+	obj := func(s string) *modern.Object {
+		o := modern.Object{}
+		if s != "" {
+			o[s] = json.RawMessage(`{}`)
+		}
+		return &o
+	}
+	elicit := func(params string) modern.InputRequest {
+		return modern.InputRequest{Method: "elicitation/create", Params: json.RawMessage(params)}
+	}
+	for _, c := range []struct {
+		name string
+		req  modern.InputRequest
+		caps modern.ClientCapabilities
+		ok   bool
+	}{
+		{"empty elicitation object = form", elicit(`{"message":"m","requestedSchema":{}}`), modern.ClientCapabilities{Elicitation: obj("")}, true},
+		{"form not declared", elicit(`{"mode":"form","message":"m","requestedSchema":{}}`), modern.ClientCapabilities{Elicitation: obj("url")}, false},
+		{"url declared", elicit(`{"mode":"url","message":"m","url":"https://x"}`), modern.ClientCapabilities{Elicitation: obj("url")}, true},
+		{"url not declared", elicit(`{"mode":"url","message":"m","url":"https://x"}`), modern.ClientCapabilities{Elicitation: obj("")}, false},
+		{"unknown mode", elicit(`{"mode":"hologram","message":"m"}`), modern.ClientCapabilities{Elicitation: obj("form")}, false},
+		{"no elicitation at all", elicit(`{"message":"m","requestedSchema":{}}`), modern.ClientCapabilities{}, false},
+		{"sampling", modern.InputRequest{Method: "sampling/createMessage", Params: json.RawMessage(`{}`)}, modern.ClientCapabilities{Sampling: obj("")}, true},
+		{"sampling not declared", modern.InputRequest{Method: "sampling/createMessage", Params: json.RawMessage(`{}`)}, modern.ClientCapabilities{Roots: obj("")}, false},
+		{"roots", modern.InputRequest{Method: "roots/list"}, modern.ClientCapabilities{Roots: obj("")}, true},
+		{"roots not declared", modern.InputRequest{Method: "roots/list"}, modern.ClientCapabilities{Sampling: obj("")}, false},
+		{"unknown method", modern.InputRequest{Method: "ping"}, modern.ClientCapabilities{Sampling: obj(""), Roots: obj(""), Elicitation: obj("")}, false},
+	} {
+		err := CheckInputCapability("k", c.req, c.caps)
+		if (err == nil) != c.ok {
+			t.Errorf("%s: err = %v, want ok=%v", c.name, err, c.ok)
+		}
+		if err != nil && rpc.CodeOf(err) != rpc.CodeInvalidParams {
+			t.Errorf("%s: code %d, want -32602", c.name, rpc.CodeOf(err))
+		}
+	}
+}
