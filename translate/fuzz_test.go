@@ -551,6 +551,14 @@ func FuzzInputResponseToLegacy(f *testing.F) {
 		if err == nil && !json.Valid(r) {
 			t.Fatalf("invalid JSON: %s", r)
 		}
+		e := InputEntry{Key: "k", Request: reqs[int(which)%len(reqs)], LegacyID: legacy.IntID(int64(which)), TaskID: "T"}
+		resp, err := e.Response(data)
+		checkErr(t, err)
+		if err == nil {
+			if id, ok, _ := legacy.RelatedTaskOf(resp.Result); !ok || id != "T" {
+				t.Fatalf("response to a task's request lacks related-task meta (L-32): %s", resp.Result)
+			}
+		}
 	})
 }
 

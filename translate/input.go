@@ -267,6 +267,34 @@ func InputResponseToLegacy(req modern.InputRequest, answer []byte) (json.RawMess
 	return answerFor(req, answer)
 }
 
+// Response builds the whole JSON-RPC response the bridge sends the legacy
+// upstream for this entry once a modern client answered it (answer: its
+// inputResponses value): id LegacyID, the result checked and shaped as
+// InputResponseToLegacy does, and — when the entry belongs to a task (TaskID,
+// taken from the upstream's request or set by the face from the stream it
+// arrived on) — _meta["io.modelcontextprotocol/related-task"] = {taskId}:
+// the bridge is the requestor here, and every response related to a task
+// carries it (L-32; TS clients omit it, so legacy receivers correlate by id
+// anyway). Prefer it to InputResponseToLegacy.
+//
+// Implements L-32, M-28, M-58.
+func (e InputEntry) Response(answer []byte) (legacy.Response, error) {
+	r, err := InputResponseToLegacy(e.Request, answer)
+	if err != nil {
+		return legacy.Response{}, err
+	}
+	if e.TaskID != "" {
+		if r, err = legacy.SetRelatedTask(r, e.TaskID); err != nil {
+			return legacy.Response{}, err
+		}
+	}
+	resp := legacy.Response{ID: e.LegacyID, Result: r}
+	if err := resp.Validate(); err != nil {
+		return legacy.Response{}, internalErr("response to the upstream's %s: %s", e.Request.Method, rpc.As(err).Message)
+	}
+	return resp, nil
+}
+
 // SelectInputResponses picks from a tasks/update the answers to forward:
 // those whose key is currently outstanding and not answered before. Others are
 // ignored (the reply is still the empty acknowledgement); a partial set is

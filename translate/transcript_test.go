@@ -457,6 +457,37 @@ var handlers = map[string]transcript.Handler{
 		}
 		return transcript.Output{"legacy.out": {b}}, nil
 	},
+	"InputEntryResponse": func(f *transcript.File) (transcript.Output, error) {
+		lreq, err := f.Message("legacy.request")
+		if err != nil {
+			return nil, err
+		}
+		e, err := InputRequestFromLegacy(lreq, idSource(f))
+		if err != nil {
+			return nil, err
+		}
+		if v := f.Value("task-id"); v != "" {
+			e.TaskID = v // the face knows the task from the stream the request came on
+		}
+		in, err := f.Message("modern.in")
+		if err != nil {
+			return nil, err
+		}
+		req, err := modern.DecodeRequest(in)
+		if err != nil {
+			return nil, err
+		}
+		u, err := modern.DecodeUpdateTaskParams(req.Params)
+		if err != nil {
+			return emit(f, "", nil, err), nil
+		}
+		answer, ok := u.InputResponses[e.Key]
+		if !ok {
+			return nil, fmt.Errorf("tasks/update has no answer for key %q", e.Key)
+		}
+		r, err := e.Response(answer)
+		return emit(f, "legacy.out", r, err), nil
+	},
 	"SelectInputResponses": func(f *transcript.File) (transcript.Output, error) {
 		in, err := f.Message("modern.in")
 		if err != nil {
