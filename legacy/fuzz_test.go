@@ -279,17 +279,20 @@ func FuzzToolsTaskSupport(f *testing.F) {
 			wantDecodeError(t, err)
 		}
 		out, perr := PatchListToolsTaskSupport(data, func(string, TaskSupport) TaskSupport { return TaskSupportOptional })
-		if (err == nil) != (perr == nil) {
-			t.Fatalf("ListToolsTaskSupport err=%v but Patch err=%v", err, perr)
+		if err == nil && perr != nil {
+			t.Fatalf("ListToolsTaskSupport read it but Patch err=%v", perr)
 		}
 		if perr != nil {
+			wantDecodeError(t, perr)
 			return
 		}
-		after, err := ListToolsTaskSupport(out)
-		if err != nil {
-			t.Fatalf("patched result %s unreadable: %v", out, err)
+		// Patch is more lenient than the reader (it rewrites unreadable
+		// taskSupport values), and what it writes is always readable.
+		after, aerr := ListToolsTaskSupport(out)
+		if aerr != nil {
+			t.Fatalf("patched result %s unreadable: %v", out, aerr)
 		}
-		if len(after) != len(before) {
+		if err == nil && len(after) != len(before) {
 			t.Fatalf("tool set changed: %v → %v", before, after)
 		}
 		for name, s := range after {

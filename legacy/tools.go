@@ -62,7 +62,8 @@ func toolTaskSupport(f fields) (TaskSupport, error) {
 
 // PatchToolTaskSupport returns tool with execution.taskSupport set to ts, or
 // removed when ts is "" (absent = forbidden). Other members of the tool and of
-// execution stay verbatim.
+// execution stay verbatim. An execution that is not an object (no schema
+// allows that) is replaced: by {"taskSupport": ts}, or dropped when ts is "".
 func PatchToolTaskSupport(tool json.RawMessage, ts TaskSupport) (json.RawMessage, error) {
 	if ts != "" && !ts.Valid() {
 		return nil, InternalError("execution.taskSupport %q is not one of forbidden, optional, required", ts)
@@ -73,8 +74,12 @@ func PatchToolTaskSupport(tool json.RawMessage, ts TaskSupport) (json.RawMessage
 	}
 	var ex []member
 	if v, ok := lookup(ms, "execution"); ok && !isNull(v) {
-		if ex, err = objectMembers(v, "Tool", rpc.CodeInvalidParams); err != nil {
-			return nil, InvalidParamsError("Tool: execution must be an object, got %s", kindOf(v))
+		if kindOf(v) != "an object" {
+			if ts == "" {
+				return buildObject(without(ms, "execution")), nil
+			}
+		} else if ex, err = objectMembers(v, "Tool", rpc.CodeInvalidParams); err != nil {
+			return nil, err
 		}
 	} else if ts == "" {
 		return tool, nil // nothing to remove
@@ -132,7 +137,11 @@ func ListToolsTaskSupport(result json.RawMessage) (map[string]TaskSupport, error
 // raw tools/list result: fn gets the tool name and its effective taskSupport
 // and returns the value to advertise ("" removes the member). Tools whose
 // value does not change are copied verbatim, as are nextCursor, _meta and every
-// other member.
+// other member. Lenient decode, strict encode: a taskSupport outside the
+// schema's three values, or an execution that is not an object (a peer of
+// another era, or a broken one), reaches fn as forbidden (as if absent) and
+// is always rewritten, so one odd tool neither fails the whole list nor reaches the
+// client. A tool without a string name is still -32602.
 func PatchListToolsTaskSupport(result json.RawMessage, fn func(name string, current TaskSupport) TaskSupport) (json.RawMessage, error) {
 	ms, f, tools, err := toolsOf(result)
 	if err != nil {
@@ -150,11 +159,12 @@ func PatchListToolsTaskSupport(result json.RawMessage, fn func(name string, curr
 			return nil, err
 		}
 		cur, err := toolTaskSupport(tf)
-		if err != nil {
-			return nil, err
+		unreadable := err != nil
+		if unreadable {
+			cur = ""
 		}
 		patched := raw
-		if want := fn(name, cur); want.Effective() != cur || want == "" && hasTaskSupport(tf) {
+		if want := fn(name, cur.Effective()); unreadable || want.Effective() != cur.Effective() || want == "" && hasTaskSupport(tf) {
 			if patched, err = PatchToolTaskSupport(raw, want); err != nil {
 				return nil, err
 			}

@@ -2,6 +2,7 @@ package legacy
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/tasksbridge/tasksbridge/rpc"
@@ -95,8 +96,47 @@ func TestPatchListToolsTaskSupport(t *testing.T) {
 	if same, err := PatchToolTaskSupport(json.RawMessage(`{"name":"a"}`), ""); err != nil || string(same) != `{"name":"a"}` {
 		t.Errorf("remove from tool without execution = %s, %v", same, err)
 	}
-	_, err = PatchToolTaskSupport(json.RawMessage(`{"name":"a","execution":5}`), TaskSupportOptional)
-	wantCode(t, err, rpc.CodeInvalidParams, "execution must be an object")
+	// An execution that is not an object is replaced (strict encode).
+	if fixed, err := PatchToolTaskSupport(json.RawMessage(`{"name":"a","execution":5}`), TaskSupportOptional); err != nil || string(fixed) != `{"name":"a","execution":{"taskSupport":"optional"}}` {
+		t.Errorf("non-object execution = %s, %v", fixed, err)
+	}
+	if fixed, err := PatchToolTaskSupport(json.RawMessage(`{"name":"a","execution":5}`), ""); err != nil || string(fixed) != `{"name":"a"}` {
+		t.Errorf("non-object execution removed = %s, %v", fixed, err)
+	}
+}
+
+// A tools/list from a peer of another era may carry a taskSupport outside the
+// three schema values or a non-object execution. Rewriting the list must not
+// fail on that one tool, and must never pass the odd value on: lenient
+// decode, strict encode (L-10).
+func TestPatchListToolsTaskSupportRewritesOddValues(t *testing.T) {
+	in := `{"tools":[{"name":"a","inputSchema":{"type":"object"},"execution":{"taskSupport":"sometimes","x":1}},` +
+		`{"name":"b","inputSchema":{"type":"object"},"execution":true},{"name":"c","inputSchema":{"type":"object"}}]}`
+	var seen []TaskSupport
+	out, err := PatchListToolsTaskSupport(json.RawMessage(in), func(_ string, cur TaskSupport) TaskSupport {
+		seen = append(seen, cur)
+		return TaskSupportOptional
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"tools":[{"name":"a","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional","x":1}},` +
+		`{"name":"b","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}},` +
+		`{"name":"c","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}}]}`
+	if string(out) != want {
+		t.Errorf("patched = %s\nwant      %s", out, want)
+	}
+	check(t, "ListToolsResult", out)
+	for i, s := range seen {
+		if s != TaskSupportForbidden {
+			t.Errorf("tool %d reached fn as %q, want forbidden (unreadable = absent)", i, s)
+		}
+	}
+	// Removing it everywhere (as the modern face does) drops the odd value too.
+	out, err = PatchListToolsTaskSupport(json.RawMessage(in), func(string, TaskSupport) TaskSupport { return "" })
+	if err != nil || strings.Contains(string(out), "sometimes") || strings.Contains(string(out), "true") {
+		t.Errorf("remove = %s, %v", out, err)
+	}
 }
 
 // TestDecideToolCall walks the table of legacy-tasks.md §1.4.
