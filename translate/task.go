@@ -3,6 +3,7 @@ package translate
 import (
 	"encoding/json"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/tasksbridge/tasksbridge/legacy"
@@ -11,8 +12,8 @@ import (
 )
 
 // TaskToLegacy converts the base Task shape: ttlMs → ttl (null stays null,
-// the key is never dropped), pollIntervalMs → pollInterval, timestamps and
-// statusMessage verbatim, status copied as is (status semantics are applied
+// the key is never dropped), pollIntervalMs → pollInterval, statusMessage
+// verbatim, timestamps as timestamp() passes them, status copied as is (status semantics are applied
 // by LegacyTaskFromDetailed). A negative ttlMs becomes 0 and a zero or
 // negative pollIntervalMs is dropped (modern-tasks §2.3: validate
 // defensively), so the result always passes legacy.Task.Validate when the
@@ -24,8 +25,8 @@ func TaskToLegacy(t modern.Task) legacy.Task {
 		TaskID:        t.TaskID,
 		Status:        legacy.TaskStatus(t.Status),
 		StatusMessage: t.StatusMessage,
-		CreatedAt:     t.CreatedAt,
-		LastUpdatedAt: t.LastUpdatedAt,
+		CreatedAt:     timestamp(t.CreatedAt),
+		LastUpdatedAt: timestamp(t.LastUpdatedAt),
 	}
 	if t.TTLMs != nil {
 		out.TTL = legacy.Millis(max(*t.TTLMs, 0))
@@ -41,7 +42,8 @@ func TaskToLegacy(t modern.Task) legacy.Task {
 const maxSafeInt = 1<<53 - 1
 
 // TaskToModern converts the base Task shape the other way: ttl → ttlMs,
-// pollInterval → pollIntervalMs, everything else verbatim. A legacy ttl or
+// pollInterval → pollIntervalMs, timestamps as timestamp() passes them,
+// everything else verbatim. A legacy ttl or
 // pollInterval beyond 2^53-1 (the legacy schema sets no bound; its decoder
 // clamps huge values to math.MaxInt64) is clamped to 2^53-1 — about 285,000
 // years — so the task stays usable instead of failing the strict encoder.
@@ -52,8 +54,8 @@ func TaskToModern(t legacy.Task) modern.Task {
 		TaskID:        t.TaskID,
 		Status:        modern.TaskStatus(t.Status),
 		StatusMessage: t.StatusMessage,
-		CreatedAt:     t.CreatedAt,
-		LastUpdatedAt: t.LastUpdatedAt,
+		CreatedAt:     timestamp(t.CreatedAt),
+		LastUpdatedAt: timestamp(t.LastUpdatedAt),
 	}
 	if t.TTL != nil {
 		out.TTLMs = modern.Int64(min(*t.TTL, maxSafeInt))
@@ -62,6 +64,30 @@ func TaskToModern(t legacy.Task) modern.Task {
 		out.PollIntervalMs = modern.Int64(min(*t.PollInterval, maxSafeInt))
 	}
 	return out
+}
+
+// timestamp passes a createdAt/lastUpdatedAt on to the other era. An RFC 3339
+// timestamp (the profile of ISO 8601 both specifications link) goes verbatim:
+// the instant and its spelling are preserved. Other forms a peer may send and
+// legacy.ParseTime reads leniently — a space instead of "T", lower-case "t"/"z",
+// "+0000" offsets, a comma decimal, missing seconds or zone, a bare date — are
+// rewritten as RFC 3339 in UTC ("…Z", milliseconds, more digits only when
+// they matter), because a client of the other era may not read them (a
+// JavaScript Date reads "2025-11-25 10:30:00" as local time). An unreadable
+// value stays as it is (the legacy encoder then refuses it: -32603).
+func timestamp(s string) string {
+	// time.Parse also takes a comma decimal, which RFC 3339 does not.
+	if _, err := time.Parse(time.RFC3339Nano, s); err == nil && !strings.ContainsRune(s, ',') {
+		return s
+	}
+	t, err := legacy.ParseTime(s)
+	if err != nil {
+		return s
+	}
+	if t.Nanosecond()%int(time.Millisecond) == 0 {
+		return legacy.FormatTime(t)
+	}
+	return legacy.FormatTimeNano(t)
 }
 
 // CreateOptions tunes the legacy CreateTaskResult.

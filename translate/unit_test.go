@@ -191,3 +191,37 @@ func TestCheckInputCapability(t *testing.T) {
 		}
 	}
 }
+
+// timestamp keeps RFC 3339 values byte for byte and rewrites every other
+// spelling legacy.ParseTime reads into RFC 3339 UTC of the same instant.
+func TestTimestampPassing(t *testing.T) {
+	for _, s := range []string{"2026-09-01T10:00:00Z", "2026-09-01T10:00:00.123456789+05:30", "2026-09-01T10:00:00.000Z", "2026-09-01T10:00:00-00:00"} {
+		if got := timestamp(s); got != s {
+			t.Errorf("timestamp(%q) = %q, want it verbatim", s, got)
+		}
+	}
+	for in, want := range map[string]string{
+		"2026-09-01 10:00:00":         "2026-09-01T10:00:00.000Z",
+		"2026-09-01t10:00:00z":        "2026-09-01T10:00:00.000Z",
+		"2026-09-01T10:00:00.5+0200":  "2026-09-01T08:00:00.500Z",
+		"2026-09-01T10:00:00,000001Z": "2026-09-01T10:00:00.000001Z",
+		"2026-09-01T10:00Z":           "2026-09-01T10:00:00.000Z",
+		"2026-09-01":                  "2026-09-01T00:00:00.000Z",
+		" 2026-09-01T10:00:00.250Z ":  "2026-09-01T10:00:00.250Z",
+		"not a time":                  "not a time",
+		"":                            "",
+	} {
+		got := timestamp(in)
+		if got != want {
+			t.Errorf("timestamp(%q) = %q, want %q", in, got, want)
+			continue
+		}
+		if want != in {
+			a, _ := legacy.ParseTime(in)
+			b, err := time.Parse(time.RFC3339Nano, got)
+			if err != nil || !a.Equal(b) {
+				t.Errorf("timestamp(%q) = %q is not RFC 3339 of the same instant (%v)", in, got, err)
+			}
+		}
+	}
+}
