@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/internal/watch"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/modern/upstream"
@@ -212,7 +213,7 @@ func (s *session) refresh(ctx context.Context, ri *reqInfo, rec sessionmap.Task)
 		return rec, err
 	}
 	key := s.b.bind(rec, opts)
-	if _, err := s.b.watch.Get(ctx, key, 0); err != nil {
+	if _, err := s.b.watchGet(ctx, key); err != nil {
 		if errors.Is(err, context.Canceled) {
 			return rec, err
 		}
@@ -446,8 +447,11 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 	key := s.b.bind(rec, opts)
 	pinned, unpin := s.b.pinWait(rec.ID)
 	defer unpin()
-	sub, err := s.b.watch.Attach(ctx, key)
+	sub, err := s.b.attach(key)
 	if err != nil {
+		if errors.Is(err, watch.ErrClosed) {
+			return nil, errShuttingDown()
+		}
 		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: watch task: %v", err)
 	}
 	defer sub.Close()
@@ -659,7 +663,7 @@ func (s *session) follow(rec sessionmap.Task) {
 			case <-ctx.Done():
 			}
 		}()
-		sub, err := s.b.watch.Attach(ctx, key)
+		sub, err := s.b.attach(key)
 		if err != nil {
 			return
 		}

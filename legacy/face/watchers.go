@@ -56,6 +56,37 @@ func (b *Bridge) binding(key watch.Key) *binding {
 	return v.(*binding)
 }
 
+// attach subscribes to key's watcher. The subscription is ended only by its
+// Close (callers defer it), never by a context: internal/watch registers the
+// context hook after Attach returns without synchronisation, so a context
+// cancelled at that moment races with it.
+func (b *Bridge) attach(key watch.Key) (*watch.Subscription, error) {
+	return b.watch.Attach(context.Background(), key)
+}
+
+// watchGet is watch.Manager.Get (the cached read, refreshed only when older
+// than the task's poll interval) for a caller whose ctx may be cancelled:
+// Get itself runs with a context that is never cancelled (see attach; it
+// returns once the watcher publishes, bounded by the request timeout), and
+// the caller stops waiting when ctx ends.
+func (b *Bridge) watchGet(ctx context.Context, key watch.Key) (watch.Snapshot, error) {
+	type got struct {
+		snap watch.Snapshot
+		err  error
+	}
+	ch := make(chan got, 1)
+	go func() {
+		snap, err := b.watch.Get(context.WithoutCancel(ctx), key, 0)
+		ch <- got{snap, err}
+	}()
+	select {
+	case g := <-ch:
+		return g.snap, g.err
+	case <-ctx.Done():
+		return watch.Snapshot{}, ctx.Err()
+	}
+}
+
 // watchSource is the watchers' Source hook.
 func (b *Bridge) watchSource(key watch.Key) (watch.Source, error) {
 	bd := b.binding(key)
