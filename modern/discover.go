@@ -111,7 +111,9 @@ func decodeNested(r *reader, path string, v json.RawMessage) (*Implementation, e
 	return &im, nil
 }
 
-// Validate checks what the schema requires of a DiscoverResult we emit.
+// Validate checks what the schema requires of a DiscoverResult we emit, and
+// that its capabilities carry no legacy "tasks" key (a 2026-07-28 server must
+// never advertise the 2025-11-25 tasks capabilities, M-66).
 func (d DiscoverResult) Validate() error {
 	if len(d.SupportedVersions) == 0 {
 		return encodeErr("DiscoverResult: supportedVersions must list at least one version (M-36)")
@@ -121,6 +123,9 @@ func (d DiscoverResult) Validate() error {
 	}
 	if !d.CacheScope.Valid() {
 		return encodeErr("DiscoverResult: cacheScope must be \"public\" or \"private\", got %q", string(d.CacheScope))
+	}
+	if _, ok := d.Capabilities.Extra["tasks"]; ok {
+		return encodeErr("DiscoverResult: capabilities must not advertise the legacy \"tasks\" capability under %s; advertise extensions[%q] instead (M-66)", ProtocolVersion, TasksExtensionID)
 	}
 	return nil
 }

@@ -247,6 +247,9 @@ func TestServerCapabilitiesAndDiscover(t *testing.T) {
 		"no versions":  {TTLMs: 1, CacheScope: CachePublic},
 		"negative ttl": {SupportedVersions: []string{ProtocolVersion}, TTLMs: -1, CacheScope: CachePublic},
 		"bad scope":    {SupportedVersions: []string{ProtocolVersion}, CacheScope: "shared"},
+		// M-66: never advertise the legacy tasks capability under 2026.
+		"legacy tasks": {SupportedVersions: []string{ProtocolVersion}, CacheScope: CachePublic,
+			Capabilities: ServerCapabilities{Extra: map[string]json.RawMessage{"tasks": json.RawMessage(`{"list":{}}`)}}},
 	} {
 		_, err := json.Marshal(c)
 		if err == nil {
