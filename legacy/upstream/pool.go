@@ -325,8 +325,12 @@ func (p *Pool) open(ctx context.Context, key, authorization string) (*Session, e
 		st.inner = p.cfg.NewTransport()
 		st.mux = true
 	}
-	ictx, cancel := context.WithTimeout(ctx, p.cfg.InitTimeout)
+	// A fresh context: the caller's may carry values go-sdk reads (a
+	// 2026-07-28 server request's protocol version would otherwise become
+	// this initialize's MCP-Protocol-Version header).
+	ictx, cancel := context.WithTimeout(context.Background(), p.cfg.InitTimeout)
 	defer cancel()
+	defer context.AfterFunc(ctx, cancel)()
 	cs, err := client.Connect(ictx, st, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
 		s.cancel()

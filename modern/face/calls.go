@@ -1,0 +1,247 @@
+package face
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tasksbridge/tasksbridge/legacy"
+	"github.com/tasksbridge/tasksbridge/legacy/upstream"
+	"github.com/tasksbridge/tasksbridge/modern"
+	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/sessionmap"
+	"github.com/tasksbridge/tasksbridge/translate"
+)
+
+// modernMetaKeys are the per-request keys a legacy server knows nothing of.
+var modernMetaKeys = []string{modern.MetaKeyProtocolVersion, modern.MetaKeyClientCapabilities,
+	modern.MetaKeyClientInfo, modern.MetaKeyLogLevel}
+
+// legacyParams returns a modern request's params ready for the legacy
+// upstream: without the 2026 per-request _meta keys (progressToken and other
+// keys stay), without the MRTR retry members, and without drop.
+func legacyParams(params json.RawMessage, drop ...string) (json.RawMessage, error) {
+	var o map[string]json.RawMessage
+	if err := json.Unmarshal(params, &o); err != nil {
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "Invalid params: %v", err)
+	}
+	if o == nil {
+		o = map[string]json.RawMessage{}
+	}
+	for _, k := range append([]string{"inputResponses", "requestState"}, drop...) {
+		delete(o, k)
+	}
+	if m, ok := o["_meta"]; ok {
+		var meta map[string]json.RawMessage
+		if err := json.Unmarshal(m, &meta); err != nil {
+			return nil, rpc.Errorf(rpc.CodeInvalidParams, "Invalid params: _meta: %v", err)
+		}
+		for _, k := range modernMetaKeys {
+			delete(meta, k)
+		}
+		if len(meta) == 0 {
+			delete(o, "_meta")
+		} else {
+			o["_meta"], _ = json.Marshal(meta)
+		}
+	}
+	return modern.Marshal(o)
+}
+
+// discover answers server/discover from the upstream's InitializeResult
+// (M-36, M-49: the legacy tasks capability becomes the extension).
+func (f *Face) discover(ctx context.Context, c *call) (json.RawMessage, error) {
+	s, err := f.session(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	init := s.InitializeResult()
+	if len(init) == 0 {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "legacy upstream %s: no InitializeResult for this session", f.pool.Target())
+	}
+	d, err := translate.DiscoverResultFromInitialize(init, translate.DiscoverOptions{TTLMs: f.opts.CacheTTL.Milliseconds(), CacheScope: modern.CachePrivate})
+	if err != nil {
+		return nil, rpc.As(err)
+	}
+	if d.ServerInfo == nil {
+		info := f.impl
+		d.ServerInfo = &info
+	}
+	return marshalResult(d)
+}
+
+// toolsList answers tools/list from the upstream's, without the legacy
+// execution.taskSupport (the 2026 server decides per request), noting each
+// tool's support for tools/call.
+func (f *Face) toolsList(ctx context.Context, c *call) (json.RawMessage, error) {
+	s, err := f.session(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	params, err := legacyParams(c.params)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.Call(ctx, legacy.MethodToolsList, params, upstream.CallOptions{})
+	if err != nil {
+		return nil, upstreamError(c.method, err)
+	}
+	s.NoteTools(res)
+	out, _, err := translate.ToolsListToModern(res, f.opts.CacheTTL.Milliseconds(), modern.CachePrivate)
+	if err != nil {
+		return nil, rpc.As(err)
+	}
+	return f.finish(c.method, out, "")
+}
+
+// passthrough forwards a method with the same meaning in both eras
+// (prompts/*, resources/*, completion/complete).
+func (f *Face) passthrough(ctx context.Context, c *call) (json.RawMessage, error) {
+	s, err := f.session(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	params, err := legacyParams(c.params)
+	if err != nil {
+		return nil, err
+	}
+	if modern.MRTRCapable(c.method) {
+		return f.callWithInput(ctx, c, s, params, nil)
+	}
+	res, err := s.Call(ctx, c.method, params, upstream.CallOptions{})
+	if err != nil {
+		return nil, upstreamError(c.method, err)
+	}
+	return f.finish(c.method, res, "")
+}
+
+// toolsCall runs a tools/call: task-augmented upstream when this request
+// declared the extension and the tool allows tasks (M-50), else synchronous;
+// -32021 for a required tool and a non-declaring request (M-51).
+func (f *Face) toolsCall(ctx context.Context, c *call) (json.RawMessage, error) {
+	var p struct {
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal(c.params, &p); err != nil || p.Name == "" {
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "Invalid params: tools/call needs a string params.name")
+	}
+	s, err := f.session(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	support, err := s.ToolSupport(ctx, p.Name)
+	if err != nil {
+		return nil, upstreamError(c.method, err)
+	}
+	toolsCall := s.TasksCapability() != nil && s.TasksCapability().ToolsCall
+	lc, err := translate.ToolsCallToLegacy(c.params, support, toolsCall)
+	if err != nil {
+		return nil, err
+	}
+	params, err := legacyParams(lc.Params)
+	if err != nil {
+		return nil, err
+	}
+	if lc.AsTask {
+		// The ttl the bridge asks for; the upstream may override it (L-20).
+		var o map[string]json.RawMessage
+		if json.Unmarshal(params, &o) == nil {
+			o["task"], _ = json.Marshal(legacy.TaskMetadata{TTL: legacy.Millis(f.opts.TaskTTL.Milliseconds())})
+			if b, err := modern.Marshal(o); err == nil {
+				params = b
+			}
+		}
+	}
+	return f.callWithInput(ctx, c, s, params, &lc)
+}
+
+// finishCall turns the upstream's final answer to an MRTR-capable call into
+// the modern result.
+func (f *Face) finishCall(ctx context.Context, c *call, s *upstream.Session, lc *translate.LegacyCall, res json.RawMessage) (json.RawMessage, error) {
+	if lc != nil && legacy.IsCreateTaskResult(res) {
+		if !lc.AsTask {
+			return nil, rpc.Errorf(rpc.CodeInternalError, "legacy upstream %s answered a tools/call without \"task\" with a CreateTaskResult", f.pool.Target())
+		}
+		return f.createTask(ctx, c, s, res)
+	}
+	// A task-augmented call the upstream ran synchronously (it may ignore
+	// "task", L-05) is an ordinary result for the modern client too.
+	return f.finish(c.method, res, modern.ResultComplete)
+}
+
+// createTask makes the local task durable, then answers with the flat
+// CreateTaskResult (M-53: tasks/get resolves before the client sees the id).
+func (f *Face) createTask(ctx context.Context, c *call, s *upstream.Session, res json.RawMessage) (json.RawMessage, error) {
+	ct, err := legacy.DecodeCreateTaskResult(res)
+	if err != nil {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "legacy upstream %s: invalid CreateTaskResult: %s", f.pool.Target(), rpc.As(err).Message)
+	}
+	mt, err := translate.CreateTaskResultToModern(res)
+	if err != nil {
+		return nil, rpc.As(err)
+	}
+	var name struct {
+		Name string `json:"name"`
+	}
+	_ = json.Unmarshal(c.params, &name)
+	created, err := legacy.ParseTime(ct.Task.CreatedAt)
+	if err != nil {
+		created = f.now()
+	}
+	updated, err := legacy.ParseTime(ct.Task.LastUpdatedAt)
+	if err != nil {
+		updated = created
+	}
+	rec := sessionmap.Task{
+		ID:                sessionmap.NewTaskID(),
+		Scope:             c.scope(),
+		Direction:         sessionmap.ModernToLegacy,
+		Origin:            sessionmap.OriginUpstreamTask,
+		Upstream:          f.pool.Target(),
+		UpstreamTaskID:    ct.Task.TaskID,
+		UpstreamSessionID: s.ID(),
+		Method:            modern.MethodToolsCall,
+		ToolName:          name.Name,
+		RequestedTTLMs:    legacy.Millis(f.opts.TaskTTL.Milliseconds()),
+		TTLMs:             ct.Task.TTL,
+		Status:            sessionmap.StatusWorking,
+		CreatedAt:         created,
+		LastUpdatedAt:     updated,
+		PollIntervalMs:    ct.Task.PollInterval,
+	}
+	if err := f.store.CreateTask(ctx, rec); err != nil {
+		// The upstream task runs on; the client never learns its id, so
+		// there is nothing it could poll. Ask the upstream to stop it.
+		go func() { _, _ = s.CancelTask(context.WithoutCancel(ctx), ct.Task.TaskID) }()
+		return nil, rpc.Errorf(rpc.CodeInternalError, "the bridge could not record the task durably: %v", err)
+	}
+	f.runtime(rec, c.principal, c.authorization, s)
+	mt.TaskID = rec.ID
+	mt.Status = modern.StatusWorking
+	mt.Meta = f.resultMeta()
+	f.log.Debug("modern face: task created", "task", rec.ID, "tool", rec.ToolName)
+	return marshalResult(mt)
+}
+
+// notifyFor relays the upstream's progress notifications of a synchronous
+// call to the modern request's stream (M-35: tasks get none).
+func (f *Face) notifyFor(ctx context.Context, c *call) func(method string, params json.RawMessage) {
+	if c.session == nil || c.meta.ProgressToken == nil {
+		return nil
+	}
+	return func(method string, params json.RawMessage) {
+		if method != legacy.MethodProgress {
+			return // notifications/message needs a logLevel the bridge never sets upstream (M-46)
+		}
+		var p mcp.ProgressNotificationParams
+		if json.Unmarshal(params, &p) != nil {
+			return
+		}
+		_ = c.session.NotifyProgress(ctx, &p)
+	}
+}
+
+// errorsIsGone reports whether err says the upstream session ended.
+func errorsIsGone(err error) bool { return errors.Is(err, upstream.ErrSessionGone) }

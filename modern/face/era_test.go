@@ -1,0 +1,50 @@
+package face_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/tasksbridge/tasksbridge/modern/face"
+)
+
+func TestDetectClientEra(t *testing.T) {
+	hdr := func(kv ...string) http.Header {
+		h := http.Header{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			h.Set(kv[i], kv[i+1])
+		}
+		return h
+	}
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	for _, tc := range []struct {
+		name   string
+		header http.Header
+		body   string
+		want   face.Era
+	}{
+		{"initialize is legacy", hdr(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, face.EraLegacy},
+		{"initialize with a modern header is still legacy", hdr("MCP-Protocol-Version", "2026-07-28"), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, face.EraLegacy},
+		{"per-request _meta is modern", hdr("MCP-Protocol-Version", "2026-07-28"), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta + `}}`, face.EraModern},
+		{"_meta without header is modern (the face answers -32020)", hdr(), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta + `}}`, face.EraModern},
+		{"_meta naming an old version is modern (the face answers -32022)", hdr(), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}`, face.EraModern},
+		{"server/discover is modern", hdr(), `{"jsonrpc":"2.0","id":1,"method":"server/discover"}`, face.EraModern},
+		{"modern header without _meta is modern (the face answers -32602)", hdr("MCP-Protocol-Version", "2026-07-28"), `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, face.EraModern},
+		{"a later revision's header is modern", hdr("MCP-Protocol-Version", "2027-01-01"), `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, face.EraModern},
+		{"legacy session request", hdr("Mcp-Session-Id", "s1", "MCP-Protocol-Version", "2025-11-25"), `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"t"}}`, face.EraLegacy},
+		{"legacy request without headers", hdr(), `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, face.EraLegacy},
+		{"posted response is legacy", hdr("Mcp-Session-Id", "s1"), `{"jsonrpc":"2.0","id":0,"result":{"action":"accept"}}`, face.EraLegacy},
+		{"batch is legacy", hdr(), `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, face.EraLegacy},
+		{"garbage without header is legacy", hdr(), `{not json`, face.EraLegacy},
+		{"garbage with a modern header is modern", hdr("MCP-Protocol-Version", "2026-07-28"), `{not json`, face.EraModern},
+		{"GET with a session is legacy", hdr("Mcp-Session-Id", "s1"), ``, face.EraLegacy},
+		{"GET with a modern header is modern (405)", hdr("MCP-Protocol-Version", "2026-07-28"), ``, face.EraModern},
+		{"bare GET is legacy", hdr(), ``, face.EraLegacy},
+		{"modern notification by header", hdr("MCP-Protocol-Version", "2026-07-28"), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, face.EraModern},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := face.DetectClientEra(tc.header, []byte(tc.body)); got != tc.want {
+				t.Fatalf("DetectClientEra = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

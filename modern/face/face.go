@@ -1,0 +1,448 @@
+// Package face serves modern clients (MCP 2026-07-28 with the
+// io.modelcontextprotocol/tasks extension) in front of a legacy upstream
+// (2025-11-25 with experimental tasks): a stateless go-sdk server whose every
+// request is answered with the upstream work done on a pooled, initialized
+// legacy session of the caller's principal (legacy/upstream.Pool).
+//
+// What go-sdk v1.8.0 does not provide is added around it (go-sdk.md §8): an
+// HTTP front (and a stdio connection wrapper) that validates the era, the
+// per-request _meta and the MCP-Protocol-Version / Mcp-Method / Mcp-Name
+// headers including Mcp-Name = taskId on tasks/* (-32020, -32022, -32602,
+// M-37, M-38, M-43, M-67), answers the removed tasks/result and tasks/list
+// with 404 + -32601 (M-34, M-42, M-66) and serves subscriptions/listen for
+// task ids; a receiving middleware that answers every method from the
+// upstream with results that carry resultType and _meta.serverInfo (M-41);
+// and the tasks extension itself: tools/call → CreateTaskResult once the
+// local→upstream mapping is durable in sessionmap (M-53), tasks/get with the
+// payload fetched once from the upstream's tasks/result (M-55, M-56),
+// input_required from the side-channel requests the bridge receives on the
+// upstream's blocking tasks/result (M-57), tasks/update relaying answers by
+// JSON-RPC id (M-58), tasks/cancel (M-59), notifications/tasks (M-63).
+//
+// Ordinary requests whose upstream sends server→client requests mid-call (a
+// tool that elicits before it creates its task, or a synchronous tool that
+// asks) become MRTR rounds (InputRequiredResult + requestState, M-48): the
+// upstream call stays open in this process until the client retries.
+//
+// Principal binding (M-65): a request's principal is the SHA-256 of its
+// Authorization header (sessionmap.PrincipalFromAuthorization); tasks are
+// bound to it and a foreign task id is answered like an unknown one (-32602).
+// A request without credentials belongs to the anonymous scope: its task ids
+// (144 random bits) are then bearer tokens, as the extension allows ("MAY be
+// used as bearer tokens"); Options.RequireAuth refuses such requests instead.
+//
+// DetectClientEra tells a dual-era dispatcher which face a request belongs to.
+package face
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tasksbridge/tasksbridge/internal/version"
+	"github.com/tasksbridge/tasksbridge/internal/watch"
+	"github.com/tasksbridge/tasksbridge/legacy/upstream"
+	"github.com/tasksbridge/tasksbridge/modern"
+	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/sessionmap"
+	"github.com/tasksbridge/tasksbridge/translate"
+)
+
+// AnonymousScope is the sessionmap scope of requests without credentials.
+var AnonymousScope = sessionmap.Scope{Session: "modern:anonymous"}
+
+// Options configure a Face. Upstream and Store are required.
+type Options struct {
+	// Upstream is the pool of legacy upstream sessions.
+	Upstream *upstream.Pool
+	// Store keeps the task mappings (durable before a CreateTaskResult, M-53).
+	Store sessionmap.Store
+
+	// ServerInfo goes into every result's _meta (M-41) when the upstream's
+	// own is unknown; default tasksbridge/<version>.
+	ServerInfo *modern.Implementation
+	// SupportedVersions are named in -32022 errors (default ["2026-07-28"]; a
+	// dual-era dispatcher adds the legacy revisions its legacy face serves).
+	SupportedVersions []string
+	// RequireAuth refuses requests without an Authorization header (HTTP 401)
+	// instead of serving them in the anonymous scope.
+	RequireAuth bool
+	// AllowedOrigins are Origin values accepted besides loopback origins
+	// (M-43: any other Origin gets 403).
+	AllowedOrigins []string
+	// JSONResponse answers with application/json instead of SSE (progress
+	// notifications are then not relayed).
+	JSONResponse bool
+
+	// TaskTTL is the ttl the bridge asks the upstream to keep a task for
+	// (legacy task.ttl, which the upstream may override, L-20); default 1 h.
+	TaskTTL time.Duration
+	// CacheTTL is the ttlMs of cacheable results (server/discover, lists);
+	// default 0 (do not cache: they come from one principal's session).
+	CacheTTL time.Duration
+	// PollInterval is used when the upstream suggests none (default 1 s).
+	PollInterval time.Duration
+	// MRTRTimeout is how long an upstream call that asked for input waits
+	// for the client's retry (default 5 min).
+	MRTRTimeout time.Duration
+	// ListenKeepAlive is the interval of SSE keep-alive comments on task
+	// listen streams (default 15 s; negative disables).
+	ListenKeepAlive time.Duration
+	// IDs mints inputRequests keys (default: 128 random bits each).
+	IDs translate.IDSource
+	// Logger defaults to slog.Default(). Task ids and principals are logged
+	// at debug level only.
+	Logger *slog.Logger
+}
+
+// Face is the modern face. It is an http.Handler (mount it at /mcp) and
+// serves stdio with Run.
+type Face struct {
+	opts    Options
+	pool    *upstream.Pool
+	store   sessionmap.Store
+	impl    modern.Implementation
+	mcp     *mcp.Server
+	sdk     *mcp.StreamableHTTPHandler
+	watch   *watch.Manager
+	sealKey []byte
+	ctx     context.Context
+	cancel  context.CancelFunc
+	log     *slog.Logger
+
+	mu      sync.Mutex
+	tasks   map[string]*taskRT      // by local task id
+	pending map[string]*pendingCall // MRTR calls by token
+	listens int
+
+	wg sync.WaitGroup
+}
+
+// New builds a Face.
+func New(opts Options) (*Face, error) {
+	if opts.Upstream == nil || opts.Store == nil {
+		return nil, errors.New("modern face: Upstream and Store are required")
+	}
+	if opts.ServerInfo == nil {
+		opts.ServerInfo = &modern.Implementation{Name: "tasksbridge", Version: version.Version}
+	}
+	if len(opts.SupportedVersions) == 0 {
+		opts.SupportedVersions = []string{modern.ProtocolVersion}
+	}
+	if opts.TaskTTL <= 0 {
+		opts.TaskTTL = time.Hour
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = time.Second
+	}
+	if opts.MRTRTimeout <= 0 {
+		opts.MRTRTimeout = 5 * time.Minute
+	}
+	if opts.ListenKeepAlive == 0 {
+		opts.ListenKeepAlive = 15 * time.Second
+	}
+	if opts.IDs == nil {
+		opts.IDs = translate.IDFunc(randomID)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &Face{
+		opts: opts, pool: opts.Upstream, store: opts.Store, impl: *opts.ServerInfo,
+		sealKey: randomKey(), ctx: ctx, cancel: cancel, log: opts.Logger,
+		tasks: map[string]*taskRT{}, pending: map[string]*pendingCall{},
+	}
+	f.watch = watch.NewManager(watch.Config{
+		Source:              f.watchSource,
+		Sink:                watch.SinkFunc(f.observe),
+		DefaultPollInterval: opts.PollInterval,
+		MinPollInterval:     10 * time.Millisecond,
+		MaxPollInterval:     10 * time.Second,
+		IdleTimeout:         10 * time.Second,
+		DisablePush:         true, // legacy upstreams are polled (their status notifications only kick a poll)
+		Retryable:           upstream.Retryable,
+		Logger:              opts.Logger,
+	})
+
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+	caps.AddExtension(modern.TasksExtensionID, nil)
+	f.mcp = mcp.NewServer(&mcp.Implementation{Name: f.impl.Name, Version: f.impl.Version}, &mcp.ServerOptions{
+		Logger:                    opts.Logger,
+		Capabilities:              caps,
+		SupportedProtocolVersions: []string{modern.ProtocolVersion},
+	})
+	f.mcp.AddReceivingMiddleware(f.middleware)
+	for _, m := range []string{modern.MethodTasksGet, modern.MethodTasksUpdate, modern.MethodTasksCancel} {
+		// Registered so go-sdk routes them; the middleware answers them.
+		if err := mcp.AddReceivingCustomMethod(f.mcp, m, f.unreachable); err != nil {
+			cancel()
+			return nil, fmt.Errorf("modern face: register %s: %w", m, err)
+		}
+	}
+	f.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.mcp }, &mcp.StreamableHTTPOptions{
+		Stateless:    true, // 2026-07-28 over HTTP (go-sdk.md §3)
+		JSONResponse: opts.JSONResponse,
+		Logger:       opts.Logger,
+	})
+	return f, nil
+}
+
+// Close ends task listens (with their result), pending MRTR calls and
+// watchers. It does not close the pool or the store.
+func (f *Face) Close() {
+	f.cancel()
+	f.watch.Close()
+	f.mu.Lock()
+	for _, pc := range f.pending {
+		pc.cancel()
+	}
+	f.mu.Unlock()
+	f.wg.Wait()
+}
+
+// rawParams keeps a request's params exactly as they arrived.
+type rawParams struct {
+	mcp.ParamsBase
+	raw json.RawMessage
+}
+
+func (p *rawParams) UnmarshalJSON(b []byte) error {
+	p.raw = append(json.RawMessage(nil), b...)
+	var m struct {
+		Meta map[string]any `json:"_meta"`
+	}
+	_ = json.Unmarshal(b, &m)
+	p.Meta = m.Meta
+	return nil
+}
+
+// rawResult returns JSON built by this package through go-sdk. It must be
+// valid JSON (go-sdk never answers otherwise, go-sdk.md §6).
+type rawResult struct {
+	mcp.ResultBase
+	raw json.RawMessage
+}
+
+func (r *rawResult) MarshalJSON() ([]byte, error) { return r.raw, nil }
+
+func (f *Face) unreachable(context.Context, *mcp.ServerSession, *rawParams) (*rawResult, error) {
+	return nil, rpc.Errorf(rpc.CodeInternalError, "modern face: request bypassed the middleware")
+}
+
+// reqKey carries per-request data from the transport front to the middleware.
+type reqKey struct{}
+
+// reqInfo is what the front learned about a request.
+type reqInfo struct {
+	principal     string
+	authorization string
+	method        string
+	params        json.RawMessage // raw, as the client sent them
+}
+
+func withReq(ctx context.Context, ri *reqInfo) context.Context {
+	return context.WithValue(ctx, reqKey{}, ri)
+}
+
+func reqFrom(ctx context.Context) *reqInfo {
+	ri, _ := ctx.Value(reqKey{}).(*reqInfo)
+	return ri
+}
+
+// scope is the sessionmap owner of a request's tasks.
+func scopeOf(principal string) sessionmap.Scope {
+	if principal != "" {
+		return sessionmap.Scope{Principal: principal}
+	}
+	return AnonymousScope
+}
+
+// call is one request as the face's method handlers see it.
+type call struct {
+	method        string
+	params        json.RawMessage
+	meta          modern.RequestMeta
+	principal     string
+	authorization string
+	session       *mcp.ServerSession // nil outside go-sdk
+	ctx           context.Context    // the request's context while it is answered
+}
+
+func (c *call) scope() sessionmap.Scope { return scopeOf(c.principal) }
+
+// middleware answers every method the face serves; go-sdk only frames it.
+func (f *Face) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if !f.serves(method) {
+			return next(ctx, method, req)
+		}
+		c := &call{method: method}
+		if ri := reqFrom(ctx); ri != nil && ri.method == method {
+			c.params, c.principal, c.authorization = ri.params, ri.principal, ri.authorization
+		} else if rp, ok := req.GetParams().(*rawParams); ok && rp != nil {
+			c.params = rp.raw
+		} else if p := req.GetParams(); p != nil {
+			b, err := json.Marshal(p)
+			if err != nil {
+				return nil, rpc.Errorf(rpc.CodeInvalidParams, "Invalid params: %v", err)
+			}
+			c.params = b
+		}
+		if len(c.params) == 0 || string(c.params) == "null" {
+			c.params = json.RawMessage("{}")
+		}
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+			c.session = ss
+		}
+		meta, err := modern.DecodeRequestMeta(c.params)
+		if err != nil {
+			return nil, err
+		}
+		if err := meta.Validate(); err != nil { // M-37
+			return nil, err
+		}
+		c.meta = meta
+		res, err := f.dispatch(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		return &rawResult{raw: res}, nil
+	}
+}
+
+// serves lists the methods the middleware answers.
+func (f *Face) serves(method string) bool {
+	switch method {
+	case modern.MethodDiscover, modern.MethodToolsList, modern.MethodToolsCall,
+		modern.MethodPromptsList, modern.MethodPromptsGet, modern.MethodResourcesList,
+		modern.MethodResourceTemplates, modern.MethodResourcesRead, modern.MethodCompletion,
+		modern.MethodTasksGet, modern.MethodTasksUpdate, modern.MethodTasksCancel:
+		return true
+	}
+	return false
+}
+
+// dispatch answers one request with the final result JSON.
+func (f *Face) dispatch(ctx context.Context, c *call) (json.RawMessage, error) {
+	switch c.method {
+	case modern.MethodDiscover:
+		return f.discover(ctx, c)
+	case modern.MethodToolsList:
+		return f.toolsList(ctx, c)
+	case modern.MethodToolsCall:
+		return f.toolsCall(ctx, c)
+	case modern.MethodTasksGet:
+		return f.tasksGet(ctx, c)
+	case modern.MethodTasksUpdate:
+		return f.tasksUpdate(ctx, c)
+	case modern.MethodTasksCancel:
+		return f.tasksCancel(ctx, c)
+	}
+	return f.passthrough(ctx, c)
+}
+
+// session returns the caller's upstream session.
+func (f *Face) session(ctx context.Context, c *call) (*upstream.Session, error) {
+	s, err := f.pool.Session(ctx, c.principal, c.authorization)
+	if err != nil {
+		return nil, upstreamFailure(err)
+	}
+	return s, nil
+}
+
+// upstreamFailure turns a transport failure into the -32603 a modern client
+// sees (M-62: informative; it names the upstream). Upstream JSON-RPC errors go
+// through translate.ErrorToModern instead.
+func upstreamFailure(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return rpc.Errorf(rpc.CodeInternalError, "%v", err)
+	}
+	return rpc.As(err)
+}
+
+// upstreamError maps an error of an upstream call for a modern client.
+func upstreamError(method string, err error) error {
+	var te *upstream.Error
+	if errors.As(err, &te) {
+		return te.RPC
+	}
+	var re *rpc.Error
+	if errors.As(err, &re) {
+		return translate.ErrorToModern(method, re)
+	}
+	return upstreamFailure(err)
+}
+
+// resultMeta is the _meta every result carries: serverInfo (M-41).
+func (f *Face) resultMeta() modern.Object {
+	m, err := modern.WithServerInfo(nil, f.impl)
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+// finish stamps a raw result object with resultType (unless it has one) and
+// _meta.serverInfo, plus the CacheableResult members where the method needs
+// them (M-41, §3.5).
+func (f *Face) finish(method string, raw json.RawMessage, resultType modern.ResultType) (json.RawMessage, error) {
+	var o map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &o); err != nil || o == nil {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "upstream %s result is not a JSON object", method)
+	}
+	if _, ok := o["resultType"]; !ok || resultType != "" {
+		if resultType == "" {
+			resultType = modern.ResultComplete
+		}
+		o["resultType"], _ = json.Marshal(resultType)
+	}
+	if cacheable(method) {
+		if _, ok := o["ttlMs"]; !ok {
+			o["ttlMs"], _ = json.Marshal(f.opts.CacheTTL.Milliseconds())
+		}
+		if _, ok := o["cacheScope"]; !ok {
+			o["cacheScope"], _ = json.Marshal(modern.CachePrivate)
+		}
+	}
+	meta := modern.Object{}
+	if m, ok := o["_meta"]; ok {
+		if err := json.Unmarshal(m, &meta); err != nil {
+			meta = modern.Object{}
+		}
+	}
+	delete(meta, "io.modelcontextprotocol/related-task") // no such key in the extension
+	meta, err := modern.WithServerInfo(meta, f.impl)
+	if err != nil {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "result _meta: %v", err)
+	}
+	if o["_meta"], err = modern.Marshal(meta); err != nil {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "result _meta: %v", err)
+	}
+	return modern.Marshal(o)
+}
+
+func cacheable(method string) bool {
+	switch method {
+	case modern.MethodToolsList, modern.MethodPromptsList, modern.MethodResourcesList,
+		modern.MethodResourceTemplates, modern.MethodResourcesRead, modern.MethodDiscover:
+		return true
+	}
+	return false
+}
+
+// marshalResult encodes a typed modern result.
+func marshalResult(v json.Marshaler) (json.RawMessage, error) {
+	b, err := v.MarshalJSON()
+	if err != nil {
+		return nil, rpc.As(err)
+	}
+	return b, nil
+}

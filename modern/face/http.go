@@ -1,0 +1,236 @@
+package face
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/tasksbridge/tasksbridge/legacy"
+	"github.com/tasksbridge/tasksbridge/modern"
+	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/sessionmap"
+)
+
+// MaxBody bounds a request body (HTTP 413 above it).
+const MaxBody = 4 << 20
+
+// Handler returns the face as the /mcp endpoint.
+func (f *Face) Handler() http.Handler { return f }
+
+// ServeHTTP serves one POST of a modern client: Origin and Host checks (403,
+// M-43), credentials, the era and header rules, then go-sdk (or the face's
+// own task listen stream).
+func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Accel-Buffering", "no") // M-43 SHOULD
+	if !hostAllowed(r) {
+		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+		return
+	}
+	if !f.originAllowed(r.Header.Get("Origin")) {
+		http.Error(w, "Forbidden: invalid Origin header", http.StatusForbidden)
+		return
+	}
+	authz := r.Header.Get("Authorization")
+	if f.opts.RequireAuth && strings.TrimSpace(authz) == "" {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+		http.Error(w, "Unauthorized: this endpoint requires an Authorization header (every task request is authenticated, M-65)", http.StatusUnauthorized)
+		return
+	}
+	if r.Method != http.MethodPost {
+		// No GET stream and no sessions in 2026-07-28 (§3.5).
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "Method Not Allowed: MCP 2026-07-28 uses POST only", http.StatusMethodNotAllowed)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+			return
+		}
+		http.Error(w, "cannot read the request body", http.StatusBadRequest)
+		return
+	}
+	msg, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
+		code := rpc.CodeParseError
+		if json.Valid(body) {
+			code = rpc.CodeInvalidRequest
+		}
+		writeRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, rpc.Errorf(code, "%s: %v", map[int64]string{rpc.CodeParseError: "Parse error", rpc.CodeInvalidRequest: "Invalid Request"}[code], err))
+		return
+	}
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok {
+		writeRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, rpc.Errorf(rpc.CodeInvalidRequest,
+			"Invalid Request: a 2026-07-28 client sends no JSON-RPC responses (server→client requests were replaced by input_required results)"))
+		return
+	}
+	if !req.IsCall() {
+		if e := modern.CheckHeaders(r.Header.Get, body); e != nil && e.Code == rpc.CodeHeaderMismatch {
+			writeRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, e)
+			return
+		}
+		w.WriteHeader(http.StatusAccepted) // M-43: accepted notifications get 202
+		return
+	}
+	if status, e := f.checkRequest(r.Header, body, req); e != nil {
+		writeRPCError(w, status, req.ID, e)
+		return
+	}
+	principal := sessionmap.PrincipalFromAuthorization(authz)
+	if p, ok := taskListen(req); ok {
+		f.serveListenHTTP(w, r, req, p, principal, authz)
+		return
+	}
+	ctx := withReq(r.Context(), &reqInfo{principal: principal, authorization: authz, method: req.Method, params: req.Params})
+	r = r.WithContext(ctx)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	f.sdk.ServeHTTP(w, r)
+}
+
+// checkRequest applies the era, per-request _meta and header rules to a
+// request (order as the 2026-07-28 validation describes: version header,
+// required _meta, header/body agreement, supported version, routing headers).
+func (f *Face) checkRequest(h http.Header, body []byte, req *jsonrpc.Request) (int, *rpc.Error) {
+	if req.Method == legacy.MethodInitialize {
+		// A modern-only endpoint names its versions in the error it gives a
+		// legacy initialize (M-44).
+		var p struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		_ = json.Unmarshal(req.Params, &p)
+		return http.StatusBadRequest, modern.ErrUnsupportedProtocolVersion(p.ProtocolVersion, f.opts.SupportedVersions)
+	}
+	hv := h.Get(modern.HeaderProtocolVersion)
+	if hv == "" {
+		return http.StatusBadRequest, rpc.Errorf(rpc.CodeHeaderMismatch,
+			"Header mismatch: the %s header is required (MCP 2026-07-28 sends it on every request)", modern.HeaderProtocolVersion)
+	}
+	meta, err := modern.DecodeRequestMeta(req.Params)
+	if err == nil {
+		err = meta.Validate()
+	}
+	if err != nil { // M-37
+		return http.StatusBadRequest, rpc.As(err)
+	}
+	if meta.ProtocolVersion != hv {
+		return http.StatusBadRequest, modern.ErrHeaderMismatch(modern.HeaderProtocolVersion, hv, meta.ProtocolVersion)
+	}
+	if err := modern.CheckProtocolVersion(meta.ProtocolVersion, []string{modern.ProtocolVersion}); err != nil { // M-38
+		return http.StatusBadRequest, modern.ErrUnsupportedProtocolVersion(meta.ProtocolVersion, f.opts.SupportedVersions)
+	}
+	if req.Method == modern.MethodTasksResult || req.Method == modern.MethodTasksList {
+		return http.StatusNotFound, modern.ErrMethodNotFound(req.Method) // M-34, M-42, M-66
+	}
+	if e := modern.CheckHeaders(h.Get, body); e != nil { // M-43, M-67
+		if e.Code == rpc.CodeHeaderMismatch {
+			return http.StatusBadRequest, e
+		}
+		return http.StatusBadRequest, e
+	}
+	// go-sdk compares Mcp-Name with the body itself and knows no base64.
+	if v := h.Get(modern.HeaderName); v != "" {
+		if d, err := modern.DecodeHeaderValue(v); err == nil {
+			h.Set(modern.HeaderName, d)
+		}
+	}
+	return 0, nil
+}
+
+func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, e *rpc.Error) {
+	b, err := modern.EncodeError(id, e)
+	if err != nil {
+		http.Error(w, e.Message, status)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// originAllowed accepts no Origin (non-browser clients), loopback origins and
+// the configured ones (M-43).
+func (f *Face) originAllowed(origin string) bool {
+	if origin == "" || slices.Contains(f.opts.AllowedOrigins, origin) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return isLoopbackHost(u.Hostname())
+}
+
+// hostAllowed is DNS-rebinding protection: on a loopback listener the Host
+// header must name a loopback host too.
+func hostAllowed(r *http.Request) bool {
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || la == nil {
+		return true
+	}
+	host, _, err := net.SplitHostPort(la.String())
+	if err != nil || !isLoopbackHost(host) {
+		return true
+	}
+	h := r.Host
+	if hh, _, err := net.SplitHostPort(r.Host); err == nil {
+		h = hh
+	}
+	return isLoopbackHost(h)
+}
+
+func isLoopbackHost(h string) bool {
+	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// serveListenHTTP serves subscriptions/listen for task ids as an SSE stream.
+func (f *Face) serveListenHTTP(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, p modern.ListenParams, principal, authz string) {
+	c := &call{method: req.Method, params: req.Params, principal: principal, authorization: authz}
+	acked, rerr := f.checkListen(r.Context(), c, p)
+	if rerr != nil {
+		writeRPCError(w, http.StatusBadRequest, req.ID, rerr)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache, no-transform")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	var mu sync.Mutex
+	write := func(b []byte) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
+	send := func(m jsonrpc.Message) error {
+		b, err := jsonrpc.EncodeMessage(m)
+		if err != nil {
+			return err
+		}
+		return write(fmt.Appendf(nil, "event: message\ndata: %s\n\n", b))
+	}
+	ping := func() error { return write([]byte(": keep-alive\n\n")) }
+	_ = f.runListen(r.Context(), c, req.ID, acked, send, ping)
+}
+

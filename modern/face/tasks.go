@@ -1,0 +1,573 @@
+package face
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/tasksbridge/tasksbridge/internal/watch"
+	"github.com/tasksbridge/tasksbridge/legacy"
+	"github.com/tasksbridge/tasksbridge/legacy/upstream"
+	"github.com/tasksbridge/tasksbridge/modern"
+	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/sessionmap"
+	"github.com/tasksbridge/tasksbridge/translate"
+)
+
+// taskRT is what the face holds in memory for a live task: its upstream
+// session, the blocking tasks/result it keeps open upstream, and the input
+// requests received on it.
+type taskRT struct {
+	f             *Face
+	id            string // local id, what the client sees
+	upID          string // the upstream's id
+	scope         sessionmap.Scope
+	principal     string
+	authorization string
+	key           watch.Key
+	base          modern.Task // from the record: createdAt, ttl, poll interval
+
+	mu        sync.Mutex
+	sess      *upstream.Session
+	status    legacy.TaskStatus // the upstream's, as last read
+	pending   map[string]translate.InputEntry
+	order     []string
+	answered  map[string]bool
+	streaming bool
+	outcome   *translate.LegacyOutcome
+	streamErr error
+	failure   *modern.DetailedTask // a failure the bridge decided (the upstream became unreachable for good)
+	changed   chan struct{}        // closed and replaced on every change
+}
+
+func (rt *taskRT) notifyLocked() {
+	close(rt.changed)
+	rt.changed = make(chan struct{})
+}
+
+// now is the face's clock.
+func (f *Face) now() time.Time { return time.Now() }
+
+// runtime returns the in-memory state of rec, creating it (after a restart:
+// with the recorded upstream session, resumed by id on HTTP).
+func (f *Face) runtime(rec sessionmap.Task, principal, authorization string, sess *upstream.Session) *taskRT {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if rt := f.tasks[rec.ID]; rt != nil {
+		return rt
+	}
+	if sess == nil {
+		sess = f.pool.Lookup(rec.UpstreamSessionID)
+	}
+	if sess == nil {
+		sess = f.pool.Resume(principal, rec.UpstreamSessionID, authorization)
+	}
+	rt := &taskRT{
+		f: f, id: rec.ID, upID: rec.UpstreamTaskID, scope: rec.Scope, principal: principal, authorization: authorization,
+		key:  watch.Key{Target: f.pool.Target(), TaskID: rec.ID},
+		base: recordTask(rec).Task, sess: sess,
+		pending: map[string]translate.InputEntry{}, answered: map[string]bool{}, changed: make(chan struct{}),
+	}
+	for _, k := range rec.AnsweredKeys {
+		rt.answered[k] = true
+	}
+	f.tasks[rec.ID] = rt
+	return rt
+}
+
+func (f *Face) taskRT(id string) *taskRT {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.tasks[id]
+}
+
+// recordTask renders a stored task as a DetailedTask (terminal payloads come
+// from the store's cache).
+func recordTask(rec sessionmap.Task) modern.DetailedTask {
+	d := modern.DetailedTask{Task: modern.Task{
+		TaskID: rec.ID, Status: modern.TaskStatus(rec.Status), StatusMessage: rec.StatusMessage,
+		CreatedAt: modern.FormatTime(rec.CreatedAt), LastUpdatedAt: modern.FormatTime(rec.LastUpdatedAt),
+		TTLMs: rec.TTLMs, PollIntervalMs: rec.PollIntervalMs,
+	}}
+	switch d.Status {
+	case modern.StatusCompleted:
+		d.Result = rec.Result
+	case modern.StatusFailed:
+		var e rpc.Error
+		if json.Unmarshal(rec.Error, &e) == nil && e.Message != "" {
+			d.Error = &e
+		} else {
+			d.Error = rpc.Errorf(rpc.CodeInternalError, "the task failed")
+		}
+	}
+	return d
+}
+
+// outstanding returns the input requests not yet answered (M-55: all of them).
+func (rt *taskRT) outstanding() modern.InputRequests {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.outstandingLocked()
+}
+
+func (rt *taskRT) outstandingLocked() modern.InputRequests {
+	if len(rt.pending) == 0 {
+		return nil
+	}
+	out := modern.InputRequests{}
+	for k, e := range rt.pending {
+		out[k] = e.Request
+	}
+	return out
+}
+
+// view applies what only the bridge knows to an upstream snapshot: a
+// non-terminal task with unanswered input requests is input_required with all
+// of them (M-55); one without is working, whatever the upstream's status (a
+// legacy upstream delivers its requests only on tasks/result, and an answer
+// the bridge relayed shows upstream a little later; M-58 allows that lag, the
+// client must not see answered keys again).
+func (rt *taskRT) view(d modern.DetailedTask) modern.DetailedTask {
+	if d.Status.IsTerminal() {
+		return d
+	}
+	d.Result, d.Error = nil, nil
+	if pending := rt.outstanding(); len(pending) > 0 {
+		d.Status, d.InputRequests = modern.StatusInputRequired, pending
+	} else {
+		d.Status, d.InputRequests = modern.StatusWorking, nil
+	}
+	return d
+}
+
+// onSideRequest receives a server→client request the upstream sent for the
+// task on the bridge's blocking tasks/result, as an inputRequests entry with
+// a key unique for the task's lifetime (M-57).
+func (rt *taskRT) onSideRequest(sr *upstream.SideRequest) {
+	entry, err := translate.InputRequestFromLegacy(sr.Raw, rt.f.opts.IDs)
+	if err != nil {
+		rt.mu.Lock()
+		sess := rt.sess
+		rt.mu.Unlock()
+		if sess != nil {
+			_ = sess.Respond(rt.f.ctx, sr.ID, nil, rpc.As(err))
+		}
+		return
+	}
+	rt.mu.Lock()
+	rt.pending[entry.Key] = entry
+	rt.order = append(rt.order, entry.Key)
+	rt.notifyLocked()
+	rt.mu.Unlock()
+	rt.f.watch.Refresh(rt.key) // listeners see the new request (M-63)
+}
+
+// ensureStream keeps the upstream's blocking tasks/result open for the task:
+// the side-channel requests arrive on it, and it answers with the payload
+// once the task is terminal (fetched once, then cached in sessionmap).
+func (rt *taskRT) ensureStream(sess *upstream.Session) {
+	rt.mu.Lock()
+	if rt.streaming || rt.outcome != nil {
+		rt.mu.Unlock()
+		return
+	}
+	rt.streaming = true
+	rt.mu.Unlock()
+	f := rt.f
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		resp, err := sess.TaskResult(f.ctx, rt.upID, rt.onSideRequest)
+		rt.mu.Lock()
+		rt.streaming = false
+		if err == nil {
+			o, perr := translate.LegacyOutcomeFromResponse(resp)
+			if perr == nil {
+				rt.outcome = &o
+			} else {
+				rt.streamErr = perr
+			}
+		} else {
+			rt.streamErr = err
+		}
+		rt.notifyLocked()
+		rt.mu.Unlock()
+		f.watch.Refresh(rt.key)
+	}()
+}
+
+// waitOutcome waits for the payload of a terminal task.
+func (rt *taskRT) waitOutcome(ctx context.Context, sess *upstream.Session) (*translate.LegacyOutcome, error) {
+	for {
+		rt.ensureStream(sess)
+		rt.mu.Lock()
+		if rt.outcome != nil {
+			o := rt.outcome
+			rt.mu.Unlock()
+			return o, nil
+		}
+		if !rt.streaming && rt.streamErr != nil {
+			err := rt.streamErr
+			rt.streamErr = nil // the next poll tries again
+			rt.mu.Unlock()
+			return nil, err
+		}
+		ch := rt.changed
+		rt.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// fail makes the task failed for a reason only the bridge knows (M-56: a
+// JSON-RPC error, -32603, that says why). It sticks.
+func (rt *taskRT) fail(reason string) *modern.DetailedTask {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.failure == nil {
+		d := modern.DetailedTask{Task: rt.base}
+		d.Status = modern.StatusFailed
+		d.StatusMessage = reason
+		d.LastUpdatedAt = modern.FormatTime(rt.f.now())
+		d.Error = rpc.Errorf(rpc.CodeInternalError, "%s", reason)
+		rt.failure = &d
+		rt.pending = map[string]translate.InputEntry{}
+		rt.notifyLocked()
+	}
+	return rt.failure
+}
+
+// rtSource adapts a task to internal/watch: every poll is a legacy tasks/get
+// (plus, once terminal, the cached tasks/result payload).
+type rtSource struct{ rt *taskRT }
+
+func (s rtSource) GetTask(ctx context.Context, _ string) (*modern.DetailedTask, error) {
+	return s.rt.poll(ctx)
+}
+
+func (s rtSource) UpdateTask(context.Context, string, modern.InputResponses) error {
+	return errors.New("modern face: answers go to the legacy upstream by JSON-RPC id, not tasks/update")
+}
+
+func (f *Face) watchSource(key watch.Key) (watch.Source, error) {
+	rt := f.taskRT(key.TaskID)
+	if rt == nil {
+		return nil, fmt.Errorf("modern face: task not loaded")
+	}
+	return rtSource{rt}, nil
+}
+
+// poll reads the task from the upstream once.
+func (rt *taskRT) poll(ctx context.Context) (*modern.DetailedTask, error) {
+	rt.mu.Lock()
+	if rt.failure != nil {
+		d := *rt.failure
+		rt.mu.Unlock()
+		return &d, nil
+	}
+	sess := rt.sess
+	rt.mu.Unlock()
+	target := rt.f.pool.Target()
+	if sess == nil {
+		return rt.fail(fmt.Sprintf("the legacy upstream session of this task (on %s) ended with the bridge's previous run; a stdio upstream's sessions do not survive a restart, so the task can no longer be reached", target)), nil
+	}
+	raw, err := sess.GetTask(ctx, rt.upID)
+	if err != nil && errorsIsGone(err) {
+		var alt *upstream.Session
+		if raw, alt = rt.rebind(ctx); alt != nil {
+			err = nil
+		} else {
+			return rt.fail(fmt.Sprintf("%v; the task was created on that session and can no longer be reached", rpc.As(err).Message)), nil
+		}
+	}
+	if err != nil {
+		var re *rpc.Error
+		var te *upstream.Error
+		if errors.As(err, &re) && !errors.As(err, &te) && re.Code == rpc.CodeInvalidParams {
+			return rt.fail(fmt.Sprintf("legacy upstream %s no longer knows the task (%s)", target, re.Message)), nil
+		}
+		return nil, err // transient: the watcher retries with backoff
+	}
+	g, err := legacy.DecodeGetTaskResult(raw)
+	if err != nil {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "legacy upstream %s: invalid tasks/get result: %s", target, rpc.As(err).Message)
+	}
+	rt.mu.Lock()
+	rt.status = g.Task.Status
+	sess = rt.sess
+	rt.mu.Unlock()
+	var outcome *translate.LegacyOutcome
+	switch {
+	case g.Task.Status == legacy.StatusInputRequired:
+		rt.ensureStream(sess)
+	case translate.NeedsPayload(g.Task.Status):
+		o, err := rt.waitOutcome(ctx, sess)
+		if err != nil {
+			if errorsIsGone(err) {
+				return rt.fail(fmt.Sprintf("%v; the task's result could not be fetched", rpc.As(err).Message)), nil
+			}
+			return nil, err
+		}
+		outcome = o
+	}
+	d, err := translate.DetailedTaskFromLegacy(raw, outcome, rt.outstanding())
+	if err != nil {
+		return nil, err
+	}
+	d.TaskID = rt.id
+	if d.Status.IsTerminal() {
+		rt.mu.Lock()
+		rt.pending = map[string]translate.InputEntry{}
+		rt.mu.Unlock()
+	}
+	return &d, nil
+}
+
+// rebind looks for the task on the principal's current session after its own
+// session died: an upstream whose task store outlives sessions still knows it.
+func (rt *taskRT) rebind(ctx context.Context) (json.RawMessage, *upstream.Session) {
+	cur, err := rt.f.pool.Session(ctx, rt.principal, rt.authorization)
+	if err != nil {
+		return nil, nil
+	}
+	rt.mu.Lock()
+	old := rt.sess
+	rt.mu.Unlock()
+	if cur == old {
+		return nil, nil
+	}
+	raw, err := cur.GetTask(ctx, rt.upID)
+	if err != nil {
+		return nil, nil
+	}
+	rt.mu.Lock()
+	rt.sess = cur
+	rt.streaming, rt.streamErr = false, nil
+	rt.mu.Unlock()
+	return raw, cur
+}
+
+// observe is the watcher's sink: every snapshot goes to sessionmap first,
+// terminal ones with their payload (cached for later reads).
+func (f *Face) observe(ctx context.Context, key watch.Key, snap watch.Snapshot) error {
+	rt := f.taskRT(key.TaskID)
+	if rt == nil || snap.Task == nil {
+		return nil
+	}
+	d := rt.view(*snap.Task)
+	st := sessionmap.Snapshot{Status: sessionmap.Status(d.Status), StatusMessage: d.StatusMessage, PollIntervalMs: d.PollIntervalMs}
+	if t, err := modern.ParseTime(d.LastUpdatedAt); err == nil {
+		st.LastUpdatedAt = t
+	}
+	if d.Status.IsTerminal() {
+		st.Result = d.Result
+		if d.Error != nil {
+			b, err := json.Marshal(d.Error)
+			if err != nil {
+				return err
+			}
+			st.Error = b
+		}
+	}
+	if _, err := f.store.UpdateStatus(ctx, rt.scope, rt.id, st); err != nil {
+		return fmt.Errorf("modern face: record task status: %w", err)
+	}
+	if d.Status.IsTerminal() {
+		f.mu.Lock()
+		if f.tasks[rt.id] == rt {
+			delete(f.tasks, rt.id) // later reads come from the store
+		}
+		f.mu.Unlock()
+	}
+	return nil
+}
+
+// lookup finds the caller's task; a foreign id is answered like an unknown
+// one (M-60, M-65).
+func (f *Face) lookup(ctx context.Context, c *call, taskID string) (sessionmap.Task, error) {
+	rec, err := f.store.GetTask(ctx, c.scope(), taskID)
+	if errors.Is(err, sessionmap.ErrNotFound) {
+		return rec, modern.ErrTaskNotFound(taskID)
+	}
+	if err != nil {
+		return rec, rpc.Errorf(rpc.CodeInternalError, "the bridge could not read its task store: %v", err)
+	}
+	return rec, nil
+}
+
+// current returns the task as tasks/get reports it now.
+func (f *Face) current(ctx context.Context, c *call, rec sessionmap.Task) modern.DetailedTask {
+	if rec.Status.Terminal() {
+		return recordTask(rec)
+	}
+	rt := f.runtime(rec, c.principal, c.authorization, nil)
+	snap, err := f.watch.Get(ctx, rt.key, 0)
+	if err != nil || snap.Task == nil {
+		// The upstream did not answer: the last recorded state, still
+		// non-terminal (the watcher keeps trying).
+		f.log.Debug("modern face: serving a recorded task state", "task", rec.ID, "err", err)
+		return rt.view(recordTask(rec))
+	}
+	return rt.view(*snap.Task)
+}
+
+// tasksGet answers the DetailedTask (M-55, M-56, M-60, M-61).
+func (f *Face) tasksGet(ctx context.Context, c *call) (json.RawMessage, error) {
+	if _, err := translate.CheckModernTaskRequest(c.method, c.params); err != nil {
+		return nil, err
+	}
+	p, err := modern.DecodeGetTaskParams(c.params)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := f.lookup(ctx, c, p.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	d := f.current(ctx, c, rec)
+	return marshalResult(modern.GetTaskResult{DetailedTask: d, Meta: f.resultMeta()})
+}
+
+// tasksUpdate relays the answers to outstanding input requests to the
+// upstream by JSON-RPC id; unknown or answered keys are ignored, partial sets
+// accepted, and the reply is the empty acknowledgement (M-58).
+func (f *Face) tasksUpdate(ctx context.Context, c *call) (json.RawMessage, error) {
+	if _, err := translate.CheckModernTaskRequest(c.method, c.params); err != nil {
+		return nil, err
+	}
+	p, err := modern.DecodeUpdateTaskParams(c.params)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := f.lookup(ctx, c, p.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	ack := func() (json.RawMessage, error) {
+		return marshalResult(modern.UpdateTaskResult{Meta: f.resultMeta()})
+	}
+	if rec.Status.Terminal() {
+		return ack()
+	}
+	rt := f.runtime(rec, c.principal, c.authorization, nil)
+	rt.mu.Lock()
+	outstanding := rt.outstandingLocked()
+	accept, _ := translate.SelectInputResponses(outstanding, rt.answered, p.InputResponses)
+	type answer struct {
+		key   string
+		entry translate.InputEntry
+		raw   json.RawMessage
+	}
+	var answers []answer
+	for _, k := range accept.Keys() {
+		e := rt.pending[k]
+		raw, err := translate.InputResponseToLegacy(e.Request, accept[k])
+		if err != nil {
+			rt.mu.Unlock()
+			return nil, rpc.Errorf(rpc.CodeInvalidParams, "Invalid params: inputResponses[%q]: %s", k, rpc.As(err).Message)
+		}
+		answers = append(answers, answer{k, e, raw})
+	}
+	sess := rt.sess
+	rt.mu.Unlock()
+	if len(answers) == 0 {
+		return ack()
+	}
+	keys := make([]string, len(answers))
+	for i, a := range answers {
+		keys[i] = a.key
+	}
+	// Durable first (invariant 5): a key is answered upstream at most once
+	// even when two updates race.
+	fresh, err := f.store.RecordAnswered(ctx, rt.scope, rt.id, keys)
+	if err != nil {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "the bridge could not record the answers: %v", err)
+	}
+	isFresh := map[string]bool{}
+	for _, k := range fresh {
+		isFresh[k] = true
+	}
+	rt.mu.Lock()
+	for _, a := range answers {
+		rt.answered[a.key] = true
+		delete(rt.pending, a.key)
+	}
+	rt.notifyLocked()
+	rt.mu.Unlock()
+	var errs []error
+	for _, a := range answers {
+		if !isFresh[a.key] || sess == nil {
+			continue
+		}
+		if err := sess.Respond(ctx, a.entry.LegacyID, a.raw, nil); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	f.watch.Refresh(rt.key)
+	if len(errs) > 0 && !errorsIsGone(errs[0]) {
+		// A session that died shows as a failed task on the next read.
+		return nil, upstreamError(c.method, errs[0])
+	}
+	return ack()
+}
+
+// tasksCancel forwards the cancel upstream and acknowledges (M-59);
+// cancelling a terminal task is the same acknowledgement.
+func (f *Face) tasksCancel(ctx context.Context, c *call) (json.RawMessage, error) {
+	if _, err := translate.CheckModernTaskRequest(c.method, c.params); err != nil {
+		return nil, err
+	}
+	p, err := modern.DecodeCancelTaskParams(c.params)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := f.lookup(ctx, c, p.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	ack := func() (json.RawMessage, error) {
+		return marshalResult(modern.CancelTaskResult{Meta: f.resultMeta()})
+	}
+	if rec.Status.Terminal() {
+		return ack()
+	}
+	rt := f.runtime(rec, c.principal, c.authorization, nil)
+	rt.mu.Lock()
+	sess := rt.sess
+	failed := rt.failure != nil
+	rt.mu.Unlock()
+	if sess == nil || failed {
+		return ack()
+	}
+	resp, err := sess.CancelTask(ctx, rt.upID)
+	if err != nil {
+		if errorsIsGone(err) {
+			return ack() // the next read reports the task failed, and why
+		}
+		return nil, upstreamError(c.method, err)
+	}
+	reply, err := translate.ModernCancelReply(resp, true, p.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	reply.Meta = f.resultMeta()
+	f.watch.Refresh(rt.key)
+	return marshalResult(reply)
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
