@@ -217,7 +217,9 @@ func (b *Bridge) Close() error {
 		return nil
 	}
 	b.cancelDrain()
-	_ = b.Shutdown(context.Background())
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	_ = b.Shutdown(sctx)
+	cancel()
 	b.watch.Close()
 	b.bgWG.Wait()
 	var errs []error
