@@ -670,3 +670,29 @@ func FuzzLegacyTaskID(f *testing.F) {
 		}
 	})
 }
+
+func FuzzResultToModern(f *testing.F) {
+	methods := []string{"tools/call", "resources/read", "prompts/get", "prompts/list"}
+	for _, s := range seeds(f, "ResultToModern", "legacy.in") {
+		f.Add(uint8(0), s[0])
+		f.Add(uint8(1), s[0])
+	}
+	for _, m := range malformed {
+		f.Add(uint8(2), m)
+	}
+	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
+		method := methods[int(which)%len(methods)]
+		r, err := ResultToModern(method, data, 1000, "")
+		checkErr(t, err)
+		if err != nil {
+			return
+		}
+		rt, err := modern.ClassifyResultFor(method, r, false)
+		if err != nil || rt != modern.ResultComplete {
+			t.Fatalf("result %s classifies as %q, %v; want complete (M-41)", r, rt, err)
+		}
+		if _, ok, _ := legacy.RelatedTaskOf(r); ok {
+			t.Fatalf("related-task key reached a modern client: %s", r)
+		}
+	})
+}

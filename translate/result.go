@@ -132,6 +132,59 @@ func ResultToLegacy(result []byte) (json.RawMessage, error) {
 	return o.raw(), nil
 }
 
+// cacheable lists the methods whose 2026-07-28 result is a CacheableResult,
+// with ttlMs and cacheScope required.
+var cacheable = map[string]bool{
+	modern.MethodToolsList: true, modern.MethodPromptsList: true, modern.MethodResourcesList: true,
+	modern.MethodResourceTemplates: true, modern.MethodResourcesRead: true, modern.MethodDiscover: true,
+}
+
+// ResultToModern makes a legacy upstream's plain result to a forwarded
+// request (prompts/get, resources/read, a synchronous tools/call, ...) a
+// 2026-07-28 result for a modern client: resultType "complete" (every result
+// carries it, M-41; an upstream's own resultType is overwritten — "task" is
+// only ever written by CreateTaskResultToModern, M-52); for the
+// CacheableResult methods (tools/list, prompts/list, resources/list,
+// resources/templates/list, resources/read) ttlMs and cacheScope when absent
+// (required there; scope "" = "private": the result comes from one
+// principal's upstream session); the related-task _meta key, which does not
+// exist in the extension, dropped. Every other member is kept byte for byte.
+// tools/list has its own ToolsListToModern (it also drops taskSupport).
+//
+// Implements M-41, M-52.
+func ResultToModern(method string, result []byte, ttlMs int64, scope modern.CacheScope) (json.RawMessage, error) {
+	o, err := decodeObject(result, method+" result", false)
+	if err != nil {
+		return nil, upstreamErr(method+" result", err)
+	}
+	if o, err = withoutMetaKeys(o, method+" result", legacy.RelatedTaskKey); err != nil {
+		return nil, upstreamErr(method+" result", err)
+	}
+	o = o.clone()
+	if err := o.set("resultType", modern.ResultComplete); err != nil {
+		return nil, err
+	}
+	if cacheable[method] {
+		if scope == "" {
+			scope = modern.CachePrivate
+		}
+		if !scope.Valid() {
+			return nil, internalErr("cacheScope %q is not public or private", scope)
+		}
+		if !o.has("ttlMs") {
+			if err := o.set("ttlMs", max(ttlMs, 0)); err != nil {
+				return nil, err
+			}
+		}
+		if !o.has("cacheScope") {
+			if err := o.set("cacheScope", scope); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return o.raw(), nil
+}
+
 // LegacyOutcome is the final outcome of a legacy upstream task, as fetched
 // with tasks/result: exactly one of Result (related-task metadata removed)
 // and Error.

@@ -297,6 +297,14 @@ var handlers = map[string]transcript.Handler{
 		r, err := ToolsListToLegacy(in, func(n string) bool { return req[n] })
 		return emit(f, "legacy.out", r, err), nil
 	},
+	"ResultToModern": func(f *transcript.File) (transcript.Output, error) {
+		in, err := f.Message("legacy.in")
+		if err != nil {
+			return nil, err
+		}
+		r, err := ResultToModern(f.Value("method"), in, intDirective(f, "ttl-ms", 0), modern.CacheScope(f.Value("cache-scope")))
+		return emit(f, "modern.out", r, err), nil
+	},
 	"ToolsListToModern": func(f *transcript.File) (transcript.Output, error) {
 		in, err := f.Message("legacy.in")
 		if err != nil {
