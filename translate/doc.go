@@ -23,7 +23,14 @@
 //     MergeLegacyTask and TasksResultOutcome for what it emulates;
 //   - the modern face (modern client, legacy upstream) uses the reverse ones:
 //     DiscoverResultFromInitialize, ToolsCallToLegacy, DetailedTaskFromLegacy,
-//     InputRequestFromLegacy, ModernCancelReply.
+//     InputRequestFromLegacy, InputEntry.Response, ResultToModern,
+//     ModernCancelReply;
+//   - both ask CheckInputCapability before showing a client an input request.
+//
+// Members a proxy forwards but does not own (unknown result members,
+// structuredContent, vendor _meta keys, unknown params) come out byte for byte
+// as they came in, modulo insignificant whitespace: member order, key
+// spelling, number spelling and string escapes are kept (forward_test.go).
 //
 // Each exported function's doc comment names the checklist rows it implements
 // (L-xx: legacy-tasks.md §9, M-xx: modern-tasks.md §6); docs/CONFORMANCE.md
