@@ -297,9 +297,10 @@ func (s *Subscription) Close() {
 	}
 	s.ended = true
 	close(s.ch)
+	stop := s.stop
 	s.mu.Unlock()
-	if s.stop != nil {
-		s.stop()
+	if stop != nil {
+		stop()
 	}
 	s.m.detach(s)
 }
@@ -343,7 +344,17 @@ func (m *Manager) Attach(ctx context.Context, key Key) (*Subscription, error) {
 			return nil, err
 		}
 	}
-	s.stop = context.AfterFunc(ctx, s.Close)
+	// The hook may fire (and Close run) before AfterFunc returns, so stop is
+	// published under s.mu; a Close that already ran leaves nothing to stop.
+	stop := context.AfterFunc(ctx, s.Close)
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		stop()
+		return s, nil
+	}
+	s.stop = stop
+	s.mu.Unlock()
 	return s, nil
 }
 
