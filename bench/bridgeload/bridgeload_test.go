@@ -1,0 +1,183 @@
+package bridgeload
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tasksbridge/tasksbridge/internal/demo"
+	"github.com/tasksbridge/tasksbridge/internal/schemacheck"
+)
+
+func ms(v ...int) []time.Duration {
+	out := make([]time.Duration, len(v))
+	for i, x := range v {
+		out[i] = time.Duration(x) * time.Millisecond
+	}
+	return out
+}
+
+func TestSummarizeNearestRank(t *testing.T) {
+	var d []time.Duration
+	for i := 100; i >= 1; i-- { // unsorted input
+		d = append(d, time.Duration(i)*time.Millisecond)
+	}
+	s := Summarize(d)
+	want := Summary{N: 100, Min: time.Millisecond, P50: 50 * time.Millisecond, P90: 90 * time.Millisecond,
+		P99: 99 * time.Millisecond, Max: 100 * time.Millisecond, Mean: 50500 * time.Microsecond}
+	if s != want {
+		t.Fatalf("Summarize(1..100 ms) = %+v, want %+v", s, want)
+	}
+	if d[0] != 100*time.Millisecond {
+		t.Fatal("Summarize sorted its input in place")
+	}
+	if got := Summarize(ms(7)); got.P50 != 7*time.Millisecond || got.P99 != 7*time.Millisecond {
+		t.Fatalf("one sample: %+v", got)
+	}
+	if got := Summarize(nil); got != (Summary{}) {
+		t.Fatalf("no samples: %+v", got)
+	}
+	if got := Percentile(ms(1, 2, 3), 99); got != 3*time.Millisecond {
+		t.Fatalf("p99 of 3 samples = %v, want the largest", got)
+	}
+	if got := Percentile(ms(1, 2, 3, 4), 50); got != 2*time.Millisecond {
+		t.Fatalf("p50 of 4 samples = %v, want the 2nd", got)
+	}
+}
+
+func TestParseStatus(t *testing.T) {
+	const status = "Name:\tbridge\nVmPeak:\t  900 kB\nVmHWM:\t    2048 kB\nVmRSS:\t    1024 kB\nThreads:\t5\n"
+	m, err := parseStatus(strings.NewReader(status))
+	if err != nil || m.RSS != 1024<<10 || m.HWM != 2048<<10 {
+		t.Fatalf("parseStatus = %+v, %v", m, err)
+	}
+	if _, err := parseStatus(strings.NewReader("VmRSS:\t12 MB\nVmHWM:\t1 kB\n")); err == nil {
+		t.Fatal("a unit other than kB was accepted")
+	}
+	if _, err := parseStatus(strings.NewReader("Name:\tx\n")); err == nil {
+		t.Fatal("a status without VmRSS was accepted")
+	}
+	if m, err := ReadMem(os.Getpid()); err == nil && (m.RSS <= 0 || m.HWM < m.RSS) {
+		t.Fatalf("own memory: %+v", m) // only where /proc exists
+	}
+}
+
+// The requests the clients build are valid messages of their era.
+func TestRequestsMatchSchemas(t *testing.T) {
+	v := schemacheck.Load(t)
+	v.Check(t, schemacheck.Modern, "CallToolRequest", envelope(3, "tools/call", WithMeta(echoParams)))
+	v.Check(t, schemacheck.Legacy, "CallToolRequest", envelope(4, "tools/call", echoParams))
+	v.Check(t, schemacheck.Legacy, "CallToolRequest", envelope(5, "tools/call", longTaskParams))
+	v.Check(t, schemacheck.Legacy, "InitializedNotification", envelope(-1, "notifications/initialized", nil))
+	if got := string(WithMeta([]byte(`{}`))); !strings.HasPrefix(got, `{"_meta":{`) || !json.Valid([]byte(got)) {
+		t.Fatalf("WithMeta({}) = %s", got)
+	}
+}
+
+func TestReadSSE(t *testing.T) {
+	stream := ": keep-alive\n\n" +
+		"event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n" +
+		": keep-alive\n\n" +
+		"data: {\"jsonrpc\":\"2.0\",\"id\":6,\"result\":{}}\n\n" + // another request's answer
+		"data: {\"jsonrpc\":\"2.0\",\n" + "data: \"id\":7,\"result\":{\"ok\":true}}\n\n" +
+		"data: never read\n\n"
+	var r Reply
+	comments := 0
+	if err := readSSE(strings.NewReader(stream), 7, &r, Hooks{Comment: func() { comments++ }}); err != nil {
+		t.Fatalf("readSSE: %v", err)
+	}
+	if string(r.Result) != `{"ok":true}` || r.Err != nil || r.Comments != 2 || comments != 2 {
+		t.Fatalf("reply %+v, hook saw %d comments", r, comments)
+	}
+	err := readSSE(strings.NewReader(": keep-alive\n\n"), 7, &Reply{}, Hooks{})
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("stream ended without the answer: %v", err)
+	}
+	r = Reply{}
+	if err := readSSE(strings.NewReader("data: {\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32602,\"message\":\"no\"}}\n\n"), 1, &r, Hooks{}); err != nil || r.Err == nil || r.Err.Code != -32602 {
+		t.Fatalf("error answer: %+v %v", r, err)
+	}
+}
+
+func TestPostRejectsNonMCPAnswers(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "nope", http.StatusForbidden)
+	}))
+	defer hs.Close()
+	_, err := post(context.Background(), hs.Client(), hs.URL, http.Header{}, envelope(1, "ping", nil), 1, Hooks{})
+	if err == nil || !strings.Contains(err.Error(), "HTTP 403") {
+		t.Fatalf("post to a 403: %v", err)
+	}
+}
+
+// TestScenariosSmoke runs every scenario at toy size against an in-process
+// bridge, checking the harness's own logic (answers counted, tasks mapped,
+// counters read), not the timings.
+func TestScenariosSmoke(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	up, err := StartUpstream(ctx, demo.Options{PollInterval: 20 * time.Millisecond, DisablePush: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	br, err := StartBridge(BridgeOptions{Upstream: up.URL, KeepAlive: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := br.Close(); err != nil {
+			t.Errorf("bridge close: %v", err)
+		}
+	}()
+
+	hc := NewHTTPClient(4)
+	defer hc.CloseIdleConnections()
+	l, err := DialLegacy(ctx, hc, br.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct, bridged := ModernEcho(NewModern(hc, up.URL)), LegacyEcho(l)
+	d, b, err := EchoLatency(ctx, direct, bridged, 1, 2, 3)
+	if err != nil || d.N != 6 || b.N != 6 {
+		t.Fatalf("EchoLatency: %v, %d direct and %d bridged samples, want 6 each", err, d.N, b.N)
+	}
+	dt, bt, err := EchoThroughput(ctx, []Echo{direct}, []Echo{bridged}, 2, 20*time.Millisecond)
+	if err != nil || dt.Calls == 0 || bt.Calls == 0 || dt.Errors+bt.Errors != 0 || dt.Elapsed < 40*time.Millisecond {
+		t.Fatalf("EchoThroughput: %v, %+v, %+v", err, dt, bt)
+	}
+	if _, _, err := EchoThroughput(ctx, []Echo{direct}, nil, 1, time.Millisecond); err == nil {
+		t.Fatal("EchoThroughput with unequal worker counts was accepted")
+	}
+
+	g, err := GetRate(ctx, up, br.URL, 3, 100*time.Millisecond)
+	if err != nil || g.Errors != 0 || g.GetsOne == 0 || g.GetsMany == 0 {
+		t.Fatalf("GetRate: %v, %+v", err, g)
+	}
+
+	r, err := ResultDelay(ctx, up, br.URL, 2)
+	if err != nil || r.Errors != 0 || r.Delays.N != 2 || r.Push {
+		t.Fatalf("ResultDelay (poll): %v, %+v", err, r)
+	}
+
+	w, err := ManyWaiters(ctx, up, br.URL, os.Getpid(), 2, 3, 4, 10*time.Millisecond, nil)
+	if err != nil || w.Waiters != 6 || w.Blocked != 6 || w.Answered != 6 || w.Errors != 0 ||
+		w.Idle.RSS == 0 || w.Loaded.RSS == 0 || w.Runtime.Goroutines <= w.RuntimeIdle.Goroutines {
+		t.Fatalf("ManyWaiters: %v, %+v", err, w)
+	}
+
+	// A wrong answer is an error, not a sample.
+	if err := checkResult(&Reply{Result: json.RawMessage(`{"content":[{"type":"text","text":"other"}]}`)}, nil); err == nil {
+		t.Fatal("a tasks/result with the wrong text passed the check")
+	}
+	if err := checkEcho(&Reply{Result: json.RawMessage(`{"content":[{"type":"text","text":"` + echoText + `"}],"isError":true}`)}, nil); err == nil {
+		t.Fatal("an isError echo passed the check")
+	}
+}

@@ -1,0 +1,25 @@
+// Package bridgeload measures the bridge's legacy face (issue 4,
+// "Benchmarks"): it drives a legacy 2025-11-25 client through the bridge and a
+// modern 2026-07-28 client straight to the same embedded upstream
+// (internal/demo), and reports each figure next to its direct baseline from
+// the same run.
+//
+// The package holds the parts shared by the go test benchmarks (bench_test.go,
+// `go test -bench`) and the load tool (bench/cmd/bridgeload): raw JSON-RPC
+// clients of both eras that speak Streamable HTTP by hand (so both paths use
+// one HTTP client configuration and the client costs the same on both sides),
+// in-process and child-process bridges, latency summaries, /proc memory
+// readings and the four scenarios:
+//
+//  1. EchoLatency and EchoThroughput: synchronous tools/call through the
+//     bridge against the same call made directly upstream;
+//  2. GetRate: upstream tasks/get requests for one task with 100 blocked
+//     tasks/result waiters against one task with a single waiter, over the
+//     same window (one watcher per upstream task, ARCHITECTURE invariant 2);
+//  3. ManyWaiters: the resident memory of a bridge process holding N blocked
+//     tasks/result streams;
+//  4. ResultDelay: time from the upstream completing a task (demo.CompleteNow)
+//     to the legacy client's tasks/result answer, push and poll paths.
+//
+// Nothing here is a test: timings are reported, never asserted.
+package bridgeload

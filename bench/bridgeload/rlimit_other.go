@@ -1,0 +1,10 @@
+//go:build !unix
+
+package bridgeload
+
+import "errors"
+
+// RaiseNoFile is not supported here.
+func RaiseNoFile(want uint64) (string, uint64, error) {
+	return "", 0, errors.New("RLIMIT_NOFILE: not supported on this platform")
+}
