@@ -31,8 +31,17 @@ fuzz-smoke:
 	  done; \
 	done
 
+# Benchmarks, never part of `make test`: every package's go test benchmarks,
+# then the bridge's load tool (bench/cmd/bridgeload), which measures the four
+# issue-4 figures against their direct baselines in one bounded run (a few
+# minutes, loopback only, a child bridge process) and prints a Markdown table
+# for docs/PERFORMANCE.md. BRIDGELOAD_FLAGS passes flags to it, e.g.
+# BRIDGELOAD_FLAGS='-phases echo,delay'.
+BRIDGELOAD_FLAGS ?=
+
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
+	$(GO) run ./bench/cmd/bridgeload $(BRIDGELOAD_FLAGS)
 
 tidy-check:
 	$(GO) mod tidy -diff
