@@ -69,6 +69,20 @@ func TestParseStatus(t *testing.T) {
 	}
 }
 
+func TestParseStat(t *testing.T) {
+	// A command name with a space and a parenthesis; utime 150, stime 25 ticks.
+	const stat = "4242 (my (odd) cmd) S 1 4242 4242 0 -1 4194560 500 0 0 0 150 25 0 0 20 0 3 0 100 1000 50"
+	if d, err := parseStat(stat); err != nil || d != 1750*time.Millisecond {
+		t.Fatalf("parseStat = %v, %v; want 1.75s", d, err)
+	}
+	if _, err := parseStat("4242 (x) S 1 2"); err == nil {
+		t.Fatal("a truncated stat line was accepted")
+	}
+	if d, err := ReadCPU(os.Getpid()); err == nil && d < 0 {
+		t.Fatalf("own CPU time %v", d)
+	}
+}
+
 // The requests the clients build are valid messages of their era.
 func TestRequestsMatchSchemas(t *testing.T) {
 	v := schemacheck.Load(t)
@@ -149,11 +163,12 @@ func TestScenariosSmoke(t *testing.T) {
 	if err != nil || d.N != 6 || b.N != 6 {
 		t.Fatalf("EchoLatency: %v, %d direct and %d bridged samples, want 6 each", err, d.N, b.N)
 	}
-	dt, bt, err := EchoThroughput(ctx, []Echo{direct}, []Echo{bridged}, 2, 20*time.Millisecond)
-	if err != nil || dt.Calls == 0 || bt.Calls == 0 || dt.Errors+bt.Errors != 0 || dt.Elapsed < 40*time.Millisecond {
+	dt, bt, err := EchoThroughput(ctx, []Echo{direct}, []Echo{bridged}, 2, 20*time.Millisecond, SelfCPU)
+	if err != nil || dt.Calls == 0 || bt.Calls == 0 || dt.Errors+bt.Errors != 0 || dt.Elapsed < 40*time.Millisecond ||
+		dt.CPU <= 0 || bt.CPUPerCall() <= 0 {
 		t.Fatalf("EchoThroughput: %v, %+v, %+v", err, dt, bt)
 	}
-	if _, _, err := EchoThroughput(ctx, []Echo{direct}, nil, 1, time.Millisecond); err == nil {
+	if _, _, err := EchoThroughput(ctx, []Echo{direct}, nil, 1, time.Millisecond, nil); err == nil {
 		t.Fatal("EchoThroughput with unequal worker counts was accepted")
 	}
 

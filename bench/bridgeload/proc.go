@@ -63,6 +63,42 @@ func parseStatus(r io.Reader) (Mem, error) {
 	return m, nil
 }
 
+// clockTick is USER_HZ, the unit of /proc/PID/stat CPU times (100 on every
+// Linux architecture Go supports).
+const clockTick = 10 * time.Millisecond
+
+// ReadCPU is the CPU time (user + system) process pid has used, from
+// /proc/PID/stat (10 ms resolution).
+func ReadCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read CPU time of pid %d: %w", pid, err)
+	}
+	return parseStat(string(b))
+}
+
+// parseStat reads utime and stime (fields 14 and 15; the command name in
+// field 2 may hold spaces and parentheses, so count from its closing one).
+func parseStat(s string) (time.Duration, error) {
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, errors.New("stat: no command name")
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0, errors.New("stat: too few fields")
+	}
+	var ticks int64
+	for _, x := range f[11:13] {
+		n, err := strconv.ParseInt(x, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("stat: %w", err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * clockTick, nil
+}
+
 // MiB formats bytes as MiB.
 func MiB(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 

@@ -56,6 +56,17 @@ type Throughput struct {
 	Errors   int
 	Elapsed  time.Duration
 	FirstErr error
+	// CPU is the processor time the measured processes used meanwhile
+	// (zero without a CPU probe).
+	CPU time.Duration
+}
+
+// CPUPerCall is CPU over Calls.
+func (t Throughput) CPUPerCall() time.Duration {
+	if t.Calls == 0 {
+		return 0
+	}
+	return t.CPU / time.Duration(t.Calls)
 }
 
 // PerSecond is calls per second.
@@ -69,7 +80,11 @@ func (t Throughput) PerSecond() float64 {
 // EchoThroughput runs len(direct) workers (each calling its own Echo in a
 // closed loop) for window on each path, rounds times, alternating the order.
 // direct and bridged must have the same length: the concurrency of both paths.
-func EchoThroughput(ctx context.Context, direct, bridged []Echo, rounds int, window time.Duration) (d, b Throughput, err error) {
+// cpu, if not nil, returns the CPU time used so far by every process taking
+// part (clients, upstream, bridge); it is read around each window, so
+// CPUPerCall stays comparable on a machine shared with other work, where
+// calls per second depend on how much CPU the run was given.
+func EchoThroughput(ctx context.Context, direct, bridged []Echo, rounds int, window time.Duration, cpu func() (time.Duration, error)) (d, b Throughput, err error) {
 	if len(direct) != len(bridged) || len(direct) == 0 {
 		return d, b, errors.New("echo throughput: need the same number of workers on both paths")
 	}
@@ -82,7 +97,19 @@ func EchoThroughput(ctx context.Context, direct, bridged []Echo, rounds int, win
 			order[0], order[1] = order[1], order[0]
 		}
 		for _, o := range order {
+			var c0, c1 time.Duration
+			if cpu != nil {
+				if c0, err = cpu(); err != nil {
+					return d, b, err
+				}
+			}
 			closedLoop(ctx, o.es, window, o.acc)
+			if cpu != nil {
+				if c1, err = cpu(); err != nil {
+					return d, b, err
+				}
+				o.acc.CPU += c1 - c0
+			}
 		}
 	}
 	if ctx.Err() != nil {

@@ -216,14 +216,34 @@ func phaseEcho(ctx context.Context, c config, exe string, rep *report) error {
 		if err != nil {
 			return err
 		}
-		dt, bt, err := bridgeload.EchoThroughput(ctx, direct, bridged, c.echoRounds, c.echoWindow)
+		// CPU of everything taking part: this process (clients and
+		// upstream) and the bridge process.
+		cpu := func() (time.Duration, error) {
+			self, err := bridgeload.SelfCPU()
+			if err != nil {
+				return 0, err
+			}
+			child, err := bridgeload.ReadCPU(p.Pid())
+			return self + child, err
+		}
+		child0, err := bridgeload.ReadCPU(p.Pid())
+		if err != nil {
+			return err
+		}
+		dt, bt, err := bridgeload.EchoThroughput(ctx, direct, bridged, c.echoRounds, c.echoWindow, cpu)
+		if err != nil {
+			return err
+		}
+		// The bridge idles through the direct windows: its CPU is the
+		// bridged calls' own cost.
+		child1, err := bridgeload.ReadCPU(p.Pid())
 		if err != nil {
 			return err
 		}
 		if dt.Errors+bt.Errors > 0 {
 			return fmt.Errorf("%d direct and %d bridged echo errors (first: %v, %v)", dt.Errors, bt.Errors, dt.FirstErr, bt.FirstErr)
 		}
-		rep.echo(c, dl, bl, dt, bt)
+		rep.echo(c, dl, bl, dt, bt, child1-child0)
 		return nil
 	})
 }
@@ -319,7 +339,7 @@ func (r *report) machine(fdNote string) {
 		runtime.NumCPU(), cpuModel(), memTotal(), runtime.Version(), runtime.GOMAXPROCS(0), loadAvg(), fdNote)
 }
 
-func (r *report) echo(c config, dl, bl bridgeload.Summary, dt, bt bridgeload.Throughput) {
+func (r *report) echo(c config, dl, bl bridgeload.Summary, dt, bt bridgeload.Throughput, bridgeCPU time.Duration) {
 	ratio := bt.PerSecond() / dt.PerSecond()
 	added := bl.P50 - dl.P50
 	r.rows = append(r.rows,
@@ -330,8 +350,14 @@ func (r *report) echo(c config, dl, bl bridgeload.Summary, dt, bt bridgeload.Thr
 			fmt.Sprintf("p50 %s (p99 %s)", bridgeload.Ms(bl.P50), bridgeload.Ms(bl.P99)),
 			fmt.Sprintf("p50 %s (p99 %s) direct", bridgeload.Ms(dl.P50), bridgeload.Ms(dl.P99)),
 			"+" + bridgeload.Ms(added), "≤ 0.25 ms", met(added <= 250*time.Microsecond)})
-	r.note("echo: %d+%d calls timed for latency, %d direct and %d bridged calls for throughput over %s per path",
-		dl.N, bl.N, dt.Calls, bt.Calls, dt.Elapsed.Round(time.Millisecond))
+	cpuRatio := float64(dt.CPUPerCall()) / float64(bt.CPUPerCall())
+	r.rows = append(r.rows, row{"1c sync tools/call CPU per call (all processes)",
+		fmt.Sprintf("%s CPU/call, of which the bridge process %s", bridgeload.Ms(bt.CPUPerCall()), bridgeload.Ms(bridgeCPU/time.Duration(max(bt.Calls, 1)))),
+		fmt.Sprintf("%s CPU/call direct (client + upstream)", bridgeload.Ms(dt.CPUPerCall())),
+		fmt.Sprintf("direct ÷ bridge %.2f", cpuRatio), "(context for 1a)", "—"})
+	r.note("echo: %d+%d calls timed for latency, %d direct and %d bridged calls for throughput over %s per path; "+
+		"CPU used %s direct, %s bridged (both processes); the CPU ratio is the throughput ratio a dedicated, CPU-bound machine would show",
+		dl.N, bl.N, dt.Calls, bt.Calls, dt.Elapsed.Round(time.Millisecond), dt.CPU.Round(time.Millisecond), bt.CPU.Round(time.Millisecond))
 }
 
 func (r *report) getRate(g bridgeload.GetRateResult) {

@@ -5,6 +5,7 @@ package bridgeload
 import (
 	"fmt"
 	"syscall"
+	"time"
 )
 
 // RaiseNoFile raises this process's open-file limit to at least want
@@ -30,4 +31,13 @@ func RaiseNoFile(want uint64) (string, uint64, error) {
 		_ = syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim)
 	}
 	return fdLimitNote(lim.Cur, lim.Max), lim.Cur, nil
+}
+
+// SelfCPU is the CPU time (user + system) this process has used.
+func SelfCPU() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("getrusage: %w", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }
