@@ -233,4 +233,3 @@ func (f *Face) serveListenHTTP(w http.ResponseWriter, r *http.Request, req *json
 	ping := func() error { return write([]byte(": keep-alive\n\n")) }
 	_ = f.runListen(r.Context(), c, req.ID, acked, send, ping)
 }
-
