@@ -124,14 +124,18 @@ func BenchmarkEchoThroughput(b *testing.B) {
 
 // BenchmarkResultDelay: one op = create a task, park tasks/result, complete
 // the task upstream, read the answer (issue 4 figure 4). Reports the
-// completion → answer delay percentiles.
+// completion → answer delay percentiles. push-memstore swaps Badger for
+// the in-memory store: the difference is the durable write (fsync) of the
+// terminal snapshot, which the bridge makes before it wakes the waiters.
 func BenchmarkResultDelay(b *testing.B) {
 	for _, c := range []struct {
-		name string
-		opts demo.Options
+		name   string
+		opts   demo.Options
+		memory bool
 	}{
-		{"push", demo.Options{}},
-		{"poll", demo.Options{DisablePush: true, PollInterval: 100 * time.Millisecond}},
+		{"push", demo.Options{}, false},
+		{"push-memstore", demo.Options{}, true},
+		{"poll", demo.Options{DisablePush: true, PollInterval: 100 * time.Millisecond}, false},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -141,7 +145,11 @@ func BenchmarkResultDelay(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer up.Close()
-			br, err := StartBridge(BridgeOptions{Upstream: up.URL, DataDir: b.TempDir(), KeepAlive: 5 * time.Millisecond})
+			opts := BridgeOptions{Upstream: up.URL, DataDir: b.TempDir(), KeepAlive: 5 * time.Millisecond}
+			if c.memory {
+				opts.DataDir = ""
+			}
+			br, err := StartBridge(opts)
 			if err != nil {
 				b.Fatal(err)
 			}
