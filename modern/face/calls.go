@@ -33,6 +33,9 @@ func legacyParams(params json.RawMessage, drop ...string) (json.RawMessage, erro
 	for _, k := range append([]string{"inputResponses", "requestState"}, drop...) {
 		delete(o, k)
 	}
+	if a, ok := o["arguments"]; ok && string(a) == "null" {
+		delete(o, "arguments") // go-sdk clients send null for no arguments; legacy servers reject it
+	}
 	if m, ok := o["_meta"]; ok {
 		var meta map[string]json.RawMessage
 		if err := json.Unmarshal(m, &meta); err != nil {
