@@ -1,0 +1,3 @@
+module example.com/orders-agent
+
+go 1.26

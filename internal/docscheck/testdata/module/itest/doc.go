@@ -1,0 +1,2 @@
+// Package itest holds the fixture's integration-tagged code.
+package itest
