@@ -63,3 +63,11 @@ interop/%/node_modules/.interop-stamp: interop/%/package.json interop/%/package-
 	touch $@
 
 unit: interop-deps
+
+# Every command in README.md and docs/MIGRATION.md, run against a real bridge
+# built from this checkout (internal/docscheck), so the guide cannot rot.
+.PHONY: docs-check
+docs-check:
+	TASKSBRIDGE_DOCS_CHECK=1 $(GO) test -count=1 -run '^TestDocs' ./internal/docscheck/
+
+test: docs-check
