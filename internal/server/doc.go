@@ -1,0 +1,53 @@
+// Package server is the bridge's composition root: one http.Handler for
+// /mcp that serves clients of either era in front of an upstream of either
+// era, plus /healthz, /readyz and /metrics, with every request metered.
+//
+// # Routing (issue 5 Deliver 1, modern-tasks.md §3.4)
+//
+// Per client request: modern/face.DetectClientEra decides — a body whose
+// _meta carries io.modelcontextprotocol/protocolVersion, server/discover, or
+// an MCP-Protocol-Version header of 2026-07-28 or later is modern;
+// initialize, a JSON-RPC response, a batch or anything without a modern sign
+// is legacy — and a request carrying the Mcp-Session-Id of a legacy session
+// this bridge knows (it saw its initialize, or the store holds it) is legacy
+// whatever its body says.
+//
+// Per upstream: a legacy/upstream.EraSelector caches the era. In auto mode
+// the first request (or /readyz) probes with modern/upstream.ProbeEra:
+// server/discover, legacy on any non-modern outcome without keying on one
+// error code; an unreachable upstream is not cached (503 + -32603 until it
+// answers). The cache is dropped — the next request probes again — when the
+// upstream stops behaving like its era: a transport failure, a modern request
+// refused with 400/404/405 without a JSON-RPC body, a legacy initialize
+// refused with -32020/-32021/-32022. Config.UpstreamEra pins it.
+//
+// The four paths:
+//
+//	client  upstream  path
+//	legacy  modern    legacy/face (emulated legacy tasks over the extension)
+//	modern  legacy    modern/face (the extension over legacy tasks)
+//	legacy  legacy    passthrough
+//	modern  modern    passthrough
+//
+// Passthrough is an httputil.ReverseProxy to the upstream URL with minimal
+// touching: the body is forwarded byte for byte, SSE is streamed unbuffered
+// (FlushInterval -1), hop-by-hop headers are dropped, everything else —
+// Mcp-Session-Id, Authorization, MCP-Protocol-Version, Mcp-Method/Mcp-Name —
+// passes both ways. The router only adds what a bridge endpoint must:
+// Host/Origin checks (DNS rebinding), the body limit (413), and -32022 naming
+// SupportedVersions for a modern request of a version it does not serve. A
+// stdio upstream (UpstreamCommand) has no URL to proxy to: same-era requests
+// then get HTTP 501 with a JSON-RPC error saying so.
+//
+// # Metering (issue 7)
+//
+// Client traffic is metered on the wire (wireMeter): every request body is
+// read once by the router and every answer is parsed as it streams out
+// (JSON, or each SSE event), so all four paths count alike and exactly what
+// clients saw. Upstream traffic is metered where it leaves the process (an
+// http.RoundTripper under every upstream client, an mcp.Connection wrapper
+// for stdio). The store is wrapped in a metering sessionmap.Store
+// (meteredStore), which also follows task statuses. The legacy face's
+// session hook moves tasksbridge_sessions_active. No label ever carries an
+// id: ids are in-memory correlation keys only.
+package server

@@ -1,0 +1,328 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/tasksbridge/tasksbridge/internal/metrics"
+	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
+	"github.com/tasksbridge/tasksbridge/modern"
+	modernface "github.com/tasksbridge/tasksbridge/modern/face"
+	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/sessionmap"
+)
+
+const hdrSessionID = "Mcp-Session-Id"
+
+// eraLabel is an era as a metric label value.
+func eraLabel(e legacyup.Era) string {
+	switch e {
+	case legacyup.EraLegacy:
+		return metrics.EraLegacy
+	case legacyup.EraModern:
+		return metrics.EraModern
+	}
+	return metrics.EraUnknown
+}
+
+// clientEra decides which era a client request speaks (issue 5 Deliver 1,
+// modern-tasks.md §3.4): modern/face.DetectClientEra's rules — per-request
+// _meta protocolVersion, server/discover or an MCP-Protocol-Version header of
+// 2026-07-28 or later ⇒ modern; initialize, a JSON-RPC response, a batch or
+// nothing modern ⇒ legacy — except that a request carrying the
+// Mcp-Session-Id of a legacy session this bridge knows stays legacy whatever
+// its body says.
+func (s *Server) clientEra(r *http.Request, body []byte) legacyup.Era {
+	era := modernface.DetectClientEra(r.Header, body)
+	if era == legacyup.EraModern {
+		if sid := r.Header.Get(hdrSessionID); sid != "" && s.knownLegacySession(r, sid) {
+			return legacyup.EraLegacy
+		}
+	}
+	return era
+}
+
+func (s *Server) knownLegacySession(r *http.Request, sid string) bool {
+	if _, ok := s.meter.sessions.get(sid); ok {
+		return true
+	}
+	_, ok := s.storedSession(r, sid)
+	return ok
+}
+
+// storedSession reads a legacy face session's clientInfo from the store
+// (sessions that started before a restart) and remembers it.
+func (s *Server) storedSession(r *http.Request, sid string) (implView, bool) {
+	if len(sid) > sessionmap.MaxIDLen {
+		return implView{}, false
+	}
+	principal := sessionmap.PrincipalFromAuthorization(r.Header.Get("Authorization"))
+	rec, err := s.store.GetSession(r.Context(), sessionmap.Scope{Principal: principal, Session: sid})
+	if err != nil || rec.Era != sessionmap.EraLegacy {
+		return implView{}, false
+	}
+	info := clientInfoOf(rec.InitializeParams)
+	s.meter.sessions.put(sid, info)
+	return info, true
+}
+
+// serveMCP is the /mcp endpoint: it reads the body once, decides the
+// client's era and the upstream's, and hands the request to one of the four
+// paths, metering it on the way.
+func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
+	if s.draining.Load() {
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "Service Unavailable: the bridge is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	var body []byte
+	if r.Method == http.MethodPost {
+		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				http.Error(w, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+				return
+			}
+			http.Error(w, "Bad Request: cannot read the body", http.StatusBadRequest)
+			return
+		}
+		body = b
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+	}
+
+	clientEra := s.clientEra(r, body)
+	upEra, eraErr := s.upstreamEra(r.Context())
+	ce, ue := eraLabel(clientEra), eraLabel(upEra)
+	sid := ""
+	if clientEra == legacyup.EraLegacy {
+		sid = r.Header.Get(hdrSessionID)
+	}
+
+	var ex *exchange
+	onMsg := func([]byte) {}
+	switch {
+	case r.Method == http.MethodPost:
+		ex = s.meter.request(ce, ue, sid, body, func() implView {
+			if sid == "" {
+				return implView{}
+			}
+			if info, ok := s.meter.sessions.get(sid); ok {
+				return info
+			}
+			info, _ := s.storedSession(r, sid)
+			return info
+		})
+		if ex != nil {
+			onMsg = ex.message
+		}
+	case r.Method == http.MethodGet && clientEra == legacyup.EraLegacy:
+		onMsg = func(b []byte) { s.meter.serverMessage(ce, sid, b) }
+	}
+	sw := newSniffWriter(w, onMsg)
+	defer func() {
+		status, overflow := sw.finish()
+		ex.finish(status, overflow, r.Context().Err() != nil)
+		switch {
+		case ex != nil && ex.method == "initialize" && ex.ok():
+			if id := sw.Header().Get(hdrSessionID); id != "" {
+				s.meter.sessions.put(id, ex.client)
+			}
+		case r.Method == http.MethodDelete && status >= 200 && status < 300 && sid != "":
+			s.meter.sessions.take(sid)
+		}
+	}()
+
+	if eraErr != nil {
+		ex.force(metrics.OutcomeUpstreamUnavailable)
+		w.Header().Set("Retry-After", "1")
+		writeRPCError(sw, http.StatusServiceUnavailable, ex, rpc.Errorf(rpc.CodeInternalError,
+			"upstream %s is unreachable: cannot determine its protocol era: %v", s.target, eraErr))
+		return
+	}
+	switch {
+	case clientEra == legacyup.EraLegacy && upEra == legacyup.EraModern:
+		s.legacy.Handler().ServeHTTP(sw, r)
+	case clientEra == legacyup.EraModern && upEra == legacyup.EraLegacy:
+		s.modernF.ServeHTTP(sw, r)
+	default:
+		s.passthrough(sw, r, clientEra, ex)
+	}
+}
+
+// passthrough forwards a same-era request to the upstream with minimal
+// touching: an httputil.ReverseProxy that streams SSE unbuffered, drops
+// hop-by-hop headers and passes everything else (Mcp-Session-Id,
+// Authorization, MCP-Protocol-Version, Mcp-* routing headers) both ways.
+func (s *Server) passthrough(w http.ResponseWriter, r *http.Request, clientEra legacyup.Era, ex *exchange) {
+	if !hostAllowed(r) {
+		ex.force(metrics.OutcomeInvalidRequest)
+		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+		return
+	}
+	if !s.originAllowed(r) {
+		ex.force(metrics.OutcomeInvalidRequest)
+		http.Error(w, "Forbidden: invalid Origin header", http.StatusForbidden)
+		return
+	}
+	if s.proxy == nil {
+		ex.force(metrics.OutcomeInternal)
+		writeRPCError(w, http.StatusNotImplemented, ex, rpc.Errorf(rpc.CodeInternalError,
+			"this bridge's upstream is a stdio command (%s): %s clients of a %s upstream need no translation and are "+
+				"passed through only to an HTTP upstream; connect this client to the upstream directly",
+			s.target, eraLabel(clientEra), eraLabel(clientEra)))
+		return
+	}
+	if clientEra == legacyup.EraModern && ex != nil && ex.method != "" {
+		if e := checkModernVersion(r.Header, ex.params); e != nil {
+			writeRPCError(w, http.StatusBadRequest, ex, e)
+			return
+		}
+	}
+	var pc peekedCall
+	if ex != nil && ex.method != "" {
+		pc = peekedCall{method: ex.method, id: ex.id, call: true}
+	}
+	ctx, cancel := context.WithCancel(context.WithValue(r.Context(), ctxPassthrough, pc))
+	defer cancel()
+	stopHard := context.AfterFunc(s.hard, cancel)
+	defer stopHard()
+	if r.Method == http.MethodGet || (ex != nil && ex.method == modern.MethodSubscriptionsListen) {
+		stopStreams := context.AfterFunc(s.streams, cancel)
+		defer stopStreams()
+	}
+	ctx = context.WithValue(ctx, ctxExchange{}, ex)
+	s.proxy.ServeHTTP(w, r.WithContext(ctx))
+}
+
+type ctxExchange struct{}
+
+// newProxy builds the passthrough reverse proxy towards the HTTP upstream.
+func (s *Server) newProxy(base http.RoundTripper) *httputil.ReverseProxy {
+	target := *s.url
+	return &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			// The upstream's own path and query replace the bridge's /mcp.
+			out := pr.Out.URL
+			out.Scheme, out.Host, out.Path, out.RawPath, out.RawQuery = target.Scheme, target.Host, target.Path, target.RawPath, target.RawQuery
+			out.User = target.User
+			pr.Out.Host = ""
+		},
+		Transport:     &meterTransport{next: base, u: s.upMeter},
+		FlushInterval: -1, // SSE: every event as it comes
+		ErrorLog:      slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			ex, _ := r.Context().Value(ctxExchange{}).(*exchange)
+			if r.Context().Err() != nil {
+				// The client left, or the bridge is stopping.
+				ex.force(metrics.OutcomeCancelled)
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			ex.force(metrics.OutcomeUpstreamUnavailable)
+			s.log.Warn("passthrough: upstream unreachable", "upstream", s.target, "err", err)
+			writeRPCError(w, http.StatusBadGateway, ex, rpc.Errorf(rpc.CodeInternalError,
+				"upstream %s is unreachable: %v", s.target, err))
+		},
+	}
+}
+
+// checkModernVersion refuses a modern request for a version the bridge does
+// not serve with -32022 naming the versions it does (§3.3, M-38): the
+// per-request _meta version, else the MCP-Protocol-Version header.
+func checkModernVersion(h http.Header, p *paramsView) *rpc.Error {
+	v := ""
+	if p != nil && p.Meta != nil {
+		v = p.Meta.ProtocolVersion
+	}
+	if v == "" {
+		v = h.Get(modern.HeaderProtocolVersion)
+	}
+	if v == "" || v == modern.ProtocolVersion {
+		return nil
+	}
+	return modern.ErrUnsupportedProtocolVersion(v, SupportedVersions)
+}
+
+// writeRPCError answers a request the router refuses itself with a JSON-RPC
+// error body.
+func writeRPCError(w http.ResponseWriter, status int, ex *exchange, e *rpc.Error) {
+	id := json.RawMessage("null")
+	if ex != nil && ex.id != "" {
+		id = json.RawMessage(ex.id)
+	}
+	b, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *rpc.Error      `json:"error"`
+	}{"2.0", id, e})
+	if err != nil {
+		http.Error(w, e.Message, status)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// originAllowed is the Origin half of DNS-rebinding protection for the
+// passthrough paths (the faces check their own): no Origin, a configured
+// one, the request's own host, or a loopback origin.
+func (s *Server) originAllowed(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	for _, o := range s.cfg.AllowedOrigins {
+		if o == origin || o == "*" {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	if strings.EqualFold(u.Host, r.Host) {
+		return true
+	}
+	return isLoopbackHost(u.Hostname())
+}
+
+// hostAllowed rejects a non-loopback Host on a loopback listener.
+func hostAllowed(r *http.Request) bool {
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || la == nil {
+		return true
+	}
+	host, _, err := net.SplitHostPort(la.String())
+	if err != nil || !isLoopbackHost(host) {
+		return true
+	}
+	h := r.Host
+	if hh, _, err := net.SplitHostPort(r.Host); err == nil {
+		h = hh
+	}
+	return isLoopbackHost(h)
+}
+
+func isLoopbackHost(h string) bool {
+	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,92 @@
+package server_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/tasksbridge/tasksbridge/internal/server"
+)
+
+// TestFourPathsOnOneListener drives all four client/upstream era
+// combinations (issue 5 Deliver 1): for each upstream era one bridge listener
+// serves a legacy and a modern client, and what each gets shows which path
+// served it.
+func TestFourPathsOnOneListener(t *testing.T) {
+	t.Run("modern-upstream", func(t *testing.T) {
+		ctx := ctxT(t)
+		br := startBridge(t, server.Config{Upstream: startModern(t)})
+
+		// legacy → modern: the legacy face answers initialize itself from
+		// the upstream's discover plus the emulated legacy tasks capability,
+		// and emulates tasks/result.
+		lc := newLegacyClient(t, br.url, "legacy-app")
+		init := lc.initialize(ctx)
+		if field(t, init.Result, "capabilities.tasks.requests") == "" {
+			t.Errorf("legacy→modern: no emulated tasks capability: %s", init.Result)
+		}
+		created := mustOK(t, "tools/call task", lc.call(ctx, "tools/call", map[string]any{
+			"name": "slow_task", "arguments": map[string]any{"ms": 10, "text": "legacy done"}, "task": map[string]any{}}))
+		id := field(t, created, "task.taskId")
+		res := mustOK(t, "tasks/result", lc.call(ctx, "tasks/result", map[string]any{"taskId": id}))
+		if !strings.Contains(string(res), "legacy done") {
+			t.Errorf("tasks/result %s", res)
+		}
+
+		// modern → modern: passed through; the upstream's own serverInfo.
+		mc := newModernClient(t, br.url, "modern-app")
+		d := mustOK(t, "server/discover", mc.call(ctx, "server/discover", nil))
+		if !strings.Contains(string(d), `"tasksbridge-demo"`) {
+			t.Errorf("modern→modern discover not from the upstream: %s", d)
+		}
+		ct := mustOK(t, "tools/call", mc.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 10, "text": "modern done"}}))
+		if field(t, ct, "resultType") != "task" {
+			t.Fatalf("modern→modern tools/call: %s", ct)
+		}
+		g := mustOK(t, "tasks/get", mc.call(ctx, "tasks/get", map[string]any{"taskId": field(t, ct, "taskId")}))
+		if field(t, g, "taskId") != field(t, ct, "taskId") {
+			t.Errorf("tasks/get %s", g)
+		}
+	})
+
+	t.Run("legacy-upstream", func(t *testing.T) {
+		ctx := ctxT(t)
+		up, _ := startLegacy(t)
+		br := startBridge(t, server.Config{Upstream: up})
+
+		// legacy → legacy: passed through; the fixture's serverInfo and its
+		// own session id.
+		lc := newLegacyClient(t, br.url, "legacy-app")
+		init := lc.initialize(ctx)
+		if got := field(t, init.Result, "serverInfo.name"); got != "tasksbridge-legacy-fixture" {
+			t.Errorf("legacy→legacy initialize served by %q, want the upstream", got)
+		}
+		created := mustOK(t, "tools/call task", lc.call(ctx, "tools/call", map[string]any{
+			"name": "slow_task", "arguments": map[string]any{"ms": 10, "text": "legacy done"}, "task": map[string]any{}}))
+		res := mustOK(t, "tasks/result", lc.call(ctx, "tasks/result", map[string]any{"taskId": field(t, created, "task.taskId")}))
+		if !strings.Contains(string(res), "legacy done") {
+			t.Errorf("tasks/result %s", res)
+		}
+
+		// modern → legacy: the modern face: discover built from the
+		// upstream's initialize, tasks through the extension.
+		mc := newModernClient(t, br.url, "modern-app")
+		d := mustOK(t, "server/discover", mc.call(ctx, "server/discover", nil))
+		var disc struct {
+			SupportedVersions []string                   `json:"supportedVersions"`
+			Capabilities      map[string]json.RawMessage `json:"capabilities"`
+		}
+		_ = json.Unmarshal(d, &disc)
+		if !strings.Contains(string(disc.Capabilities["extensions"]), "io.modelcontextprotocol/tasks") {
+			t.Errorf("modern→legacy discover lacks the tasks extension: %s", d)
+		}
+		ct := mustOK(t, "tools/call", mc.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 10, "text": "modern done"}}))
+		if field(t, ct, "resultType") != "task" {
+			t.Fatalf("modern→legacy tools/call: %s", ct)
+		}
+		if r := mc.call(ctx, "tasks/result", map[string]any{"taskId": field(t, ct, "taskId")}); r.Err == nil || r.Err.Code != -32601 || r.Status != http.StatusNotFound {
+			t.Errorf("modern tasks/result: %v, want 404 -32601", r)
+		}
+	})
+}

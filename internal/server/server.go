@@ -1,0 +1,507 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tasksbridge/tasksbridge/internal/metrics"
+	"github.com/tasksbridge/tasksbridge/legacy"
+	legacyface "github.com/tasksbridge/tasksbridge/legacy/face"
+	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
+	"github.com/tasksbridge/tasksbridge/modern"
+	modernface "github.com/tasksbridge/tasksbridge/modern/face"
+	modernup "github.com/tasksbridge/tasksbridge/modern/upstream"
+	"github.com/tasksbridge/tasksbridge/sessionmap"
+)
+
+// DefaultProbeTimeout bounds one upstream era probe.
+const DefaultProbeTimeout = 10 * time.Second
+
+// SupportedVersions are the protocol versions the bridge's endpoint serves,
+// newest first: the modern revision (the modern face, or a modern upstream
+// passed through) and the legacy revisions (the legacy face, or a legacy
+// upstream passed through). -32022 errors name them (modern-tasks.md §3.3).
+var SupportedVersions = []string{modern.ProtocolVersion, legacy.ProtocolVersion, "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// Config configures a Server. Exactly one of Upstream and UpstreamCommand
+// names the upstream; exactly one of DataDir and Store the durable index.
+type Config struct {
+	// Upstream is the upstream's Streamable HTTP endpoint URL.
+	Upstream string
+	// UpstreamCommand runs a stdio upstream ("prog args", quotes group
+	// words). Same-era traffic cannot be passed through to it (see the
+	// package doc).
+	UpstreamCommand string
+	// UpstreamEra is "auto" (default: probe server/discover, fall back to
+	// legacy), "legacy" or "modern" (pinned, never probed).
+	UpstreamEra string
+	// ProbeTimeout bounds one era probe (default DefaultProbeTimeout).
+	ProbeTimeout time.Duration
+
+	// DataDir holds the Badger store (created if needed).
+	DataDir string
+	// Store is an open store (tests, embedding); Close does not close it.
+	Store sessionmap.Store
+
+	// Metrics receives the bridge's metrics (default: a fresh metrics.New).
+	Metrics *metrics.Metrics
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+
+	// AllowedOrigins are Origin values accepted besides loopback ones and
+	// the request's own host (DNS-rebinding protection, all paths).
+	AllowedOrigins []string
+	// MaxBodyBytes bounds a request body (413 above it; default 4 MiB).
+	MaxBodyBytes int64
+	// KeepAlive, SessionIdleTimeout and StatusNotifications configure the
+	// legacy face (legacy/face.Config; zero: its defaults).
+	KeepAlive           time.Duration
+	SessionIdleTimeout  time.Duration
+	StatusNotifications bool
+
+	// Transport is the base RoundTripper towards an HTTP upstream (default:
+	// a clone of http.DefaultTransport).
+	Transport http.RoundTripper
+
+	// Legacy and Modern adjust the faces' configurations last (tests,
+	// embedding). Upstream, store and hooks are set by the server.
+	Legacy func(*legacyface.Config)
+	Modern func(*modernface.Options)
+}
+
+// Server is the bridge's composition root: one http.Handler for /mcp that
+// routes every request to one of the four paths, plus /healthz, /readyz
+// and /metrics. Create it with New; stop it with Shutdown, then Close.
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	m      *metrics.Metrics
+	store  *meteredStore
+	target string
+	url    *url.URL // nil for a stdio upstream
+
+	ownStore bool
+	upMeter  *upstreamMeter
+	meter    *wireMeter
+	sel      *legacyup.EraSelector
+	modernUp *modernup.Client
+	pool     *legacyup.Pool
+	legacy   *legacyface.Bridge
+	modernF  *modernface.Face
+	proxy    *httputil.ReverseProxy
+	maxBody  int64
+
+	draining atomic.Bool
+	// streams is cancelled when shutdown starts: passthrough streams that
+	// only end when the client leaves (GET, subscriptions/listen).
+	streams      context.Context
+	cancelStream context.CancelFunc
+	// hard is cancelled when Close runs: every passthrough request.
+	hard       context.Context
+	cancelHard context.CancelFunc
+
+	closeOnce   sync.Once
+	modernClose sync.Once
+	closeErr    error
+
+	readyMu  sync.Mutex
+	readyAt  time.Time
+	readyErr error
+}
+
+// New builds the server: it opens the store and prepares the upstream
+// clients and both faces. It does not contact the upstream (the first
+// request, or /readyz, probes its era).
+func New(cfg Config) (*Server, error) {
+	switch {
+	case cfg.Upstream == "" && cfg.UpstreamCommand == "":
+		return nil, errors.New("server: no upstream: set Upstream (a URL) or UpstreamCommand")
+	case cfg.Upstream != "" && cfg.UpstreamCommand != "":
+		return nil, errors.New("server: set only one of Upstream and UpstreamCommand")
+	}
+	mode, err := legacyup.ParseEraMode(cfg.UpstreamEra)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.ProbeTimeout <= 0 {
+		cfg.ProbeTimeout = DefaultProbeTimeout
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = legacyface.DefaultMaxBodyBytes
+	}
+	m := cfg.Metrics
+	if m == nil {
+		m = metrics.New(metrics.Options{})
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, m: m, maxBody: cfg.MaxBodyBytes}
+	s.streams, s.cancelStream = context.WithCancel(context.Background())
+	s.hard, s.cancelHard = context.WithCancel(context.Background())
+	s.sel = &legacyup.EraSelector{Mode: mode}
+	s.upMeter = &upstreamMeter{m: m}
+	if mode == legacyup.EraAuto {
+		s.upMeter.invalidate = s.sel.Invalidate
+	}
+
+	var argv []string
+	if cfg.Upstream != "" {
+		u, err := url.Parse(cfg.Upstream)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("server: upstream %q is not an http(s) URL", cfg.Upstream)
+		}
+		s.url, s.target = u, cfg.Upstream
+	} else {
+		if argv, err = splitCommand(cfg.UpstreamCommand); err != nil {
+			return nil, fmt.Errorf("server: upstream command: %w", err)
+		}
+		if len(argv) == 0 {
+			return nil, errors.New("server: upstream command is empty")
+		}
+		// The legacy face names a command upstream so in its task records.
+		s.target = "command " + cfg.UpstreamCommand
+	}
+
+	// Store.
+	var st sessionmap.Store
+	switch {
+	case cfg.Store != nil && cfg.DataDir != "":
+		return nil, errors.New("server: set only one of DataDir and Store")
+	case cfg.Store != nil:
+		st = cfg.Store
+	case cfg.DataDir != "":
+		err := m.StoreOp("open", func() error {
+			b, err := sessionmap.OpenBadger(cfg.DataDir, sessionmap.WithLogger(cfg.Logger))
+			st = b
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("server: open data dir: %w", err)
+		}
+		s.ownStore = true
+	default:
+		return nil, errors.New("server: no store: set DataDir or Store")
+	}
+	s.store = newMeteredStore(st, m)
+	s.meter = newWireMeter(m, s.store)
+	fail := func(err error) (*Server, error) {
+		_ = s.Close()
+		return nil, err
+	}
+
+	// Upstream clients, all metered.
+	base := cfg.Transport
+	if base == nil {
+		if dt, ok := http.DefaultTransport.(*http.Transport); ok {
+			base = dt.Clone()
+		} else {
+			base = http.DefaultTransport
+		}
+	}
+	hc := &http.Client{Transport: &meterTransport{next: base, u: s.upMeter}}
+	newCmd := func() *exec.Cmd { return exec.Command(argv[0], argv[1:]...) }
+	if s.url != nil {
+		s.modernUp = modernup.NewHTTP(cfg.Upstream, hc)
+		s.pool, err = legacyup.NewPool(legacyup.Config{Target: s.target, Endpoint: cfg.Upstream, HTTPClient: hc, Logger: cfg.Logger})
+	} else {
+		s.modernUp = modernup.NewCommand(s.target, newCmd)
+		dial := s.modernUp.Dial
+		s.modernUp.Dial = func(ctx context.Context) (mcp.Connection, error) {
+			c, err := dial(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return newMeterConn(c, s.upMeter), nil
+		}
+		s.pool, err = legacyup.NewPool(legacyup.Config{Target: s.target, Logger: cfg.Logger,
+			NewTransport: func() mcp.Transport {
+				return meterConnTransport{t: &mcp.CommandTransport{Command: newCmd()}, u: s.upMeter}
+			}})
+	}
+	if err != nil {
+		return fail(fmt.Errorf("server: %w", err))
+	}
+	s.sel.Probe = s.probe
+
+	// Faces.
+	lc := legacyface.Config{
+		UpstreamClient:      s.modernUp,
+		Store:               s.store,
+		Logger:              cfg.Logger,
+		MaxBodyBytes:        cfg.MaxBodyBytes,
+		AllowedOrigins:      cfg.AllowedOrigins,
+		SessionIdleTimeout:  cfg.SessionIdleTimeout,
+		KeepAlive:           cfg.KeepAlive,
+		StatusNotifications: cfg.StatusNotifications,
+	}
+	if cfg.Legacy != nil {
+		cfg.Legacy(&lc)
+	}
+	lc.Hooks.Session = func(ev legacyface.SessionEvent) {
+		if ev.Kind == "end" {
+			m.SessionClosed(metrics.EraLegacy)
+		} else {
+			m.SessionOpened(metrics.EraLegacy)
+		}
+	}
+	if s.legacy, err = legacyface.New(lc); err != nil {
+		return fail(fmt.Errorf("server: legacy face: %w", err))
+	}
+	mo := modernface.Options{
+		Upstream:          s.pool,
+		Store:             s.store,
+		Logger:            cfg.Logger,
+		AllowedOrigins:    cfg.AllowedOrigins,
+		SupportedVersions: SupportedVersions,
+	}
+	if cfg.Modern != nil {
+		cfg.Modern(&mo)
+	}
+	if s.modernF, err = modernface.New(mo); err != nil {
+		return fail(fmt.Errorf("server: modern face: %w", err))
+	}
+	if s.url != nil {
+		s.proxy = s.newProxy(base)
+	}
+	return s, nil
+}
+
+// probe is the era selector's probe: server/discover, legacy on any
+// non-modern outcome (modern/upstream.ProbeEra, §3.4).
+func (s *Server) probe(ctx context.Context) (legacyup.Era, error) {
+	ctx, cancel := context.WithTimeout(context.WithValue(ctx, ctxNoEraFeedback, true), s.cfg.ProbeTimeout)
+	defer cancel()
+	era, err := s.modernUp.ProbeEra(ctx)
+	if era != legacyup.EraUnknown {
+		s.log.Info("upstream era", "upstream", s.target, "era", era.String())
+	}
+	if era == legacyup.EraLegacy && s.url == nil {
+		// The probe's own process is not needed: the legacy pool starts its
+		// sessions' processes.
+		_ = s.modernUp.Close()
+	}
+	return era, err
+}
+
+// upstreamEra returns the upstream's era (cached, or pinned, or probed now).
+func (s *Server) upstreamEra(ctx context.Context) (legacyup.Era, error) {
+	return s.sel.Era(ctx)
+}
+
+// Metrics returns the server's metrics.
+func (s *Server) Metrics() *metrics.Metrics { return s.m }
+
+// Store returns the (metered) durable index.
+func (s *Server) Store() sessionmap.Store { return s.store }
+
+// Target names the upstream (its URL or "command ...").
+func (s *Server) Target() string { return s.target }
+
+// Handler returns the /mcp endpoint.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveMCP) }
+
+// MetricsHandler returns the /metrics handler.
+func (s *Server) MetricsHandler() http.Handler { return s.m.Handler() }
+
+// Mux serves /mcp, /healthz, /readyz and, when withMetrics, /metrics.
+func (s *Server) Mux(withMetrics bool) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", s.Handler())
+	mux.Handle("/healthz", s.Healthz())
+	mux.Handle("/readyz", s.Readyz())
+	if withMetrics {
+		mux.Handle("/metrics", s.MetricsHandler())
+	}
+	return mux
+}
+
+// Shutdown starts a graceful stop: new requests get 503, the legacy face
+// hands back blocked waits and closes its sessions, the modern face ends its
+// listens, passthrough streams (GET, subscriptions/listen) are cut so that
+// an http.Server.Shutdown can finish. Requests in flight continue; call the
+// HTTP server's Shutdown next, then Close.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.draining.Store(true)
+	s.cancelStream()
+	var errs []error
+	if s.legacy != nil {
+		if err := s.legacy.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("server: %w", err))
+		}
+	}
+	s.closeModernFace()
+	return errors.Join(errs...)
+}
+
+func (s *Server) closeModernFace() {
+	if s.modernF != nil {
+		s.modernClose.Do(s.modernF.Close)
+	}
+}
+
+// Close cuts what is still in flight and closes the faces, the upstream
+// clients and (when the server opened it) the store.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.draining.Store(true)
+		s.cancelStream()
+		s.cancelHard()
+		var errs []error
+		if s.legacy != nil {
+			if err := s.legacy.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("server: %w", err))
+			}
+		}
+		s.closeModernFace()
+		if s.pool != nil {
+			if err := s.pool.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("server: close legacy upstream pool: %w", err))
+			}
+		}
+		if s.modernUp != nil {
+			if err := s.modernUp.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("server: close upstream client: %w", err))
+			}
+		}
+		if s.ownStore && s.store != nil {
+			if err := s.store.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("server: close store: %w", err))
+			}
+		}
+		s.closeErr = errors.Join(errs...)
+	})
+	return s.closeErr
+}
+
+// Healthz answers 200 while the process is up.
+func (s *Server) Healthz() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+}
+
+// readyCache is how long a /readyz verdict is reused.
+const readyCache = 2 * time.Second
+
+// Readyz answers 200 when the store is open, the upstream's era is known
+// and (HTTP upstream) the upstream answers; else 503 with the reason.
+func (s *Server) Readyz() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := s.ready(r.Context())
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, "not ready: %v\n", err)
+			return
+		}
+		_, _ = w.Write([]byte("ready\n"))
+	})
+}
+
+func (s *Server) ready(ctx context.Context) error {
+	if s.draining.Load() {
+		return errors.New("shutting down")
+	}
+	s.readyMu.Lock()
+	defer s.readyMu.Unlock()
+	if !s.readyAt.IsZero() && time.Since(s.readyAt) < readyCache {
+		return s.readyErr
+	}
+	s.readyErr = s.checkReady(ctx)
+	s.readyAt = time.Now()
+	return s.readyErr
+}
+
+func (s *Server) checkReady(ctx context.Context) error {
+	if _, err := s.store.GetSession(ctx, sessionmap.Scope{Session: "readyz-probe"}); err != nil && !errors.Is(err, sessionmap.ErrNotFound) {
+		return fmt.Errorf("store: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.WithValue(ctx, ctxNoEraFeedback, true), 5*time.Second)
+	defer cancel()
+	era, err := s.upstreamEra(ctx)
+	if err != nil {
+		return fmt.Errorf("upstream %s: era unknown: %v", s.target, err)
+	}
+	if s.url == nil {
+		return nil // a stdio upstream is started on demand
+	}
+	// Any answer means the upstream is reachable (a legacy server refuses a
+	// discover); only a transport failure is "not ready".
+	if _, err := s.modernUp.Call(ctx, modern.MethodDiscover, nil, modernup.CallOptions{}); err != nil && modernup.Retryable(err) {
+		return fmt.Errorf("upstream %s (%s): unreachable: %v", s.target, era, err)
+	}
+	return nil
+}
+
+// splitCommand splits a command line like a POSIX shell without expansions:
+// spaces separate words, single quotes keep everything literal, double
+// quotes and backslashes escape (the same rules as the legacy face's).
+func splitCommand(s string) ([]string, error) {
+	var (
+		words []string
+		cur   strings.Builder
+		in    bool
+		quote rune
+	)
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case quote == '\'':
+			if r == '\'' {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case quote == '"':
+			switch {
+			case r == '"':
+				quote = 0
+			case r == '\\' && i+1 < len(rs) && strings.ContainsRune(`"\$`+"`", rs[i+1]):
+				i++
+				cur.WriteRune(rs[i])
+			default:
+				cur.WriteRune(r)
+			}
+		case r == '\'' || r == '"':
+			quote, in = r, true
+		case r == '\\':
+			if i+1 >= len(rs) {
+				return nil, errors.New("trailing backslash")
+			}
+			i++
+			cur.WriteRune(rs[i])
+			in = true
+		case r == ' ' || r == '\t' || r == '\n':
+			if in {
+				words = append(words, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			cur.WriteRune(r)
+			in = true
+		}
+	}
+	if quote != 0 {
+		return nil, fmt.Errorf("unterminated %c quote", quote)
+	}
+	if in {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}

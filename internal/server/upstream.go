@@ -1,0 +1,367 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tasksbridge/tasksbridge/internal/metrics"
+	"github.com/tasksbridge/tasksbridge/legacy"
+	"github.com/tasksbridge/tasksbridge/modern"
+	"github.com/tasksbridge/tasksbridge/rpc"
+)
+
+// The bridge's upstream traffic is metered where it leaves the process: an
+// http.RoundTripper under every HTTP upstream client (both faces' and the
+// passthrough proxy's), and an mcp.Connection wrapper for stdio upstreams.
+// So tasksbridge_upstream_requests_total, _request_duration_seconds and
+// _polls_total count every JSON-RPC request that went upstream, whoever
+// sent it (a face, a watcher, a readiness probe, a passthrough client).
+//
+// The HTTP meter also feeds the era cache (modern-tasks.md §3.4, M-08): an
+// upstream that stops behaving like the era it was probed as — a transport
+// failure, a modern request refused with 400/404/405 and no JSON-RPC body
+// (a legacy server), a legacy initialize refused with a modern error — makes
+// the next request probe again.
+
+type ctxKey int
+
+const (
+	// ctxPassthrough marks a request forwarded for a same-era client: it is
+	// an upstream request but not a watcher poll. Its value is the request's
+	// peekedCall, so the meter need not decode the body again.
+	ctxPassthrough ctxKey = iota
+	// ctxNoEraFeedback marks requests whose failure says nothing about the
+	// era (the era probe itself, readiness checks).
+	ctxNoEraFeedback
+)
+
+// peekedCall is what the meter needs of an upstream request.
+type peekedCall struct {
+	method string
+	id     string
+	call   bool // a request with an id (not a notification or a response)
+}
+
+// transportError is the code bucket of an upstream exchange without a
+// JSON-RPC answer (unreachable, 5xx, a non-JSON-RPC refusal, a broken stream).
+type transportError struct{}
+
+func (transportError) Error() string   { return "upstream transport failure" }
+func (transportError) Temporary() bool { return true }
+
+// upstreamMeter counts upstream requests. It is shared by the HTTP meter and
+// the stdio connection wrapper.
+type upstreamMeter struct {
+	m *metrics.Metrics
+	// invalidate drops the cached upstream era (nil: pinned).
+	invalidate func()
+}
+
+func (u *upstreamMeter) record(method string, passthrough bool, err error, d time.Duration) {
+	u.m.UpstreamRequest(method, err, d)
+	if method == modern.MethodTasksGet && !passthrough {
+		u.m.UpstreamPoll()
+	}
+}
+
+func (u *upstreamMeter) eraFailed() {
+	if u.invalidate != nil {
+		u.invalidate()
+	}
+}
+
+// meterTransport is the HTTP half: an http.RoundTripper around next.
+type meterTransport struct {
+	next http.RoundTripper
+	u    *upstreamMeter
+}
+
+func (t *meterTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodPost {
+		return t.next.RoundTrip(req)
+	}
+	ctx := req.Context()
+	pc, passthrough := ctx.Value(ctxPassthrough).(peekedCall)
+	if !passthrough {
+		var err error
+		if pc, err = peekRequest(req); err != nil {
+			return nil, err
+		}
+	}
+	if !pc.call {
+		return t.next.RoundTrip(req)
+	}
+	c := &upstreamCall{
+		u: t.u, pc: pc, passthrough: passthrough, ctx: ctx, start: time.Now(),
+		feedback:  ctx.Value(ctxNoEraFeedback) == nil,
+		modernReq: req.Header.Get(modern.HeaderProtocolVersion) >= modern.ProtocolVersion,
+	}
+	resp, err := t.next.RoundTrip(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			c.done(ctx.Err())
+		} else {
+			c.done(transportError{})
+			if c.feedback {
+				t.u.eraFailed()
+			}
+		}
+		return nil, err
+	}
+	c.status = resp.StatusCode
+	c.p = newMsgParser(resp.Header.Get("Content-Type"), c.message)
+	resp.Body = &meterBody{rc: resp.Body, c: c}
+	return resp, nil
+}
+
+// peekRequest reads the method and id of a request body without consuming it.
+func peekRequest(req *http.Request) (peekedCall, error) {
+	var body []byte
+	switch {
+	case req.Body == nil || req.Body == http.NoBody:
+		return peekedCall{}, nil
+	case req.GetBody != nil:
+		rc, err := req.GetBody()
+		if err != nil {
+			return peekedCall{}, nil
+		}
+		body, _ = io.ReadAll(io.LimitReader(rc, maxSniff))
+		rc.Close()
+	default:
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return peekedCall{}, err
+		}
+		body = b
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	}
+	msg, ok := decodeWire(body)
+	if !ok || msg.Method == "" || !msg.hasID() {
+		return peekedCall{}, nil
+	}
+	return peekedCall{method: msg.Method, id: idKey(msg.ID), call: true}, nil
+}
+
+// upstreamCall is one metered upstream request.
+type upstreamCall struct {
+	u           *upstreamMeter
+	pc          peekedCall
+	passthrough bool
+	feedback    bool
+	modernReq   bool
+	ctx         context.Context
+	start       time.Time
+	status      int
+	p           *msgParser
+
+	once sync.Once
+}
+
+func (c *upstreamCall) done(err error) {
+	c.once.Do(func() { c.u.record(c.pc.method, c.passthrough, err, time.Since(c.start)) })
+}
+
+// message handles one JSON-RPC message of the response.
+func (c *upstreamCall) message(b []byte) {
+	msg, ok := decodeWire(b)
+	if !ok || msg.Method != "" || idKey(msg.ID) != c.pc.id {
+		return
+	}
+	if msg.Error == nil {
+		c.done(nil)
+		return
+	}
+	c.done(&rpc.Error{Code: msg.Error.Code})
+	if c.feedback && c.pc.method == legacy.MethodInitialize && isModernCode(msg.Error.Code) {
+		c.u.eraFailed() // a modern server refusing the handshake
+	}
+}
+
+func isModernCode(code int64) bool {
+	switch code {
+	case rpc.CodeUnsupportedProtocolVersion, rpc.CodeHeaderMismatch, rpc.CodeMissingRequiredClientCapability:
+		return true
+	}
+	return false
+}
+
+// end settles a response that carried no answer for the request.
+func (c *upstreamCall) end(readErr error) {
+	answered := true
+	c.once.Do(func() { answered = false })
+	if answered {
+		return
+	}
+	var err error
+	switch {
+	case c.ctx.Err() != nil:
+		err = c.ctx.Err()
+	default:
+		err = transportError{}
+	}
+	c.u.record(c.pc.method, c.passthrough, err, time.Since(c.start))
+	if !c.feedback || c.ctx.Err() != nil {
+		return
+	}
+	switch {
+	case c.modernReq && (c.status == http.StatusBadRequest || c.status == http.StatusNotFound || c.status == http.StatusMethodNotAllowed):
+		// §3.4: a modern request refused without a recognisable modern
+		// JSON-RPC body is a legacy server.
+		c.u.eraFailed()
+	case readErr != nil && !errors.Is(readErr, io.EOF):
+		c.u.eraFailed()
+	}
+}
+
+// meterBody feeds a response body to the call's parser as it is read.
+type meterBody struct {
+	rc io.ReadCloser
+	c  *upstreamCall
+
+	mu    sync.Mutex
+	ended bool
+}
+
+func (b *meterBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	b.mu.Lock()
+	if !b.ended {
+		b.c.p.feed(p[:n])
+		if err != nil {
+			b.endLocked(err)
+		}
+	}
+	b.mu.Unlock()
+	return n, err
+}
+
+func (b *meterBody) Close() error {
+	err := b.rc.Close()
+	b.mu.Lock()
+	if !b.ended {
+		b.endLocked(io.ErrUnexpectedEOF)
+	}
+	b.mu.Unlock()
+	return err
+}
+
+func (b *meterBody) endLocked(err error) {
+	b.ended = true
+	b.c.p.close()
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	b.c.end(err)
+}
+
+// meterConnTransport wraps a stdio upstream's mcp.Transport.
+type meterConnTransport struct {
+	t mcp.Transport
+	u *upstreamMeter
+}
+
+func (t meterConnTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.t.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return newMeterConn(c, t.u), nil
+}
+
+// meterConn is the stdio half: it pairs each request written with the
+// response read for its id.
+type meterConn struct {
+	mcp.Connection
+	u *upstreamMeter
+
+	mu      sync.Mutex
+	pending map[string]pendingCall
+}
+
+type pendingCall struct {
+	method string
+	start  time.Time
+}
+
+func newMeterConn(c mcp.Connection, u *upstreamMeter) *meterConn {
+	return &meterConn{Connection: c, u: u, pending: map[string]pendingCall{}}
+}
+
+// rawIDKey is an id as a map key (ids of one connection compare by type
+// and value).
+func rawIDKey(id jsonrpc.ID) string { return fmt.Sprintf("%T:%v", id.Raw(), id.Raw()) }
+
+func (c *meterConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || !req.IsCall() {
+		return c.Connection.Write(ctx, msg)
+	}
+	key := rawIDKey(req.ID)
+	c.mu.Lock()
+	c.pending[key] = pendingCall{method: req.Method, start: time.Now()}
+	c.mu.Unlock()
+	err := c.Connection.Write(ctx, msg)
+	if err != nil {
+		c.settle(key, transportError{})
+	}
+	return err
+}
+
+func (c *meterConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			c.settleAll(transportError{})
+		}
+		return msg, err
+	}
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		var rerr error
+		var we *jsonrpc.Error
+		if resp.Error != nil {
+			rerr = transportError{}
+			if errors.As(resp.Error, &we) {
+				rerr = &rpc.Error{Code: we.Code}
+			}
+		}
+		c.settle(rawIDKey(resp.ID), rerr)
+	}
+	return msg, nil
+}
+
+func (c *meterConn) Close() error {
+	err := c.Connection.Close()
+	c.settleAll(context.Canceled)
+	return err
+}
+
+func (c *meterConn) settle(key string, err error) {
+	c.mu.Lock()
+	p, ok := c.pending[key]
+	delete(c.pending, key)
+	c.mu.Unlock()
+	if ok {
+		c.u.record(p.method, false, err, time.Since(p.start))
+	}
+}
+
+func (c *meterConn) settleAll(err error) {
+	c.mu.Lock()
+	all := c.pending
+	c.pending = map[string]pendingCall{}
+	c.mu.Unlock()
+	for _, p := range all {
+		c.u.record(p.method, false, err, time.Since(p.start))
+	}
+}

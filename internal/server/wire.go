@@ -1,0 +1,249 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"mime"
+	"net/http"
+	"sync"
+)
+
+// maxSniff bounds what the wire observer buffers of one message: a larger
+// message is passed on untouched but not inspected (its request then counts
+// by HTTP status).
+const maxSniff = 4 << 20
+
+// wireMsg is the part of a JSON-RPC message the observer reads. Params and
+// Result are decoded only as far as the metrics need (unknown members are
+// skipped by the decoder without being kept).
+type wireMsg struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params *paramsView     `json:"params"`
+	Result *resultView     `json:"result"`
+	Error  *struct {
+		Code int64 `json:"code"`
+	} `json:"error"`
+}
+
+type implView struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+type paramsView struct {
+	Meta *struct {
+		ProtocolVersion string    `json:"io.modelcontextprotocol/protocolVersion"`
+		ClientInfo      *implView `json:"io.modelcontextprotocol/clientInfo"`
+	} `json:"_meta"`
+	// ClientInfo is initialize's.
+	ClientInfo *implView `json:"clientInfo"`
+	// Task is tools/call's legacy task augmentation.
+	Task           json.RawMessage            `json:"task"`
+	TaskID         string                     `json:"taskId"`
+	InputResponses map[string]json.RawMessage `json:"inputResponses"`
+}
+
+type resultView struct {
+	IsError    bool   `json:"isError"`
+	ResultType string `json:"resultType"`
+	// TaskID and Status: a modern flat CreateTaskResult or DetailedTask.
+	TaskID string `json:"taskId"`
+	Status string `json:"status"`
+	// Task: a legacy nested CreateTaskResult.
+	Task *struct {
+		TaskID string `json:"taskId"`
+		Status string `json:"status"`
+	} `json:"task"`
+	InputRequests map[string]struct {
+		Method string `json:"method"`
+	} `json:"inputRequests"`
+}
+
+func decodeWire(b []byte) (*wireMsg, bool) {
+	var m wireMsg
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, false
+	}
+	return &m, true
+}
+
+// hasID reports whether the message carries a non-null id.
+func (m *wireMsg) hasID() bool {
+	return len(m.ID) > 0 && !bytes.Equal(m.ID, []byte("null"))
+}
+
+// idKey is a message id as a map key (never a label).
+func idKey(raw json.RawMessage) string { return string(bytes.TrimSpace(raw)) }
+
+// hasTask reports whether a tools/call asked for a legacy task.
+func (p *paramsView) hasTask() bool {
+	if p == nil {
+		return false
+	}
+	t := bytes.TrimSpace(p.Task)
+	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
+}
+
+// msgParser splits a response body into JSON-RPC messages as it is written:
+// one JSON body (or a batch), or the data of each SSE event.
+type msgParser struct {
+	sse      bool
+	onMsg    func([]byte)
+	buf      []byte // JSON body, or the current SSE line
+	data     []byte // SSE: the current event's data
+	overflow bool   // a message was too large to inspect
+	closed   bool
+}
+
+func newMsgParser(contentType string, onMsg func([]byte)) *msgParser {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	return &msgParser{sse: mt == "text/event-stream", onMsg: onMsg}
+}
+
+func (p *msgParser) feed(b []byte) {
+	if p.closed || len(b) == 0 {
+		return
+	}
+	if !p.sse {
+		if len(p.buf)+len(b) > maxSniff {
+			p.overflow = true
+			p.buf = nil
+			p.closed = true
+			return
+		}
+		p.buf = append(p.buf, b...)
+		return
+	}
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			p.appendLine(b)
+			return
+		}
+		p.appendLine(b[:i])
+		p.line(bytes.TrimSuffix(p.buf, []byte("\r")))
+		p.buf = p.buf[:0]
+		b = b[i+1:]
+	}
+}
+
+func (p *msgParser) appendLine(b []byte) {
+	if len(p.buf)+len(b) > maxSniff {
+		p.overflow = true
+		p.buf = p.buf[:0]
+		return
+	}
+	p.buf = append(p.buf, b...)
+}
+
+// line handles one SSE line (text/event-stream framing: "data:" lines build
+// the event, a blank line dispatches it, comments and other fields are
+// skipped).
+func (p *msgParser) line(l []byte) {
+	switch {
+	case len(l) == 0:
+		if len(p.data) > 0 {
+			p.onMsg(p.data)
+		}
+		p.data = p.data[:0]
+	case bytes.HasPrefix(l, []byte("data:")):
+		v := bytes.TrimPrefix(l[5:], []byte(" "))
+		if len(p.data)+len(v) > maxSniff {
+			p.overflow = true
+			p.data = p.data[:0]
+			return
+		}
+		if len(p.data) > 0 {
+			p.data = append(p.data, '\n')
+		}
+		p.data = append(p.data, v...)
+	}
+}
+
+// close dispatches a JSON body (each element of a batch).
+func (p *msgParser) close() {
+	if p.closed {
+		return
+	}
+	p.closed = true
+	if p.sse {
+		if len(p.data) > 0 {
+			p.onMsg(p.data)
+		}
+		return
+	}
+	b := bytes.TrimSpace(p.buf)
+	switch {
+	case len(b) == 0:
+	case b[0] == '{':
+		p.onMsg(b)
+	case b[0] == '[':
+		var batch []json.RawMessage
+		if json.Unmarshal(b, &batch) == nil {
+			for _, m := range batch {
+				p.onMsg(m)
+			}
+		}
+	}
+}
+
+// sniffWriter passes a response through unchanged (flushes included) while
+// handing every JSON-RPC message in it to a parser.
+type sniffWriter struct {
+	w     http.ResponseWriter
+	onMsg func([]byte)
+
+	mu     sync.Mutex
+	p      *msgParser
+	status int
+}
+
+func newSniffWriter(w http.ResponseWriter, onMsg func([]byte)) *sniffWriter {
+	return &sniffWriter{w: w, onMsg: onMsg}
+}
+
+func (s *sniffWriter) Header() http.Header { return s.w.Header() }
+
+func (s *sniffWriter) WriteHeader(code int) {
+	s.mu.Lock()
+	if s.status == 0 && code >= 200 {
+		s.status = code
+		s.p = newMsgParser(s.w.Header().Get("Content-Type"), s.onMsg)
+	}
+	s.mu.Unlock()
+	s.w.WriteHeader(code)
+}
+
+func (s *sniffWriter) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	if s.status == 0 {
+		s.mu.Unlock()
+		s.WriteHeader(http.StatusOK)
+		s.mu.Lock()
+	}
+	s.mu.Unlock()
+	n, err := s.w.Write(b)
+	s.mu.Lock()
+	s.p.feed(b[:n])
+	s.mu.Unlock()
+	return n, err
+}
+
+// Flush lets handlers stream SSE through the wrapper.
+func (s *sniffWriter) Flush() { _ = http.NewResponseController(s.w).Flush() }
+
+// Unwrap serves http.ResponseController.
+func (s *sniffWriter) Unwrap() http.ResponseWriter { return s.w }
+
+// finish dispatches a buffered JSON body and returns the HTTP status (0 when
+// nothing was written) and whether a message was too large to inspect.
+func (s *sniffWriter) finish() (status int, overflow bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.p == nil {
+		return s.status, false
+	}
+	s.p.close()
+	return s.status, s.p.overflow
+}
