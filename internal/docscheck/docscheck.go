@@ -54,6 +54,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Kind says how a command is run.
@@ -563,6 +564,89 @@ func HelpCommands(help string) []string {
 				out = append(out, strings.TrimSuffix(f[0], ","))
 			}
 		}
+	}
+	return out
+}
+
+// Slug is the anchor GitHub gives a Markdown heading: lower case, spaces as
+// hyphens, punctuation other than hyphens and underscores dropped.
+func Slug(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteByte('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+var (
+	headingRE = regexp.MustCompile(`^#{1,6}\s+(.*?)\s*#*\s*$`)
+	linkRE    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+)
+
+// Anchors returns the heading anchors of a Markdown document (outside code
+// fences).
+func Anchors(src []byte) map[string]bool {
+	out := map[string]bool{}
+	for _, l := range proseLines(src) {
+		if m := headingRE.FindStringSubmatch(l.text); m != nil {
+			out[Slug(m[1])] = true
+		}
+	}
+	return out
+}
+
+// Link is a Markdown link target outside code fences.
+type Link struct {
+	Line   int
+	Target string
+}
+
+// Links returns the link targets of a Markdown document (outside code
+// fences).
+func Links(src []byte) []Link {
+	var out []Link
+	for _, l := range proseLines(src) {
+		for _, m := range linkRE.FindAllStringSubmatch(l.text, -1) {
+			out = append(out, Link{Line: l.n, Target: m[1]})
+		}
+	}
+	return out
+}
+
+type numbered struct {
+	n    int
+	text string
+}
+
+// proseLines are the lines outside fenced code blocks, with inline code
+// spans removed.
+func proseLines(src []byte) []numbered {
+	var out []numbered
+	fence := ""
+	for i, l := range strings.Split(strings.ReplaceAll(string(src), "\r\n", "\n"), "\n") {
+		t := strings.TrimSpace(l)
+		if m := fenceRE.FindStringSubmatch(l); m != nil && (fence == "" || strings.HasPrefix(t, fence)) {
+			if fence == "" {
+				fence = m[2]
+			} else {
+				fence = ""
+			}
+			continue
+		}
+		if fence != "" {
+			continue
+		}
+		if strings.HasPrefix(t, "#") {
+			// headings keep their code spans: GitHub drops only the backticks
+			out = append(out, numbered{i + 1, strings.ReplaceAll(l, "`", "")})
+			continue
+		}
+		out = append(out, numbered{i + 1, inlineRE.ReplaceAllString(l, "code")})
 	}
 	return out
 }

@@ -235,6 +235,7 @@ func TestDocsStructure(t *testing.T) {
 			t.Errorf("%s: only %d runnable commands", d, n)
 		}
 	}
+	checkLinks(t, root)
 	guide, err := os.ReadFile(filepath.Join(root, "docs", "MIGRATION.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -389,4 +390,66 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// checkLinks verifies that the documents' relative links name files that
+// exist and anchors that their headings produce.
+func checkLinks(t *testing.T, root string) {
+	t.Helper()
+	anchors := map[string]map[string]bool{}
+	anchorsOf := func(path string) map[string]bool {
+		if a, ok := anchors[path]; ok {
+			return a
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		anchors[path] = Anchors(src)
+		return anchors[path]
+	}
+	for _, d := range Documents {
+		src, err := os.ReadFile(filepath.Join(root, d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range Links(src) {
+			if strings.Contains(l.Target, "://") || strings.HasPrefix(l.Target, "mailto:") {
+				continue
+			}
+			file, frag, _ := strings.Cut(l.Target, "#")
+			path := filepath.Join(root, d)
+			if file != "" {
+				path = filepath.Join(root, filepath.Dir(d), file)
+			}
+			if _, err := os.Stat(path); err != nil {
+				t.Errorf("%s:%d: link %q: %v", d, l.Line, l.Target, err)
+				continue
+			}
+			if frag != "" && strings.HasSuffix(path, ".md") && !anchorsOf(path)[frag] {
+				t.Errorf("%s:%d: link %q: no heading with anchor #%s", d, l.Line, l.Target, frag)
+			}
+		}
+	}
+}
+
+func TestSlugAndLinks(t *testing.T) {
+	for h, want := range map[string]string{
+		"TypeScript SDK v1 (1.24–1.32)":                 "typescript-sdk-v1-124132",
+		"-32021 Missing required client capability":     "-32021-missing-required-client-capability",
+		"What tasks/list shows, and to whom":            "what-taskslist-shows-and-to-whom",
+		"Configuration: .migrate-check.yaml":            "configuration-migrate-checkyaml",
+		"4. Phase 3: watch the rollout, then remove it": "4-phase-3-watch-the-rollout-then-remove-it",
+	} {
+		if got := Slug(h); got != want {
+			t.Errorf("Slug(%q) = %q, want %q", h, got, want)
+		}
+	}
+	doc := []byte("# A `b` c\n\nSee [x](#a-b-c) and [y](other.md#z).\n```sh\necho '[no](link.md)'\n# not a heading\n```\n")
+	if a := Anchors(doc); !a["a-b-c"] || len(a) != 1 {
+		t.Errorf("Anchors = %v", a)
+	}
+	if l := Links(doc); len(l) != 2 || l[0].Target != "#a-b-c" || l[1].Target != "other.md#z" || l[1].Line != 3 {
+		t.Errorf("Links = %+v", l)
+	}
 }
