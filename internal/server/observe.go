@@ -149,7 +149,7 @@ func isLegacyCall(method string, p *paramsView) bool {
 	return false
 }
 
-func legacyInputKey(sess, id string) string { return "l\x00" + sess + "\x00" + id }
+func legacyInputKey(sess, id string) string  { return "l\x00" + sess + "\x00" + id }
 func modernInputKey(task, key string) string { return "m\x00" + task + "\x00" + key }
 
 // legacyAnswer records a legacy client's answer to an input request.
