@@ -326,7 +326,10 @@ func FuzzHeaderValue(f *testing.F) {
 }
 
 // CheckHeaders never panics and answers only with decode codes or -32020;
-// the headers RequestHeaders computes always pass.
+// the headers RequestHeaders computes always pass — for a request whose body
+// carries _meta.protocolVersion (M-01). Without it there is nothing to mirror
+// into the required MCP-Protocol-Version header, and a missing required
+// header is -32020 (testdata/fuzz/FuzzCheckHeaders keeps that input).
 func FuzzCheckHeaders(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"T-1",`+metaJSON+`}}`), "2026-07-28", "tasks/get", "T-1")
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"é",`+metaJSON+`}}`), "2026-07-28", "tools/call", "=?base64?w6k=?=")
@@ -344,8 +347,15 @@ func FuzzCheckHeaders(f *testing.F) {
 			checkCode(t, err, decodeCodes)
 			return
 		}
-		if err := CheckHeaders(want.Get, body); err != nil {
-			t.Fatalf("computed headers %v rejected: %v", want, err)
+		cerr := CheckHeaders(want.Get, body) // *rpc.Error: compare with nil as such
+		if want.Get(HeaderProtocolVersion) == "" {
+			if req, derr := DecodeRequest(body); derr == nil && req.IsCall() && (cerr == nil || cerr.Code != rpc.CodeHeaderMismatch) {
+				t.Fatalf("call without _meta.protocolVersion: %v, want -32020 (required header missing)", cerr)
+			}
+			return
+		}
+		if cerr != nil {
+			t.Fatalf("computed headers %v rejected: %v", want, cerr)
 		}
 	})
 }

@@ -188,6 +188,9 @@ func expectations(method string, params []byte, call bool) []headerExpectation {
 // and Mcp-Name (encoded when needed) for tools/call, prompts/get,
 // resources/read and tasks/get|update|cancel (M-10, M-32). Keys are canonical.
 // Mcp-Param-* headers need the tool's inputSchema and are not produced here.
+// A header whose body value is missing (no _meta.protocolVersion, no string
+// params.name) is left out; CheckHeaders then rejects the request with -32020,
+// as a server must (every request carries its version, M-01).
 func RequestHeaders(rawRequest []byte) (Header, error) {
 	req, err := DecodeRequest(rawRequest)
 	if err != nil {
