@@ -178,7 +178,7 @@ func TestScenariosSmoke(t *testing.T) {
 	}
 
 	r, err := ResultDelay(ctx, up, br.URL, 2)
-	if err != nil || r.Errors != 0 || r.Delays.N != 2 || r.Push {
+	if err != nil || r.Errors != 0 || r.Delays.N != 2 || r.Push || r.Cadence.N != 2 || r.Cadence.Max+r.Processing.Min > r.Delays.Max {
 		t.Fatalf("ResultDelay (poll): %v, %+v", err, r)
 	}
 

@@ -398,8 +398,13 @@ type DelayResult struct {
 	Push         bool
 	PollInterval time.Duration
 	Delays       Summary
-	Errors       int
-	FirstErr     error
+	// Poll path only: Delays split at the first upstream tasks/get after the
+	// completion: Cadence is the wait for that poll (the watcher's schedule),
+	// Processing the rest (the get's round trip, the durable write of the
+	// terminal snapshot, the store reads and the answer to the client).
+	Cadence, Processing Summary
+	Errors              int
+	FirstErr            error
 }
 
 // ResultDelay measures samples completions, one task at a time: create a
@@ -418,7 +423,7 @@ func ResultDelay(ctx context.Context, up *Upstream, url string, samples int) (De
 		return res, err
 	}
 	tr := NewTracker(up)
-	var delays []time.Duration
+	var delays, cadence, processing []time.Duration
 	for i := 0; i < samples; i++ {
 		listens := up.Counters().ListenStreams
 		t, err := tr.Create(ctx, l)
@@ -459,8 +464,12 @@ func ResultDelay(ctx context.Context, up *Upstream, url string, samples int) (De
 			continue
 		}
 		delays = append(delays, w.At.Sub(t0))
+		if get := up.GetAfter(t.Upstream, t0); !push && !get.IsZero() && get.Before(w.At) {
+			cadence = append(cadence, get.Sub(t0))
+			processing = append(processing, w.At.Sub(get))
+		}
 	}
-	res.Delays = Summarize(delays)
+	res.Delays, res.Cadence, res.Processing = Summarize(delays), Summarize(cadence), Summarize(processing)
 	return res, nil
 }
 

@@ -14,32 +14,80 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tasksbridge/tasksbridge/internal/demo"
 	"github.com/tasksbridge/tasksbridge/legacy/face"
+	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
 // Upstream is the embedded modern server (internal/demo) on a loopback port.
+// It also records when each tasks/get request arrived (by its Mcp-Name
+// header, the task id: M-32), so a delay can be split into the watcher's
+// cadence and the bridge's own processing.
 type Upstream struct {
 	*demo.Server
 	URL  string
-	stop func() error
+	srv  *http.Server
+	mu   sync.Mutex
+	gets map[string][]time.Time
+	once sync.Once
+	err  error
 }
 
 // StartUpstream serves a demo server on 127.0.0.1 until Close or ctx ends.
 func StartUpstream(ctx context.Context, opts demo.Options) (*Upstream, error) {
-	s := demo.New(opts)
-	url, stop, err := s.Start(ctx, "127.0.0.1:0")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("start upstream: %w", err)
 	}
-	return &Upstream{Server: s, URL: url, stop: stop}, nil
+	u := &Upstream{Server: demo.New(opts), URL: "http://" + ln.Addr().String() + "/mcp", gets: map[string][]time.Time{}}
+	h := u.Handler()
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(modern.HeaderMethod) == modern.MethodTasksGet {
+			at := time.Now()
+			id := r.Header.Get(modern.HeaderName)
+			u.mu.Lock()
+			u.gets[id] = append(u.gets[id], at)
+			u.mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	}))
+	u.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = u.srv.Serve(ln) }()
+	context.AfterFunc(ctx, func() { _ = u.Close() })
+	return u, nil
 }
 
-// Close stops the upstream.
-func (u *Upstream) Close() error { return u.stop() }
+// GetAfter is when the first tasks/get for task arrived at or after t (zero
+// if none did).
+func (u *Upstream) GetAfter(task string, t time.Time) time.Time {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, at := range u.gets[task] {
+		if !at.Before(t) {
+			return at
+		}
+	}
+	return time.Time{}
+}
+
+// Close ends the listen streams gracefully, then stops serving.
+func (u *Upstream) Close() error {
+	u.once.Do(func() {
+		u.Server.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := u.srv.Shutdown(ctx); err != nil {
+			_ = u.srv.Close()
+			u.err = fmt.Errorf("stop upstream: %w", err)
+		}
+	})
+	return u.err
+}
 
 // BridgeOptions configure a bridge under test. Everything else is the
 // face's default, as `bridge serve` would run it.
@@ -178,12 +226,13 @@ const ChildMode = "bridge-child"
 
 // RunChild is the bridge process of the load tool: it serves a bridge in
 // front of -upstream on a loopback port with a Badger store in a fresh
-// temporary directory, prints "bridge: URL", and stops gracefully when stdin
+// temporary directory (or the memory store with -memory), prints "bridge: URL", and stops gracefully when stdin
 // closes or ctx ends.
 func RunChild(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
 	fs := flag.NewFlagSet(ChildMode, flag.ContinueOnError)
 	up := fs.String("upstream", "", "modern upstream endpoint URL")
 	keep := fs.Duration("keepalive", 0, "SSE keep-alive interval (0: face default)")
+	memory := fs.Bool("memory", false, "use the in-memory store instead of Badger (isolates disk latency)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -195,7 +244,11 @@ func RunChild(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 		return fmt.Errorf("bridge-child: data dir: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	b, err := StartBridge(BridgeOptions{Upstream: *up, DataDir: dir, KeepAlive: *keep})
+	opts := BridgeOptions{Upstream: *up, DataDir: dir, KeepAlive: *keep}
+	if *memory {
+		opts.DataDir = ""
+	}
+	b, err := StartBridge(opts)
 	if err != nil {
 		return err
 	}

@@ -64,6 +64,7 @@ type config struct {
 
 	profileDir string
 	memLimit   string
+	memStore   bool
 }
 
 func main() {
@@ -102,6 +103,7 @@ func parse(args []string) (config, error) {
 	fs.IntVar(&c.pushSamples, "push-samples", 200, "delay: samples on the push path")
 	fs.IntVar(&c.pollSamples, "poll-samples", 60, "delay: samples on the poll path")
 	fs.DurationVar(&c.delayPoll, "delay-poll", 200*time.Millisecond, "delay: upstream pollIntervalMs on the poll path")
+	fs.BoolVar(&c.memStore, "memory-store", false, "run the bridge on the in-memory store instead of Badger (diagnosis: removes fsync latency)")
 	fs.StringVar(&c.memLimit, "bridge-gomemlimit", "", "waiters: GOMEMLIMIT of the bridge process (e.g. 200MiB; default none)")
 	fs.StringVar(&c.profileDir, "profile-dir", "", "waiters: save the loaded bridge's heap and goroutine profiles here")
 	if err := fs.Parse(args); err != nil {
@@ -147,7 +149,11 @@ func run(args []string, out io.Writer) error {
 		return err
 	}
 	rep := &report{out: out}
-	rep.machine(fdNote)
+	store := "Badger in a temporary directory (SyncWrites, as deployed)"
+	if c.memStore {
+		store = "in-memory (diagnostic run: no fsync)"
+	}
+	rep.machine(fdNote + ", bridge store " + store)
 	if c.phases["waiters"] && fdCur < uint64(c.waiters)+1024 {
 		rep.note("open-file limit %d is too low for %d waiters; reduce -waiters", fdCur, c.waiters)
 		return fmt.Errorf("open-file limit %d too low for -waiters %d", fdCur, c.waiters)
@@ -173,7 +179,7 @@ func run(args []string, out io.Writer) error {
 
 // withBridge runs f against an upstream (opts) and a child bridge process in
 // front of it.
-func withBridge(ctx context.Context, exe string, opts demo.Options, keepAlive time.Duration, env []string,
+func withBridge(ctx context.Context, c config, exe string, opts demo.Options, keepAlive time.Duration, env []string,
 	f func(up *bridgeload.Upstream, p *bridgeload.Proc) error) error {
 	up, err := bridgeload.StartUpstream(ctx, opts)
 	if err != nil {
@@ -182,7 +188,11 @@ func withBridge(ctx context.Context, exe string, opts demo.Options, keepAlive ti
 	defer up.Close()
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	p, err := bridgeload.StartProc(sctx, exe, env, bridgeload.ChildMode, "-upstream", up.URL, "-keepalive", keepAlive.String())
+	args := []string{bridgeload.ChildMode, "-upstream", up.URL, "-keepalive", keepAlive.String()}
+	if c.memStore {
+		args = append(args, "-memory")
+	}
+	p, err := bridgeload.StartProc(sctx, exe, env, args...)
 	if err != nil {
 		return err
 	}
@@ -192,7 +202,7 @@ func withBridge(ctx context.Context, exe string, opts demo.Options, keepAlive ti
 }
 
 func phaseEcho(ctx context.Context, c config, exe string, rep *report) error {
-	return withBridge(ctx, exe, demo.Options{}, 0, nil, func(up *bridgeload.Upstream, p *bridgeload.Proc) error {
+	return withBridge(ctx, c, exe, demo.Options{}, 0, nil, func(up *bridgeload.Upstream, p *bridgeload.Proc) error {
 		// One HTTP client configuration, one connection per worker, on both paths.
 		dhc, bhc := bridgeload.NewHTTPClient(c.echoConc), bridgeload.NewHTTPClient(c.echoConc)
 		defer dhc.CloseIdleConnections()
@@ -245,7 +255,7 @@ func phaseEcho(ctx context.Context, c config, exe string, rep *report) error {
 
 func phaseGetRate(ctx context.Context, c config, exe string, rep *report) error {
 	opts := demo.Options{PollInterval: c.getPoll, DisablePush: true}
-	return withBridge(ctx, exe, opts, 100*time.Millisecond, nil, func(up *bridgeload.Upstream, p *bridgeload.Proc) error {
+	return withBridge(ctx, c, exe, opts, 100*time.Millisecond, nil, func(up *bridgeload.Upstream, p *bridgeload.Proc) error {
 		r, err := bridgeload.GetRate(ctx, up, p.URL, c.getWaiters, c.getWindow)
 		if err != nil {
 			return err
@@ -260,7 +270,7 @@ func phaseWaiters(ctx context.Context, c config, exe string, rep *report) error 
 	if c.memLimit != "" {
 		env = append(env, "GOMEMLIMIT="+c.memLimit)
 	}
-	return withBridge(ctx, exe, demo.Options{}, 2*time.Second, env, func(up *bridgeload.Upstream, p *bridgeload.Proc) error {
+	return withBridge(ctx, c, exe, demo.Options{}, 2*time.Second, env, func(up *bridgeload.Upstream, p *bridgeload.Proc) error {
 		base, err := bridgeload.ReadMem(p.Pid())
 		if err != nil {
 			return err
@@ -287,7 +297,7 @@ func phaseWaiters(ctx context.Context, c config, exe string, rep *report) error 
 
 func phaseDelay(ctx context.Context, c config, exe string, rep *report) error {
 	var push, poll bridgeload.DelayResult
-	err := withBridge(ctx, exe, demo.Options{}, 10*time.Millisecond, nil, func(up *bridgeload.Upstream, p *bridgeload.Proc) error {
+	err := withBridge(ctx, c, exe, demo.Options{}, 10*time.Millisecond, nil, func(up *bridgeload.Upstream, p *bridgeload.Proc) error {
 		var err error
 		push, err = bridgeload.ResultDelay(ctx, up, p.URL, c.pushSamples)
 		return err
@@ -295,7 +305,7 @@ func phaseDelay(ctx context.Context, c config, exe string, rep *report) error {
 	if err != nil {
 		return err
 	}
-	err = withBridge(ctx, exe, demo.Options{PollInterval: c.delayPoll, DisablePush: true}, 10*time.Millisecond, nil,
+	err = withBridge(ctx, c, exe, demo.Options{PollInterval: c.delayPoll, DisablePush: true}, 10*time.Millisecond, nil,
 		func(up *bridgeload.Upstream, p *bridgeload.Proc) error {
 			var err error
 			poll, err = bridgeload.ResultDelay(ctx, up, p.URL, c.pollSamples)
@@ -392,6 +402,8 @@ func (r *report) delay(push, poll bridgeload.DelayResult) {
 			fmt.Sprintf("p50 %s, p99 %s, max %s", bridgeload.Ms(poll.Delays.P50), bridgeload.Ms(poll.Delays.P99), bridgeload.Ms(poll.Delays.Max)),
 			"—", fmt.Sprintf("p99 = %.2f intervals (n=%d)", float64(poll.Delays.P99)/float64(poll.PollInterval), poll.Delays.N),
 			"≤ 1 interval", met(poll.Delays.P99 <= poll.PollInterval && poll.Errors == 0)})
+	r.note("delay: poll split at the first upstream tasks/get after the completion: waiting for that poll %s; "+
+		"from that poll to the answer %s", poll.Cadence, poll.Processing)
 	r.note("delay: push %s; poll %s; errors %d/%d%s", push.Delays, poll.Delays, push.Errors, poll.Errors,
 		firstErr(errors.Join(push.FirstErr, poll.FirstErr)))
 }
