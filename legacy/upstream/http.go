@@ -99,10 +99,25 @@ func bodyHint(data []byte) string {
 
 func (w *httpWire) roundTrip(ctx context.Context, s *Session, c *call, req *jsonrpc.Request) (json.RawMessage, error) {
 	// The POST also ends when the session dies, so no call outlives it.
+	callerCtx := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(s.ctx, cancel)
 	defer stop()
+	// Under 2025-11-25 a dropped connection is not a cancellation: when the
+	// caller gives up, say so (basic/utilities/cancellation; for a blocking
+	// tasks/result it ends only that wait, L-86).
+	answered := false
+	defer func() {
+		if !answered && callerCtx.Err() != nil && s.Alive() {
+			params, _ := json.Marshal(map[string]any{"requestId": req.ID.Raw(), "reason": "the bridge's caller went away"})
+			go func() {
+				nctx, ncancel := context.WithTimeout(context.Background(), notifyTimeout)
+				defer ncancel()
+				_ = w.send(nctx, s, &jsonrpc.Request{Method: "notifications/cancelled", Params: params})
+			}()
+		}
+	}()
 
 	resp, err := w.post(ctx, s, req)
 	if err != nil {
@@ -123,6 +138,7 @@ func (w *httpWire) roundTrip(ctx context.Context, s *Session, c *call, req *json
 			return nil, newError(ErrBadResponse, err, "legacy upstream %s: undecodable response to %s: %v", s.pool.cfg.Target, c.method, err)
 		}
 		if r, ok := m.(*jsonrpc.Response); ok && r.ID == req.ID {
+			answered = true
 			return resultOf(r)
 		}
 		return nil, newError(ErrBadResponse, nil, "legacy upstream %s answered %s with a message that is not its response", s.pool.cfg.Target, c.method)
@@ -140,7 +156,7 @@ func (w *httpWire) roundTrip(ctx context.Context, s *Session, c *call, req *json
 			case *jsonrpc.Response:
 				if m.ID == req.ID {
 					result, rerr = resultOf(m)
-					found = true
+					found, answered = true, true
 					return false
 				}
 			case *jsonrpc.Request:

@@ -132,8 +132,10 @@ func (f *Face) checkRequest(h http.Header, body []byte, req *jsonrpc.Request) (i
 	if err := modern.CheckProtocolVersion(meta.ProtocolVersion, []string{modern.ProtocolVersion}); err != nil { // M-38
 		return http.StatusBadRequest, modern.ErrUnsupportedProtocolVersion(meta.ProtocolVersion, f.opts.SupportedVersions)
 	}
-	if req.Method == modern.MethodTasksResult || req.Method == modern.MethodTasksList {
-		return http.StatusNotFound, modern.ErrMethodNotFound(req.Method) // M-34, M-42, M-66
+	if !f.serves(req.Method) && req.Method != modern.MethodSubscriptionsListen {
+		// M-42 (HTTP 404); the removed tasks/result and tasks/list get a
+		// message saying what replaced them (M-34, M-66).
+		return http.StatusNotFound, modern.ErrMethodNotFound(req.Method)
 	}
 	if e := modern.CheckHeaders(h.Get, body); e != nil { // M-43, M-67
 		if e.Code == rpc.CodeHeaderMismatch {

@@ -116,8 +116,8 @@ func (c *stdioConn) gate(req *jsonrpc.Request) *rpc.Error {
 	if err := modern.CheckProtocolVersion(meta.ProtocolVersion, []string{modern.ProtocolVersion}); err != nil {
 		return modern.ErrUnsupportedProtocolVersion(meta.ProtocolVersion, c.f.opts.SupportedVersions)
 	}
-	if req.Method == modern.MethodTasksResult || req.Method == modern.MethodTasksList {
-		return modern.ErrMethodNotFound(req.Method)
+	if !c.f.serves(req.Method) && req.Method != modern.MethodSubscriptionsListen {
+		return modern.ErrMethodNotFound(req.Method) // M-34, M-42, M-66
 	}
 	return nil
 }
