@@ -251,4 +251,3 @@ func rpcCode(err error) int64 {
 	}
 	return 0
 }
-
