@@ -35,13 +35,15 @@ const codeURLElicitationRequired int64 = -32042
 //   - -32020 HeaderMismatch and -32022 UnsupportedProtocolVersion concern the
 //     bridge's own upstream traffic, never the client: -32603 naming the cause
 //     (L-66);
-//   - everything else unchanged (code, message, data).
+//   - everything else unchanged (code, message, data); an empty message is
+//     replaced by one naming the method and code (L-67).
 //
 // Implements L-06, L-66, L-67.
 func ErrorToLegacy(method string, taskAugmented bool, e *rpc.Error) *rpc.Error {
 	if e == nil {
 		return nil
 	}
+	e = withMessage(method, e)
 	switch {
 	case e.Code == rpc.CodeInvalidParams && method == "resources/read" &&
 		strings.Contains(strings.ToLower(e.Message), "not found"):
@@ -69,6 +71,16 @@ func ErrorToLegacy(method string, taskAugmented bool, e *rpc.Error) *rpc.Error {
 		return internalData(e.Data, "upstream does not support the bridge's protocol version: %s", e.Message)
 	}
 	return e
+}
+
+// withMessage returns e, or a copy with a message saying what failed when the
+// upstream sent none: an error a client shows must say something (L-67, M-62).
+func withMessage(method string, e *rpc.Error) *rpc.Error {
+	if strings.TrimSpace(e.Message) != "" {
+		return e
+	}
+	return &rpc.Error{Code: e.Code, Data: e.Data,
+		Message: fmt.Sprintf("upstream %s failed with error %d and no message", method, e.Code)}
 }
 
 // capabilitiesText renders required capabilities for a message: their JSON,
@@ -100,7 +112,8 @@ func internalData(data []byte, format string, a ...any) *rpc.Error {
 //     MRTR; a face that can, should ask instead of failing);
 //   - any code in -32020..-32099 from a legacy peer (it has no 2026 meaning
 //     there; -32003 never leaves the bridge either) → -32603;
-//   - everything else unchanged.
+//   - everything else unchanged (an application-defined code stays); an
+//     empty message is replaced by one naming the method and code (M-62).
 //
 // data is kept in every case.
 //
@@ -109,6 +122,7 @@ func ErrorToModern(method string, e *rpc.Error) *rpc.Error {
 	if e == nil {
 		return nil
 	}
+	e = withMessage(method, e)
 	switch {
 	case e.Code == rpc.CodeLegacyResourceNotFound:
 		return &rpc.Error{Code: rpc.CodeInvalidParams, Message: e.Message, Data: e.Data}

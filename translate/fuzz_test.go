@@ -1,9 +1,11 @@
 package translate
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tasksbridge/tasksbridge/internal/transcript"
@@ -280,7 +282,9 @@ func FuzzMergeLegacyTask(f *testing.F) {
 		if pinned && !local.Status.IsTerminal() && m.Status != legacy.StatusCancelled {
 			t.Fatalf("pinned task became %q (L-59)", m.Status)
 		}
-		if m.CreatedAt != local.CreatedAt {
+		// A local task without createdAt (never encodable) takes the
+		// upstream's (testdata/fuzz keeps that input).
+		if local.CreatedAt != "" && m.CreatedAt != local.CreatedAt {
 			t.Fatalf("createdAt moved from %q to %q (L-18)", local.CreatedAt, m.CreatedAt)
 		}
 		if lu, err := legacy.ParseTime(local.LastUpdatedAt); err == nil {
@@ -298,9 +302,19 @@ func FuzzModernCancelReply(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte, known bool) {
 		r, err := ModernCancelReply(data, known, "T1")
-		checkErr(t, err)
 		if err == nil {
 			checkEncodes(t, r)
+			return
+		}
+		// Any other upstream error is relayed (ErrorToModern): an
+		// application-defined code may stay, but never one 2026 forbids, and
+		// never without a message (testdata/fuzz: code 0, empty message).
+		var e *rpc.Error
+		if !errors.As(err, &e) || e == nil || strings.TrimSpace(e.Message) == "" {
+			t.Fatalf("relayed error %v has no message or is not an *rpc.Error", err)
+		}
+		if forbiddenModern(e.Code) {
+			t.Fatalf("modern client got a code 2026 forbids (M-45): %v", e)
 		}
 	})
 }
@@ -632,14 +646,20 @@ func FuzzErrorMapping(f *testing.F) {
 		if err != nil || r.Error == nil {
 			return
 		}
-		if l := ErrorToLegacy(method, task, r.Error); l == nil || l.Code == rpc.CodeHeaderMismatch || l.Code == rpc.CodeUnsupportedProtocolVersion ||
+		l := ErrorToLegacy(method, task, r.Error)
+		if l == nil || l.Code == rpc.CodeHeaderMismatch || l.Code == rpc.CodeUnsupportedProtocolVersion ||
 			l.Code == rpc.CodeMissingRequiredClientCapability || l.Code == modern.CodeDraftMissingCapability {
 			t.Fatalf("legacy client got a 2026-only code: %v", l)
 		}
 		m := ErrorToModern(method, r.Error)
-		if m == nil || m.Code == rpc.CodeLegacyResourceNotFound || m.Code == codeURLElicitationRequired ||
-			m.Code == modern.CodeDraftMissingCapability || (m.Code <= -32020 && m.Code >= -32099) {
+		if m == nil || forbiddenModern(m.Code) {
 			t.Fatalf("modern client got a code 2026 forbids (M-45): %v", m)
+		}
+		if strings.TrimSpace(l.Message) == "" || strings.TrimSpace(m.Message) == "" {
+			t.Fatalf("mapped errors without a message: %v / %v (L-67, M-62)", l, m)
+		}
+		if !bytes.Equal(l.Data, r.Error.Data) || !bytes.Equal(m.Data, r.Error.Data) {
+			t.Fatalf("error data lost: %s → %s / %s", r.Error.Data, l.Data, m.Data)
 		}
 	})
 }
@@ -695,4 +715,16 @@ func FuzzResultToModern(f *testing.F) {
 			t.Fatalf("related-task key reached a modern client: %s", r)
 		}
 	})
+}
+
+// forbiddenModern reports a code a 2026-07-28 implementation must not emit
+// (M-45): -32002, -32042, the draft -32003 and undefined -32020..-32099 ones.
+// Relayed from a legacy peer, even -32020..-32022 mean nothing, so the whole
+// range counts.
+func forbiddenModern(code int64) bool {
+	switch code {
+	case rpc.CodeLegacyResourceNotFound, codeURLElicitationRequired, modern.CodeDraftMissingCapability:
+		return true
+	}
+	return code <= -32020 && code >= -32099
 }
