@@ -16,7 +16,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tasksbridge/tasksbridge/internal/server"
 	"github.com/tasksbridge/tasksbridge/legacy/face"
+	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
 )
 
 // Defaults of `bridge serve`.
@@ -28,29 +30,44 @@ const (
 func init() {
 	register(&cli.Command{
 		Name:      "serve",
-		Usage:     "serve legacy (2025-11-25) MCP clients in front of a modern (2026-07-28 + tasks extension) server",
-		UsageText: "bridge serve --upstream URL [--listen 127.0.0.1:8080] [--data-dir ./tasksbridge-data]\n   bridge serve --upstream-command \"prog args\" [--stdio] [...]",
-		Description: "Legacy clients, including ones that use the experimental tasks of 2025-11-25 (tasks/get, the\n" +
-			"blocking tasks/result, tasks/list, tasks/cancel), keep working against an upgraded server.\n\n" +
-			"The legacy Streamable HTTP endpoint is http://LISTEN/mcp; /healthz answers while the process is up\n" +
-			"and /readyz when the data directory is open and the upstream answers server/discover. With --stdio\n" +
-			"one legacy client is served on stdin/stdout instead (logs go to stderr).\n\n" +
-			"Sessions and tasks are kept in --data-dir: after a restart (even kill -9) clients continue with\n" +
+		Usage:     "serve MCP clients of either era (2025-11-25 legacy, 2026-07-28 modern) in front of a server of either era",
+		UsageText: "bridge serve --upstream URL [--listen 127.0.0.1:8080] [--data-dir ./tasksbridge-data] [--upstream-era auto|legacy|modern] [--metrics-listen ADDR]\n   bridge serve --upstream-command \"prog args\" [--stdio] [...]",
+		Description: "One endpoint, http://LISTEN/mcp, serves whichever era each client speaks in front of whichever era\n" +
+			"the upstream speaks. Each request's era is detected: initialize or a known legacy Mcp-Session-Id is\n" +
+			"legacy (2025-11-25); per-request _meta protocolVersion, server/discover or MCP-Protocol-Version\n" +
+			"2026-07-28 is modern (an unsupported version gets -32022 with the supported list). The upstream's era\n" +
+			"is probed once with server/discover, falling back to initialize (legacy), cached and re-probed when\n" +
+			"it stops holding; --upstream-era pins it. The four combinations:\n\n" +
+			"   legacy client -> modern upstream   translated: the legacy face emulates the experimental tasks of\n" +
+			"                                      2025-11-25 (tasks/get, the blocking tasks/result, tasks/list,\n" +
+			"                                      tasks/cancel) over the io.modelcontextprotocol/tasks extension\n" +
+			"   modern client -> legacy upstream   translated: the modern face offers the tasks extension over\n" +
+			"                                      the upstream's legacy tasks\n" +
+			"   legacy client -> legacy upstream   passed through unchanged (sessions, SSE streams), metered\n" +
+			"   modern client -> modern upstream   passed through unchanged, metered\n\n" +
+			"Pass-through needs an HTTP upstream (--upstream URL); with --upstream-command only the two translated\n" +
+			"combinations are served. /healthz answers while the process is up, /readyz when the data directory is\n" +
+			"open and the upstream answers, /metrics has the Prometheus rollout metrics (docs/METRICS.md) unless\n" +
+			"--metrics-listen moves them to a listener of their own. With --stdio one client is served on\n" +
+			"stdin/stdout instead (logs go to stderr).\n\n" +
+			"Sessions and tasks are kept in --data-dir: after a restart (even kill -9) legacy clients continue with\n" +
 			"their Mcp-Session-Id and task ids. Tasks belong to the client's Authorization header (hashed) when\n" +
 			"it sends one, otherwise to its session. SIGINT or SIGTERM stops gracefully: no new requests, blocked\n" +
 			"waits are handed back (clients call tasks/result again), the data directory is closed.\n\n" +
 			"Every flag can also be set from the environment variable shown with it.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "upstream", Usage: "the modern server's Streamable HTTP endpoint URL", EnvVars: []string{"TASKSBRIDGE_UPSTREAM"}},
-			&cli.StringFlag{Name: "upstream-command", Usage: "run a stdio modern server instead: \"prog args\" (quotes group words)", EnvVars: []string{"TASKSBRIDGE_UPSTREAM_COMMAND"}},
-			&cli.StringFlag{Name: "listen", Value: serveListen, Usage: "address of the legacy endpoint (`HOST:PORT`)", EnvVars: []string{"TASKSBRIDGE_LISTEN"}},
+			&cli.StringFlag{Name: "upstream", Usage: "the upstream server's Streamable HTTP endpoint URL", EnvVars: []string{"TASKSBRIDGE_UPSTREAM"}},
+			&cli.StringFlag{Name: "upstream-command", Usage: "run a stdio upstream server instead: \"prog args\" (quotes group words)", EnvVars: []string{"TASKSBRIDGE_UPSTREAM_COMMAND"}},
+			&cli.StringFlag{Name: "upstream-era", Value: "auto", Usage: "the upstream's era: auto (probe server/discover, fall back to initialize), legacy or modern (pinned, no probe)", EnvVars: []string{"TASKSBRIDGE_UPSTREAM_ERA"}},
+			&cli.StringFlag{Name: "listen", Value: serveListen, Usage: "address of the MCP endpoint (`HOST:PORT`)", EnvVars: []string{"TASKSBRIDGE_LISTEN"}},
+			&cli.StringFlag{Name: "metrics-listen", Usage: "serve /metrics on this address instead of the main listener (`HOST:PORT`)", EnvVars: []string{"TASKSBRIDGE_METRICS_LISTEN"}},
 			&cli.StringFlag{Name: "data-dir", Value: serveDataDir, Usage: "directory of the durable session and task index", EnvVars: []string{"TASKSBRIDGE_DATA_DIR"}},
-			&cli.BoolFlag{Name: "stdio", Usage: "serve one legacy client on stdin/stdout instead of HTTP", EnvVars: []string{"TASKSBRIDGE_STDIO"}},
+			&cli.BoolFlag{Name: "stdio", Usage: "serve one client on stdin/stdout instead of HTTP", EnvVars: []string{"TASKSBRIDGE_STDIO"}},
 			&cli.StringSliceFlag{Name: "allowed-origin", Usage: "an Origin accepted besides loopback ones and the request's own host (repeatable)", EnvVars: []string{"TASKSBRIDGE_ALLOWED_ORIGINS"}},
 			&cli.Int64Flag{Name: "max-body-bytes", Value: face.DefaultMaxBodyBytes, Usage: "largest request body; larger ones get 413", EnvVars: []string{"TASKSBRIDGE_MAX_BODY_BYTES"}},
 			&cli.DurationFlag{Name: "keepalive", Value: face.DefaultKeepAlive, Usage: "interval of SSE keep-alive comments on long waits (0 or less: none)", EnvVars: []string{"TASKSBRIDGE_KEEPALIVE"}},
-			&cli.DurationFlag{Name: "session-idle-timeout", Value: face.DefaultSessionIdleTimeout, Usage: "how long an idle session can still be resumed", EnvVars: []string{"TASKSBRIDGE_SESSION_IDLE_TIMEOUT"}},
-			&cli.BoolFlag{Name: "status-notifications", Usage: "send notifications/tasks/status when a client's task changes (stdio, or an open GET stream)", EnvVars: []string{"TASKSBRIDGE_STATUS_NOTIFICATIONS"}},
+			&cli.DurationFlag{Name: "session-idle-timeout", Value: face.DefaultSessionIdleTimeout, Usage: "how long an idle legacy session can still be resumed", EnvVars: []string{"TASKSBRIDGE_SESSION_IDLE_TIMEOUT"}},
+			&cli.BoolFlag{Name: "status-notifications", Usage: "send notifications/tasks/status when a legacy client's task changes (stdio, or an open GET stream)", EnvVars: []string{"TASKSBRIDGE_STATUS_NOTIFICATIONS"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"TASKSBRIDGE_LOG_LEVEL"}},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 10 * time.Second, Usage: "how long a graceful stop may take", EnvVars: []string{"TASKSBRIDGE_SHUTDOWN_TIMEOUT"}},
 		},
@@ -66,19 +83,19 @@ func init() {
 			dataDir = dir
 			cleanup = func() error { return os.RemoveAll(dir) }
 		}
-		b, err := face.New(face.Config{Upstream: upstreamURL, DataDir: dataDir, Logger: newLogger(c.App.ErrWriter, "warn"), StatusNotifications: true})
+		s, err := server.New(server.Config{Upstream: upstreamURL, DataDir: dataDir, Logger: newLogger(c.App.ErrWriter, "warn"), StatusNotifications: true})
 		if err != nil {
 			_ = cleanup()
 			return "", nil, err
 		}
-		url, stop, err := serveHTTP(b, listen, 5*time.Second)
+		hs, err := serveHTTP(s, listen, "", 5*time.Second)
 		if err != nil {
-			_ = b.Close()
+			_ = s.Close()
 			_ = cleanup()
 			return "", nil, err
 		}
-		return url, func() error {
-			return errors.Join(stop(), cleanup())
+		return hs.url, func() error {
+			return errors.Join(hs.stop(), cleanup())
 		}, nil
 	}
 }
@@ -103,10 +120,14 @@ func runServe(c *cli.Context) error {
 	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
 		return fmt.Errorf("serve: --log-level %q: want debug, info, warn or error", c.String("log-level"))
 	}
+	if _, err := legacyup.ParseEraMode(c.String("upstream-era")); err != nil {
+		return fmt.Errorf("serve: --upstream-era: %w", err)
+	}
 	logger := newLogger(c.App.ErrWriter, c.String("log-level"))
-	cfg := face.Config{
+	cfg := server.Config{
 		Upstream:            up,
 		UpstreamCommand:     cmd,
+		UpstreamEra:         c.String("upstream-era"),
 		DataDir:             c.String("data-dir"),
 		Logger:              logger,
 		AllowedOrigins:      c.StringSlice("allowed-origin"),
@@ -124,22 +145,34 @@ func runServe(c *cli.Context) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("serve: data dir: %w", err)
 	}
-	b, err := face.New(cfg)
+	s, err := server.New(cfg)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	ctx, stopSignals := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
 	timeout := c.Duration("shutdown-timeout")
+	metricsListen := c.String("metrics-listen")
 
 	if c.Bool("stdio") {
 		// stdout carries MCP only; messages go to stderr.
-		logger.Info("serving one legacy client on stdin/stdout", "upstream", upstreamName(up, cmd))
-		err := b.ServeStdio(ctx, c.App.Reader, c.App.Writer)
+		var ms *metricsServer
+		if metricsListen != "" {
+			if ms, err = serveMetrics(s, metricsListen); err != nil {
+				_ = s.Close()
+				return fmt.Errorf("serve: %w", err)
+			}
+			fmt.Fprintf(c.App.ErrWriter, "metrics: %s\n", ms.url)
+		}
+		logger.Info("serving one client on stdin/stdout", "upstream", upstreamName(up, cmd))
+		err := s.ServeStdio(ctx, c.App.Reader, c.App.Writer)
 		sctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		_ = b.Shutdown(sctx)
-		if cerr := b.Close(); cerr != nil && err == nil {
+		_ = s.Shutdown(sctx)
+		if ms != nil {
+			_ = ms.srv.Shutdown(sctx)
+		}
+		if cerr := s.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
 		if err != nil && !errors.Is(err, context.Canceled) {
@@ -148,16 +181,19 @@ func runServe(c *cli.Context) error {
 		return nil
 	}
 
-	url, stop, err := serveHTTP(b, c.String("listen"), timeout)
+	hs, err := serveHTTP(s, c.String("listen"), metricsListen, timeout)
 	if err != nil {
-		_ = b.Close()
+		_ = s.Close()
 		return fmt.Errorf("serve: %w", err)
 	}
-	fmt.Fprintf(c.App.Writer, "bridge: %s\n", url)
-	logger.Info("serving legacy MCP clients", "endpoint", url, "upstream", upstreamName(up, cmd), "data_dir", cfg.DataDir)
+	fmt.Fprintf(c.App.Writer, "bridge: %s\n", hs.url)
+	if hs.metrics != nil {
+		fmt.Fprintf(c.App.Writer, "metrics: %s\n", hs.metrics.url)
+	}
+	logger.Info("serving MCP clients", "endpoint", hs.url, "upstream", upstreamName(up, cmd), "upstream_era", cfg.UpstreamEra, "data_dir", cfg.DataDir)
 	<-ctx.Done()
 	logger.Info("stopping")
-	if err := stop(); err != nil {
+	if err := hs.stop(); err != nil {
 		return fmt.Errorf("serve: stop: %w", err)
 	}
 	return nil
@@ -170,23 +206,60 @@ func upstreamName(url, cmd string) string {
 	return "command " + strings.Fields(cmd + " ?")[0]
 }
 
-// serveHTTP serves b.Mux() on listen and returns the /mcp URL and a function
-// that stops gracefully: the bridge hands back blocked waits and closes its
-// sessions, the HTTP server stops accepting and finishes what is in flight,
-// then the bridge closes its store.
-func serveHTTP(b *face.Bridge, listen string, timeout time.Duration) (string, func() error, error) {
+// metricsServer is the --metrics-listen listener.
+type metricsServer struct {
+	srv    *http.Server
+	url    string
+	served chan error
+}
+
+func serveMetrics(s *server.Server, listen string) (*metricsServer, error) {
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
-		return "", nil, fmt.Errorf("listen: %w", err)
+		return nil, fmt.Errorf("metrics listen: %w", err)
 	}
-	srv := &http.Server{Handler: b.Mux(), ReadHeaderTimeout: 10 * time.Second}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", s.MetricsHandler())
+	ms := &metricsServer{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, url: "http://" + ln.Addr().String() + "/metrics", served: make(chan error, 1)}
+	go func() { ms.served <- ms.srv.Serve(ln) }()
+	return ms, nil
+}
+
+// httpServing is a running bridge listener.
+type httpServing struct {
+	url     string
+	metrics *metricsServer // nil: /metrics is on the main listener
+	stop    func() error
+}
+
+// serveHTTP serves s on listen (and /metrics on metricsListen when set) and
+// returns the /mcp URL and a function that stops gracefully: the bridge
+// hands back blocked waits, closes its sessions and cuts passthrough
+// streams, the HTTP server stops accepting and finishes what is in flight,
+// then the bridge closes its store.
+func serveHTTP(s *server.Server, listen, metricsListen string, timeout time.Duration) (*httpServing, error) {
+	var ms *metricsServer
+	if metricsListen != "" {
+		var err error
+		if ms, err = serveMetrics(s, metricsListen); err != nil {
+			return nil, err
+		}
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		if ms != nil {
+			_ = ms.srv.Close()
+		}
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	srv := &http.Server{Handler: s.Mux(ms == nil), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	stop := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		var errs []error
-		if err := b.Shutdown(ctx); err != nil {
+		if err := s.Shutdown(ctx); err != nil {
 			errs = append(errs, err)
 		}
 		if err := srv.Shutdown(ctx); err != nil {
@@ -196,10 +269,18 @@ func serveHTTP(b *face.Bridge, listen string, timeout time.Duration) (string, fu
 		if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errs = append(errs, fmt.Errorf("http: %w", err))
 		}
-		if err := b.Close(); err != nil {
+		if ms != nil {
+			if err := ms.srv.Shutdown(ctx); err != nil {
+				_ = ms.srv.Close()
+			}
+			if err := <-ms.served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errs = append(errs, fmt.Errorf("metrics http: %w", err))
+			}
+		}
+		if err := s.Close(); err != nil {
 			errs = append(errs, err)
 		}
 		return errors.Join(errs...)
 	}
-	return "http://" + ln.Addr().String() + "/mcp", stop, nil
+	return &httpServing{url: "http://" + ln.Addr().String() + "/mcp", metrics: ms, stop: stop}, nil
 }

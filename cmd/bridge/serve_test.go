@@ -164,7 +164,10 @@ func TestServeHelp(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"--upstream", "--upstream-command", "--listen", "--data-dir", "--stdio", "TASKSBRIDGE_UPSTREAM",
-		"TASKSBRIDGE_LISTEN", "TASKSBRIDGE_DATA_DIR", "/healthz", "/readyz", "127.0.0.1:8080", "./tasksbridge-data"} {
+		"TASKSBRIDGE_LISTEN", "TASKSBRIDGE_DATA_DIR", "/healthz", "/readyz", "127.0.0.1:8080", "./tasksbridge-data",
+		"--upstream-era", "TASKSBRIDGE_UPSTREAM_ERA", "--metrics-listen", "TASKSBRIDGE_METRICS_LISTEN", "/metrics",
+		"legacy client -> modern upstream", "modern client -> legacy upstream", "legacy client -> legacy upstream",
+		"modern client -> modern upstream", "-32022"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help lacks %q:\n%s", want, out.String())
 		}

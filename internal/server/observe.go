@@ -69,6 +69,11 @@ type exchange struct {
 	client      implView
 	sess        string // legacy session key for input correlation
 	start       time.Time
+	// onAnswer runs once the answer has been observed, before it reaches
+	// the client (the router finishes the exchange there).
+	onAnswer func()
+	// onFinish runs once the exchange is recorded.
+	onFinish func()
 
 	mu        sync.Mutex
 	responded bool
@@ -200,6 +205,9 @@ func (ex *exchange) message(b []byte) {
 	ex.responded = true
 	ex.mu.Unlock()
 	ex.answer(msg)
+	if ex.onAnswer != nil {
+		ex.onAnswer()
+	}
 }
 
 // answer records what the answer says: its outcome, a task handed to the
@@ -301,6 +309,9 @@ func (ex *exchange) finish(status int, overflow, cancelled bool) {
 		m.ObserveResultWait(time.Since(ex.start))
 	case ex.clientEra == metrics.EraModern && ex.method == modern.MethodSubscriptionsListen:
 		m.SessionClosed(metrics.EraModern)
+	}
+	if ex.onFinish != nil {
+		ex.onFinish()
 	}
 }
 

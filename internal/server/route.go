@@ -132,15 +132,24 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		onMsg = func(b []byte) { s.meter.serverMessage(ce, sid, b) }
 	}
 	sw := newSniffWriter(w, onMsg)
+	if ex != nil {
+		// Record the request as soon as its answer is seen, before the
+		// client can read it (so a client that scrapes /metrics next sees
+		// its own request); the deferred finish covers requests that end
+		// without an answer.
+		ex.onAnswer = func() { ex.finish(sw.Status(), false, false) }
+		if ex.method == "initialize" {
+			ex.onFinish = func() {
+				if id := sw.Header().Get(hdrSessionID); id != "" && ex.ok() {
+					s.meter.sessions.put(id, ex.client)
+				}
+			}
+		}
+	}
 	defer func() {
 		status, overflow := sw.finish()
 		ex.finish(status, overflow, r.Context().Err() != nil)
-		switch {
-		case ex != nil && ex.method == "initialize" && ex.ok():
-			if id := sw.Header().Get(hdrSessionID); id != "" {
-				s.meter.sessions.put(id, ex.client)
-			}
-		case r.Method == http.MethodDelete && status >= 200 && status < 300 && sid != "":
+		if r.Method == http.MethodDelete && status >= 200 && status < 300 && sid != "" {
 			s.meter.sessions.take(sid)
 		}
 	}()

@@ -23,7 +23,29 @@ import (
 // input or ctx ends.
 func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
 	br := bufio.NewReader(r)
-	first, err := br.ReadBytes('\n')
+	type line struct {
+		b   []byte
+		err error
+	}
+	// The first message decides the era; wait for it, or for ctx (a
+	// signal before the client said anything).
+	got := make(chan line, 1)
+	go func() {
+		b, err := br.ReadBytes('\n')
+		got <- line{b, err}
+	}()
+	var (
+		first []byte
+		err   error
+	)
+	select {
+	case l := <-got:
+		first, err = l.b, l.err
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.streams.Done():
+		return nil // shutting down
+	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("server: stdio: %w", err)
 	}
@@ -175,7 +197,7 @@ type stdioWriter struct {
 func (s *stdioWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n, err := s.w.Write(p)
-	s.lines.feed(p[:n])
-	return n, err
+	// Observed first: an answer is recorded before the client reads it.
+	s.lines.feed(p)
+	return s.w.Write(p)
 }

@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"sync"
+	"sync/atomic"
 )
 
 // maxSniff bounds what the wire observer buffers of one message: a larger
@@ -113,6 +114,12 @@ func (p *msgParser) feed(b []byte) {
 			return
 		}
 		p.buf = append(p.buf, b...)
+		// Dispatch as soon as the body is complete, so the answer is
+		// recorded before the client can have read it. Only a chunk that
+		// ends like a JSON value is worth the validity scan.
+		if t := bytes.TrimRight(b, " \t\r\n"); len(t) > 0 && (t[len(t)-1] == '}' || t[len(t)-1] == ']') && json.Valid(p.buf) {
+			p.close()
+		}
 		return
 	}
 	for len(b) > 0 {
@@ -197,6 +204,9 @@ type sniffWriter struct {
 	mu     sync.Mutex
 	p      *msgParser
 	status int
+	// written mirrors status for Status, which the parser's callbacks call
+	// while mu is held.
+	written atomic.Int32
 }
 
 func newSniffWriter(w http.ResponseWriter, onMsg func([]byte)) *sniffWriter {
@@ -209,12 +219,15 @@ func (s *sniffWriter) WriteHeader(code int) {
 	s.mu.Lock()
 	if s.status == 0 && code >= 200 {
 		s.status = code
+		s.written.Store(int32(code))
 		s.p = newMsgParser(s.w.Header().Get("Content-Type"), s.onMsg)
 	}
 	s.mu.Unlock()
 	s.w.WriteHeader(code)
 }
 
+// Write observes b before passing it on: whatever the answer says is
+// recorded before the client can have read it.
 func (s *sniffWriter) Write(b []byte) (int, error) {
 	s.mu.Lock()
 	if s.status == 0 {
@@ -222,16 +235,21 @@ func (s *sniffWriter) Write(b []byte) (int, error) {
 		s.WriteHeader(http.StatusOK)
 		s.mu.Lock()
 	}
+	if s.onMsg != nil {
+		s.p.feed(b)
+	}
 	s.mu.Unlock()
-	n, err := s.w.Write(b)
-	s.mu.Lock()
-	s.p.feed(b[:n])
-	s.mu.Unlock()
-	return n, err
+	return s.w.Write(b)
 }
 
+// Status is the HTTP status written so far (0: none yet).
+func (s *sniffWriter) Status() int { return int(s.written.Load()) }
+
 // Flush lets handlers stream SSE through the wrapper.
-func (s *sniffWriter) Flush() { _ = http.NewResponseController(s.w).Flush() }
+func (s *sniffWriter) Flush() { _ = s.FlushError() }
+
+// FlushError is what http.ResponseController calls.
+func (s *sniffWriter) FlushError() error { return http.NewResponseController(s.w).Flush() }
 
 // Unwrap serves http.ResponseController.
 func (s *sniffWriter) Unwrap() http.ResponseWriter { return s.w }
