@@ -58,6 +58,7 @@ func TestConformanceTasksScenarios(t *testing.T) {
 	if testing.Short() {
 		t.Skip("conformance suite skipped in -short mode")
 	}
+	t.Parallel() // mostly waiting on Node: let the package's other tests run meanwhile
 	node := peers.Node22(t)
 	cli := peers.ConformanceCLI(t)
 	preload := peers.LoopbackPreload(t)
@@ -75,7 +76,7 @@ func TestConformanceTasksScenarios(t *testing.T) {
 		start     func(t *testing.T) string
 	}{
 		{"ts", tasksScenarios, func(t *testing.T) string {
-			return peers.StartTSServer(t, peers.TSServerOptions{PollMs: 50, TimeScale: 0.2}).URL
+			return peers.StartTSServer(t, peers.TSServerOptions{PollMs: 50, TimeScale: 0.05}).URL
 		}},
 		// The in-repo Go fixture asks for user_name on the tools/call stream
 		// before it creates the task: the legacy shape of an MRTR round, which
@@ -96,7 +97,7 @@ func TestConformanceTasksScenarios(t *testing.T) {
 			var mu sync.Mutex
 			results := map[string]scenarioResult{}
 			var wg sync.WaitGroup
-			sem := make(chan struct{}, 2) // two busy cores
+			sem := make(chan struct{}, 4) // the harness mostly sleeps between its checks
 			for _, sc := range up.scenarios {
 				wg.Add(1)
 				go func(sc string) {
