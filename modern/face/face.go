@@ -390,27 +390,21 @@ func (f *Face) resultMeta() modern.Object {
 	return m
 }
 
-// finish stamps a raw result object with resultType (unless it has one) and
-// _meta.serverInfo, plus the CacheableResult members where the method needs
-// them (M-41, §3.5).
+// finish makes an upstream result a 2026-07-28 one (translate.ResultToModern:
+// resultType, the CacheableResult members where the method needs them, no
+// related-task _meta) and adds _meta.serverInfo (M-41). resultType, when set,
+// is forced.
 func (f *Face) finish(method string, raw json.RawMessage, resultType modern.ResultType) (json.RawMessage, error) {
+	out, err := translate.ResultToModern(method, raw, f.opts.CacheTTL.Milliseconds(), modern.CachePrivate)
+	if err != nil {
+		return nil, rpc.As(err)
+	}
 	var o map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &o); err != nil || o == nil {
+	if err := json.Unmarshal(out, &o); err != nil || o == nil {
 		return nil, rpc.Errorf(rpc.CodeInternalError, "upstream %s result is not a JSON object", method)
 	}
-	if _, ok := o["resultType"]; !ok || resultType != "" {
-		if resultType == "" {
-			resultType = modern.ResultComplete
-		}
+	if resultType != "" {
 		o["resultType"], _ = json.Marshal(resultType)
-	}
-	if cacheable(method) {
-		if _, ok := o["ttlMs"]; !ok {
-			o["ttlMs"], _ = json.Marshal(f.opts.CacheTTL.Milliseconds())
-		}
-		if _, ok := o["cacheScope"]; !ok {
-			o["cacheScope"], _ = json.Marshal(modern.CachePrivate)
-		}
 	}
 	meta := modern.Object{}
 	if m, ok := o["_meta"]; ok {
@@ -418,24 +412,13 @@ func (f *Face) finish(method string, raw json.RawMessage, resultType modern.Resu
 			meta = modern.Object{}
 		}
 	}
-	delete(meta, "io.modelcontextprotocol/related-task") // no such key in the extension
-	meta, err := modern.WithServerInfo(meta, f.impl)
-	if err != nil {
+	if meta, err = modern.WithServerInfo(meta, f.impl); err != nil {
 		return nil, rpc.Errorf(rpc.CodeInternalError, "result _meta: %v", err)
 	}
 	if o["_meta"], err = modern.Marshal(meta); err != nil {
 		return nil, rpc.Errorf(rpc.CodeInternalError, "result _meta: %v", err)
 	}
 	return modern.Marshal(o)
-}
-
-func cacheable(method string) bool {
-	switch method {
-	case modern.MethodToolsList, modern.MethodPromptsList, modern.MethodResourcesList,
-		modern.MethodResourceTemplates, modern.MethodResourcesRead, modern.MethodDiscover:
-		return true
-	}
-	return false
 }
 
 // marshalResult encodes a typed modern result.
