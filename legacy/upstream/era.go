@@ -137,3 +137,11 @@ func (e *EraSelector) Invalidate() {
 	e.cached = EraUnknown
 	e.mu.Unlock()
 }
+
+// ProbeWith returns an EraSelector probe that sends server/discover with the
+// modern upstream client c (modern/upstream's ProbeEra): a DiscoverResult or a
+// recognised modern error means modern, anything else legacy — the legacy
+// path then opens its sessions with initialize (§3.4, M-06, M-07).
+func ProbeWith(c *modernup.Client) func(ctx context.Context) (Era, error) {
+	return func(ctx context.Context) (Era, error) { return c.ProbeEra(ctx) }
+}

@@ -7,7 +7,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/tasksbridge/tasksbridge/internal/demo"
 	"github.com/tasksbridge/tasksbridge/legacy/upstream"
+	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
+	modernup "github.com/tasksbridge/tasksbridge/modern/upstream"
 )
 
 func TestParseEraMode(t *testing.T) {
@@ -92,5 +95,33 @@ func TestEraSelectorSharesOneProbe(t *testing.T) {
 	}
 	if calls.Load() != 1 {
 		t.Fatalf("%d probes for concurrent callers, want 1", calls.Load())
+	}
+}
+
+// The probe against real upstreams: the legacy fixture (go-sdk, stateful,
+// 2025-11-25) is legacy, the embedded modern demo server is modern.
+func TestEraSelectorProbesRealUpstreams(t *testing.T) {
+	fx := fixture.New(fixture.Options{})
+	legacyURL, stop, err := fx.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	demoSrv := demo.New(demo.Options{})
+	modernURL, stopDemo, err := demoSrv.Start(context.Background(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = stopDemo() }()
+	for url, want := range map[string]upstream.Era{legacyURL: upstream.EraLegacy, modernURL: upstream.EraModern} {
+		e := &upstream.EraSelector{Mode: upstream.EraAuto, Probe: upstream.ProbeWith(modernup.NewHTTP(url, nil))}
+		got, err := e.Era(ctxT(t))
+		if err != nil || got != want {
+			t.Errorf("%s: Era = %v, %v; want %v", url, got, err, want)
+		}
+	}
+	e := &upstream.EraSelector{Mode: upstream.EraAuto, Probe: upstream.ProbeWith(modernup.NewHTTP("http://127.0.0.1:1/mcp", nil))}
+	if got, err := e.Era(ctxT(t)); err == nil || got != upstream.EraUnknown || e.Cached() != upstream.EraUnknown {
+		t.Errorf("unreachable upstream: %v, %v (cached %v); want unknown, an error, nothing cached", got, err, e.Cached())
 	}
 }

@@ -47,3 +47,32 @@ func TestSmokeTaskLifecycle(t *testing.T) {
 	b, _ := json.Marshal(done)
 	v.Check(t, schemacheck.Ext, "GetTaskResult", b)
 }
+
+// Progress notifications of a synchronous call reach the modern request's
+// stream with the client's own token (tasks get none, M-35).
+func TestProgressRelayedOnSyncCalls(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	ctx := ctxT(t)
+	r := e.rpc(ctx, "tools/call", map[string]any{"name": "progress_sync", "arguments": map[string]any{"steps": 2},
+		"_meta": map[string]any{"progressToken": "p-7"}}, withTasks)
+	r.ok(t)
+	v := schemacheck.Load(t)
+	var n int
+	for _, m := range r.notifications {
+		var msg struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		_ = json.Unmarshal(m, &msg)
+		if msg.Method == "notifications/progress" {
+			v.Check(t, schemacheck.Modern, "ProgressNotificationParams", msg.Params)
+			if !strings.Contains(string(msg.Params), `"progressToken":"p-7"`) {
+				t.Fatalf("progress with a foreign token: %s", msg.Params)
+			}
+			n++
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d progress notifications relayed, want 2 (notifications %s)", n, r.notifications)
+	}
+}

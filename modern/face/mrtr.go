@@ -148,6 +148,7 @@ func (f *Face) resume(state string, c *call, name string) *pendingCall {
 // retry with a known requestState delivers its inputResponses to the call the
 // state names.
 func (f *Face) callWithInput(ctx context.Context, c *call, s *upstream.Session, params json.RawMessage, lc *translate.LegacyCall) (json.RawMessage, error) {
+	c.ctx = ctx // before any upstream notification can be relayed on it
 	var named struct {
 		Name string `json:"name"`
 		URI  string `json:"uri"`
@@ -234,7 +235,6 @@ func (pc *pendingCall) deliver(ctx context.Context, responses modern.InputRespon
 // await waits for the upstream call's next step: its final answer, or input
 // requests to hand the client (every outstanding one, M-17).
 func (f *Face) await(ctx context.Context, c *call, pc *pendingCall) (json.RawMessage, error) {
-	c.ctx = ctx
 	pc.mu.Lock()
 	pc.attached = c
 	pc.mu.Unlock()
