@@ -129,6 +129,10 @@ type rawClient struct {
 	name   string // clientInfo name
 	caps   map[string]any
 	authz  string
+	// noMeta sends modern requests without the automatic _meta; headers
+	// set or (with "") remove HTTP headers on the next requests.
+	noMeta  bool
+	headers map[string]string
 
 	mu        sync.Mutex
 	sid       string
@@ -161,7 +165,8 @@ func (r reply) String() string {
 	return fmt.Sprintf("HTTP %d %s", r.Status, r.Result)
 }
 
-// initialize opens a legacy session (initialize + notifications/initialized).
+// initialize opens a legacy session (initialize + notifications/initialized)
+// when the upstream accepts it.
 func (c *rawClient) initialize(ctx context.Context) reply {
 	c.t.Helper()
 	r := c.call(ctx, "initialize", map[string]any{
@@ -170,7 +175,7 @@ func (c *rawClient) initialize(ctx context.Context) reply {
 		"clientInfo":      map[string]any{"name": c.name, "version": "1.0.0"},
 	})
 	if r.Err != nil || r.Status != http.StatusOK {
-		c.t.Fatalf("initialize: %v", r)
+		return r
 	}
 	c.mu.Lock()
 	c.sid = r.Header.Get("Mcp-Session-Id")
@@ -195,7 +200,7 @@ func (c *rawClient) params(method string, params any) (json.RawMessage, error) {
 			return nil, err
 		}
 	}
-	if c.modern {
+	if c.modern && !c.noMeta {
 		meta, _ := p["_meta"].(map[string]any)
 		if meta == nil {
 			meta = map[string]any{}
@@ -246,6 +251,13 @@ func (c *rawClient) post(ctx context.Context, body []byte, method string, params
 	} else if sid != "" {
 		req.Header.Set("Mcp-Session-Id", sid)
 		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	}
+	for k, v := range c.headers {
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
 	}
 	return http.DefaultClient.Do(req)
 }

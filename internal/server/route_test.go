@@ -23,6 +23,7 @@ func TestFourPathsOnOneListener(t *testing.T) {
 		// and emulates tasks/result.
 		lc := newLegacyClient(t, br.url, "legacy-app")
 		init := lc.initialize(ctx)
+		mustOK(t, "initialize", init)
 		if field(t, init.Result, "capabilities.tasks.requests") == "" {
 			t.Errorf("legacy→modern: no emulated tasks capability: %s", init.Result)
 		}
@@ -59,6 +60,7 @@ func TestFourPathsOnOneListener(t *testing.T) {
 		// own session id.
 		lc := newLegacyClient(t, br.url, "legacy-app")
 		init := lc.initialize(ctx)
+		mustOK(t, "initialize", init)
 		if got := field(t, init.Result, "serverInfo.name"); got != "tasksbridge-legacy-fixture" {
 			t.Errorf("legacy→legacy initialize served by %q, want the upstream", got)
 		}
