@@ -146,4 +146,3 @@ func runRoute(t *testing.T, f *transcript.File) (transcript.Output, error) {
 	}
 	return out, nil
 }
-
