@@ -518,6 +518,20 @@ func (s *Session) TaskResult(ctx context.Context, taskID string, onRequest func(
 	return responseOf(res, err)
 }
 
+// ListTasks sends tasks/list (cursor "" for the first page) and returns the
+// raw result.
+func (s *Session) ListTasks(ctx context.Context, cursor string) (json.RawMessage, error) {
+	params := json.RawMessage("{}")
+	if cursor != "" {
+		b, err := json.Marshal(map[string]string{"cursor": cursor})
+		if err != nil {
+			return nil, err
+		}
+		params = b
+	}
+	return s.Call(ctx, legacy.MethodTasksList, params, CallOptions{})
+}
+
 func taskIDParams(taskID string) json.RawMessage {
 	b, _ := json.Marshal(map[string]string{"taskId": taskID})
 	return b

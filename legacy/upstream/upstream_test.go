@@ -195,6 +195,10 @@ func TestTaskLifecycleOverHTTP(t *testing.T) {
 	if id, ok, _ := legacy.RelatedTaskOf(r.Result); !ok || id != task.TaskID {
 		t.Fatalf("tasks/result result %s lacks related-task %s (L-34)", r.Result, task.TaskID)
 	}
+	list, err := s.ListTasks(ctx, "")
+	if err != nil || !strings.Contains(string(list), task.TaskID) {
+		t.Fatalf("tasks/list = %s, %v; want the task", list, err)
+	}
 	if fx.TaskStatus(task.TaskID) != legacy.StatusCompleted {
 		t.Fatalf("fixture status %s", fx.TaskStatus(task.TaskID))
 	}

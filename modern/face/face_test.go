@@ -16,6 +16,7 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/internal/schemacheck"
 	"github.com/tasksbridge/tasksbridge/legacy/upstream"
+	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/modern/face"
 )
@@ -334,4 +335,32 @@ func TestStdio(t *testing.T) {
 func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
+}
+
+// An unreachable upstream (down, not yet restarted) is not a verdict on the
+// task: tasks/get answers at once with the recorded state and the watcher
+// keeps trying; new work gets a -32603 naming the upstream.
+func TestUnreachableUpstreamServesRecordedState(t *testing.T) {
+	fx := fixture.New(fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
+	url, stop, err := fx.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	e := newEnvAt(t, url)
+	ctx := ctxT(t)
+	id := createTask(t, e, ctx, "slow_compute", map[string]any{"seconds": 600})
+	stop()
+	start := time.Now()
+	d := e.rpc(ctx, "tasks/get", map[string]any{"taskId": id}, withTasks).ok(t)
+	if d["status"] != "working" || d["taskId"] != id {
+		t.Fatalf("tasks/get with the upstream down: %v", d)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Fatalf("tasks/get took %v with the upstream down", time.Since(start))
+	}
+	r := e.rpc(ctx, "tools/call", map[string]any{"name": "greet", "arguments": map[string]any{"name": "x"}}, withTasks)
+	if r.errCode != -32603 || !strings.Contains(r.errMsg, url) {
+		t.Fatalf("tools/call with the upstream down: %s", r.body)
+	}
 }

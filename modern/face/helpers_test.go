@@ -78,6 +78,31 @@ func newEnv(t *testing.T, o envOpts) *env {
 	return e
 }
 
+// newEnvAt is newEnv in front of an upstream the test started itself.
+func newEnvAt(t *testing.T, upstreamURL string) *env {
+	t.Helper()
+	e := &env{t: t}
+	var err error
+	e.pool, err = upstream.NewPool(upstream.Config{Endpoint: upstreamURL, Logger: quietLogger(), InitTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.pool.Close() })
+	e.store = sessionmap.NewMemory()
+	e.face, err = face.New(face.Options{Upstream: e.pool, Store: e.store, Logger: quietLogger(), PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(e.face)
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		e.face.Close()
+	})
+	e.url = srv.URL
+	return e
+}
+
 func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func ctxT(t *testing.T) context.Context {

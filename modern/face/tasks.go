@@ -49,6 +49,9 @@ func (rt *taskRT) notifyLocked() {
 	rt.changed = make(chan struct{})
 }
 
+// readTimeout bounds how long tasks/get waits for a fresh upstream read.
+const readTimeout = 5 * time.Second
+
 // now is the face's clock.
 func (f *Face) now() time.Time { return time.Now() }
 
@@ -408,7 +411,11 @@ func (f *Face) current(ctx context.Context, c *call, rec sessionmap.Task) modern
 		return recordTask(rec)
 	}
 	rt := f.runtime(rec, c.principal, c.authorization, nil)
-	snap, err := f.watch.Get(ctx, rt.key, 0)
+	// A slow upstream never holds a poll for long: after readTimeout the
+	// recorded state answers, and the watcher keeps trying.
+	gctx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
+	snap, err := f.watch.Get(gctx, rt.key, 0)
 	if err != nil || snap.Task == nil {
 		// The upstream did not answer: the last recorded state, still
 		// non-terminal (the watcher keeps trying).
