@@ -49,6 +49,7 @@ func TestFourPathsOnOneListener(t *testing.T) {
 		if field(t, g, "taskId") != field(t, ct, "taskId") {
 			t.Errorf("tasks/get %s", g)
 		}
+		directions(t, br, map[string]float64{"legacy_to_modern": 1, "modern_to_modern": 1})
 	})
 
 	t.Run("legacy-upstream", func(t *testing.T) {
@@ -90,5 +91,22 @@ func TestFourPathsOnOneListener(t *testing.T) {
 		if r := mc.call(ctx, "tasks/result", map[string]any{"taskId": field(t, ct, "taskId")}); r.Err == nil || r.Err.Code != -32601 || r.Status != http.StatusNotFound {
 			t.Errorf("modern tasks/result: %v, want 404 -32601", r)
 		}
+		directions(t, br, map[string]float64{"legacy_to_legacy": 1, "modern_to_legacy": 1})
 	})
+}
+
+// directions checks tasksbridge_tasks_created_total{direction, origin="upstream"}
+// and that requests were counted under each path's era pair.
+func directions(t *testing.T, br *bridgeEnv, want map[string]float64) {
+	t.Helper()
+	fams := families(t, scrape(t, br.base+"/metrics"))
+	for dir, n := range want {
+		if got, _ := sample(fams, "tasksbridge_tasks_created_total", "direction", dir, "origin", "upstream"); got != n {
+			t.Errorf("tasks created %s = %v, want %v", dir, got, n)
+		}
+		clientEra, upEra, _ := strings.Cut(dir, "_to_")
+		if got, _ := sample(fams, "tasksbridge_requests_total", "client_era", clientEra, "upstream_era", upEra, "method", "tools/call", "outcome", "ok"); got != 1 {
+			t.Errorf("tools/call on the %s path counted %v, want 1", dir, got)
+		}
+	}
 }
