@@ -48,3 +48,20 @@ func TestDetectClientEra(t *testing.T) {
 		})
 	}
 }
+
+// FuzzDetectClientEra: any header and body get an era, never a panic.
+func FuzzDetectClientEra(f *testing.F) {
+	f.Add("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)
+	f.Add("2026-07-28", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
+	f.Add("2025-11-25", `[{"jsonrpc":"2.0"}]`)
+	f.Add("2026-07-28", `{"method":null,"params":[]}`)
+	f.Fuzz(func(t *testing.T, version, body string) {
+		h := http.Header{}
+		if version != "" {
+			h.Set("MCP-Protocol-Version", version)
+		}
+		if era := face.DetectClientEra(h, []byte(body)); era != face.EraLegacy && era != face.EraModern {
+			t.Fatalf("era %v", era)
+		}
+	})
+}

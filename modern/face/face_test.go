@@ -302,6 +302,9 @@ func TestStdio(t *testing.T) {
 	if ct1.ResultType != "task" || ct1.TaskID == "" {
 		t.Fatalf("stdio tools/call: %s", r.Result)
 	}
+	if g := response(send("tasks/get", withMeta(map[string]any{"taskId": ct1.TaskID}, withTasks))); g.Error != nil || !strings.Contains(string(g.Result), ct1.TaskID) {
+		t.Fatalf("stdio tasks/get: %v %s", g.Error, g.Result)
+	}
 	listenID := send("subscriptions/listen", withMeta(map[string]any{"notifications": map[string]any{"taskIds": []string{ct1.TaskID}}}, withTasks))
 	sawAck := false
 	for {
