@@ -336,3 +336,37 @@ func TestServeStdio(t *testing.T) {
 		}
 	})
 }
+
+// After a restart on the same data dir, a legacy client that keeps its
+// Mcp-Session-Id is still counted under its own name: the router reads the
+// session's stored initialize (the face rehydrates the session itself).
+func TestRestartKeepsLegacyClientNames(t *testing.T) {
+	ctx := ctxT(t)
+	up := startModern(t)
+	dir := t.TempDir()
+	first, err := server.New(server.Config{Upstream: up, DataDir: dir, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(first.Mux(true))
+	lc := newLegacyClient(t, hs.URL+"/mcp", "long-lived-app")
+	mustOK(t, "initialize", lc.initialize(ctx))
+	_ = first.Shutdown(ctx)
+	hs.CloseClientConnections()
+	hs.Close()
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	m := metrics.New(metrics.Options{})
+	br := startBridge(t, server.Config{Upstream: up, DataDir: dir, Metrics: m})
+	lc.url = br.url
+	mustOK(t, "tools/list after the restart", lc.call(ctx, "tools/list", nil))
+	fams := families(t, scrape(t, br.base+"/metrics"))
+	if n, _ := sample(fams, "tasksbridge_client_requests_total", "era", "legacy", "client", "long-lived-app", "version", "1.0.0"); n != 1 {
+		t.Errorf("requests of the rehydrated session's client %v, want 1", n)
+	}
+	if n, _ := sample(fams, "tasksbridge_sessions_active", "era", "legacy"); n != 1 {
+		t.Errorf("sessions_active{legacy} %v, want 1 (rehydrated)", n)
+	}
+}

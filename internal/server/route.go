@@ -54,15 +54,16 @@ func (s *Server) clientEra(r *http.Request, body []byte) legacyup.Era {
 }
 
 func (s *Server) knownLegacySession(r *http.Request, sid string) bool {
-	if _, ok := s.meter.sessions.get(sid); ok {
-		return true
+	if info, ok := s.meter.sessions.get(sid); ok {
+		return !info.missing
 	}
 	_, ok := s.storedSession(r, sid)
 	return ok
 }
 
 // storedSession reads a legacy face session's clientInfo from the store
-// (sessions that started before a restart) and remembers it.
+// (sessions that started before a restart) and remembers it, or that there
+// is none (so a stale id does not cost a store read per request).
 func (s *Server) storedSession(r *http.Request, sid string) (implView, bool) {
 	if len(sid) > sessionmap.MaxIDLen {
 		return implView{}, false
@@ -70,6 +71,9 @@ func (s *Server) storedSession(r *http.Request, sid string) (implView, bool) {
 	principal := sessionmap.PrincipalFromAuthorization(r.Header.Get("Authorization"))
 	rec, err := s.store.GetSession(r.Context(), sessionmap.Scope{Principal: principal, Session: sid})
 	if err != nil || rec.Era != sessionmap.EraLegacy {
+		if errors.Is(err, sessionmap.ErrNotFound) || err == nil {
+			s.meter.sessions.put(sid, implView{missing: true})
+		}
 		return implView{}, false
 	}
 	info := clientInfoOf(rec.InitializeParams)
@@ -120,7 +124,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 				return implView{}
 			}
 			if info, ok := s.meter.sessions.get(sid); ok {
-				return info
+				return info // empty when missing: "unknown"
 			}
 			info, _ := s.storedSession(r, sid)
 			return info

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tasksbridge/tasksbridge/internal/server"
+	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
 // TestFourPathsOnOneListener drives all four client/upstream era
@@ -71,6 +72,25 @@ func TestFourPathsOnOneListener(t *testing.T) {
 		if !strings.Contains(string(res), "legacy done") {
 			t.Errorf("tasks/result %s", res)
 		}
+		// The upstream elicits on the blocking tasks/result stream: the
+		// passthrough must stream that request unbuffered, and carry the
+		// client's answer (a POST on the same Mcp-Session-Id) back.
+		asking := mustOK(t, "tools/call confirm_delete", lc.call(ctx, "tools/call", map[string]any{
+			"name": "confirm_delete", "arguments": map[string]any{"filename": "a.txt"}, "task": map[string]any{}}))
+		lc.onRequest = func(method string, params json.RawMessage) (any, *rpc.Error) {
+			return map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}, nil
+		}
+		r := lc.call(ctx, "tasks/result", map[string]any{"taskId": field(t, asking, "task.taskId")})
+		if res := mustOK(t, "tasks/result with elicitation", r); !strings.Contains(string(res), "Deleted a.txt") || len(r.Requests) != 1 {
+			t.Errorf("tasks/result %s after %v", res, r.Requests)
+		}
+		fams := families(t, scrape(t, br.base+"/metrics"))
+		if n, _ := sample(fams, "tasksbridge_input_requests_total", "method", "elicitation/create", "outcome", "ok"); n != 1 {
+			t.Errorf("passed-through elicitation counted %v, want 1", n)
+		}
+		if n, _ := sample(fams, "tasksbridge_task_result_wait_seconds"); n != 2 {
+			t.Errorf("passed-through tasks/result waits %v, want 2", n)
+		}
 
 		// modern → legacy: the modern face: discover built from the
 		// upstream's initialize, tasks through the extension.
@@ -91,7 +111,7 @@ func TestFourPathsOnOneListener(t *testing.T) {
 		if r := mc.call(ctx, "tasks/result", map[string]any{"taskId": field(t, ct, "taskId")}); r.Err == nil || r.Err.Code != -32601 || r.Status != http.StatusNotFound {
 			t.Errorf("modern tasks/result: %v, want 404 -32601", r)
 		}
-		directions(t, br, map[string]float64{"legacy_to_legacy": 1, "modern_to_legacy": 1})
+		directions(t, br, map[string]float64{"legacy_to_legacy": 2, "modern_to_legacy": 1})
 	})
 }
 
@@ -105,8 +125,8 @@ func directions(t *testing.T, br *bridgeEnv, want map[string]float64) {
 			t.Errorf("tasks created %s = %v, want %v", dir, got, n)
 		}
 		clientEra, upEra, _ := strings.Cut(dir, "_to_")
-		if got, _ := sample(fams, "tasksbridge_requests_total", "client_era", clientEra, "upstream_era", upEra, "method", "tools/call", "outcome", "ok"); got != 1 {
-			t.Errorf("tools/call on the %s path counted %v, want 1", dir, got)
+		if got, _ := sample(fams, "tasksbridge_requests_total", "client_era", clientEra, "upstream_era", upEra, "method", "tools/call", "outcome", "ok"); got != n {
+			t.Errorf("tools/call on the %s path counted %v, want %v", dir, got, n)
 		}
 	}
 }

@@ -30,6 +30,8 @@ type wireMsg struct {
 type implView struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
+	// missing marks a session id looked up in vain (negative cache).
+	missing bool
 }
 
 type paramsView struct {
