@@ -106,17 +106,21 @@ const text = (t) => ({ type: 'text', text: t });
 
 // taskTool creates the task and runs work(store, taskId) in the background;
 // work returns {status, result} or undefined when it already stored one.
-function taskTool(work) {
+// before, when given, runs before the task exists: a request it sends with
+// extra.sendRequest travels on the tools/call stream itself (the legacy shape
+// of an MRTR round before task creation); its result reaches work as `pre`.
+function taskTool(work, before) {
   return {
     // Tools without an inputSchema get createTask(extra) from the SDK.
     async createTask(a, b) {
       const [args, extra] = b === undefined ? [{}, a] : [a, b];
       const store = extra.taskStore;
+      const pre = before ? await before(args ?? {}, extra) : undefined;
       const task = await store.createTask({ ttl: extra.taskRequestedTtl, pollInterval: pollMs });
       log(`task ${task.taskId} created`);
       (async () => {
         try {
-          const out = await work(args ?? {}, store, task.taskId);
+          const out = await work(args ?? {}, store, task.taskId, pre);
           if (out) await finish(store, task.taskId, out.status, out.result);
         } catch (err) {
           log(`task ${task.taskId}: ${err.stack ?? err}`);
@@ -373,22 +377,21 @@ function buildServer() {
   tasks.registerToolTask(
     'test_tool_with_task',
     {
-      description: 'Task (required): elicits user_name {name: string}, then completes with "Hello, {name}!".',
+      description:
+        'Task (required): elicits user_name {name: string} on the tools/call stream before creating the task, then completes with "Hello, {name}!".',
       execution: { taskSupport: 'required' },
     },
-    taskTool(async (_args, store, taskId) => {
-      const answers = await sideRequests(
-        mcp,
-        store,
-        taskId,
-        [form('What is your name? (user_name)', { name: { type: 'string', title: 'Name' } })],
-        'waiting for user_name',
-      );
-      if (!answers) return undefined;
-      const c = answers[0].content ?? {};
-      const name = c.name ?? c.user_name ?? Object.values(c).find((v) => typeof v === 'string') ?? 'anonymous';
-      return { status: 'completed', result: { content: [text(`Hello, ${name}!`)] } };
-    }),
+    taskTool(
+      async (_args, _store, _taskId, answer) => {
+        const c = answer?.content ?? {};
+        const name = c.name ?? c.user_name ?? Object.values(c).find((v) => typeof v === 'string') ?? 'anonymous';
+        return { status: 'completed', result: { content: [text(`Hello, ${name}!`)] } };
+      },
+      async (_args, extra) => {
+        const q = form('What is your name? (user_name)', { name: { type: 'string', title: 'Name' } });
+        return extra.sendRequest({ method: q.method, params: q.params }, q.schema, { timeout: 120000 });
+      },
+    ),
   );
   return mcp;
 }

@@ -41,16 +41,7 @@ var tasksScenarios = []string{
 // suite"). A listed scenario that passes fails the test too, so the list
 // stays honest.
 var expectedFailures = map[string]map[string]string{
-	"ts": {
-		// The TS fixture's test_tool_with_task creates its task first and asks
-		// for user_name on the tasks/result stream; the scenario requires the
-		// question as an MRTR round *before* the CreateTaskResult. A legacy
-		// upstream expresses that only by asking on the tools/call stream
-		// before answering it, which the in-repo Go fixture does (and passes
-		// below). Nothing on the wire tells this tool apart from
-		// confirm_delete, which must create its task first.
-		"tasks-mrtr-composition": "legacy-server.mjs asks for user_name after creating the task (needs the question on the tools/call stream before the CreateTaskResult)",
-	},
+	"ts": {},
 	"go": {},
 }
 
