@@ -351,6 +351,11 @@ func TestNewTaskID(t *testing.T) {
 		if len(id) != 24 || strings.ContainsAny(id, "+/=") || seen[id] {
 			t.Fatalf("NewTaskID = %q (len %d, dup %v)", id, len(id), seen[id])
 		}
+		// 1000 draws would start with '-' or '_' about 31 times without the
+		// redraw; such an id reads as a flag in `bridge tasks show ID`.
+		if id[0] == '-' || id[0] == '_' {
+			t.Fatalf("NewTaskID = %q starts with %q", id, id[0])
+		}
 		seen[id] = true
 	}
 }

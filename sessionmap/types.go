@@ -173,8 +173,15 @@ func hashPrincipal(domain, v string) string {
 // without padding (24 characters). L-70, modern-tasks.md §2.13.
 func NewTaskID() string {
 	var b [18]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it aborts the program instead)
-	return base64.RawURLEncoding.EncodeToString(b[:])
+	for {
+		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it aborts the program instead)
+		// The first character comes from b[0]'s top six bits; 62 and 63 encode
+		// '-' and '_'. An id starting with '-' reads as a flag to CLIs
+		// (`bridge tasks show ID`), so draw again (≥ 143 bits remain).
+		if b[0]>>2 < 62 {
+			return base64.RawURLEncoding.EncodeToString(b[:])
+		}
+	}
 }
 
 // Session is one client session the bridge serves.

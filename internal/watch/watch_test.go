@@ -165,19 +165,24 @@ func TestM24_PollIntervalDefaultAndClamp(t *testing.T) {
 	}
 }
 
-func TestJitterSpreadsDelay(t *testing.T) {
+func TestJitterSpreadsRetriesNotPolls(t *testing.T) {
 	src := newFakeSource()
 	src.set(task("T", modern.StatusWorking, 1000))
 	m, clk := newTestManager(t, src, func(c *Config) {
 		c.Jitter = 0.1
 		c.Rand = func() float64 { return 1 } // upper edge: +10 %
 	})
+	// Retries after errors are spread ±Jitter.
+	if got := m.jitter(2 * time.Second); got != 2200*time.Millisecond {
+		t.Fatalf("jittered backoff = %v, want 2.2s", got)
+	}
+	// The regular cadence is exactly the task's pollInterval (M-24).
 	s, _ := m.Attach(context.Background(), key("T"))
 	defer s.Close()
 	until(t, s, seqAtLeast(1))
 	clk.BlockUntil(t, 1)
-	if got := clk.pending(); len(got) != 1 || got[0] != 1100*time.Millisecond {
-		t.Fatalf("jittered delay = %v, want 1.1s", got)
+	if got := clk.pending(); len(got) != 1 || got[0] != 1000*time.Millisecond {
+		t.Fatalf("poll delay = %v, want exactly 1s", got)
 	}
 }
 

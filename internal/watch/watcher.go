@@ -79,7 +79,12 @@ func (w *watcher) run() {
 				nextPoll = now.Add(m.jitter(backoff))
 			} else {
 				backoff = 0
-				nextPoll = now.Add(m.jitter(w.pollDelay(snap.Task, updates != nil)))
+				// No jitter on the regular cadence: jitter could only make the
+				// watcher poll faster than pollIntervalMs (M-24) or answer later
+				// than one interval after completion. Watchers are already out
+				// of step (tasks start at different times); jitter spreads the
+				// retries after an outage, where herds form.
+				nextPoll = now.Add(w.pollDelay(snap.Task, updates != nil))
 			}
 		}
 		if w.pusher != nil && updates == nil && listening == nil && !now.Before(nextListen) {
