@@ -123,7 +123,7 @@ func startBridge(t *testing.T, cfg server.Config) *bridgeEnv {
 // server→client requests answered by POST) or modern (per-request _meta and
 // the routing headers on every request).
 type rawClient struct {
-	t      *testing.T
+	t      testing.TB
 	url    string
 	modern bool
 	name   string // clientInfo name
@@ -140,11 +140,11 @@ type rawClient struct {
 	onRequest func(method string, params json.RawMessage) (any, *rpc.Error)
 }
 
-func newLegacyClient(t *testing.T, url, name string) *rawClient {
+func newLegacyClient(t testing.TB, url, name string) *rawClient {
 	return &rawClient{t: t, url: url, name: name, caps: map[string]any{"elicitation": map[string]any{}}}
 }
 
-func newModernClient(t *testing.T, url, name string) *rawClient {
+func newModernClient(t testing.TB, url, name string) *rawClient {
 	return &rawClient{t: t, url: url, modern: true, name: name,
 		caps: map[string]any{"extensions": map[string]any{modern.TasksExtensionID: map[string]any{}}, "elicitation": map[string]any{"form": map[string]any{}}}}
 }
