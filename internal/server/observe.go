@@ -69,6 +69,10 @@ type exchange struct {
 	client      implView
 	sess        string // legacy session key for input correlation
 	start       time.Time
+	// anyID accepts the first response as the answer whatever its id
+	// spelling (an HTTP POST stream carries only its own request's answer;
+	// a server may re-encode an id such as 1.0 as 1).
+	anyID bool
 	// onAnswer runs once the answer has been observed, before it reaches
 	// the client (the router finishes the exchange there).
 	onAnswer func()
@@ -198,7 +202,7 @@ func (ex *exchange) message(b []byte) {
 		return
 	}
 	ex.mu.Lock()
-	if ex.responded || (ex.id != "" && idKey(msg.ID) != ex.id) {
+	if ex.responded || (!ex.anyID && ex.id != "" && idKey(msg.ID) != ex.id) {
 		ex.mu.Unlock()
 		return
 	}

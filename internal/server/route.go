@@ -137,6 +137,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	sw := newSniffWriter(w, onMsg)
 	if ex != nil {
+		ex.anyID = true
 		// Record the request as soon as its answer is seen, before the
 		// client can read it (so a client that scrapes /metrics next sees
 		// its own request); the deferred finish covers requests that end
