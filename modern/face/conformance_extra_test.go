@@ -7,6 +7,7 @@ package face_test
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/tasksbridge/tasksbridge/rpc"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -67,8 +68,15 @@ func TestInputOnlyForDeclaredCapabilities_M48(t *testing.T) {
 		t.Fatalf("with elicitation declared: %s, want an InputRequiredResult", with.body)
 	}
 	without := e.rpc(ctx, "tools/call", map[string]any{"name": "ask_sync", "arguments": map[string]any{"question": "Your name?"}}, clientCaps{tasks: true})
-	if without.result != nil || without.errCode == 0 || !strings.Contains(without.errMsg, "elicitation") {
-		t.Fatalf("without elicitation declared: HTTP %d %s, want an error naming elicitation", without.status, without.body)
+	// M-39: -32021 with data.requiredCapabilities naming elicitation, HTTP 400.
+	if without.result != nil || without.errCode != rpc.CodeMissingRequiredClientCapability || !strings.Contains(without.errMsg, "elicitation") {
+		t.Fatalf("without elicitation declared: HTTP %d %s, want -32021 naming elicitation", without.status, without.body)
+	}
+	if without.status != http.StatusBadRequest {
+		t.Errorf("without elicitation declared: HTTP %d, want 400 (M-39)", without.status)
+	}
+	if !bytes.Contains(without.body, []byte(`"requiredCapabilities":{"elicitation":{"form":{}}}`)) {
+		t.Errorf("without elicitation declared: %s lacks data.requiredCapabilities.elicitation.form", without.body)
 	}
 	if bytes.Contains(without.body, []byte("inputRequests")) {
 		t.Errorf("an input request reached a client that cannot answer it: %s", without.body)

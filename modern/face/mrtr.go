@@ -55,6 +55,7 @@ type pendingCall struct {
 	done        bool
 	result      json.RawMessage
 	err         error
+	refused     *rpc.Error // an input request the client cannot answer (M-39)
 	registered  bool
 	attached    *call
 	timer       *time.Timer
@@ -70,11 +71,22 @@ func (pc *pendingCall) signal() {
 // onRequest turns an upstream server→client request into an input request.
 func (pc *pendingCall) onRequest(sr *upstream.SideRequest) {
 	entry, err := translate.InputRequestFromLegacy(sr.Raw, pc.f.opts.IDs)
-	if err == nil {
-		err = declared(pc.caps, entry.Request)
-	}
 	if err != nil {
 		_ = pc.sess.Respond(pc.f.ctx, sr.ID, nil, rpc.As(err))
+		return
+	}
+	if err := declared(pc.caps, entry.Request); err != nil {
+		// The upstream's request is refused, and the client learns what it
+		// must declare: -32021 with data.requiredCapabilities (M-39), which
+		// go-sdk sends as HTTP 400 — not whatever the upstream makes of the
+		// refusal.
+		_ = pc.sess.Respond(pc.f.ctx, sr.ID, nil, rpc.As(err))
+		pc.mu.Lock()
+		if pc.refused == nil {
+			pc.refused = missingCapability(entry.Request)
+		}
+		pc.mu.Unlock()
+		pc.signal()
 		return
 	}
 	pc.mu.Lock()
@@ -82,6 +94,29 @@ func (pc *pendingCall) onRequest(sr *upstream.SideRequest) {
 	pc.order = append(pc.order, entry.Key)
 	pc.mu.Unlock()
 	pc.signal()
+}
+
+// missingCapability is the -32021 a client gets when the upstream needs input
+// of a kind the client did not declare on its request (M-39).
+func missingCapability(r modern.InputRequest) *rpc.Error {
+	var req modern.ClientCapabilities
+	what := r.Method
+	switch r.Kind() {
+	case modern.InputElicitation:
+		mode := "form"
+		if r.ElicitationMode() == "url" {
+			mode = "url"
+		}
+		req.Elicitation = &modern.Object{mode: json.RawMessage(`{}`)}
+		what = "this tool's " + mode + "-mode elicitation"
+	case modern.InputSampling:
+		req.Sampling = &modern.Object{}
+		what = "this tool's sampling request"
+	case modern.InputRoots:
+		req.Roots = &modern.Object{}
+		what = "this tool's roots request"
+	}
+	return modern.ErrMissingRequiredClientCapability(req, what)
 }
 
 // declared refuses an input request for a capability the client did not
@@ -247,6 +282,13 @@ func (f *Face) await(ctx context.Context, c *call, pc *pendingCall) (json.RawMes
 	}()
 	for {
 		pc.mu.Lock()
+		if pc.refused != nil {
+			err := pc.refused
+			pc.mu.Unlock()
+			f.dropPending(pc)
+			pc.cancel() // the upstream call cannot complete without the refused input
+			return nil, err
+		}
 		if pc.done {
 			res, err := pc.result, pc.err
 			pc.mu.Unlock()
