@@ -11,14 +11,13 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/internal/httpguard"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
@@ -35,11 +34,12 @@ func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Accel-Buffering", "no") // M-43 SHOULD
-	if !hostAllowed(r) {
+	if !httpguard.HostAllowed(r) {
 		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
 		return
 	}
-	if !s.originAllowed(r.Header.Get("Origin")) {
+	// Strict M-43: only loopback and the listed origins (no "*", no same-host).
+	if !httpguard.OriginAllowed(r.Header.Get("Origin"), r.Host, httpguard.OriginPolicy{Allowed: s.opts.AllowedOrigins}) {
 		http.Error(w, "Forbidden: invalid Origin header", http.StatusForbidden)
 		return
 	}
@@ -193,51 +193,6 @@ func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, e *rpc.Erro
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
-}
-
-// originAllowed accepts a missing Origin (non-browser clients), loopback
-// origins and the configured ones; anything else is refused (M-43).
-func (s *Server) originAllowed(origin string) bool {
-	if origin == "" {
-		return true
-	}
-	for _, o := range s.opts.AllowedOrigins {
-		if o == origin {
-			return true
-		}
-	}
-	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return false
-	}
-	return isLoopbackHost(u.Hostname())
-}
-
-// hostAllowed is DNS-rebinding protection, like go-sdk's: on a loopback
-// listener the Host header must name a loopback host too.
-func hostAllowed(r *http.Request) bool {
-	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || la == nil {
-		return true
-	}
-	host, _, err := net.SplitHostPort(la.String())
-	if err != nil || !isLoopbackHost(host) {
-		return true
-	}
-	h := r.Host
-	if hh, _, err := net.SplitHostPort(r.Host); err == nil {
-		h = hh
-	}
-	return isLoopbackHost(h)
-}
-
-func isLoopbackHost(h string) bool {
-	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
 }
 
 // serveListenSSE serves a task listen as a text/event-stream response.

@@ -8,13 +8,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httputil"
-	"net/url"
 	"strconv"
-	"strings"
 
+	"github.com/tasksbridge/tasksbridge/internal/httpguard"
 	"github.com/tasksbridge/tasksbridge/internal/metrics"
 	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/modern"
@@ -181,12 +179,14 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 // hop-by-hop headers and passes everything else (Mcp-Session-Id,
 // Authorization, MCP-Protocol-Version, Mcp-* routing headers) both ways.
 func (s *Server) passthrough(w http.ResponseWriter, r *http.Request, clientEra legacyup.Era, ex *exchange) {
-	if !hostAllowed(r) {
+	if !httpguard.HostAllowed(r) {
 		ex.force(metrics.OutcomeInvalidRequest)
 		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
 		return
 	}
-	if !s.originAllowed(r) {
+	// This listener also honours "*" and same-host origins (M-43).
+	policy := httpguard.OriginPolicy{Allowed: s.cfg.AllowedOrigins, Wildcard: true, SameHost: true}
+	if !httpguard.OriginAllowed(r.Header.Get("Origin"), r.Host, policy) {
 		ex.force(metrics.OutcomeInvalidRequest)
 		http.Error(w, "Forbidden: invalid Origin header", http.StatusForbidden)
 		return
@@ -290,53 +290,4 @@ func writeRPCError(w http.ResponseWriter, status int, ex *exchange, e *rpc.Error
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
-}
-
-// originAllowed is the Origin half of DNS-rebinding protection for the
-// passthrough paths (the faces check their own): no Origin, a configured
-// one, the request's own host, or a loopback origin.
-func (s *Server) originAllowed(r *http.Request) bool {
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return true
-	}
-	for _, o := range s.cfg.AllowedOrigins {
-		if o == origin || o == "*" {
-			return true
-		}
-	}
-	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return false
-	}
-	if strings.EqualFold(u.Host, r.Host) {
-		return true
-	}
-	return isLoopbackHost(u.Hostname())
-}
-
-// hostAllowed rejects a non-loopback Host on a loopback listener.
-func hostAllowed(r *http.Request) bool {
-	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || la == nil {
-		return true
-	}
-	host, _, err := net.SplitHostPort(la.String())
-	if err != nil || !isLoopbackHost(host) {
-		return true
-	}
-	h := r.Host
-	if hh, _, err := net.SplitHostPort(r.Host); err == nil {
-		h = hh
-	}
-	return isLoopbackHost(h)
-}
-
-func isLoopbackHost(h string) bool {
-	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
 }

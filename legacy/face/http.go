@@ -7,17 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/internal/httpguard"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
@@ -47,11 +45,13 @@ func (b *Bridge) Handler() http.Handler { return http.HandlerFunc(b.serveHTTP) }
 
 func (b *Bridge) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Accel-Buffering", "no") // keep reverse proxies from buffering SSE
-	if !b.cfg.DisableHostCheck && !hostAllowed(r) {
+	if !b.cfg.DisableHostCheck && !httpguard.HostAllowed(r) {
 		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
 		return
 	}
-	if !b.originAllowed(r) {
+	// This listener also honours "*" and same-host origins (M-43).
+	policy := httpguard.OriginPolicy{Allowed: b.cfg.AllowedOrigins, Wildcard: true, SameHost: true}
+	if !httpguard.OriginAllowed(r.Header.Get("Origin"), r.Host, policy) {
 		http.Error(w, "Forbidden: invalid Origin header", http.StatusForbidden)
 		return
 	}
@@ -373,54 +373,4 @@ func writeRPCError(w http.ResponseWriter, status int, req *jsonrpc.Request, e *r
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	w.Write(b)
-}
-
-// originAllowed is the Origin half of DNS-rebinding protection (2025-11-25
-// transports: an invalid Origin MUST get 403): no Origin (non-browser
-// clients), a configured one, the request's own host, or a loopback origin.
-func (b *Bridge) originAllowed(r *http.Request) bool {
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return true
-	}
-	for _, o := range b.cfg.AllowedOrigins {
-		if o == origin || o == "*" {
-			return true
-		}
-	}
-	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return false
-	}
-	if strings.EqualFold(u.Host, r.Host) {
-		return true
-	}
-	return isLoopbackHost(u.Hostname())
-}
-
-// hostAllowed rejects a non-loopback Host on a loopback listener (DNS
-// rebinding), like go-sdk's own check.
-func hostAllowed(r *http.Request) bool {
-	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || la == nil {
-		return true
-	}
-	host, _, err := net.SplitHostPort(la.String())
-	if err != nil || !isLoopbackHost(host) {
-		return true
-	}
-	h := r.Host
-	if hh, _, err := net.SplitHostPort(r.Host); err == nil {
-		h = hh
-	}
-	return isLoopbackHost(h)
-}
-
-func isLoopbackHost(h string) bool {
-	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
 }

@@ -6,15 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
-	"slices"
 	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/tasksbridge/tasksbridge/internal/httpguard"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
@@ -32,11 +30,12 @@ func (f *Face) Handler() http.Handler { return f }
 // own task listen stream).
 func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Accel-Buffering", "no") // M-43 SHOULD
-	if !hostAllowed(r) {
+	if !httpguard.HostAllowed(r) {
 		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
 		return
 	}
-	if !f.originAllowed(r.Header.Get("Origin")) {
+	// Strict M-43: only loopback and the listed origins (no "*", no same-host).
+	if !httpguard.OriginAllowed(r.Header.Get("Origin"), r.Host, httpguard.OriginPolicy{Allowed: f.opts.AllowedOrigins}) {
 		http.Error(w, "Forbidden: invalid Origin header", http.StatusForbidden)
 		return
 	}
@@ -161,46 +160,6 @@ func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, e *rpc.Erro
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
-}
-
-// originAllowed accepts no Origin (non-browser clients), loopback origins and
-// the configured ones (M-43).
-func (f *Face) originAllowed(origin string) bool {
-	if origin == "" || slices.Contains(f.opts.AllowedOrigins, origin) {
-		return true
-	}
-	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return false
-	}
-	return isLoopbackHost(u.Hostname())
-}
-
-// hostAllowed is DNS-rebinding protection: on a loopback listener the Host
-// header must name a loopback host too.
-func hostAllowed(r *http.Request) bool {
-	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || la == nil {
-		return true
-	}
-	host, _, err := net.SplitHostPort(la.String())
-	if err != nil || !isLoopbackHost(host) {
-		return true
-	}
-	h := r.Host
-	if hh, _, err := net.SplitHostPort(r.Host); err == nil {
-		h = hh
-	}
-	return isLoopbackHost(h)
-}
-
-func isLoopbackHost(h string) bool {
-	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
 }
 
 // serveListenHTTP serves subscriptions/listen for task ids as an SSE stream.
