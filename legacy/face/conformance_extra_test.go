@@ -201,6 +201,10 @@ func TestMaxTTLEnforcedAndDocumented_L74_L76(t *testing.T) {
 	if !regexp.MustCompile(`(?i)capped at 24 hours`).Match(guide) {
 		t.Error("docs/MIGRATION.md no longer documents the maximum ttl (\"capped at 24 hours\", L-76)")
 	}
+	// L-77: the guide states the (absent) per-requestor concurrency limit.
+	if !regexp.MustCompile(`(?i)no limit on concurrent tasks per requestor`).Match(guide) {
+		t.Error("docs/MIGRATION.md no longer documents the concurrent-task limit per requestor (L-77)")
+	}
 }
 
 // L-62, L-63: a plain tools/call the upstream turned into a task is polled
