@@ -9,13 +9,13 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os/exec"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/internal/cmdline"
 	"github.com/tasksbridge/tasksbridge/internal/metrics"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	legacyface "github.com/tasksbridge/tasksbridge/legacy/face"
@@ -165,7 +165,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.url, s.target = u, cfg.Upstream
 	} else {
-		if argv, err = splitCommand(cfg.UpstreamCommand); err != nil {
+		if argv, err = cmdline.Split(cfg.UpstreamCommand); err != nil {
 			return nil, fmt.Errorf("server: upstream command: %w", err)
 		}
 		if len(argv) == 0 {
@@ -445,63 +445,4 @@ func (s *Server) checkReady(ctx context.Context) error {
 		return fmt.Errorf("upstream %s (%s): unreachable: %v", s.target, era, err)
 	}
 	return nil
-}
-
-// splitCommand splits a command line like a POSIX shell without expansions:
-// spaces separate words, single quotes keep everything literal, double
-// quotes and backslashes escape (the same rules as the legacy face's).
-func splitCommand(s string) ([]string, error) {
-	var (
-		words []string
-		cur   strings.Builder
-		in    bool
-		quote rune
-	)
-	rs := []rune(s)
-	for i := 0; i < len(rs); i++ {
-		r := rs[i]
-		switch {
-		case quote == '\'':
-			if r == '\'' {
-				quote = 0
-			} else {
-				cur.WriteRune(r)
-			}
-		case quote == '"':
-			switch {
-			case r == '"':
-				quote = 0
-			case r == '\\' && i+1 < len(rs) && strings.ContainsRune(`"\$`+"`", rs[i+1]):
-				i++
-				cur.WriteRune(rs[i])
-			default:
-				cur.WriteRune(r)
-			}
-		case r == '\'' || r == '"':
-			quote, in = r, true
-		case r == '\\':
-			if i+1 >= len(rs) {
-				return nil, errors.New("trailing backslash")
-			}
-			i++
-			cur.WriteRune(rs[i])
-			in = true
-		case r == ' ' || r == '\t' || r == '\n':
-			if in {
-				words = append(words, cur.String())
-				cur.Reset()
-				in = false
-			}
-		default:
-			cur.WriteRune(r)
-			in = true
-		}
-	}
-	if quote != 0 {
-		return nil, fmt.Errorf("unterminated %c quote", quote)
-	}
-	if in {
-		words = append(words, cur.String())
-	}
-	return words, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/internal/cmdline"
 	"github.com/tasksbridge/tasksbridge/internal/version"
 	"github.com/tasksbridge/tasksbridge/internal/watch"
 	"github.com/tasksbridge/tasksbridge/modern"
@@ -102,7 +103,7 @@ func New(cfg Config) (*Bridge, error) {
 		b.up = upstream.NewHTTP(cfg.Upstream, nil)
 		b.ownUp = true
 	default:
-		argv, err := splitCommand(cfg.UpstreamCommand)
+		argv, err := cmdline.Split(cfg.UpstreamCommand)
 		if err != nil {
 			return nil, fmt.Errorf("face: upstream command: %w", err)
 		}
@@ -423,63 +424,4 @@ func (b *Bridge) Mux() *http.ServeMux {
 	mux.Handle("/healthz", b.Healthz())
 	mux.Handle("/readyz", b.Readyz())
 	return mux
-}
-
-// splitCommand splits a command line into words: spaces separate words,
-// single quotes keep everything literal, double quotes and backslashes work
-// as in a POSIX shell (without expansions).
-func splitCommand(s string) ([]string, error) {
-	var (
-		words []string
-		cur   strings.Builder
-		in    bool // inside a word
-		quote rune
-	)
-	rs := []rune(s)
-	for i := 0; i < len(rs); i++ {
-		r := rs[i]
-		switch {
-		case quote == '\'':
-			if r == '\'' {
-				quote = 0
-			} else {
-				cur.WriteRune(r)
-			}
-		case quote == '"':
-			switch {
-			case r == '"':
-				quote = 0
-			case r == '\\' && i+1 < len(rs) && strings.ContainsRune(`"\$`+"`", rs[i+1]):
-				i++
-				cur.WriteRune(rs[i])
-			default:
-				cur.WriteRune(r)
-			}
-		case r == '\'' || r == '"':
-			quote, in = r, true
-		case r == '\\':
-			if i+1 >= len(rs) {
-				return nil, errors.New("trailing backslash")
-			}
-			i++
-			cur.WriteRune(rs[i])
-			in = true
-		case r == ' ' || r == '\t' || r == '\n':
-			if in {
-				words = append(words, cur.String())
-				cur.Reset()
-				in = false
-			}
-		default:
-			cur.WriteRune(r)
-			in = true
-		}
-	}
-	if quote != 0 {
-		return nil, fmt.Errorf("unterminated %c quote", quote)
-	}
-	if in {
-		words = append(words, cur.String())
-	}
-	return words, nil
 }
