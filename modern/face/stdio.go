@@ -41,10 +41,21 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	return &stdioConn{Connection: c, f: t.f, ctx: lctx, cancel: cancel, listens: map[string]context.CancelFunc{}}, nil
+	return &stdioConn{Connection: c, f: t.f, ctx: lctx, cancel: cancel, listens: map[string]context.CancelFunc{},
+		calls: map[string]struct{}{}, out: map[string]jsonrpc.ID{}, changed: make(chan struct{}, 1)}, nil
 }
 
-// stdioConn answers some requests before go-sdk reads them.
+// stdioConn answers some requests before go-sdk reads them, and holds the
+// end of the client's input back until every request read before it has
+// been answered.
+//
+// Why the hold: go-sdk's jsonrpc2 connection treats a read error (io.EOF
+// when a host pipes its requests and closes stdin) as the end of the
+// connection: it cancels every call still queued or running and refuses to
+// write their responses, so `printf '...tools/call...\n' | bridge serve`
+// got no answers at all (the legacy face's stdio had the same bug). Task
+// listens are not held for: they have no response of their own and end
+// when the connection closes.
 type stdioConn struct {
 	mcp.Connection
 	f      *Face
@@ -54,13 +65,42 @@ type stdioConn struct {
 	mu      sync.Mutex
 	listens map[string]context.CancelFunc
 	wg      sync.WaitGroup
+
+	calls   map[string]struct{}   // ids of calls handed to go-sdk, until answered
+	out     map[string]jsonrpc.ID // server→client calls the client has not answered
+	closed  bool
+	changed chan struct{} // a call answered, a server→client call written, or Close (cap 1)
+
+	readErr error // the input's end, once seen (Read is called by one goroutine only)
 }
 
+// errInputClosed answers a server→client call the client can no longer
+// answer because it closed its input, so the handler waiting on it ends.
+var errInputClosed = &rpc.Error{Code: rpc.CodeInternalError, Message: "client closed its input before answering"}
+
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if c.readErr != nil {
+		return c.holdEnd(ctx)
+	}
 	for {
 		msg, err := c.Connection.Read(ctx)
 		if err != nil {
-			return msg, err
+			c.mu.Lock()
+			closed := c.closed
+			c.mu.Unlock()
+			if closed || ctx.Err() != nil {
+				return msg, err // being shut down: nothing to hold back
+			}
+			// io.EOF, or a line go-sdk cannot read (it stops reading
+			// there): nothing more comes in, but what came before is owed.
+			c.readErr = err
+			return c.holdEnd(ctx)
+		}
+		if resp, ok := msg.(*jsonrpc.Response); ok {
+			c.mu.Lock()
+			delete(c.out, idKey(resp.ID.Raw()))
+			c.mu.Unlock()
+			return msg, nil
 		}
 		req, ok := msg.(*jsonrpc.Request)
 		if !ok {
@@ -90,8 +130,66 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.startListen(call, req.ID, acked)
 			continue
 		}
+		c.mu.Lock()
+		c.calls[idKey(req.ID.Raw())] = struct{}{}
+		c.mu.Unlock()
 		return msg, nil
 	}
+}
+
+// holdEnd returns the input's end once no call handed to go-sdk is still
+// unanswered. Meanwhile a server→client call made while handling one gets an
+// error response in the client's stead (it can never answer), so the handler
+// that made it can finish.
+func (c *stdioConn) holdEnd(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return nil, c.readErr
+		}
+		for k, id := range c.out {
+			delete(c.out, k)
+			c.mu.Unlock()
+			return &jsonrpc.Response{ID: id, Error: errInputClosed}, nil
+		}
+		open := len(c.calls)
+		c.mu.Unlock()
+		if open == 0 {
+			return nil, c.readErr
+		}
+		select {
+		case <-c.changed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// signal wakes holdEnd (never blocks).
+func (c *stdioConn) signal() {
+	select {
+	case c.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		// Recorded before the write: the answer may be read right after it.
+		c.mu.Lock()
+		c.out[idKey(req.ID.Raw())] = req.ID
+		c.mu.Unlock()
+		defer c.signal()
+	}
+	err := c.Connection.Write(ctx, msg)
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		delete(c.calls, idKey(resp.ID.Raw()))
+		c.mu.Unlock()
+		c.signal()
+	}
+	return err // unwrapped: go-sdk inspects transport errors
 }
 
 // gate applies the era and _meta rules of the HTTP front that need no
@@ -171,6 +269,10 @@ func (c *stdioConn) cancelListen(params json.RawMessage) bool {
 }
 
 func (c *stdioConn) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.signal()
 	c.cancel()
 	err := c.Connection.Close()
 	c.wg.Wait()
