@@ -19,6 +19,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/internal/server"
 	"github.com/tasksbridge/tasksbridge/legacy/face"
 	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
+	modernface "github.com/tasksbridge/tasksbridge/modern/face"
 )
 
 // Defaults of `bridge serve`.
@@ -68,6 +69,7 @@ func init() {
 			&cli.DurationFlag{Name: "keepalive", Value: face.DefaultKeepAlive, Usage: "interval of SSE keep-alive comments on long waits (0 or less: none)", EnvVars: []string{"TASKSBRIDGE_KEEPALIVE"}},
 			&cli.DurationFlag{Name: "session-idle-timeout", Value: face.DefaultSessionIdleTimeout, Usage: "how long an idle legacy session can still be resumed", EnvVars: []string{"TASKSBRIDGE_SESSION_IDLE_TIMEOUT"}},
 			&cli.BoolFlag{Name: "status-notifications", Usage: "send notifications/tasks/status when a legacy client's task changes (stdio, or an open GET stream)", EnvVars: []string{"TASKSBRIDGE_STATUS_NOTIFICATIONS"}},
+			&cli.BoolFlag{Name: "require-auth", Usage: "in front of a legacy server, refuse 2026-07-28 requests without an Authorization header (HTTP 401); without it, unauthenticated modern clients share one scope in which the unguessable task ids act as bearer tokens", EnvVars: []string{"TASKSBRIDGE_REQUIRE_AUTH"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"TASKSBRIDGE_LOG_LEVEL"}},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 10 * time.Second, Usage: "how long a graceful stop may take", EnvVars: []string{"TASKSBRIDGE_SHUTDOWN_TIMEOUT"}},
 		},
@@ -135,6 +137,11 @@ func runServe(c *cli.Context) error {
 		KeepAlive:           c.Duration("keepalive"),
 		SessionIdleTimeout:  c.Duration("session-idle-timeout"),
 		StatusNotifications: c.Bool("status-notifications"),
+	}
+	if c.Bool("require-auth") {
+		// M-65: every task request authenticated; modern has no sessions to
+		// fall back on, so the operator chooses between this and bearer ids.
+		cfg.Modern = func(o *modernface.Options) { o.RequireAuth = true }
 	}
 	if cfg.KeepAlive <= 0 {
 		cfg.KeepAlive = -1

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/internal/demo"
+	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
 )
 
 func startDemoUpstream(t *testing.T) string {
@@ -251,6 +252,53 @@ func TestServeUpstreamCommand(t *testing.T) {
 		t.Errorf("slow_task: %+v", r.Content)
 	}
 	cs.Close()
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("serve returned %v", err)
+	}
+}
+
+// `bridge serve --require-auth` in front of a legacy server refuses a
+// 2026-07-28 request without an Authorization header with 401, and serves
+// one that carries a credential (M-65).
+func TestServeRequireAuth(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	fx := fixture.New(fixture.Options{PollInterval: 20 * time.Millisecond})
+	upURL, stopUp, err := fx.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopUp)
+	runCtx, stop := context.WithCancel(ctx)
+	lines, _, done := runApp(runCtx, t, nil, "serve", "--upstream", upURL, "--upstream-era", "legacy",
+		"--require-auth", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--log-level", "error")
+	url := awaitLine(ctx, t, lines, done, "bridge: ")
+	discover := func(auth string) int {
+		body := `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{` +
+			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "server/discover")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if s := discover(""); s != http.StatusUnauthorized {
+		t.Errorf("modern request without Authorization: HTTP %d, want 401", s)
+	}
+	if s := discover("Bearer alice"); s != http.StatusOK {
+		t.Errorf("modern request with Authorization: HTTP %d, want 200", s)
+	}
 	stop()
 	if err := <-done; err != nil {
 		t.Fatalf("serve returned %v", err)
