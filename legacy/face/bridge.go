@@ -59,6 +59,8 @@ type Bridge struct {
 
 	inflight inflight // long POSTs (tasks/result, tools/call...) being answered
 
+	params paramCache // upstream tools' x-mcp-header annotations (M-11, mcpparam.go)
+
 	readyMu   sync.Mutex
 	readyAt   time.Time
 	readyErr  error

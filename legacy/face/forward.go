@@ -63,6 +63,9 @@ func (s *session) toolsList(ctx context.Context, ri *reqInfo) (mcp.Result, error
 	if err != nil {
 		return nil, s.b.upstreamError(legacy.MethodToolsList, false, err)
 	}
+	// M-11: remember the tools' x-mcp-header annotations and hide tools
+	// whose annotations are invalid (mcpparam.go).
+	raw = s.b.filterToolsList(up.Params, raw)
 	var out json.RawMessage
 	if s.tasksEnabled() {
 		out, err = translate.ToolsListToLegacy(raw, nil)

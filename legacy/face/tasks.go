@@ -54,7 +54,9 @@ func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error
 
 	relay := s.relay(ctx)
 	opts.OnNotify = relay.push
-	kind, raw, err := s.callUpstream(ctx, legacy.MethodToolsCall, up.Params, opts)
+	// M-11: callToolUpstream adds the Mcp-Param-* headers (mcpparam.go) to
+	// this call only; opts stays header-free for the task's later requests.
+	kind, raw, err := s.callToolUpstream(ctx, up.Params, opts)
 	relay.stop()
 	if err != nil {
 		return nil, s.b.upstreamError(legacy.MethodToolsCall, asTask, err)
