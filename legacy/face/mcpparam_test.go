@@ -207,3 +207,42 @@ func TestMcpParamHeadersWithoutListingM11(t *testing.T) {
 	}
 	c.checkReceived(t)
 }
+
+// M-11 SHOULD: when the upstream answers -32020 because a tool's annotations
+// changed since the face listed it, the face re-lists the tools and retries
+// the call once with the new headers.
+func TestMcpParamHeadersRelistOnMismatchM11(t *testing.T) {
+	ctx := ctxT(t, 20*time.Second)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "param-upstream", Version: "1"}, &mcp.ServerOptions{
+		SupportedProtocolVersions: []string{"2026-07-28"},
+	})
+	handler := func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ran " + string(req.Params.Arguments)}}}, nil
+	}
+	srv.AddTool(&mcp.Tool{Name: "regional", InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string"}}}`)}, handler)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	rec := &recorder{next: h}
+	hs := httptest.NewServer(rec)
+	t.Cleanup(hs.Close)
+	t.Cleanup(func() { checkUpstreamRequests(t, rec.all()) })
+	br := startBridge(t, nil, face.Config{Upstream: hs.URL})
+	c := newRawClient(t, br.url)
+	c.initialize(ctx, nil)
+	if l := c.call(ctx, "tools/list", nil); l.Err != nil {
+		t.Fatalf("tools/list: %s", l.Envelope)
+	}
+	// The upstream now mirrors region: the face's cached view is stale.
+	srv.AddTool(&mcp.Tool{Name: "regional", InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)}, handler)
+	r := c.call(ctx, "tools/call", map[string]any{"name": "regional", "arguments": map[string]any{"region": "eu-west-1"}})
+	if r.Err != nil || !bytes.Contains(r.Result, []byte("ran ")) {
+		t.Fatalf("tools/call: %s", r.Envelope)
+	}
+	calls := rec.byMethod("tools/call")
+	if len(calls) != 2 || calls[0].Header.Get("Mcp-Param-Region") != "" || calls[1].Header.Get("Mcp-Param-Region") != "eu-west-1" {
+		t.Fatalf("upstream tools/call: %d requests, want the stale call then a retry with Mcp-Param-Region", len(calls))
+	}
+	if n := len(rec.byMethod("tools/list")); n != 2 {
+		t.Errorf("upstream tools/list %d times, want 2 (client listing, re-list after -32020)", n)
+	}
+	c.checkReceived(t)
+}
