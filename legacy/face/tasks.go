@@ -219,6 +219,12 @@ func (s *session) refresh(ctx context.Context, ri *reqInfo, rec sessionmap.Task)
 		if errors.Is(err, context.Canceled) {
 			return rec, err
 		}
+		// The watcher may have finished the task between our read and this
+		// one: it records the terminal state, then drops the binding, so a
+		// new watcher started by this Get finds none. The record is the answer.
+		if cur, gerr := s.b.store.GetTask(ctx, rec.Scope, rec.ID); gerr == nil && cur.Status.Terminal() {
+			return cur, nil
+		}
 		return rec, s.b.upstreamError(legacy.MethodTasksGet, true, err)
 	}
 	cur, err := s.b.store.GetTask(ctx, rec.Scope, rec.ID)
@@ -453,6 +459,10 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 	if err != nil {
 		if errors.Is(err, watch.ErrClosed) {
 			return nil, errShuttingDown()
+		}
+		// Finished meanwhile (see refresh): the terminal record answers.
+		if cur, gerr := s.b.store.GetTask(ctx, rec.Scope, rec.ID); gerr == nil && !live(cur) {
+			return outcome(cur, mode)
 		}
 		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: watch task: %v", err)
 	}

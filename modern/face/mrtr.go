@@ -80,13 +80,15 @@ func (pc *pendingCall) onRequest(sr *upstream.SideRequest) {
 		// must declare: -32021 with data.requiredCapabilities (M-39), which
 		// go-sdk sends as HTTP 400 — not whatever the upstream makes of the
 		// refusal.
-		_ = pc.sess.Respond(pc.f.ctx, sr.ID, nil, rpc.As(err))
+		// Record the refusal before answering the upstream: its reply to the
+		// tools/call (an error) must find it already set.
 		pc.mu.Lock()
 		if pc.refused == nil {
 			pc.refused = missingCapability(entry.Request)
 		}
 		pc.mu.Unlock()
 		pc.signal()
+		_ = pc.sess.Respond(pc.f.ctx, sr.ID, nil, rpc.As(err))
 		return
 	}
 	pc.mu.Lock()
