@@ -465,10 +465,13 @@ func (s *Session) ToolSupport(ctx context.Context, name string) (legacy.TaskSupp
 		}
 		cursor = next.NextCursor
 	}
+	// Read before publishing: once cached, NoteTools writes into the map
+	// under s.mu, so an unlocked read afterwards would race.
+	ts := all[name]
 	s.mu.Lock()
 	s.tools, s.toolsOK = all, true
 	s.mu.Unlock()
-	return all[name], nil
+	return ts, nil
 }
 
 // NoteTools merges a tools/list page the caller fetched into the cache (it
