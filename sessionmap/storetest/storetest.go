@@ -70,6 +70,7 @@ func Run(t *testing.T, f Factory) {
 		{"Expiry_L64_L65", testExpiry},
 		{"DeleteSessionTasks", testDeleteSessionTasks},
 		{"UnknownIDs", testUnknownIDs},
+		{"ConcurrentCreatesOneWins", testConcurrentCreates},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -879,3 +880,57 @@ func testListMatchesGet(t *testing.T, e *env) {
 }
 
 func eqPtr(a, b *int64) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
+
+// Creates racing for one id (two replicas handed the same id, a retried
+// request): exactly one succeeds, the others get ErrExists, and the stored
+// record is the winner's whole record, never a mix. With a shared store the
+// racers may be different processes; here they are goroutines.
+func testConcurrentCreates(t *testing.T, e *env) {
+	const racers = 8
+	sc := sessionmap.Scope{Principal: sessionmap.PrincipalFromAuthorization("Bearer race"), Session: "s"}
+	id := sessionmap.NewTaskID()
+	sid := "race-" + id
+	var wg sync.WaitGroup
+	taskErrs, sessErrs := make([]error, racers), make([]error, racers)
+	for i := range racers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x := newTask(sc, e.clock.Now())
+			x.ID, x.StatusMessage = id, fmt.Sprintf("racer %d", i)
+			taskErrs[i] = e.s.CreateTask(e.ctx, x)
+			sessErrs[i] = e.s.CreateSession(e.ctx, sessionmap.Session{ID: sid, Principal: sc.Principal,
+				Era: sessionmap.EraLegacy, LogLevel: fmt.Sprintf("racer %d", i)})
+		}()
+	}
+	wg.Wait()
+	winner := func(what string, errs []error) int {
+		t.Helper()
+		won := -1
+		for i, err := range errs {
+			switch {
+			case err == nil && won >= 0:
+				t.Fatalf("%s: racers %d and %d both succeeded", what, won, i)
+			case err == nil:
+				won = i
+			case !errors.Is(err, sessionmap.ErrExists):
+				t.Fatalf("%s: racer %d: %v, want ErrExists", what, i, err)
+			}
+		}
+		if won < 0 {
+			t.Fatalf("%s: no racer succeeded", what)
+		}
+		return won
+	}
+	wt, ws := winner("CreateTask", taskErrs), winner("CreateSession", sessErrs)
+	if got := e.get(sc, id); got.StatusMessage != fmt.Sprintf("racer %d", wt) {
+		t.Fatalf("stored task is %q, the winner was racer %d", got.StatusMessage, wt)
+	}
+	if got, err := e.s.GetSession(e.ctx, sessionmap.Scope{Principal: sc.Principal, Session: sid}); err != nil ||
+		got.LogLevel != fmt.Sprintf("racer %d", ws) {
+		t.Fatalf("stored session = %+v, %v; the winner was racer %d", got, err, ws)
+	}
+	if got := e.listAll(sc, 10); !slices.Equal(got, []string{id}) {
+		t.Fatalf("listed %v, want the one task once", got)
+	}
+}
