@@ -20,6 +20,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/legacy/face"
 	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
 	modernface "github.com/tasksbridge/tasksbridge/modern/face"
+	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
 // Defaults of `bridge serve`.
@@ -52,11 +53,12 @@ func init() {
 			"--metrics-listen moves them to a listener of their own. With --stdio one client is served on\n" +
 			"stdin/stdout instead (logs go to stderr).\n\n" +
 			"Sessions and tasks are kept in --data-dir: after a restart (even kill -9) legacy clients continue with\n" +
-			"their Mcp-Session-Id and task ids. Tasks belong to the client's Authorization header (hashed) when\n" +
+			"their Mcp-Session-Id and task ids. With --store redis://HOST:PORT/DB they are kept in Redis instead,\n" +
+			"shared by every bridge started with the same --store and --redis-prefix. Tasks belong to the client's Authorization header (hashed) when\n" +
 			"it sends one, otherwise to its session. SIGINT or SIGTERM stops gracefully: no new requests, blocked\n" +
 			"waits are handed back (clients call tasks/result again), the data directory is closed.\n\n" +
 			"Every flag can also be set from the environment variable shown with it.",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "upstream", Usage: "the upstream server's Streamable HTTP endpoint URL", EnvVars: []string{"TASKSBRIDGE_UPSTREAM"}},
 			&cli.StringFlag{Name: "upstream-command", Usage: "run a stdio upstream server instead: \"prog args\" (quotes group words)", EnvVars: []string{"TASKSBRIDGE_UPSTREAM_COMMAND"}},
 			&cli.StringFlag{Name: "upstream-era", Value: "auto", Usage: "the upstream's era: auto (probe server/discover, fall back to initialize), legacy or modern (pinned, no probe)", EnvVars: []string{"TASKSBRIDGE_UPSTREAM_ERA"}},
@@ -72,7 +74,7 @@ func init() {
 			&cli.BoolFlag{Name: "require-auth", Usage: "in front of a legacy server, refuse 2026-07-28 requests without an Authorization header (HTTP 401); without it, unauthenticated modern clients share one scope in which the unguessable task ids act as bearer tokens", EnvVars: []string{"TASKSBRIDGE_REQUIRE_AUTH"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"TASKSBRIDGE_LOG_LEVEL"}},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 10 * time.Second, Usage: "how long a graceful stop may take", EnvVars: []string{"TASKSBRIDGE_SHUTDOWN_TIMEOUT"}},
-		},
+		}, storeFlags(true)...),
 		Action: runServe,
 	})
 	startDemoBridge = func(c *cli.Context, upstreamURL, listen, dataDir string) (string, func() error, error) {
@@ -146,10 +148,16 @@ func runServe(c *cli.Context) error {
 	if cfg.KeepAlive <= 0 {
 		cfg.KeepAlive = -1
 	}
-	if cfg.DataDir == "" {
-		return errors.New("serve: --data-dir must not be empty")
+	rs, err := openRedisStore(c, sessionmap.WithLogger(logger))
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+	if rs != nil {
+		defer rs.Close() // after the server: it does not close a store it was given
+		cfg.Store, cfg.DataDir = rs, ""
+	} else if cfg.DataDir == "" {
+		return errors.New("serve: --data-dir must not be empty")
+	} else if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("serve: data dir: %w", err)
 	}
 	s, err := server.New(cfg)
@@ -197,7 +205,7 @@ func runServe(c *cli.Context) error {
 	if hs.metrics != nil {
 		fmt.Fprintf(c.App.Writer, "metrics: %s\n", hs.metrics.url)
 	}
-	logger.Info("serving MCP clients", "endpoint", hs.url, "upstream", upstreamName(up, cmd), "upstream_era", cfg.UpstreamEra, "data_dir", cfg.DataDir)
+	logger.Info("serving MCP clients", "endpoint", hs.url, "upstream", upstreamName(up, cmd), "upstream_era", cfg.UpstreamEra, "store", storeName(c))
 	<-ctx.Done()
 	logger.Info("stopping")
 	if err := hs.stop(); err != nil {

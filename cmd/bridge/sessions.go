@@ -24,13 +24,13 @@ import (
 const defaultDataDir = "./tasksbridge-data"
 
 func adminFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "data-dir", Value: defaultDataDir, EnvVars: []string{"TASKSBRIDGE_DATA_DIR"},
 			Usage: "the bridge's data directory"},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON instead of a table"},
 		&cli.BoolFlag{Name: "recover", Usage: "if the bridge crashed, replay its log first " +
 			"(opens the store read-write; the bridge must be stopped)"},
-	}
+	}, storeFlags(false)...)
 }
 
 // adminStore is what the admin commands need from a store.
@@ -40,6 +40,12 @@ type adminStore interface {
 }
 
 func openAdminStore(c *cli.Context) (adminStore, error) {
+	// Redis: read-only by construction, and a running bridge may share it.
+	if rs, err := openRedisStore(c, sessionmap.ReadOnly()); err != nil {
+		return nil, err
+	} else if rs != nil {
+		return rs, nil
+	}
 	dir := c.String("data-dir")
 	opts := []sessionmap.Option{sessionmap.WithGCInterval(0)}
 	if !c.Bool("recover") {
@@ -115,7 +121,7 @@ func prettyJSON(raw json.RawMessage) string {
 func init() {
 	register(&cli.Command{
 		Name:  "sessions",
-		Usage: "inspect the sessions in the bridge's data directory (read-only)",
+		Usage: "inspect the sessions in the bridge's --data-dir or --store (read-only)",
 		Subcommands: []*cli.Command{
 			{
 				Name:   "list",
@@ -183,7 +189,7 @@ func runSessionsShow(c *cli.Context) error {
 	return withAdminStore(c, func(ctx context.Context, s adminStore) error {
 		x, err := s.LookupSession(ctx, id)
 		if errors.Is(err, sessionmap.ErrNotFound) {
-			return fmt.Errorf("no live session %q in %s", id, c.String("data-dir"))
+			return fmt.Errorf("no live session %q in %s", id, storeName(c))
 		}
 		if err != nil {
 			return err

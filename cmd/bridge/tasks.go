@@ -16,7 +16,7 @@ import (
 func init() {
 	register(&cli.Command{
 		Name:  "tasks",
-		Usage: "inspect the tasks in the bridge's data directory (read-only)",
+		Usage: "inspect the tasks in the bridge's --data-dir or --store (read-only)",
 		Subcommands: []*cli.Command{
 			{
 				Name:  "list",
@@ -96,7 +96,7 @@ func runTasksShow(c *cli.Context) error {
 	return withAdminStore(c, func(ctx context.Context, s adminStore) error {
 		t, err := s.LookupTask(ctx, id)
 		if errors.Is(err, sessionmap.ErrNotFound) {
-			return fmt.Errorf("no live task %q in %s", id, c.String("data-dir"))
+			return fmt.Errorf("no live task %q in %s", id, storeName(c))
 		}
 		if err != nil {
 			return err
