@@ -11,7 +11,15 @@ all: build
 build:
 	$(GO) build ./...
 
-test: vet unit fuzz-seeds
+test: redis-server vet unit fuzz-seeds
+
+# The Redis store's tests (sessionmap, cmd/bridge) run a real redis-server:
+# the one of $$TASKSBRIDGE_REDIS_URL, else their own on a free loopback port
+# (internal/redistest). Some (replication, WAIT) always start their own, so the
+# binary is installed from Debian's package when it is missing.
+.PHONY: redis-server
+redis-server:
+	@command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)
 
 vet:
 	$(GO) vet ./...
