@@ -1,0 +1,65 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/tasksbridge/tasksbridge/internal/redistest"
+	"github.com/tasksbridge/tasksbridge/internal/server"
+	"github.com/tasksbridge/tasksbridge/sessionmap"
+)
+
+// Two bridges on one Redis store (same prefix): a legacy session and its
+// task created through A are served by B after A is gone, as after a
+// restart on one data directory — the session is rehydrated from the
+// shared record, the task read, waited for and listed there.
+func TestRedisStoreSessionMovesToAnotherBridge(t *testing.T) {
+	ctx := ctxT(t)
+	srv := redistest.Start(t)
+	prefix := redistest.Prefix(t)
+	up := startModern(t)
+	open := func() sessionmap.Store {
+		s, err := sessionmap.OpenRedis(context.Background(), sessionmap.RedisConfig{URL: srv.URL, Prefix: prefix},
+			sessionmap.WithLogger(quietLogger()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	a := startBridge(t, server.Config{Upstream: up, Store: open()})
+	b := startBridge(t, server.Config{Upstream: up, Store: open()})
+
+	c := newLegacyClient(t, a.url, "replica-test")
+	mustOK(t, "initialize on A", c.initialize(ctx))
+	created := mustOK(t, "tools/call task on A", c.call(ctx, "tools/call", map[string]any{
+		"name": "slow_task", "arguments": map[string]any{"ms": 30, "text": "from A"}, "task": map[string]any{}}))
+	id := field(t, created, "task.taskId")
+	a.hs.CloseClientConnections()
+	a.hs.Close() // A is gone
+
+	c.url = b.url
+	if st := field(t, mustOK(t, "tasks/get on B", c.call(ctx, "tasks/get", map[string]any{"taskId": id})), "status"); st == "" {
+		t.Fatal("tasks/get on B: no status")
+	}
+	res := mustOK(t, "tasks/result on B", c.call(ctx, "tasks/result", map[string]any{"taskId": id}))
+	if !strings.Contains(string(res), "from A") {
+		t.Fatalf("tasks/result on B = %s", res)
+	}
+	var list struct {
+		Tasks []struct {
+			TaskID string `json:"taskId"`
+		} `json:"tasks"`
+	}
+	if err := json.Unmarshal(mustOK(t, "tasks/list on B", c.call(ctx, "tasks/list", nil)), &list); err != nil ||
+		len(list.Tasks) != 1 || list.Tasks[0].TaskID != id {
+		t.Fatalf("tasks/list on B = %+v, %v", list, err)
+	}
+	// An id the shared store does not know is still unknown on B.
+	c.sid = "not-a-session"
+	if r := c.call(ctx, "tasks/list", nil); r.Status != 404 {
+		t.Fatalf("unknown session on B: %v, want HTTP 404", r)
+	}
+}
