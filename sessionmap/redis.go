@@ -594,10 +594,30 @@ func (r *Redis) RecordAnswered(ctx context.Context, sc Scope, id string, keys []
 		next, fresh = recordAnswered(cur, keys, now)
 		return next, len(fresh) > 0, nil
 	})
+	if errors.Is(err, ErrNotReplicated) && len(fresh) > 0 {
+		// The keys reached the primary only and the caller will not send
+		// them. Left recorded, they would never be sent by anyone (the next
+		// try finds them answered) and the task would wait for its input
+		// forever; taken back, the next try records and sends them once.
+		r.forgetAnswered(ctx, sc, id, fresh)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return fresh, nil
+}
+
+// forgetAnswered removes keys from a task's answered set (best effort).
+func (r *Redis) forgetAnswered(ctx context.Context, sc Scope, id string, keys []string) {
+	_, err := r.mutateTask(ctx, "take back answered input", sc, id, func(cur Task, now time.Time) (Task, bool, error) {
+		next := cur
+		next.AnsweredKeys = slices.DeleteFunc(slices.Clone(cur.AnsweredKeys), func(k string) bool { return slices.Contains(keys, k) })
+		return next, len(next.AnsweredKeys) != len(cur.AnsweredKeys), nil
+	})
+	if err != nil && !errors.Is(err, ErrNotReplicated) {
+		r.opt.logger.Warn("sessionmap: cannot take back input answers that did not reach the Redis replicas; "+
+			"they will not be sent again", "redis", r.addr, "err", err)
+	}
 }
 
 func (r *Redis) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor string) (Page, error) {

@@ -233,6 +233,16 @@ func TestRedisWaitReplicas(t *testing.T) {
 		t.Fatalf("N=1 without a replica: %v, want ErrNotReplicated naming 0 of 1 and %s", err, primary.Addr)
 	}
 
+	// An input answer that did not reach the replicas is not left recorded:
+	// the caller sends nothing now and must find the key fresh next time,
+	// or the input would never be answered.
+	if _, err := one.RecordAnswered(ctx, sc, lost.ID, []string{"elicit-1"}); !errors.Is(err, sessionmap.ErrNotReplicated) {
+		t.Fatalf("RecordAnswered N=1 without a replica: %v", err)
+	}
+	if fresh, err := none.RecordAnswered(ctx, sc, lost.ID, []string{"elicit-1"}); err != nil || !slices.Equal(fresh, []string{"elicit-1"}) {
+		t.Fatalf("RecordAnswered after a shortfall = %v, %v; want the key fresh again", fresh, err)
+	}
+
 	redistest.StartReplica(t, primary)
 	ok := task()
 	if err := one.CreateTask(ctx, ok); err != nil {
