@@ -39,7 +39,8 @@
 // then invisible to reads and lists (L-65) and is removed by the store's
 // garbage collector. A nil TTL means unlimited.
 //
-// The Badger implementation ([OpenBadger]) is the default backend; [NewMemory]
+// The Badger implementation ([OpenBadger]) is the default backend; [OpenRedis]
+// keeps the index in Redis, shared by several bridge processes; [NewMemory]
 // is an in-memory one for unit tests of other packages; package storetest holds
 // the conformance suite any backend must pass.
 package sessionmap

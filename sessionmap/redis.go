@@ -357,14 +357,21 @@ func (r *Redis) watched(ctx context.Context, op string, fn func(tx *redis.Tx) er
 
 // --- sessions ---
 
-func (r *Redis) loadSession(ctx context.Context, c redis.Cmdable, id string) (Session, error) {
+// getRecord reads one record; a missing key or an id no store would accept
+// is the bare ErrNotFound.
+func getRecord(ctx context.Context, c redis.Cmdable, id, key string) ([]byte, error) {
 	if !validID(id) {
-		return Session{}, ErrNotFound
+		return nil, ErrNotFound
 	}
-	v, err := c.Get(ctx, r.keys.session(id)).Bytes()
+	v, err := c.Get(ctx, key).Bytes()
 	if errors.Is(err, redis.Nil) {
-		return Session{}, ErrNotFound
+		return nil, ErrNotFound
 	}
+	return v, err
+}
+
+func (r *Redis) loadSession(ctx context.Context, c redis.Cmdable, id string) (Session, error) {
+	v, err := getRecord(ctx, c, id, r.keys.session(id))
 	if err != nil {
 		return Session{}, err
 	}
@@ -508,13 +515,7 @@ func (r *Redis) CreateTask(ctx context.Context, t Task) error {
 }
 
 func (r *Redis) loadTask(ctx context.Context, c redis.Cmdable, id string) (Task, error) {
-	if !validID(id) {
-		return Task{}, ErrNotFound
-	}
-	v, err := c.Get(ctx, r.keys.task(id)).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return Task{}, ErrNotFound
-	}
+	v, err := getRecord(ctx, c, id, r.keys.task(id))
 	if err != nil {
 		return Task{}, err
 	}
