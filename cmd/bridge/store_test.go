@@ -22,8 +22,9 @@ func TestServeRedisStore(t *testing.T) {
 	defer cancel()
 	srv := redistest.Start(t)
 	prefix := redistest.Prefix(t)
-	t.Setenv("TASKSBRIDGE_STORE", srv.URL) // the environment variable works like the flag
-	url, _, stop := startServe(ctx, t, false, "--upstream", startDemoUpstream(t), "--redis-prefix", prefix)
+	// Not TASKSBRIDGE_STORE here: urfave/cli keeps an environment value in the
+	// shared flag definitions, which would leak into the other in-process tests.
+	url, _, stop := startServe(ctx, t, false, "--upstream", startDemoUpstream(t), "--store", srv.URL, "--redis-prefix", prefix)
 	cs, err := legacyClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatalf("connect: %v", err)
@@ -45,7 +46,7 @@ func TestServeRedisStore(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	out, err := runBridge(t, "sessions", "list", "--json", "--redis-prefix", prefix)
+	out, err := runBridge(t, "sessions", "list", "--json", "--store", srv.URL, "--redis-prefix", prefix)
 	var sessions []sessionmap.Session
 	if err != nil || json.Unmarshal([]byte(out), &sessions) != nil || len(sessions) != 1 || sessions[0].ID != cs.ID() {
 		t.Fatalf("sessions list --store = %v\n%s", err, out)
@@ -53,13 +54,13 @@ func TestServeRedisStore(t *testing.T) {
 	if got := taskIDs(t, mustRun(t, "tasks", "list", "--json", "--store", srv.URL, "--redis-prefix", prefix)); len(got) != 1 || got[0] != task.ID {
 		t.Fatalf("tasks list --store = %v, want [%s]", got, task.ID)
 	}
-	if out := mustRun(t, "tasks", "show", "--redis-prefix", prefix, task.ID); !strings.Contains(out, "tools/call slow_task") {
+	if out := mustRun(t, "tasks", "show", "--store", srv.URL, "--redis-prefix", prefix, task.ID); !strings.Contains(out, "tools/call slow_task") {
 		t.Fatalf("tasks show --store:\n%s", out)
 	}
-	if got := taskIDs(t, mustRun(t, "tasks", "list", "--json", "--redis-prefix", prefix+"-other")); len(got) != 0 {
+	if got := taskIDs(t, mustRun(t, "tasks", "list", "--json", "--store", srv.URL, "--redis-prefix", prefix+"-other")); len(got) != 0 {
 		t.Fatalf("another prefix lists %v", got)
 	}
-	if _, err := runBridge(t, "tasks", "show", "--redis-prefix", prefix, "nope"); err == nil ||
+	if _, err := runBridge(t, "tasks", "show", "--store", srv.URL, "--redis-prefix", prefix, "nope"); err == nil ||
 		!strings.Contains(err.Error(), "no live task") || !strings.Contains(err.Error(), prefix) {
 		t.Fatalf("show unknown = %v", err)
 	}
