@@ -327,9 +327,28 @@ func ttlUntil(at, now time.Time) time.Duration {
 	return max(at.Sub(now), time.Millisecond)
 }
 
-// watched runs fn under WATCH keys on one connection, then WAIT, retrying
-// when another writer changed a watched key first (fn must be repeatable).
-func (r *Redis) watched(ctx context.Context, op string, fn func(tx *redis.Tx) error, keys ...string) error {
+// watchTx is a WATCHed connection; exec is the one way to write through it,
+// so watched knows whether there is a write to WAIT for.
+type watchTx struct {
+	*redis.Tx
+	wrote bool
+}
+
+// exec writes in MULTI/EXEC; it fails with redis.TxFailedErr when a
+// watched key changed meanwhile.
+func (w *watchTx) exec(ctx context.Context, fill func(p redis.Pipeliner)) error {
+	w.wrote = true
+	_, err := w.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		fill(p)
+		return nil
+	})
+	return err
+}
+
+// watched runs fn under WATCH keys on one connection, then WAIT if fn
+// wrote, retrying when another writer changed a watched key first (fn must
+// be repeatable). A call that changes nothing waits for no replica.
+func (r *Redis) watched(ctx context.Context, op string, fn func(tx *watchTx) error, keys ...string) error {
 	if err := r.enter(ctx); err != nil {
 		return err
 	}
@@ -338,7 +357,8 @@ func (r *Redis) watched(ctx context.Context, op string, fn func(tx *redis.Tx) er
 	}
 	for attempt := 0; ; attempt++ {
 		err := r.rdb.Watch(ctx, func(tx *redis.Tx) error {
-			if err := fn(tx); err != nil {
+			w := &watchTx{Tx: tx}
+			if err := fn(w); err != nil || !w.wrote {
 				return err
 			}
 			return r.waitReplicas(ctx, tx)
@@ -389,16 +409,14 @@ func (r *Redis) visibleSession(ctx context.Context, c redis.Cmdable, sc Scope) (
 	return s, nil
 }
 
-func (r *Redis) putSession(ctx context.Context, tx *redis.Tx, s Session, now time.Time) error {
+func (r *Redis) putSession(ctx context.Context, tx *watchTx, s Session, now time.Time) error {
 	val, err := encodeSession(s)
 	if err != nil {
 		return err
 	}
-	_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	return tx.exec(ctx, func(p redis.Pipeliner) {
 		p.Set(ctx, r.keys.session(s.ID), val, ttlUntil(s.ExpiresAt, now))
-		return nil
 	})
-	return err
 }
 
 func (r *Redis) CreateSession(ctx context.Context, s Session) error {
@@ -407,7 +425,7 @@ func (r *Redis) CreateSession(ctx context.Context, s Session) error {
 	if err != nil {
 		return err
 	}
-	return r.watched(ctx, "create session", func(tx *redis.Tx) error {
+	return r.watched(ctx, "create session", func(tx *watchTx) error {
 		old, err := r.loadSession(ctx, tx, s.ID)
 		switch {
 		case err == nil && !sessionExpired(old, now):
@@ -429,7 +447,7 @@ func (r *Redis) GetSession(ctx context.Context, sc Scope) (Session, error) {
 
 func (r *Redis) TouchSession(ctx context.Context, sc Scope, logLevel *string) (Session, error) {
 	var out Session
-	err := r.watched(ctx, "touch session", func(tx *redis.Tx) error {
+	err := r.watched(ctx, "touch session", func(tx *watchTx) error {
 		s, err := r.visibleSession(ctx, tx, sc)
 		if err != nil {
 			return err
@@ -446,15 +464,11 @@ func (r *Redis) TouchSession(ctx context.Context, sc Scope, logLevel *string) (S
 }
 
 func (r *Redis) DeleteSession(ctx context.Context, sc Scope) error {
-	return r.watched(ctx, "delete session", func(tx *redis.Tx) error {
+	return r.watched(ctx, "delete session", func(tx *watchTx) error {
 		if _, err := r.visibleSession(ctx, tx, sc); err != nil {
 			return err
 		}
-		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.Del(ctx, r.keys.session(sc.Session))
-			return nil
-		})
-		return err
+		return tx.exec(ctx, func(p redis.Pipeliner) { p.Del(ctx, r.keys.session(sc.Session)) })
 	}, r.keys.session(sc.Session))
 }
 
@@ -552,7 +566,7 @@ func (r *Redis) GetTask(ctx context.Context, sc Scope, id string) (Task, error) 
 func (r *Redis) mutateTask(ctx context.Context, op string, sc Scope, id string,
 	fn func(cur Task, now time.Time) (Task, bool, error)) (Task, error) {
 	var out Task
-	err := r.watched(ctx, op, func(tx *redis.Tx) error {
+	err := r.watched(ctx, op, func(tx *watchTx) error {
 		cur, err := r.visibleTask(ctx, tx, sc, id)
 		if err != nil {
 			return err
@@ -566,11 +580,9 @@ func (r *Redis) mutateTask(ctx context.Context, op string, sc Scope, id string,
 		if err != nil {
 			return err
 		}
-		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		return tx.exec(ctx, func(p redis.Pipeliner) {
 			p.SetArgs(ctx, r.keys.task(id), val, redis.SetArgs{KeepTTL: true, Mode: "XX"})
-			return nil
 		})
-		return err
 	}, r.keys.task(id))
 	return out, err
 }

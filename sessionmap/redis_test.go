@@ -233,6 +233,10 @@ func TestRedisWaitReplicas(t *testing.T) {
 		t.Fatalf("N=1 without a replica: %v, want ErrNotReplicated naming 0 of 1 and %s", err, primary.Addr)
 	}
 
+	// A call that writes nothing waits for no replica.
+	if _, err := one.UpdateStatus(ctx, sc, lost.ID, sessionmap.Snapshot{Status: sessionmap.StatusWorking}); err != nil {
+		t.Fatalf("no-op UpdateStatus N=1 without a replica: %v", err)
+	}
 	// An input answer that did not reach the replicas is not left recorded:
 	// the caller sends nothing now and must find the key fresh next time,
 	// or the input would never be answered.
@@ -244,6 +248,12 @@ func TestRedisWaitReplicas(t *testing.T) {
 	}
 
 	redistest.StartReplica(t, primary)
+	// A generous timeout where the replica must answer: on a busy machine it
+	// may take a while to be scheduled; the shortfall cases keep the short one.
+	oneCfg := cfg(1)
+	oneCfg.WaitTimeout = 10 * time.Second
+	one = openRedis(t, oneCfg)
+	t.Cleanup(func() { _ = one.Close() })
 	ok := task()
 	if err := one.CreateTask(ctx, ok); err != nil {
 		t.Fatalf("N=1 with a replica: %v", err)
