@@ -24,6 +24,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -47,6 +48,16 @@ type Server struct {
 	Addr string
 	// Started reports whether this package started the server (and will stop it).
 	Started bool
+
+	stop func()
+}
+
+// Stop kills a server this package started (an outage, for tests of what
+// follows); it is a no-op for the server of $TASKSBRIDGE_REDIS_URL.
+func (s *Server) Stop() {
+	if s.stop != nil {
+		s.stop()
+	}
 }
 
 // Start returns the Redis of $TASKSBRIDGE_REDIS_URL, or starts one for t
@@ -200,9 +211,12 @@ func startOnFreePort(t testing.TB, bin string, extra []string, ready ...string) 
 		return nil, fmt.Errorf("%s: %w", bin, err)
 	}
 	exited := make(chan struct{})
+	var once sync.Once
 	stop := func() {
-		_ = cmd.Process.Kill()
-		<-exited
+		once.Do(func() {
+			_ = cmd.Process.Kill()
+			<-exited
+		})
 	}
 	want := ready
 	if len(want) == 0 {
@@ -251,7 +265,7 @@ func startOnFreePort(t testing.TB, bin string, extra []string, ready ...string) 
 	}
 	t.Cleanup(stop)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	return &Server{URL: "redis://" + addr + "/0", Addr: addr, Started: true}, nil
+	return &Server{URL: "redis://" + addr + "/0", Addr: addr, Started: true, stop: stop}, nil
 }
 
 // Prefix returns a fresh key prefix, so tests sharing a Redis never see each

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -62,4 +63,31 @@ func TestRedisStoreSessionMovesToAnotherBridge(t *testing.T) {
 	if r := c.call(ctx, "tasks/list", nil); r.Status != 404 {
 		t.Fatalf("unknown session on B: %v, want HTTP 404", r)
 	}
+}
+
+// A Redis outage: /readyz turns 503 (so a load balancer drains the bridge)
+// and a task-augmented call gets a JSON-RPC error, never a task ID that was
+// not stored.
+func TestRedisStoreOutage(t *testing.T) {
+	ctx := ctxT(t)
+	srv := redistest.StartLocal(t)
+	st, err := sessionmap.OpenRedis(context.Background(), sessionmap.RedisConfig{URL: srv.URL}, sessionmap.WithLogger(quietLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	br := startBridge(t, server.Config{Upstream: startModern(t), Store: st})
+	c := newLegacyClient(t, br.url, "outage-test")
+	mustOK(t, "initialize", c.initialize(ctx))
+
+	srv.Stop()
+	if code, body := get(t, br.base+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "store") {
+		t.Fatalf("/readyz with Redis down: %d %s", code, body)
+	}
+	r := c.call(ctx, "tools/call", map[string]any{
+		"name": "slow_task", "arguments": map[string]any{"ms": 10, "text": "x"}, "task": map[string]any{}})
+	if r.Err == nil || len(r.Result) > 0 {
+		t.Fatalf("task-augmented call with Redis down: %v, want a JSON-RPC error and no task", r)
+	}
+	t.Logf("with Redis down: %v", r)
 }
