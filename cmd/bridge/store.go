@@ -19,7 +19,7 @@ import (
 func storeFlags(withWait bool) []cli.Flag {
 	fs := []cli.Flag{
 		&cli.StringFlag{Name: "store", EnvVars: []string{"TASKSBRIDGE_STORE"},
-			Usage: "keep sessions and tasks in Redis (`redis://[USER:PASSWORD@]HOST:PORT/DB`, rediss:// for TLS) " +
+			Usage: "keep sessions and tasks in the Redis at `URL` (redis://[USER:PASSWORD@]HOST:PORT/DB, rediss:// for TLS) " +
 				"instead of --data-dir, so several bridges share them"},
 		&cli.StringFlag{Name: "redis-prefix", Value: sessionmap.DefaultRedisPrefix, EnvVars: []string{"TASKSBRIDGE_REDIS_PREFIX"},
 			Usage: "prefix of every Redis key; bridges with different prefixes can share one Redis database"},
@@ -27,7 +27,7 @@ func storeFlags(withWait bool) []cli.Flag {
 	if withWait {
 		fs = append(fs,
 			&cli.IntFlag{Name: "redis-wait-replicas", EnvVars: []string{"TASKSBRIDGE_REDIS_WAIT_REPLICAS"},
-				Usage: "acknowledge a task or session only after this many Redis replicas have it (Redis WAIT); 0: the primary alone"},
+				Usage: "acknowledge a task or session only after `N` Redis replicas have it (Redis WAIT); 0: the primary alone"},
 			&cli.DurationFlag{Name: "redis-wait-timeout", Value: sessionmap.DefaultRedisWaitTimeout, EnvVars: []string{"TASKSBRIDGE_REDIS_WAIT_TIMEOUT"},
 				Usage: "how long a write waits for --redis-wait-replicas before it fails"},
 		)
