@@ -40,7 +40,9 @@ import (
 // Every key carries a Redis TTL: records their own, index keys the latest of
 // their members' (none while a member has none), so Redis removes everything
 // by itself and no GC loop runs. An index member whose record is gone is
-// skipped when listing and removed then. Expiry is still checked against the
+// skipped when listing and removed then. (An index key that once held a task
+// without a TTL keeps none; after DeleteSessionTasks removed that task, its
+// remaining dangling members go when the scope is next listed.) Expiry is still checked against the
 // store's clock on every read, so a record is invisible exactly at its expiry
 // (L-64, L-65) whatever Redis's own timing.
 //
