@@ -42,7 +42,7 @@ func rawClient(t testing.TB, srv *redistest.Server) *redis.Client {
 func TestRedisConformance(t *testing.T) {
 	srv := redistest.Start(t)
 	storetest.Run(t, func(t *testing.T, clock func() time.Time) func() sessionmap.Store {
-		cfg := sessionmap.RedisConfig{URL: srv.URL, Prefix: redistest.Prefix(t)}
+		cfg := sessionmap.RedisConfig{URL: srv.URL, Prefix: srv.Prefix(t)}
 		return func() sessionmap.Store { return openRedis(t, cfg, sessionmap.WithClock(clock)) }
 	})
 }
@@ -53,7 +53,7 @@ func TestRedisConformance(t *testing.T) {
 func TestRedisPrefixesIsolate(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	pa, pb := redistest.Prefix(t), redistest.Prefix(t)
+	pa, pb := srv.Prefix(t), srv.Prefix(t)
 	a := openRedis(t, sessionmap.RedisConfig{URL: srv.URL, Prefix: pa})
 	b := openRedis(t, sessionmap.RedisConfig{URL: srv.URL, Prefix: pb})
 	a2 := openRedis(t, sessionmap.RedisConfig{URL: srv.URL, Prefix: pa})
@@ -136,7 +136,7 @@ func keysUnder(t *testing.T, c *redis.Client, prefix string) []string {
 func TestRedisExpiresOnItsOwn(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	prefix := redistest.Prefix(t)
+	prefix := srv.Prefix(t)
 	s := openRedis(t, sessionmap.RedisConfig{URL: srv.URL, Prefix: prefix})
 	t.Cleanup(func() { _ = s.Close() })
 	raw := rawClient(t, srv)
@@ -314,7 +314,7 @@ func TestRedisOpenErrors(t *testing.T) {
 // A closed store answers ErrClosed; the data stays for the next open.
 func TestRedisClosed(t *testing.T) {
 	srv := redistest.Start(t)
-	cfg := sessionmap.RedisConfig{URL: srv.URL, Prefix: redistest.Prefix(t)}
+	cfg := sessionmap.RedisConfig{URL: srv.URL, Prefix: srv.Prefix(t)}
 	s := openRedis(t, cfg)
 	ctx := context.Background()
 	sc := sessionmap.Scope{Session: "c"}

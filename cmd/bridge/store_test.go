@@ -21,7 +21,7 @@ func TestServeRedisStore(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	srv := redistest.Start(t)
-	prefix := redistest.Prefix(t)
+	prefix := srv.Prefix(t)
 	// Not TASKSBRIDGE_STORE here: urfave/cli keeps an environment value in the
 	// shared flag definitions, which would leak into the other in-process tests.
 	url, _, stop := startServe(ctx, t, false, "--upstream", startDemoUpstream(t), "--store", srv.URL, "--redis-prefix", prefix)

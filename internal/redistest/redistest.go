@@ -7,12 +7,14 @@
 // install hint: a test that needs Redis never skips silently.
 //
 // Tests share a server and isolate their data with a fresh key prefix each
-// (Prefix); nothing here ever flushes a database, so a Redis given through
-// $TASKSBRIDGE_REDIS_URL keeps everything that is not the tests' own.
+// (Server.Prefix), whose keys are deleted at the end; nothing here ever
+// flushes a database, so a Redis given through $TASKSBRIDGE_REDIS_URL keeps
+// everything that is not the tests' own.
 package redistest
 
 import (
 	"bufio"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -27,6 +29,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // EnvURL names the environment variable with the URL of a Redis tests may
@@ -269,9 +273,37 @@ func startOnFreePort(t testing.TB, bin string, extra []string, ready ...string) 
 }
 
 // Prefix returns a fresh key prefix, so tests sharing a Redis never see each
-// other's keys.
-func Prefix(t testing.TB) string {
+// other's keys. On the Redis of $TASKSBRIDGE_REDIS_URL the test's keys are
+// deleted when it ends (only keys under its prefix: nothing is flushed); a
+// server of this package's own goes away with all its keys.
+func (s *Server) Prefix(t testing.TB) string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	return "tbtest-" + hex.EncodeToString(b[:])
+	prefix := "tbtest-" + hex.EncodeToString(b[:])
+	if !s.Started {
+		t.Cleanup(func() {
+			if err := deleteKeys(s.URL, prefix+":*"); err != nil {
+				t.Logf("redistest: could not delete the test's keys under %s: %v", prefix, err)
+			}
+		})
+	}
+	return prefix
+}
+
+func deleteKeys(url, pattern string) error {
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		return err
+	}
+	c := redis.NewClient(o)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	it := c.Scan(ctx, 0, pattern, 1000).Iterator()
+	for it.Next(ctx) {
+		if err := c.Del(ctx, it.Val()).Err(); err != nil {
+			return err
+		}
+	}
+	return it.Err()
 }

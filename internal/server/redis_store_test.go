@@ -19,7 +19,7 @@ import (
 func TestRedisStoreSessionMovesToAnotherBridge(t *testing.T) {
 	ctx := ctxT(t)
 	srv := redistest.Start(t)
-	prefix := redistest.Prefix(t)
+	prefix := srv.Prefix(t)
 	up := startModern(t)
 	open := func() sessionmap.Store {
 		s, err := sessionmap.OpenRedis(context.Background(), sessionmap.RedisConfig{URL: srv.URL, Prefix: prefix},
