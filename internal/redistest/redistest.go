@@ -121,10 +121,17 @@ func StartReplica(t testing.TB, primary *Server) *Server {
 	// The replica's log says it loaded the data; the primary counts it for
 	// WAIT only once it has its acknowledgement. That state has no event to
 	// wait on from here, so poll the primary with a deadline.
+	o, err := redis.ParseURL(primary.URL)
+	if err != nil {
+		t.Fatalf("redistest: primary URL: %v", err)
+	}
+	c := redis.NewClient(o)
+	defer c.Close()
+	online := "port=" + strconv.Itoa(portOf(s.Addr)) + ",state=online"
 	deadline := time.Now().Add(startTimeout)
 	for {
-		info, err := command(primary.Addr, "INFO", "replication")
-		if err == nil && strings.Contains(info, "port="+strconv.Itoa(portOf(s.Addr))+",state=online") {
+		info, err := c.Info(context.Background(), "replication").Result()
+		if err == nil && strings.Contains(info, online) {
 			return s
 		}
 		if time.Now().After(deadline) {
@@ -138,44 +145,6 @@ func portOf(addr string) int {
 	_, p, _ := net.SplitHostPort(addr)
 	n, _ := strconv.Atoi(p)
 	return n
-}
-
-// command sends one command in RESP and returns a bulk or simple string reply.
-func command(addr string, args ...string) (string, error) {
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		return "", err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	req := "*" + strconv.Itoa(len(args)) + "\r\n"
-	for _, a := range args {
-		req += "$" + strconv.Itoa(len(a)) + "\r\n" + a + "\r\n"
-	}
-	if _, err := io.WriteString(c, req); err != nil {
-		return "", err
-	}
-	r := bufio.NewReader(c)
-	line, err := r.ReadString('\n')
-	if err != nil {
-		return "", err
-	}
-	line = strings.TrimRight(line, "\r\n")
-	switch {
-	case strings.HasPrefix(line, "+"):
-		return line[1:], nil
-	case strings.HasPrefix(line, "$"):
-		n, err := strconv.Atoi(line[1:])
-		if err != nil || n < 0 {
-			return "", fmt.Errorf("reply %q", line)
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return "", err
-		}
-		return string(buf[:n]), nil
-	}
-	return "", fmt.Errorf("reply %q", line)
 }
 
 func freePort() (int, error) {
