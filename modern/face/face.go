@@ -278,6 +278,14 @@ type call struct {
 
 func (c *call) scope() sessionmap.Scope { return scopeOf(c.principal) }
 
+// caps are the client capabilities this request declared (none when absent).
+func (c *call) caps() modern.ClientCapabilities {
+	if c.meta.ClientCapabilities != nil {
+		return *c.meta.ClientCapabilities
+	}
+	return modern.ClientCapabilities{}
+}
+
 // middleware answers every method the face serves; go-sdk only frames it.
 func (f *Face) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {

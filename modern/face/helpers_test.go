@@ -114,7 +114,7 @@ func ctxT(t *testing.T) context.Context {
 
 // clientCaps are the per-request capabilities a test client declares.
 type clientCaps struct {
-	tasks, elicitation, sampling bool
+	tasks, elicitation, sampling, roots bool
 }
 
 var (
@@ -132,6 +132,9 @@ func (c clientCaps) object() map[string]any {
 	}
 	if c.sampling {
 		m["sampling"] = map[string]any{}
+	}
+	if c.roots {
+		m["roots"] = map[string]any{}
 	}
 	return m
 }

@@ -439,6 +439,15 @@ func (f *Face) tasksGet(ctx context.Context, c *call) (json.RawMessage, error) {
 		return nil, err
 	}
 	d := f.current(ctx, c, rec)
+	// M-39: a client is never handed an input request it did not declare
+	// the capability for on this request (capabilities are per request and
+	// never inferred from the one that created the task, M-40); it learns
+	// what to declare instead.
+	if d.Status == modern.StatusInputRequired {
+		if miss := undeclared(c.caps(), d.InputRequests); len(miss) > 0 {
+			return nil, missingCapability(miss...)
+		}
+	}
 	return marshalResult(modern.GetTaskResult{DetailedTask: d, Meta: f.resultMeta()})
 }
 
