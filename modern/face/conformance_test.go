@@ -23,8 +23,7 @@ import (
 // suite"). A listed scenario that passes fails the test too, so the list
 // stays honest.
 var expectedFailures = map[string]map[string]string{
-	"ts": {},
-	"go": {},
+	"ts": {}, "go": {}, "ts-task-first": {}, "go-task-first": {},
 }
 
 func TestConformanceTasksScenarios(t *testing.T) {
@@ -47,6 +46,22 @@ func TestConformanceTasksScenarios(t *testing.T) {
 		// the bridge turns into one (the TS fixture's expected failure).
 		{"go", []string{"tasks-mrtr-composition"}, func(t *testing.T) string {
 			fx := fixture.New(fixture.Options{TimeScale: 0.2, PollInterval: 50 * time.Millisecond})
+			url, stop, err := fx.Start()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(stop)
+			return url
+		}},
+		// The same fixtures with a test_tool_with_task that creates its task
+		// first and asks inside it before answering the tools/call (the
+		// common 2025-11-25 shape): the bridge answers the creating call
+		// with the MRTR round (modern/face/compose.go).
+		{"ts-task-first", []string{"tasks-mrtr-composition"}, func(t *testing.T) string {
+			return peers.StartTSServer(t, peers.TSServerOptions{PollMs: 50, TimeScale: 0.05, Compose: "task-first"}).URL
+		}},
+		{"go-task-first", []string{"tasks-mrtr-composition"}, func(t *testing.T) string {
+			fx := fixture.New(fixture.Options{TimeScale: 0.2, PollInterval: 50 * time.Millisecond, TaskFirstCompose: true})
 			url, stop, err := fx.Start()
 			if err != nil {
 				t.Fatal(err)

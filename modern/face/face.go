@@ -120,7 +120,10 @@ type Face struct {
 	mu      sync.Mutex
 	tasks   map[string]*taskRT      // by local task id
 	pending map[string]*pendingCall // MRTR calls by token
-	listens int
+	// composing holds the expiry of each created task whose creation was
+	// answered with an MRTR round (compose.go), by local task id.
+	composing map[string]*time.Timer
+	listens   int
 
 	wg sync.WaitGroup
 }
@@ -158,7 +161,7 @@ func New(opts Options) (*Face, error) {
 	f := &Face{
 		opts: opts, pool: opts.Upstream, store: opts.Store, impl: *opts.ServerInfo,
 		sealKey: randomKey(), ctx: ctx, cancel: cancel, log: opts.Logger,
-		tasks: map[string]*taskRT{}, pending: map[string]*pendingCall{},
+		tasks: map[string]*taskRT{}, pending: map[string]*pendingCall{}, composing: map[string]*time.Timer{},
 	}
 	f.watch = watch.NewManager(watch.Config{
 		Source:              f.watchSource,
@@ -203,6 +206,9 @@ func (f *Face) Close() {
 	f.mu.Lock()
 	for _, pc := range f.pending {
 		pc.cancel()
+	}
+	for _, t := range f.composing {
+		t.Stop()
 	}
 	f.mu.Unlock()
 	f.wg.Wait()

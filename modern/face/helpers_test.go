@@ -33,10 +33,11 @@ type env struct {
 }
 
 type envOpts struct {
-	face   func(*face.Options)
-	stdio  bool
-	scale  float64
-	upOpts func(*upstream.Config)
+	face    func(*face.Options)
+	stdio   bool
+	scale   float64
+	upOpts  func(*upstream.Config)
+	fixture func(*fixture.Options)
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -44,7 +45,11 @@ func newEnv(t *testing.T, o envOpts) *env {
 	if o.scale == 0 {
 		o.scale = 0.05
 	}
-	e := &env{t: t, fx: fixture.New(fixture.Options{TimeScale: o.scale, PollInterval: 20 * time.Millisecond})}
+	fxo := fixture.Options{TimeScale: o.scale, PollInterval: 20 * time.Millisecond}
+	if o.fixture != nil {
+		o.fixture(&fxo)
+	}
+	e := &env{t: t, fx: fixture.New(fxo)}
 	url, stop, err := e.fx.Start()
 	if err != nil {
 		t.Fatal(err)
