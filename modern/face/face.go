@@ -333,7 +333,15 @@ func (f *Face) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // serves lists the methods the middleware answers.
-func (f *Face) serves(method string) bool {
+func (f *Face) serves(method string) bool { return servedMethod(method) }
+
+// Serves reports whether the face answers request method (the middleware's
+// methods and subscriptions/listen); any other gets -32601 (M-42).
+func Serves(method string) bool {
+	return servedMethod(method) || method == modern.MethodSubscriptionsListen
+}
+
+func servedMethod(method string) bool {
 	switch method {
 	case modern.MethodDiscover, modern.MethodToolsList, modern.MethodToolsCall,
 		modern.MethodPromptsList, modern.MethodPromptsGet, modern.MethodResourcesList,
