@@ -311,25 +311,14 @@ func invalidParams(id json.RawMessage, format string, args ...any) verdict {
 	return verdict{err: rpc.Errorf(rpc.CodeInvalidParams, "Invalid params: "+format, args...), id: id}
 }
 
-// kindOf names the JSON type of raw for a message ("missing" when absent).
+// kindOf names the JSON type of raw for a message, with the value of a
+// number (the usual mistake: 5 for a name, 1.5 for milliseconds).
 func kindOf(raw json.RawMessage) string {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 {
-		return "nothing"
+	k := modern.JSONKind(raw)
+	if k == "a number" {
+		return k + " (" + string(bytes.TrimSpace(raw)) + ")"
 	}
-	switch t[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number (" + string(t) + ")"
+	return k
 }
 
 func isObject(raw json.RawMessage) bool {
