@@ -77,7 +77,7 @@ func checkBody(body []byte, route bodyRoute, clientEra legacyup.Era) verdict {
 	if len(t) == 0 {
 		return parseError("the body is empty; send one JSON-RPC message")
 	}
-	dup, err := scanJSON(t)
+	dup, err := scanJSON(body) // offsets in messages count from the body's first byte
 	if err != nil {
 		return verdict{err: rpc.Errorf(rpc.CodeParseError, "Parse error: %v", err), id: nullID}
 	}
@@ -279,8 +279,9 @@ func scanJSON(t []byte) (dup string, err error) {
 		}
 		return "", fmt.Errorf("invalid JSON: %s", err.Error())
 	}
-	if off := dec.InputOffset(); len(bytes.TrimSpace(t[off:])) > 0 {
-		return "", fmt.Errorf("unexpected data after the JSON-RPC message at offset %d; send exactly one JSON value per request", off)
+	rest := t[dec.InputOffset():]
+	if extra := bytes.TrimLeft(rest, " \t\r\n"); len(extra) > 0 {
+		return "", fmt.Errorf("unexpected data after the JSON-RPC message at offset %d; send exactly one JSON value per request", len(t)-len(extra))
 	}
 	return dup, nil
 }
