@@ -6,6 +6,7 @@ package face_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"io"
@@ -198,5 +199,37 @@ func TestTasksGetInputOnlyForDeclaredCapabilities_M39(t *testing.T) {
 	again := e.rpc(ctx, "tasks/get", map[string]any{"taskId": id}, withTasks).ok(t)
 	if again["status"] != "input_required" || again["inputRequests"] == nil {
 		t.Fatalf("tasks/get with elicitation declared after the refusal: %v", again)
+	}
+}
+
+// M-39 on a task listen: a listen that declared no elicitation is never sent
+// the task's elicitation/create — the input_required notification is
+// withheld — and still sees the task complete once a declaring client
+// answers.
+func TestListenInputOnlyForDeclaredCapabilities_M39(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	ctx := ctxT(t)
+	id := createTask(t, e, ctx, "confirm_delete", map[string]any{"filename": "m39.txt"})
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	_, ch := e.listen(lctx, []string{id}, clientCaps{tasks: true, roots: true})
+	if ack := next(t, ctx, ch); ack["method"] != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("first message %v, want the acknowledgement", ack)
+	}
+	d := e.pollUntil(ctx, id, withTasks, statusIs("input_required"))
+	var key string
+	for k := range d["inputRequests"].(map[string]any) {
+		key = k
+	}
+	e.rpc(ctx, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}}, withTasks).ok(t)
+	for {
+		n := next(t, ctx, ch)
+		b, _ := json.Marshal(n)
+		if bytes.Contains(b, []byte("elicitation/create")) || bytes.Contains(b, []byte(`"input_required"`)) {
+			t.Fatalf("a listener without elicitation was sent the input request: %s", b)
+		}
+		if params, _ := n["params"].(map[string]any); params["status"] == "completed" {
+			return
+		}
 	}
 }
