@@ -118,7 +118,7 @@ func parse(args []string) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("bridgeload", flag.ContinueOnError)
 	phases := fs.String("phases", strings.Join(phaseOrder, ","), "comma-separated phases to run (always in the default order)")
-	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "bound on the whole run")
+	fs.DurationVar(&c.timeout, "timeout", 20*time.Minute, "bound on the whole run")
 	fs.IntVar(&c.echoConc, "echo-conc", 8, "echo, passthrough, modernface: concurrent workers on each path (throughput)")
 	fs.IntVar(&c.echoRounds, "echo-rounds", 4, "echo, passthrough, modernface: throughput rounds per path (rotating order)")
 	fs.DurationVar(&c.echoWindow, "echo-window", 2*time.Second, "echo, passthrough, modernface: length of one throughput round")
