@@ -16,27 +16,15 @@ import (
 // the client disconnects or ctx ends. The connection is wrapped so that stdio
 // gets what the HTTP front gives: modern-only era gating and task listens.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
-	return s.mcp.Run(ctx, &stdioTransport{s: s, inner: t})
+	return s.mcp.Run(ctx, mcpio.WrapTransport(t, func(lctx context.Context, cancel context.CancelFunc, c mcp.Connection) mcp.Connection {
+		return &stdioConn{Connection: c, s: s, ctx: lctx, cancel: cancel}
+	}))
 }
 
 // ServeIO serves one client reading newline-delimited JSON-RPC from r and
 // writing to w (the stdio transport over any stream pair).
 func (s *Server) ServeIO(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
 	return s.Run(ctx, &mcp.IOTransport{Reader: r, Writer: w})
-}
-
-type stdioTransport struct {
-	s     *Server
-	inner mcp.Transport
-}
-
-func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.inner.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	return &stdioConn{Connection: c, s: t.s, ctx: lctx, cancel: cancel}, nil
 }
 
 // stdioConn answers some requests itself before go-sdk reads them: legacy

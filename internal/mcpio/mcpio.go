@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
@@ -157,3 +158,26 @@ func (l *Listens) Cancel(params json.RawMessage) bool {
 // Wait waits until every listen started so far has returned (cancel their
 // parent context, or the connection they write to, first).
 func (l *Listens) Wait() { l.wg.Wait() }
+
+// WrapTransport returns a transport whose connections are inner's wrapped by
+// wrap (the stdio front of a server: it answers some messages itself before
+// go-sdk reads them). wrap gets a context that outlives Connect's — its
+// values without its cancellation — and the function that cancels it, for
+// the connection's Close.
+func WrapTransport(inner mcp.Transport, wrap func(ctx context.Context, cancel context.CancelFunc, c mcp.Connection) mcp.Connection) mcp.Transport {
+	return &wrapped{inner: inner, wrap: wrap}
+}
+
+type wrapped struct {
+	inner mcp.Transport
+	wrap  func(context.Context, context.CancelFunc, mcp.Connection) mcp.Connection
+}
+
+func (t *wrapped) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	return t.wrap(lctx, cancel, c), nil
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
@@ -112,5 +113,31 @@ func TestTaskListen(t *testing.T) {
 		if _, ok := TaskListen(r); ok {
 			t.Errorf("TaskListen(%s %s) = true", r.Method, r.Params)
 		}
+	}
+}
+
+// The wrapped connection's context outlives Connect's and keeps its values.
+func TestWrapTransport(t *testing.T) {
+	type key struct{}
+	a, _ := mcp.NewInMemoryTransports()
+	var got context.Context
+	var gotCancel context.CancelFunc
+	tr := WrapTransport(a, func(ctx context.Context, cancel context.CancelFunc, c mcp.Connection) mcp.Connection {
+		got, gotCancel = ctx, cancel
+		return c
+	})
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
+	c, err := tr.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cancel()
+	if got.Err() != nil || got.Value(key{}) != "v" {
+		t.Fatalf("wrapped context: err %v, value %v", got.Err(), got.Value(key{}))
+	}
+	gotCancel()
+	if got.Err() == nil {
+		t.Fatal("cancel did not end the wrapped context")
 	}
 }

@@ -21,28 +21,16 @@ import (
 // the HTTP front gives: era and _meta gating, the removed methods' -32601,
 // and task listens (notifications correlated by subscriptionId, M-14).
 func (f *Face) Run(ctx context.Context, t mcp.Transport) error {
-	return f.mcp.Run(ctx, &stdioTransport{f: f, inner: t})
+	return f.mcp.Run(ctx, mcpio.WrapTransport(t, func(lctx context.Context, cancel context.CancelFunc, c mcp.Connection) mcp.Connection {
+		return &stdioConn{Connection: c, f: f, ctx: lctx, cancel: cancel,
+			calls: map[string]struct{}{}, out: map[string]jsonrpc.ID{}, changed: make(chan struct{}, 1)}
+	}))
 }
 
 // ServeIO serves one client reading newline-delimited JSON-RPC from r and
 // writing to w.
 func (f *Face) ServeIO(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
 	return f.Run(ctx, &mcp.IOTransport{Reader: r, Writer: w})
-}
-
-type stdioTransport struct {
-	f     *Face
-	inner mcp.Transport
-}
-
-func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.inner.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	return &stdioConn{Connection: c, f: t.f, ctx: lctx, cancel: cancel,
-		calls: map[string]struct{}{}, out: map[string]jsonrpc.ID{}, changed: make(chan struct{}, 1)}, nil
 }
 
 // stdioConn answers some requests before go-sdk reads them, and holds the
