@@ -97,11 +97,31 @@ func newReader(ctx, prefix string, data []byte) (*reader, error) {
 		}
 		return nil, rpc.Errorf(rpc.CodeInvalidParams, "%s must be a JSON object, got %s", where, jsonKind(data))
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
+	m, err := memberMap(data)
+	if err != nil {
 		return nil, invalidParams(ctx, "%v", err)
 	}
 	return &reader{ctx: ctx, prefix: prefix, m: m}, nil
+}
+
+// memberMap is the object data as a map, the last duplicate winning (as
+// encoding/json decodes it), values sharing data's bytes (topReader copies
+// the input once): split by the raw-JSON scanner instead of a reflective
+// decode, since every message the bridge forwards is read this way.
+func memberMap(data []byte) (map[string]json.RawMessage, error) {
+	if !json.Valid(data) {
+		var v any
+		return nil, json.Unmarshal(data, &v)
+	}
+	ms, err := rawjson.Members(data)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]json.RawMessage, len(ms))
+	for _, mem := range ms {
+		m[mem.Key] = mem.Val
+	}
+	return m, nil
 }
 
 // topReader is newReader for a decoder's entry point: -32700 for non-JSON.
@@ -109,7 +129,10 @@ func topReader(ctx string, data []byte) (*reader, error) {
 	if err := checkJSON(ctx, data); err != nil {
 		return nil, err
 	}
-	return newReader(ctx, "", data)
+	// One copy of the input: every value read from it (and from its nested
+	// readers) shares these bytes, so decoded messages never alias a buffer
+	// the caller may reuse.
+	return newReader(ctx, "", bytes.Clone(data))
 }
 
 func (r *reader) name(key string) string { return r.prefix + key }
@@ -259,12 +282,9 @@ func (r *reader) object(key string) (Object, error) {
 	if !isObject(v) {
 		return nil, r.fail(key, "must be an object, got %s", jsonKind(v))
 	}
-	var o map[string]json.RawMessage
-	if err := json.Unmarshal(v, &o); err != nil {
+	o, err := memberMap(v)
+	if err != nil {
 		return nil, r.fail(key, "is not a valid object: %v", err)
-	}
-	if o == nil {
-		o = map[string]json.RawMessage{}
 	}
 	return Object(o), nil
 }

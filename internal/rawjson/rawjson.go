@@ -16,6 +16,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Member is one "key": value pair of a JSON object.
@@ -146,7 +147,9 @@ func Members(obj []byte) ([]Member, error) {
 	for i < len(obj) {
 		ke := skipString(obj, i)
 		m := Member{RawKey: obj[i:ke]}
-		if err := json.Unmarshal(m.RawKey, &m.Key); err != nil {
+		if inner := m.RawKey[1 : len(m.RawKey)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+			m.Key = string(inner) // no escapes: the literal is the key
+		} else if err := json.Unmarshal(m.RawKey, &m.Key); err != nil {
 			return nil, fmt.Errorf("member key: %w", err) // unreachable after json.Valid
 		}
 		i = skipSpace(obj, skipSpace(obj, ke)+1) // past ':'

@@ -108,7 +108,7 @@ func TestScalars(t *testing.T) {
 // FuzzMembers: for every valid object, writing its members back gives the
 // same JSON value, and Dedup keeps one member per key.
 func FuzzMembers(f *testing.F) {
-	for _, s := range []string{`{}`, `{"a":1}`, ` {"a" : "\"}" , "b":[{"c":[]}] ,"a":null}`, `{"\u00e9":-0.0e+1}`} {
+	for _, s := range []string{`{}`, `{"a":1}`, ` {"a" : "\"}" , "b":[{"c":[]}] ,"a":null}`, `{"\u00e9":-0.0e+1}`, "{\"\xff\xfe\":1,\"é\":2}"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -128,6 +128,12 @@ func FuzzMembers(f *testing.F) {
 		_ = json.Compact(&got, out)
 		if want.String() != got.String() {
 			t.Fatalf("round trip of %s = %s", b, out)
+		}
+		for _, m := range ms {
+			var key string
+			if err := json.Unmarshal(m.RawKey, &key); err != nil || key != m.Key {
+				t.Fatalf("key %s read as %q, encoding/json reads %q (%v)", m.RawKey, m.Key, key, err)
+			}
 		}
 		seen := map[string]bool{}
 		for _, m := range Dedup(ms) {
