@@ -317,10 +317,7 @@ func ManyWaiters(ctx context.Context, up *Upstream, url string, pid int, tasks, 
 		sessions[i], ts[i] = l, t
 	}
 	var err error
-	if res.RuntimeIdle, err = FetchRuntimeMem(ctx, url); err != nil {
-		return res, err
-	}
-	if res.Idle, err = ReadMem(pid); err != nil {
+	if res.RuntimeIdle, res.Idle, err = readMemory(ctx, url, pid); err != nil {
 		return res, err
 	}
 

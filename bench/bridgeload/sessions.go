@@ -46,10 +46,7 @@ func IdleSessions(ctx context.Context, url string, pid, n int) (SessionsResult, 
 	hc := NewHTTPClient(1)
 	defer hc.CloseIdleConnections()
 	var err error
-	if res.RuntimeIdle, err = FetchRuntimeMem(ctx, url); err != nil {
-		return res, err
-	}
-	if res.Idle, err = ReadMem(pid); err != nil {
+	if res.RuntimeIdle, res.Idle, err = readMemory(ctx, url, pid); err != nil {
 		return res, err
 	}
 	start := time.Now()
@@ -68,15 +65,20 @@ func IdleSessions(ctx context.Context, url string, pid, n int) (SessionsResult, 
 		}
 	}
 	res.Elapsed = time.Since(start)
-	if res.RuntimeLoaded, err = FetchRuntimeMem(ctx, url); err != nil {
-		return res, err
+	res.RuntimeLoaded, res.Loaded, err = readMemory(ctx, url, pid)
+	return res, err
+}
+
+// readMemory reads the bridge's runtime breakdown (after the forced GC of
+// its memstats endpoint), then its resident memory: what is kept, not the
+// garbage of getting there.
+func readMemory(ctx context.Context, url string, pid int) (RuntimeMem, Mem, error) {
+	rt, err := FetchRuntimeMem(ctx, url)
+	if err != nil {
+		return rt, Mem{}, err
 	}
-	// RSS after the runtime's forced GC: what the sessions keep, not the
-	// garbage of making them.
-	if res.Loaded, err = ReadMem(pid); err != nil {
-		return res, err
-	}
-	return res, nil
+	m, err := ReadMem(pid)
+	return rt, m, err
 }
 
 func describeRefusal(r *Reply, err error) string {
@@ -124,10 +126,7 @@ func SessionExpiry(ctx context.Context, url string, pid, n int, timeout, idle ti
 	hc := NewHTTPClient(1)
 	defer hc.CloseIdleConnections()
 	var err error
-	if res.RuntimeBefore, err = FetchRuntimeMem(ctx, url); err != nil {
-		return res, err
-	}
-	if res.Before, err = ReadMem(pid); err != nil {
+	if res.RuntimeBefore, res.Before, err = readMemory(ctx, url, pid); err != nil {
 		return res, err
 	}
 	var first *Legacy
@@ -140,10 +139,7 @@ func SessionExpiry(ctx context.Context, url string, pid, n int, timeout, idle ti
 			first = l
 		}
 	}
-	if res.RuntimeLoaded, err = FetchRuntimeMem(ctx, url); err != nil {
-		return res, err
-	}
-	if res.Loaded, err = ReadMem(pid); err != nil {
+	if res.RuntimeLoaded, res.Loaded, err = readMemory(ctx, url, pid); err != nil {
 		return res, err
 	}
 	select {
@@ -151,10 +147,7 @@ func SessionExpiry(ctx context.Context, url string, pid, n int, timeout, idle ti
 	case <-ctx.Done():
 		return res, ctx.Err()
 	}
-	if res.RuntimeAfter, err = FetchRuntimeMem(ctx, url); err != nil {
-		return res, err
-	}
-	if res.After, err = ReadMem(pid); err != nil {
+	if res.RuntimeAfter, res.After, err = readMemory(ctx, url, pid); err != nil {
 		return res, err
 	}
 	// Any HTTP answer is a result (200 today, 404 as documented); only a
