@@ -260,6 +260,7 @@ func RunChild(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	idle := fs.Duration("session-idle-timeout", 0, "legacy session idle timeout (0: face default)")
 	memory := fs.Bool("memory", false, "use the in-memory store instead of Badger (isolates disk latency)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of this process's whole life here")
+	idleConns := fs.Int("upstream-idle-conns", 0, "bridge: keep-alive connections per upstream host (0: as deployed, http.DefaultTransport's)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -289,7 +290,8 @@ func RunChild(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 			return fmt.Errorf("bridge-child: data dir: %w", err)
 		}
 		defer os.RemoveAll(dir)
-		opts := ServerOptions{Upstream: *up, Era: *era, DataDir: dir, KeepAlive: *keep, SessionIdleTimeout: *idle}
+		opts := ServerOptions{Upstream: *up, Era: *era, DataDir: dir, KeepAlive: *keep, SessionIdleTimeout: *idle,
+			UpstreamIdleConns: *idleConns}
 		if *memory {
 			opts.DataDir = ""
 		}
@@ -328,6 +330,10 @@ type ServerOptions struct {
 	DataDir            string
 	KeepAlive          time.Duration
 	SessionIdleTimeout time.Duration
+	// UpstreamIdleConns, when positive, replaces the upstream transport's
+	// MaxIdleConnsPerHost (diagnosis: the deployed default is
+	// http.DefaultTransport's 2, fewer than the load's concurrency).
+	UpstreamIdleConns int
 	// Logger defaults to warnings on stderr.
 	Logger *slog.Logger
 }
@@ -378,6 +384,11 @@ func StartServer(opts ServerOptions) (*Served, error) {
 		KeepAlive: opts.KeepAlive, SessionIdleTimeout: opts.SessionIdleTimeout}
 	if opts.DataDir == "" {
 		cfg.Store = sessionmap.NewMemory()
+	}
+	if opts.UpstreamIdleConns > 0 {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = opts.UpstreamIdleConns
+		cfg.Transport = tr
 	}
 	s, err := server.New(cfg)
 	if err != nil {

@@ -43,6 +43,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -84,6 +85,7 @@ type config struct {
 
 	profileDir string
 	cpuProfile string
+	idleConns  int
 	memLimit   string
 	memStore   bool
 }
@@ -143,6 +145,7 @@ func parse(args []string) (config, error) {
 	fs.BoolVar(&c.memStore, "memory-store", false, "run the bridge on the in-memory store instead of Badger (diagnosis: removes fsync latency)")
 	fs.StringVar(&c.memLimit, "bridge-gomemlimit", "", "waiters: GOMEMLIMIT of the bridge process (e.g. 200MiB; default none)")
 	fs.StringVar(&c.profileDir, "profile-dir", "", "waiters: save the loaded bridge's heap and goroutine profiles here")
+	fs.IntVar(&c.idleConns, "bridge-upstream-idle-conns", 0, "keep-alive connections per upstream host in the bridge (diagnosis; 0: as deployed, http.DefaultTransport's 2)")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "directory: every bridge and reverse-proxy child writes its CPU profile there (bridge-PHASE.pprof, revproxy-PHASE.pprof)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -237,6 +240,9 @@ func (ch child) start(ctx context.Context, c config, exe, phase string) (*bridge
 		args = append(args, "-era", ch.era)
 		if c.memStore {
 			args = append(args, "-memory")
+		}
+		if c.idleConns > 0 {
+			args = append(args, "-upstream-idle-conns", strconv.Itoa(c.idleConns))
 		}
 	}
 	if c.cpuProfile != "" {
