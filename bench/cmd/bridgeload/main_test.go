@@ -74,6 +74,11 @@ func TestRunSmoke(t *testing.T) {
 			t.Errorf("figure %s missing or malformed in:\n%s", key, out.String())
 		}
 	}
+	for _, key := range []string{"5", "9", "11", "12"} { // phases not run: listed, not measured
+		if !regexp.MustCompile(`(?m)^\| ` + key + ` \| [^|]+ \| not measured \(phase [a-z]+ not run\) \| [^|]+ \| — \|$`).MatchString(out.String()) {
+			t.Errorf("figure %s not listed as unmeasured in:\n%s", key, out.String())
+		}
+	}
 	for _, name := range []string{"bridge-echo", "revproxy-echo", "bridge-passthrough", "bridge-modernface", "bridge-sessions"} {
 		if fi, err := os.Stat(dir + "/" + name + ".pprof"); err != nil || fi.Size() == 0 {
 			t.Errorf("CPU profile %s: %v", name, err)
