@@ -21,19 +21,6 @@ import (
 // notifications come from the shared watcher of each task (one upstream poll
 // stream per task however many listeners, ARCHITECTURE.md invariant 2).
 
-// taskListen reports whether req is a subscriptions/listen call asking for
-// task notifications, and returns its params.
-func taskListen(req *jsonrpc.Request) (modern.ListenParams, bool) {
-	if req.Method != modern.MethodSubscriptionsListen || !req.IsCall() {
-		return modern.ListenParams{}, false
-	}
-	p, err := modern.DecodeListenParams(req.Params)
-	if err != nil {
-		return p, false
-	}
-	return p, p.Notifications.RequestsTasks()
-}
-
 // checkListen validates a task listen (M-37, M-61) and returns the task ids
 // the face agrees to report: the caller's own (others are left out silently,
 // so existence does not leak).
