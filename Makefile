@@ -40,8 +40,8 @@ fuzz-smoke:
 	done
 
 # Benchmarks, never part of `make test`: every package's go test benchmarks,
-# then the bridge's load tool (bench/cmd/bridgeload), which measures the four
-# issue-4 figures against their direct baselines in one bounded run (a few
+# then the bridge's load tool (bench/cmd/bridgeload), which measures the
+# data-plane figures against their baselines in one bounded run (a few
 # minutes, loopback only, a child bridge process) and prints a Markdown table
 # for docs/PERFORMANCE.md. BRIDGELOAD_FLAGS passes flags to it, e.g.
 # BRIDGELOAD_FLAGS='-phases echo,delay'.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"sort"
 
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -52,13 +53,13 @@ func capObject(known map[string]json.RawMessage, extra map[string]json.RawMessag
 	var ms []member
 	for _, k := range []string{"list", "cancel", "requests", "tools", "sampling", "elicitation", "call", "createMessage", "create"} {
 		if v, ok := known[k]; ok {
-			ms = append(ms, member{key: k, rawKey: mustMarshal(k), val: v})
+			ms = append(ms, member{Key: k, RawKey: rawjson.Key(k), Val: v})
 		}
 	}
 	for _, k := range keys {
-		ms = append(ms, member{key: k, rawKey: mustMarshal(k), val: extra[k]})
+		ms = append(ms, member{Key: k, RawKey: rawjson.Key(k), Val: extra[k]})
 	}
-	return buildObject(ms)
+	return rawjson.Append(nil, ms)
 }
 
 func validateExtra(what string, m map[string]json.RawMessage) error {
@@ -150,7 +151,7 @@ func (f fields) flag(key string) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	switch k := kindOf(v); {
+	switch k := rawjson.Kind(v); {
 	case k == "an object":
 		return true, nil
 	case k == "null":
@@ -166,7 +167,7 @@ func (f fields) flag(key string) (bool, error) {
 // Missing or null gives an empty group.
 func (f fields) group(key string) (fields, error) {
 	v, ok := f.get(key)
-	if !ok || isNull(v) {
+	if !ok || rawjson.IsNull(v) {
 		return fields{what: f.what, path: f.path + key + "."}, nil
 	}
 	return f.sub(key, v)
@@ -177,14 +178,14 @@ func (f fields) extra(known ...string) map[string]json.RawMessage {
 outer:
 	for _, m := range f.ms {
 		for _, k := range known {
-			if m.key == k {
+			if m.Key == k {
 				continue outer
 			}
 		}
 		if out == nil {
 			out = map[string]json.RawMessage{}
 		}
-		out[m.key] = json.RawMessage(append([]byte(nil), m.val...))
+		out[m.Key] = json.RawMessage(append([]byte(nil), m.Val...))
 	}
 	return out
 }
@@ -264,8 +265,8 @@ func tasksMember(caps json.RawMessage) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	v, ok := lookup(ms, "tasks")
-	if !ok || isNull(v) {
+	v, ok := rawjson.Lookup(ms, "tasks")
+	if !ok || rawjson.IsNull(v) {
 		return nil, false, nil
 	}
 	return v, true, nil
@@ -306,13 +307,13 @@ func patchMember(obj json.RawMessage, what, key string, val any, remove bool) (j
 		return nil, err
 	}
 	if remove {
-		return buildObject(without(ms, key)), nil
+		return rawjson.Append(nil, rawjson.Without(ms, key)), nil
 	}
 	b, err := json.Marshal(val)
 	if err != nil {
 		return nil, rpc.As(err)
 	}
-	return buildObject(withMember(ms, key, b)), nil
+	return rawjson.Append(nil, rawjson.With(ms, key, b)), nil
 }
 
 // PatchServerTasks returns caps with "tasks" replaced by c, or removed when c
@@ -335,12 +336,12 @@ func capabilitiesOf(obj json.RawMessage, what string) ([]member, json.RawMessage
 	if err != nil {
 		return nil, nil, err
 	}
-	v, ok := lookup(ms, "capabilities")
-	if !ok || isNull(v) {
+	v, ok := rawjson.Lookup(ms, "capabilities")
+	if !ok || rawjson.IsNull(v) {
 		return ms, nil, nil
 	}
-	if kindOf(v) != "an object" {
-		return nil, nil, InvalidParamsError("%s: capabilities must be an object, got %s", what, kindOf(v))
+	if rawjson.Kind(v) != "an object" {
+		return nil, nil, InvalidParamsError("%s: capabilities must be an object, got %s", what, rawjson.Kind(v))
 	}
 	return ms, v, nil
 }
@@ -366,7 +367,7 @@ func PatchInitializeResultTasks(result json.RawMessage, c *ServerTasksCapability
 	if err != nil {
 		return nil, err
 	}
-	return buildObject(withMember(ms, "capabilities", caps)), nil
+	return rawjson.Append(nil, rawjson.With(ms, "capabilities", caps)), nil
 }
 
 // InitializeParamsTasks reads capabilities.tasks from raw initialize params.
@@ -389,7 +390,7 @@ func PatchInitializeParamsTasks(params json.RawMessage, c *ClientTasksCapability
 	if err != nil {
 		return nil, err
 	}
-	return buildObject(withMember(ms, "capabilities", caps)), nil
+	return rawjson.Append(nil, rawjson.With(ms, "capabilities", caps)), nil
 }
 
 // ProtocolVersionOf reads protocolVersion from raw initialize params or an

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -52,7 +53,7 @@ func StringID(s string) json.RawMessage { return mustMarshal(s) }
 
 // validID reports whether v is a string or a number.
 func validID(v []byte) bool {
-	k := kindOf(v)
+	k := rawjson.Kind(v)
 	return k == "a string" || k == "a number"
 }
 
@@ -77,7 +78,7 @@ func invalidRequest(what, format string, a ...any) *rpc.Error {
 func (f fields) method() (string, error) {
 	v, ok := f.get("method")
 	var m string
-	if !ok || kindOf(v) != "a string" || json.Unmarshal(v, &m) != nil || m == "" {
+	if !ok || rawjson.Kind(v) != "a string" || json.Unmarshal(v, &m) != nil || m == "" {
 		return "", invalidRequest(f.what, "method must be a non-empty string")
 	}
 	return m, nil
@@ -87,11 +88,11 @@ func (f fields) method() (string, error) {
 // object is -32602 (MCP params are always objects).
 func (f fields) params() (json.RawMessage, error) {
 	v, ok := f.get("params")
-	if !ok || isNull(v) {
+	if !ok || rawjson.IsNull(v) {
 		return nil, nil
 	}
-	if kindOf(v) != "an object" {
-		return nil, InvalidParamsError("%s: params must be an object, got %s", f.what, kindOf(v))
+	if rawjson.Kind(v) != "an object" {
+		return nil, InvalidParamsError("%s: params must be an object, got %s", f.what, rawjson.Kind(v))
 	}
 	return json.RawMessage(bytes.Clone(v)), nil
 }
@@ -127,7 +128,7 @@ func (r Request) Validate() error {
 	if r.Method == "" {
 		return InternalError("request: method is required")
 	}
-	if r.Params != nil && kindOf(r.Params) != "an object" {
+	if r.Params != nil && rawjson.Kind(r.Params) != "an object" {
 		return InternalError("request %s: params must be an object", r.Method)
 	}
 	return nil
@@ -170,7 +171,7 @@ func (n Notification) Validate() error {
 	if n.Method == "" {
 		return InternalError("notification: method is required")
 	}
-	if n.Params != nil && kindOf(n.Params) != "an object" {
+	if n.Params != nil && rawjson.Kind(n.Params) != "an object" {
 		return InternalError("notification %s: params must be an object", n.Method)
 	}
 	return nil
@@ -204,20 +205,20 @@ func DecodeResponse(data []byte) (Response, error) {
 	switch id, ok := f.get("id"); {
 	case ok && validID(id):
 		out.ID = json.RawMessage(bytes.Clone(id))
-	case hasErr && (!ok || isNull(id)):
+	case hasErr && (!ok || rawjson.IsNull(id)):
 	default:
 		return Response{}, invalidRequest("response", "id must be a string or a number")
 	}
 	if hasRes {
-		if kindOf(res) != "an object" {
-			return Response{}, invalidRequest("response", "result must be an object, got %s", kindOf(res))
+		if rawjson.Kind(res) != "an object" {
+			return Response{}, invalidRequest("response", "result must be an object, got %s", rawjson.Kind(res))
 		}
 		out.Result = json.RawMessage(bytes.Clone(res))
 		return out, nil
 	}
 	ef, err := f.sub("error", ev)
 	if err != nil {
-		return Response{}, invalidRequest("response", "error must be an object, got %s", kindOf(ev))
+		return Response{}, invalidRequest("response", "error must be an object, got %s", rawjson.Kind(ev))
 	}
 	cv, ok := ef.get("code")
 	code, perr := strconv.ParseInt(string(bytes.TrimSpace(cv)), 10, 64)
@@ -243,7 +244,7 @@ func (r Response) Validate() error {
 	if r.ID == nil && r.Error == nil || r.ID != nil && (!json.Valid(r.ID) || !validID(r.ID)) {
 		return InternalError("response: id must be a string or a number")
 	}
-	if r.Result != nil && (!json.Valid(r.Result) || kindOf(r.Result) != "an object") {
+	if r.Result != nil && (!json.Valid(r.Result) || rawjson.Kind(r.Result) != "an object") {
 		return InternalError("response: result must be an object")
 	}
 	if r.Error != nil && r.Error.Data != nil && !json.Valid(r.Error.Data) {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -33,14 +34,14 @@ func (f fields) sub(key string, v []byte) (fields, error) {
 	ms, err := objectMembers(v, f.what, rpc.CodeInvalidParams)
 	if err != nil {
 		if rpc.CodeOf(err) == rpc.CodeInvalidParams {
-			return fields{}, f.errf(key, "must be an object, got %s", kindOf(v))
+			return fields{}, f.errf(key, "must be an object, got %s", rawjson.Kind(v))
 		}
 		return fields{}, err
 	}
 	return fields{what: f.what, path: f.path + key + ".", ms: ms}, nil
 }
 
-func (f fields) get(key string) ([]byte, bool) { return lookup(f.ms, key) }
+func (f fields) get(key string) ([]byte, bool) { return rawjson.Lookup(f.ms, key) }
 
 // errf is a -32602 error naming the field: `tasks/get params: taskId must be a string`.
 func (f fields) errf(key, format string, a ...any) *rpc.Error {
@@ -52,14 +53,14 @@ func (f fields) errf(key, format string, a ...any) *rpc.Error {
 // a missing optional one returns "", false.
 func (f fields) str(key string, required bool) (string, bool, error) {
 	v, ok := f.get(key)
-	if !ok || (isNull(v) && !required) {
+	if !ok || (rawjson.IsNull(v) && !required) {
 		if required {
 			return "", false, f.errf(key, "is required (a string)")
 		}
 		return "", false, nil
 	}
-	if kindOf(v) != "a string" {
-		return "", false, f.errf(key, "must be a string, got %s", kindOf(v))
+	if rawjson.Kind(v) != "a string" {
+		return "", false, f.errf(key, "must be a string, got %s", rawjson.Kind(v))
 	}
 	var s string
 	if err := json.Unmarshal(v, &s); err != nil {
@@ -86,7 +87,7 @@ func (f fields) taskID() (string, error) {
 // -32602. A missing member or null returns nil.
 func (f fields) millis(key string) (*int64, error) {
 	v, ok := f.get(key)
-	if !ok || isNull(v) {
+	if !ok || rawjson.IsNull(v) {
 		return nil, nil
 	}
 	n, err := parseMillis(v)
@@ -102,7 +103,7 @@ func (f fields) millis(key string) (*int64, error) {
 // and the spec defines no error for them. Only a non-number is an error.
 func parseMillis(v []byte) (int64, string) {
 	const want = "must be a number of milliseconds"
-	if kindOf(v) != "a number" {
+	if rawjson.Kind(v) != "a number" {
 		return 0, want
 	}
 	s := string(bytes.TrimSpace(v))
@@ -136,7 +137,7 @@ func clip(v []byte) string {
 // meta reads the optional _meta object (null counts as absent).
 func (f fields) meta() (Meta, error) {
 	v, ok := f.get("_meta")
-	if !ok || isNull(v) {
+	if !ok || rawjson.IsNull(v) {
 		return nil, nil
 	}
 	sub, err := f.sub("_meta", v)
@@ -145,7 +146,7 @@ func (f fields) meta() (Meta, error) {
 	}
 	m := make(Meta, len(sub.ms))
 	for _, mem := range sub.ms {
-		m[mem.key] = json.RawMessage(bytes.Clone(mem.val))
+		m[mem.Key] = json.RawMessage(bytes.Clone(mem.Val))
 	}
 	return m, nil
 }

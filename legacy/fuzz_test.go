@@ -6,6 +6,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -204,14 +205,14 @@ func FuzzSplitTaskParam(f *testing.F) {
 		if present != (task != nil) {
 			t.Fatalf("present=%v task=%v", present, task)
 		}
-		if isAbsent(rest) {
+		if rawjson.IsAbsent(rest) {
 			return
 		}
 		ms, err := objectMembers(rest, "rest", rpc.CodeInvalidParams)
 		if err != nil {
 			t.Fatalf("rest %s is not an object: %v", rest, err)
 		}
-		if _, found := lookup(ms, "task"); found && present {
+		if _, found := rawjson.Lookup(ms, "task"); found && present {
 			t.Fatalf("rest %s still has task", rest)
 		}
 		if !present {

@@ -3,6 +3,7 @@ package legacy
 import (
 	"encoding/json"
 
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -80,8 +81,8 @@ func IsCreateTaskResult(result json.RawMessage) bool {
 	if err != nil {
 		return false
 	}
-	v, ok := lookup(ms, "task")
-	return ok && kindOf(v) == "an object"
+	v, ok := rawjson.Lookup(ms, "task")
+	return ok && rawjson.Kind(v) == "an object"
 }
 
 // ---- params of tasks/get, tasks/result, tasks/cancel ----------------------
@@ -120,7 +121,7 @@ func validateTaskIDParams(what, id string, meta Meta) error {
 
 func decodeTaskIDParams(data []byte, method string) (string, Meta, error) {
 	what := method + " params"
-	if isAbsent(data) {
+	if rawjson.IsAbsent(data) {
 		return "", nil, InvalidParamsError("%s: params are required ({\"taskId\": \"...\"})", what)
 	}
 	f, err := openObject(data, what, rpc.CodeInvalidParams)
@@ -368,7 +369,7 @@ func (p *ListTasksParams) UnmarshalJSON(data []byte) error {
 // DecodeListTasksParams decodes tasks/list params. No bytes or null mean
 // "first page"; cursor, when present, must be a string.
 func DecodeListTasksParams(data []byte) (ListTasksParams, error) {
-	if isAbsent(data) {
+	if rawjson.IsAbsent(data) {
 		return ListTasksParams{}, nil
 	}
 	f, err := openObject(data, "tasks/list params", rpc.CodeInvalidParams)
@@ -434,11 +435,11 @@ func DecodeListTasksResult(data []byte) (ListTasksResult, error) {
 		return ListTasksResult{}, err
 	}
 	v, ok := f.get("tasks")
-	if !ok || isNull(v) {
+	if !ok || rawjson.IsNull(v) {
 		return ListTasksResult{}, f.errf("tasks", "is required (an array of Task)")
 	}
-	if kindOf(v) != "an array" {
-		return ListTasksResult{}, f.errf("tasks", "must be an array, got %s", kindOf(v))
+	if rawjson.Kind(v) != "an array" {
+		return ListTasksResult{}, f.errf("tasks", "must be an array, got %s", rawjson.Kind(v))
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(v, &items); err != nil {
@@ -479,7 +480,7 @@ type GetTaskPayloadResult struct {
 // request's raw result: every member, including existing _meta keys, is kept
 // and _meta[RelatedTaskKey] = {"taskId": taskID} is merged in (L-34).
 func NewGetTaskPayloadResult(underlying json.RawMessage, taskID string) (GetTaskPayloadResult, error) {
-	if isAbsent(underlying) {
+	if rawjson.IsAbsent(underlying) {
 		return GetTaskPayloadResult{}, InternalError("tasks/result: the underlying result is missing")
 	}
 	raw, err := SetRelatedTask(underlying, taskID)

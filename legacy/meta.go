@@ -3,6 +3,7 @@ package legacy
 import (
 	"encoding/json"
 
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -42,7 +43,7 @@ func (m Meta) ModelImmediateResponse() (string, bool) {
 		return "", false
 	}
 	var s string
-	if kindOf(v) != "a string" || json.Unmarshal(v, &s) != nil {
+	if rawjson.Kind(v) != "a string" || json.Unmarshal(v, &s) != nil {
 		return "", false
 	}
 	return s, true
@@ -73,7 +74,7 @@ func (m Meta) validate(what string) error {
 			return InternalError("%s", rpc.As(err).Message)
 		}
 	}
-	if v, ok := m[ModelImmediateResponseKey]; ok && kindOf(v) != "a string" {
+	if v, ok := m[ModelImmediateResponseKey]; ok && rawjson.Kind(v) != "a string" {
 		return InternalError("%s: _meta[%q] must be a string", what, ModelImmediateResponseKey)
 	}
 	return nil
@@ -114,8 +115,8 @@ func RelatedTaskOf(obj json.RawMessage) (taskID string, ok bool, err error) {
 	if err != nil {
 		return "", false, err
 	}
-	mv, found := lookup(ms, "_meta")
-	if !found || isNull(mv) {
+	mv, found := rawjson.Lookup(ms, "_meta")
+	if !found || rawjson.IsNull(mv) {
 		return "", false, nil
 	}
 	return RelatedTaskFromMeta(mv)
@@ -128,7 +129,7 @@ func RelatedTaskFromMeta(meta json.RawMessage) (taskID string, ok bool, err erro
 	if err != nil {
 		return "", false, err
 	}
-	rv, found := lookup(ms, RelatedTaskKey)
+	rv, found := rawjson.Lookup(ms, RelatedTaskKey)
 	if !found {
 		return "", false, nil
 	}
@@ -146,11 +147,11 @@ func setMetaKey(obj json.RawMessage, key string, val []byte) (json.RawMessage, e
 		return nil, err
 	}
 	var meta []member
-	if mv, found := lookup(ms, "_meta"); found && !isNull(mv) {
+	if mv, found := rawjson.Lookup(ms, "_meta"); found && !rawjson.IsNull(mv) {
 		if meta, err = objectMembers(mv, "_meta", rpc.CodeInvalidParams); err != nil {
 			return nil, err
 		}
 	}
-	meta = withMember(meta, key, val)
-	return buildObject(withMember(ms, "_meta", buildObject(meta))), nil
+	meta = rawjson.With(meta, key, val)
+	return rawjson.Append(nil, rawjson.With(ms, "_meta", rawjson.Append(nil, meta))), nil
 }

@@ -3,6 +3,7 @@ package legacy
 import (
 	"encoding/json"
 
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -50,7 +51,7 @@ func DecodeTaskMetadata(data []byte) (TaskMetadata, error) {
 	f, err := openObject(data, "params.task", rpc.CodeInvalidParams)
 	if err != nil {
 		if rpc.CodeOf(err) == rpc.CodeInvalidParams {
-			return TaskMetadata{}, InvalidParamsError("params: task must be an object (TaskMetadata, e.g. {} or {\"ttl\": 60000}), got %s", kindOf(data))
+			return TaskMetadata{}, InvalidParamsError("params: task must be an object (TaskMetadata, e.g. {} or {\"ttl\": 60000}), got %s", rawjson.Kind(data))
 		}
 		return TaskMetadata{}, err
 	}
@@ -74,19 +75,19 @@ func DecodeTaskMetadata(data []byte) (TaskMetadata, error) {
 // task that is not an object or has a bad ttl, are -32602; bytes that are not
 // JSON are -32700.
 func SplitTaskParam(params json.RawMessage) (rest json.RawMessage, task *TaskMetadata, present bool, err error) {
-	if isAbsent(params) {
+	if rawjson.IsAbsent(params) {
 		return params, nil, false, nil
 	}
 	ms, err := objectMembers(params, "params", rpc.CodeInvalidParams)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	v, found := lookup(ms, "task")
+	v, found := rawjson.Lookup(ms, "task")
 	if !found {
 		return params, nil, false, nil
 	}
-	rest = buildObject(without(ms, "task"))
-	if isNull(v) {
+	rest = rawjson.Append(nil, rawjson.Without(ms, "task"))
+	if rawjson.IsNull(v) {
 		return rest, nil, false, nil
 	}
 	m, err := DecodeTaskMetadata(v)
@@ -105,11 +106,11 @@ func SetTaskParam(params json.RawMessage, task *TaskMetadata) (json.RawMessage, 
 		return nil, err
 	}
 	if task == nil {
-		return buildObject(without(ms, "task")), nil
+		return rawjson.Append(nil, rawjson.Without(ms, "task")), nil
 	}
 	b, err := json.Marshal(task)
 	if err != nil {
 		return nil, rpc.As(err)
 	}
-	return buildObject(withMember(ms, "task", b)), nil
+	return rawjson.Append(nil, rawjson.With(ms, "task", b)), nil
 }

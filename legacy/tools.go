@@ -3,6 +3,7 @@ package legacy
 import (
 	"encoding/json"
 
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -73,10 +74,10 @@ func PatchToolTaskSupport(tool json.RawMessage, ts TaskSupport) (json.RawMessage
 		return nil, err
 	}
 	var ex []member
-	if v, ok := lookup(ms, "execution"); ok && !isNull(v) {
-		if kindOf(v) != "an object" {
+	if v, ok := rawjson.Lookup(ms, "execution"); ok && !rawjson.IsNull(v) {
+		if rawjson.Kind(v) != "an object" {
 			if ts == "" {
-				return buildObject(without(ms, "execution")), nil
+				return rawjson.Append(nil, rawjson.Without(ms, "execution")), nil
 			}
 		} else if ex, err = objectMembers(v, "Tool", rpc.CodeInvalidParams); err != nil {
 			return nil, err
@@ -85,11 +86,11 @@ func PatchToolTaskSupport(tool json.RawMessage, ts TaskSupport) (json.RawMessage
 		return tool, nil // nothing to remove
 	}
 	if ts == "" {
-		ex = without(ex, "taskSupport")
+		ex = rawjson.Without(ex, "taskSupport")
 	} else {
-		ex = withMember(ex, "taskSupport", mustMarshal(string(ts)))
+		ex = rawjson.With(ex, "taskSupport", mustMarshal(string(ts)))
 	}
-	return buildObject(withMember(ms, "execution", buildObject(ex))), nil
+	return rawjson.Append(nil, rawjson.With(ms, "execution", rawjson.Append(nil, ex))), nil
 }
 
 // toolsOf splits a raw tools/list result into its members and tool values.
@@ -99,8 +100,8 @@ func toolsOf(result json.RawMessage) ([]member, fields, []json.RawMessage, error
 		return nil, fields{}, nil, err
 	}
 	v, ok := f.get("tools")
-	if !ok || kindOf(v) != "an array" {
-		return nil, fields{}, nil, f.errf("tools", "is required (an array of Tool), got %s", kindOf(v))
+	if !ok || rawjson.Kind(v) != "an array" {
+		return nil, fields{}, nil, f.errf("tools", "is required (an array of Tool), got %s", rawjson.Kind(v))
 	}
 	var tools []json.RawMessage
 	if err := json.Unmarshal(v, &tools); err != nil {
@@ -175,7 +176,7 @@ func PatchListToolsTaskSupport(result json.RawMessage, fn func(name string, curr
 		out = append(out, patched...)
 	}
 	out = append(out, ']')
-	return buildObject(withMember(ms, "tools", out)), nil
+	return rawjson.Append(nil, rawjson.With(ms, "tools", out)), nil
 }
 
 func hasTaskSupport(tf fields) bool {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -28,18 +29,10 @@ const maxSafeInt = 1<<53 - 1
 // MarshalJSON; the values stay equal, but opaque strings such as requestState
 // then differ from what the server sent at the byte level. Faces should encode
 // outgoing messages with Marshal or the Encode* envelope helpers.
-func Marshal(v any) ([]byte, error) { return marshal(v) }
+func Marshal(v any) ([]byte, error) { return rawjson.Marshal(v) }
 
-// marshal is json.Marshal without HTML escaping and without the trailing newline.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
-}
+// marshal is Marshal (internal/rawjson: no HTML escaping, no trailing newline).
+var marshal = rawjson.Marshal
 
 // encodeErr is the error of a strict encoder: the value violates the schema, a
 // programming error on our side, so a face answers it with -32603.
@@ -75,37 +68,16 @@ func checkJSON(ctx string, data []byte) error {
 }
 
 // isNull reports whether raw is absent or the JSON literal null.
-func isNull(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) == 0 || string(t) == "null"
-}
+func isNull(raw json.RawMessage) bool { return rawjson.IsAbsent(raw) }
+
+// JSONKind names the JSON type of raw for error messages ("an object", "a
+// number", "nothing" when absent, …).
+func JSONKind(raw json.RawMessage) string { return jsonKind(raw) }
 
 // jsonKind names the JSON type of raw for error messages.
-func jsonKind(raw json.RawMessage) string {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 {
-		return "nothing"
-	}
-	switch t[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	default:
-		return "a number"
-	}
-}
+func jsonKind(raw json.RawMessage) string { return rawjson.Kind(raw) }
 
-func isObject(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) > 0 && t[0] == '{'
-}
+func isObject(raw json.RawMessage) bool { return rawjson.IsObject(raw) }
 
 func isString(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
@@ -129,11 +101,31 @@ func newReader(ctx, prefix string, data []byte) (*reader, error) {
 		}
 		return nil, rpc.Errorf(rpc.CodeInvalidParams, "%s must be a JSON object, got %s", where, jsonKind(data))
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
+	m, err := memberMap(data)
+	if err != nil {
 		return nil, invalidParams(ctx, "%v", err)
 	}
 	return &reader{ctx: ctx, prefix: prefix, m: m}, nil
+}
+
+// memberMap is the object data as a map, the last duplicate winning (as
+// encoding/json decodes it), values sharing data's bytes (topReader copies
+// the input once): split by the raw-JSON scanner instead of a reflective
+// decode, since every message the bridge forwards is read this way.
+func memberMap(data []byte) (map[string]json.RawMessage, error) {
+	if !json.Valid(data) {
+		var v any
+		return nil, json.Unmarshal(data, &v)
+	}
+	ms, err := rawjson.Members(data)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]json.RawMessage, len(ms))
+	for _, mem := range ms {
+		m[mem.Key] = mem.Val
+	}
+	return m, nil
 }
 
 // topReader is newReader for a decoder's entry point: -32700 for non-JSON.
@@ -141,7 +133,10 @@ func topReader(ctx string, data []byte) (*reader, error) {
 	if err := checkJSON(ctx, data); err != nil {
 		return nil, err
 	}
-	return newReader(ctx, "", data)
+	// One copy of the input: every value read from it (and from its nested
+	// readers) shares these bytes, so decoded messages never alias a buffer
+	// the caller may reuse.
+	return newReader(ctx, "", bytes.Clone(data))
 }
 
 func (r *reader) name(key string) string { return r.prefix + key }
@@ -291,12 +286,9 @@ func (r *reader) object(key string) (Object, error) {
 	if !isObject(v) {
 		return nil, r.fail(key, "must be an object, got %s", jsonKind(v))
 	}
-	var o map[string]json.RawMessage
-	if err := json.Unmarshal(v, &o); err != nil {
+	o, err := memberMap(v)
+	if err != nil {
 		return nil, r.fail(key, "is not a valid object: %v", err)
-	}
-	if o == nil {
-		o = map[string]json.RawMessage{}
 	}
 	return Object(o), nil
 }
@@ -485,85 +477,34 @@ func decodeInto[T any](dst *T, dec func([]byte) (T, error), data []byte) error {
 	return nil
 }
 
-// rawMember is one "key": value pair of an object, both exactly as in the
-// input, so an object edited member by member keeps its order and spelling.
-type rawMember struct {
-	key    string          // unescaped
-	rawKey []byte          // the key literal, quotes included
-	val    json.RawMessage // the value bytes
-}
-
-// rawMembers splits the JSON object data into its members in input order.
-// Absent or null data is the empty object; anything but an object is -32602
-// (-32700 for non-JSON). A duplicate key keeps its last value, at the
-// position of that last occurrence (encoding/json's last-wins rule).
-func rawMembers(ctx string, data []byte) ([]rawMember, error) {
+// rawMembers splits the JSON object data into its members in input order
+// (internal/rawjson: keys and values exactly as in the input). Absent or null
+// data is the empty object; anything but an object is -32602 (-32700 for
+// non-JSON). A duplicate key keeps its last value, at the position of that
+// last occurrence (encoding/json's last-wins rule).
+func rawMembers(ctx string, data []byte) ([]rawjson.Member, error) {
 	if isNull(data) {
 		return nil, nil
 	}
 	if err := checkJSON(ctx, data); err != nil {
 		return nil, err
 	}
-	b := bytes.TrimSpace(data)
-	if b[0] != '{' {
-		return nil, rpc.Errorf(rpc.CodeInvalidParams, "%s must be a JSON object, got %s", ctx, jsonKind(b))
+	if !isObject(data) {
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "%s must be a JSON object, got %s", ctx, jsonKind(data))
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if _, err := dec.Token(); err != nil { // '{'
+	ms, err := rawjson.Members(data)
+	if err != nil {
 		return nil, parseError(ctx, err)
 	}
-	var out []rawMember
-	for dec.More() {
-		start := dec.InputOffset()
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, parseError(ctx, err)
-		}
-		key, _ := tok.(string)
-		rawKey := bytes.TrimLeft(b[start:dec.InputOffset()], " \t\r\n,")
-		var val json.RawMessage
-		if err := dec.Decode(&val); err != nil {
-			return nil, parseError(ctx, err)
-		}
-		for i := range out {
-			if out[i].key == key {
-				out = append(out[:i:i], out[i+1:]...)
-				break
-			}
-		}
-		out = append(out, rawMember{key: key, rawKey: bytes.Clone(rawKey), val: val})
-	}
-	return out, nil
-}
-
-// setRawMember replaces key's value in place, or appends the member.
-func setRawMember(ms []rawMember, key string, val json.RawMessage) []rawMember {
-	for i := range ms {
-		if ms[i].key == key {
-			out := append([]rawMember(nil), ms...)
-			out[i].val = val
-			return out
-		}
-	}
-	k, _ := marshal(key) // a Go string always encodes
-	return append(ms[:len(ms):len(ms)], rawMember{key: key, rawKey: k, val: val})
+	return rawjson.Dedup(ms), nil
 }
 
 // writeRawMembers renders members in order: keys as they came, values
 // compacted but otherwise byte for byte.
-func writeRawMembers(ms []rawMember) (json.RawMessage, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, m := range ms {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(m.rawKey)
-		b.WriteByte(':')
-		if err := json.Compact(&b, m.val); err != nil {
-			return nil, encodeErr("member %q: not valid JSON: %v", m.key, err)
-		}
+func writeRawMembers(ms []rawjson.Member) (json.RawMessage, error) {
+	b, err := rawjson.AppendCompact(nil, ms)
+	if err != nil {
+		return nil, encodeErr("%v", err)
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return b, nil
 }

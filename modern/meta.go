@@ -3,6 +3,7 @@ package modern
 import (
 	"encoding/json"
 
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -210,15 +211,15 @@ func StampRequestMeta(params []byte, meta RequestMeta) (json.RawMessage, error) 
 	if err != nil {
 		return nil, err
 	}
-	var metaMs []rawMember
+	var metaMs []rawjson.Member
 	for _, m := range ms {
-		if m.key != "_meta" || isNull(m.val) {
+		if m.Key != "_meta" || isNull(m.Val) {
 			continue
 		}
-		if !isObject(m.val) {
-			return nil, invalidParams("request params", "field %q must be an object, got %s", "_meta", jsonKind(m.val))
+		if !isObject(m.Val) {
+			return nil, invalidParams("request params", "field %q must be an object, got %s", "_meta", jsonKind(m.Val))
 		}
-		if metaMs, err = rawMembers("request params: field \"_meta\"", m.val); err != nil {
+		if metaMs, err = rawMembers("request params: field \"_meta\"", m.Val); err != nil {
 			return nil, err
 		}
 	}
@@ -231,7 +232,7 @@ func StampRequestMeta(params []byte, meta RequestMeta) (json.RawMessage, error) 
 		return nil, err
 	}
 	for _, a := range add {
-		metaMs = setRawMember(metaMs, a.key, a.val)
+		metaMs = rawjson.With(metaMs, a.Key, a.Val)
 	}
 	mb, err := writeRawMembers(metaMs)
 	if err != nil {
@@ -244,5 +245,5 @@ func StampRequestMeta(params []byte, meta RequestMeta) (json.RawMessage, error) 
 	if err := final.Validate(); err != nil {
 		return nil, rpc.Errorf(rpc.CodeInternalError, "modern: stamp _meta: %s", rpc.As(err).Message)
 	}
-	return writeRawMembers(setRawMember(ms, "_meta", mb))
+	return writeRawMembers(rawjson.With(ms, "_meta", mb))
 }

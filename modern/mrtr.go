@@ -3,6 +3,8 @@ package modern
 import (
 	"encoding/json"
 	"sort"
+
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 )
 
 // MRTR (multi round-trip requests, §4): a server that needs client input
@@ -468,9 +470,9 @@ func RetryParams(original []byte, responses InputResponses, requestState json.Ra
 	if err != nil {
 		return nil, err
 	}
-	kept := make([]rawMember, 0, len(ms)+2)
+	kept := make([]rawjson.Member, 0, len(ms)+2)
 	for _, m := range ms {
-		if m.key != "inputResponses" && m.key != "requestState" {
+		if m.Key != "inputResponses" && m.Key != "requestState" {
 			kept = append(kept, m)
 		}
 	}
@@ -479,13 +481,13 @@ func RetryParams(original []byte, responses InputResponses, requestState json.Ra
 		if err != nil {
 			return nil, err
 		}
-		kept = setRawMember(kept, "inputResponses", b)
+		kept = rawjson.With(kept, "inputResponses", b)
 	}
 	if requestState != nil {
 		if !isString(requestState) || !json.Valid(requestState) {
 			return nil, encodeErr("retry params: requestState must be the raw JSON string the server sent")
 		}
-		kept = setRawMember(kept, "requestState", requestState)
+		kept = rawjson.With(kept, "requestState", requestState)
 	}
 	return writeRawMembers(kept)
 }

@@ -47,9 +47,9 @@ func InitializeResultFromDiscover(discover []byte, opts InitializeOptions) (json
 	}
 	// "extensions" is 2026-only; a stray legacy "tasks" key means nothing
 	// upstream (M-66): the bridge decides below.
-	caps.del("extensions", "tasks")
+	caps.Del("extensions", "tasks")
 	if d.Capabilities.Tools != nil {
-		if err := caps.set("tasks", legacy.ServerTasksCapability{List: opts.ListTasks, Cancel: true, ToolsCall: true}); err != nil {
+		if err := caps.Set("tasks", legacy.ServerTasksCapability{List: opts.ListTasks, Cancel: true, ToolsCall: true}); err != nil {
 			return nil, err
 		}
 	}
@@ -61,19 +61,19 @@ func InitializeResultFromDiscover(discover []byte, opts InitializeOptions) (json
 		return nil, internalErr("upstream server/discover has no serverInfo and the bridge has none configured")
 	}
 	var out object
-	if err := out.set("protocolVersion", legacy.ProtocolVersion); err != nil {
+	if err := out.Set("protocolVersion", legacy.ProtocolVersion); err != nil {
 		return nil, err
 	}
-	out.put("capabilities", caps.raw())
-	if err := out.set("serverInfo", info); err != nil {
+	out.Put("capabilities", caps.Bytes())
+	if err := out.Set("serverInfo", info); err != nil {
 		return nil, err
 	}
 	if d.Instructions != "" {
-		if err := out.set("instructions", d.Instructions); err != nil {
+		if err := out.Set("instructions", d.Instructions); err != nil {
 			return nil, err
 		}
 	}
-	return out.raw(), nil
+	return out.Bytes(), nil
 }
 
 // DiscoverOptions tunes the DiscoverResult the modern face builds.
@@ -99,7 +99,7 @@ func DiscoverResultFromInitialize(initResult []byte, opts DiscoverOptions) (mode
 	if err != nil {
 		return modern.DiscoverResult{}, upstreamErr("InitializeResult", err)
 	}
-	capsRaw, ok := o.get("capabilities")
+	capsRaw, ok := o.Get("capabilities")
 	if !ok {
 		return modern.DiscoverResult{}, internalErr("upstream InitializeResult has no capabilities")
 	}
@@ -128,10 +128,10 @@ func DiscoverResultFromInitialize(initResult []byte, opts DiscoverOptions) (mode
 	if d.CacheScope == "" {
 		d.CacheScope = modern.CachePrivate
 	}
-	if d.Instructions, err = o.str("instructions", "InitializeResult.instructions"); err != nil {
+	if d.Instructions, err = str(o, "instructions", "InitializeResult.instructions"); err != nil {
 		return modern.DiscoverResult{}, upstreamErr("InitializeResult", err)
 	}
-	if si, ok := o.get("serverInfo"); ok {
+	if si, ok := o.Get("serverInfo"); ok {
 		im, err := modern.DecodeImplementation(si)
 		if err != nil {
 			return modern.DiscoverResult{}, upstreamErr("serverInfo", err)
@@ -166,18 +166,18 @@ func UpstreamRequestMeta(initParams []byte, logLevel string, fallback *modern.Im
 		return modern.RequestMeta{}, err
 	}
 	caps := modern.ClientCapabilities{}
-	if c, ok, err := p.sub("capabilities", "initialize params.capabilities"); err != nil {
+	if c, ok, err := sub(p, "capabilities", "initialize params.capabilities"); err != nil {
 		return modern.RequestMeta{}, err
 	} else if ok {
 		for _, k := range []string{"elicitation", "sampling", "roots"} {
-			leaf, present, err := c.sub(k, "capabilities."+k)
+			leaf, present, err := sub(c, k, "capabilities."+k)
 			if err != nil {
 				return modern.RequestMeta{}, err
 			}
 			if !present {
 				continue
 			}
-			obj := modern.Object(leaf.toMap())
+			obj := modern.Object(leaf.Map())
 			if k == "roots" {
 				obj = modern.Object{} // notifications/roots/list_changed is gone in 2026
 			}
@@ -190,23 +190,23 @@ func UpstreamRequestMeta(initParams []byte, logLevel string, fallback *modern.Im
 				caps.Roots = &obj
 			}
 		}
-		if exp, ok, err := c.sub("experimental", "capabilities.experimental"); err != nil {
+		if exp, ok, err := sub(c, "experimental", "capabilities.experimental"); err != nil {
 			return modern.RequestMeta{}, err
 		} else if ok {
 			caps.Experimental = map[string]modern.Object{}
-			for _, k := range exp.keys() {
-				v, _ := exp.get(k)
+			for _, k := range exp.Keys() {
+				v, _ := exp.Get(k)
 				leaf, err := decodeObject(v, "capabilities.experimental."+k, false)
 				if err != nil {
 					return modern.RequestMeta{}, err
 				}
-				caps.Experimental[k] = modern.Object(leaf.toMap())
+				caps.Experimental[k] = modern.Object(leaf.Map())
 			}
 		}
 	}
 	caps.AddExtension(modern.TasksExtensionID, nil)
 	meta := modern.NewRequestMeta(caps, nil)
-	if ci, ok := p.get("clientInfo"); ok {
+	if ci, ok := p.Get("clientInfo"); ok {
 		im, err := modern.DecodeImplementation(ci)
 		if err != nil {
 			return modern.RequestMeta{}, rpc.Errorf(rpc.CodeInvalidParams, "initialize params.clientInfo: %s", rpc.As(err).Message)
@@ -244,22 +244,22 @@ func LegacyInitializeParams(meta modern.RequestMeta, fallback modern.Implementat
 	c := meta.ClientCapabilities
 	if c != nil {
 		if c.Elicitation != nil {
-			if err := caps.set("elicitation", *c.Elicitation); err != nil {
+			if err := caps.Set("elicitation", *c.Elicitation); err != nil {
 				return nil, err
 			}
 		}
 		if c.Sampling != nil {
-			if err := caps.set("sampling", *c.Sampling); err != nil {
+			if err := caps.Set("sampling", *c.Sampling); err != nil {
 				return nil, err
 			}
 		}
 		if c.Roots != nil {
-			if err := caps.set("roots", *c.Roots); err != nil {
+			if err := caps.Set("roots", *c.Roots); err != nil {
 				return nil, err
 			}
 		}
 		if len(c.Experimental) > 0 {
-			if err := caps.set("experimental", c.Experimental); err != nil {
+			if err := caps.Set("experimental", c.Experimental); err != nil {
 				return nil, err
 			}
 		}
@@ -269,12 +269,12 @@ func LegacyInitializeParams(meta modern.RequestMeta, fallback modern.Implementat
 		info = *meta.ClientInfo
 	}
 	var out object
-	if err := out.set("protocolVersion", legacy.ProtocolVersion); err != nil {
+	if err := out.Set("protocolVersion", legacy.ProtocolVersion); err != nil {
 		return nil, err
 	}
-	out.put("capabilities", caps.raw())
-	if err := out.set("clientInfo", info); err != nil {
+	out.Put("capabilities", caps.Bytes())
+	if err := out.Set("clientInfo", info); err != nil {
 		return nil, internalErr("clientInfo: %s", rpc.As(err).Message)
 	}
-	return out.raw(), nil
+	return out.Bytes(), nil
 }

@@ -54,18 +54,18 @@ func InputRequestToLegacy(taskID, key string, req modern.InputRequest, caps mode
 	if err != nil {
 		return SideRequest{}, upstreamErr("input request "+key, err)
 	}
-	p = p.clone()
-	p.del("task")
+	p = p.Clone()
+	p.Del("task")
 	out := SideRequest{Key: key}
 	if req.ElicitationMode() == "url" {
 		out.ElicitationID = ids.NewID()
-		if err := p.set("elicitationId", out.ElicitationID); err != nil {
+		if err := p.Set("elicitationId", out.ElicitationID); err != nil {
 			return SideRequest{}, err
 		}
 	}
 	var params json.RawMessage
-	if p.len() > 0 || taskID != "" {
-		params = p.raw()
+	if p.Len() > 0 || taskID != "" {
+		params = p.Bytes()
 	}
 	if taskID != "" {
 		if params, err = legacy.SetRelatedTask(params, taskID); err != nil {
@@ -159,11 +159,11 @@ func answerFor(req modern.InputRequest, answer []byte, dropMeta ...string) (json
 	if o, err = withoutMetaKeys(o, req.Method+" answer", dropMeta...); err != nil {
 		return nil, err
 	}
-	if o.has("resultType") {
-		o = o.clone()
-		o.del("resultType")
+	if o.Has("resultType") {
+		o = o.Clone()
+		o.Del("resultType")
 	}
-	return o.raw(), nil
+	return o.Bytes(), nil
 }
 
 // TasksUpdateParams builds the tasks/update params that send answers upstream
@@ -232,21 +232,21 @@ func InputRequestFromLegacy(request []byte, ids IDSource) (InputEntry, error) {
 		if err != nil {
 			return InputEntry{}, upstreamErr(r.Method+" params", err)
 		}
-		p = p.clone()
-		p.del("task")
+		p = p.Clone()
+		p.Del("task")
 		if r.Method == legacy.MethodElicitationCreate {
-			if mode, _ := p.str("mode", "mode"); mode == "url" {
-				if e.ElicitationID, err = p.str("elicitationId", "elicitationId"); err != nil {
+			if mode, _ := str(p, "mode", "mode"); mode == "url" {
+				if e.ElicitationID, err = str(p, "elicitationId", "elicitationId"); err != nil {
 					return InputEntry{}, upstreamErr(r.Method+" params", err)
 				}
-				p.del("elicitationId")
+				p.Del("elicitationId")
 			}
 		}
 		if p, err = withoutMetaKeys(p, r.Method+" params", legacy.RelatedTaskKey); err != nil {
 			return InputEntry{}, upstreamErr(r.Method+" params", err)
 		}
-		if p.len() > 0 || r.Method != legacy.MethodRootsList {
-			params = p.raw()
+		if p.Len() > 0 || r.Method != legacy.MethodRootsList {
+			params = p.Bytes()
 		}
 	}
 	e.Request = modern.InputRequest{Method: r.Method, Params: params}

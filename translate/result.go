@@ -127,9 +127,9 @@ func ResultToLegacy(result []byte) (json.RawMessage, error) {
 	if err != nil {
 		return nil, upstreamErr("result", err)
 	}
-	o = o.clone()
-	o.del("resultType", "ttlMs", "cacheScope")
-	return o.raw(), nil
+	o = o.Clone()
+	o.Del("resultType", "ttlMs", "cacheScope")
+	return o.Bytes(), nil
 }
 
 // cacheable lists the methods whose 2026-07-28 result is a CacheableResult,
@@ -160,8 +160,8 @@ func ResultToModern(method string, result []byte, ttlMs int64, scope modern.Cach
 	if o, err = withoutMetaKeys(o, method+" result", legacy.RelatedTaskKey); err != nil {
 		return nil, upstreamErr(method+" result", err)
 	}
-	o = o.clone()
-	if err := o.set("resultType", modern.ResultComplete); err != nil {
+	o = o.Clone()
+	if err := o.Set("resultType", modern.ResultComplete); err != nil {
 		return nil, err
 	}
 	if cacheable[method] {
@@ -171,18 +171,18 @@ func ResultToModern(method string, result []byte, ttlMs int64, scope modern.Cach
 		if !scope.Valid() {
 			return nil, internalErr("cacheScope %q is not public or private", scope)
 		}
-		if !o.has("ttlMs") {
-			if err := o.set("ttlMs", max(ttlMs, 0)); err != nil {
+		if !o.Has("ttlMs") {
+			if err := o.Set("ttlMs", max(ttlMs, 0)); err != nil {
 				return nil, err
 			}
 		}
-		if !o.has("cacheScope") {
-			if err := o.set("cacheScope", scope); err != nil {
+		if !o.Has("cacheScope") {
+			if err := o.Set("cacheScope", scope); err != nil {
 				return nil, err
 			}
 		}
 	}
-	return o.raw(), nil
+	return o.Bytes(), nil
 }
 
 // LegacyOutcome is the final outcome of a legacy upstream task, as fetched
@@ -215,7 +215,7 @@ func LegacyOutcomeFromResponse(response []byte) (LegacyOutcome, error) {
 	if err != nil {
 		return LegacyOutcome{}, upstreamErr("tasks/result result", err)
 	}
-	return LegacyOutcome{Result: o.raw()}, nil
+	return LegacyOutcome{Result: o.Bytes()}, nil
 }
 
 // NeedsPayload reports whether DetailedTaskFromLegacy needs the task's

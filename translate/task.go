@@ -187,7 +187,7 @@ func SynthesizeTask(taskID string, result []byte, clock Clock, requestedTTL *int
 			CreatedAt: now, LastUpdatedAt: now,
 			TTLMs: clampTTL(requestedTTL, maxTTL), PollIntervalMs: pollInterval,
 		},
-		Result: o.raw(),
+		Result: o.Bytes(),
 	}
 	return d, nil
 }

@@ -58,7 +58,7 @@ func ToolsListToModern(raw []byte, ttlMs int64, scope modern.CacheScope) (json.R
 		return nil, nil, upstreamErr("tools/list result", err)
 	}
 	var tools []json.RawMessage
-	tv, _ := o.get("tools")
+	tv, _ := o.Get("tools")
 	if err := json.Unmarshal(tv, &tools); err != nil {
 		return nil, nil, internalErr("upstream tools/list result: tools must be an array")
 	}
@@ -67,12 +67,12 @@ func ToolsListToModern(raw []byte, ttlMs int64, scope modern.CacheScope) (json.R
 		if err != nil {
 			return nil, nil, upstreamErr("tool", err)
 		}
-		if ex, ok, _ := to.sub("execution", "tool.execution"); ok && ex.len() == 0 {
-			to.del("execution")
-			tools[i] = to.raw()
+		if ex, ok, _ := sub(to, "execution", "tool.execution"); ok && ex.Len() == 0 {
+			to.Del("execution")
+			tools[i] = to.Bytes()
 		}
 	}
-	if err := o.set("tools", tools); err != nil {
+	if err := o.Set("tools", tools); err != nil {
 		return nil, nil, err
 	}
 	if scope == "" {
@@ -82,11 +82,11 @@ func ToolsListToModern(raw []byte, ttlMs int64, scope modern.CacheScope) (json.R
 		k string
 		v any
 	}{{"resultType", modern.ResultComplete}, {"ttlMs", max(ttlMs, 0)}, {"cacheScope", scope}} {
-		if err := o.set(kv.k, kv.v); err != nil {
+		if err := o.Set(kv.k, kv.v); err != nil {
 			return nil, nil, err
 		}
 	}
-	return o.raw(), support, nil
+	return o.Bytes(), support, nil
 }
 
 // UpstreamRequest is a legacy client's request made ready for a modern
@@ -146,7 +146,7 @@ func RequestToModern(method string, params []byte, meta modern.RequestMeta, supp
 		if err != nil {
 			return UpstreamRequest{}, err
 		}
-		name, err := p.str("name", "tools/call params.name")
+		name, err := str(p, "name", "tools/call params.name")
 		if err != nil {
 			return UpstreamRequest{}, err
 		}
@@ -172,7 +172,7 @@ func RequestToModern(method string, params []byte, meta modern.RequestMeta, supp
 	if o, err = withoutMetaKeys(o, method+" params", legacy.RelatedTaskKey); err != nil {
 		return UpstreamRequest{}, err
 	}
-	stamped, err := modern.StampRequestMeta(o.raw(), meta)
+	stamped, err := modern.StampRequestMeta(o.Bytes(), meta)
 	if err != nil {
 		return UpstreamRequest{}, err
 	}
@@ -219,15 +219,15 @@ func ToolsCallToLegacy(params []byte, support legacy.TaskSupport, serverToolsCal
 	if err != nil {
 		return LegacyCall{}, err
 	}
-	name, err := o.str("name", "tools/call params.name")
+	name, err := str(o, "name", "tools/call params.name")
 	if err != nil {
 		return LegacyCall{}, err
 	}
 	if name == "" {
 		return LegacyCall{}, rpc.Errorf(rpc.CodeInvalidParams, "tools/call params.name is required")
 	}
-	o = o.clone()
-	o.del("task")
+	o = o.Clone()
+	o.Del("task")
 	if o, err = withoutMetaKeys(o, "tools/call params", modern.MetaKeyProtocolVersion, modern.MetaKeyClientCapabilities,
 		modern.MetaKeyClientInfo, modern.MetaKeyLogLevel); err != nil {
 		return LegacyCall{}, err
@@ -240,11 +240,11 @@ func ToolsCallToLegacy(params []byte, support legacy.TaskSupport, serverToolsCal
 	}
 	call := LegacyCall{AsTask: declared && taskOK}
 	if call.AsTask {
-		if err := o.set("task", legacy.TaskMetadata{}); err != nil {
+		if err := o.Set("task", legacy.TaskMetadata{}); err != nil {
 			return LegacyCall{}, err
 		}
 	}
-	call.Params = o.raw()
+	call.Params = o.Bytes()
 	return call, nil
 }
 

@@ -163,13 +163,25 @@ func TestScenariosSmoke(t *testing.T) {
 	if err != nil || d.N != 6 || b.N != 6 {
 		t.Fatalf("EchoLatency: %v, %d direct and %d bridged samples, want 6 each", err, d.N, b.N)
 	}
-	dt, bt, err := EchoThroughput(ctx, []Echo{direct}, []Echo{bridged}, 2, 20*time.Millisecond, SelfCPU)
-	if err != nil || dt.Calls == 0 || bt.Calls == 0 || dt.Errors+bt.Errors != 0 || dt.Elapsed < 40*time.Millisecond ||
-		dt.CPU <= 0 || bt.CPUPerCall() <= 0 {
-		t.Fatalf("EchoThroughput: %v, %+v, %+v", err, dt, bt)
+	ts, err := CompareThroughput(ctx, []Path{{Workers: []Echo{direct}}, {Workers: []Echo{bridged}, Pid: os.Getpid()}}, 2, 20*time.Millisecond)
+	if err != nil || len(ts) != 2 {
+		t.Fatalf("CompareThroughput: %v, %+v", err, ts)
 	}
-	if _, _, err := EchoThroughput(ctx, []Echo{direct}, nil, 1, time.Millisecond, nil); err == nil {
-		t.Fatal("EchoThroughput with unequal worker counts was accepted")
+	for i, x := range ts {
+		if x.Calls == 0 || x.Errors != 0 || x.Elapsed < 40*time.Millisecond || x.CPU <= 0 || x.CPUPerCall() <= 0 {
+			t.Fatalf("CompareThroughput path %d: %+v", i, x)
+		}
+	}
+	if ts[0].ProxyCPU != 0 || ts[1].ProxyCPU < 0 || ts[1].ProxyCPU > ts[1].CPU {
+		t.Fatalf("CompareThroughput: proxy CPU direct %v, bridged %v of %v", ts[0].ProxyCPU, ts[1].ProxyCPU, ts[1].CPU)
+	}
+	if _, err := CompareThroughput(ctx, []Path{{Workers: []Echo{direct}}, {}}, 1, time.Millisecond); err == nil {
+		t.Fatal("CompareThroughput with unequal worker counts was accepted")
+	}
+
+	s, err := IdleSessions(ctx, br.URL, os.Getpid(), 5)
+	if err != nil || s.Opened != 5 || s.Refused != 0 || s.Loaded.RSS == 0 || s.RuntimeLoaded.Goroutines == 0 {
+		t.Fatalf("IdleSessions: %v, %+v", err, s)
 	}
 
 	g, err := GetRate(ctx, up, br.URL, 3, 100*time.Millisecond)

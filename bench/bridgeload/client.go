@@ -189,31 +189,57 @@ type Legacy struct {
 
 // DialLegacy performs initialize and notifications/initialized.
 func DialLegacy(ctx context.Context, hc *http.Client, url string) (*Legacy, error) {
-	l := &Legacy{url: url, hc: hc, hdr: http.Header{}}
-	l.hdr.Set("Content-Type", "application/json")
-	l.hdr.Set("Accept", "application/json, text/event-stream")
-	init, _ := json.Marshal(map[string]any{
-		"protocolVersion": legacy.ProtocolVersion,
-		"capabilities":    map[string]any{},
-		"clientInfo":      map[string]any{"name": "bridgeload", "version": "1.0.0"},
-	})
-	r, err := l.Call(ctx, legacy.MethodInitialize, init, Hooks{})
+	l, r, err := Initialize(ctx, hc, url)
 	if err != nil {
-		return nil, fmt.Errorf("initialize: %w", err)
+		return nil, err
 	}
 	if r.Err != nil {
 		return nil, fmt.Errorf("initialize: %w", r.Err)
 	}
-	sid := r.Header.Get("Mcp-Session-Id")
-	if sid == "" {
+	if l == nil {
 		return nil, errors.New("initialize: no Mcp-Session-Id")
 	}
-	l.hdr.Set("Mcp-Session-Id", sid)
-	l.hdr.Set("MCP-Protocol-Version", legacy.ProtocolVersion)
 	if _, err := post(ctx, hc, url, l.hdr, envelope(-1, "notifications/initialized", nil), -1, Hooks{}); err != nil {
 		return nil, fmt.Errorf("notifications/initialized: %w", err)
 	}
 	return l, nil
+}
+
+// Initialize sends one initialize request (no Authorization header, as an
+// anonymous client would) and nothing else. l is the session it opened, nil
+// when the answer named none (a refusal: see r's Status and Err).
+func Initialize(ctx context.Context, hc *http.Client, url string) (l *Legacy, r *Reply, err error) {
+	hdr := http.Header{}
+	hdr.Set("Content-Type", "application/json")
+	hdr.Set("Accept", "application/json, text/event-stream")
+	r, err = post(ctx, hc, url, hdr, envelope(0, legacy.MethodInitialize, initParams), 0, Hooks{})
+	if err != nil {
+		return nil, r, fmt.Errorf("initialize: %w", err)
+	}
+	sid := r.Header.Get("Mcp-Session-Id")
+	if sid == "" || r.Err != nil {
+		return nil, r, nil
+	}
+	l = &Legacy{url: url, hc: hc, hdr: hdr}
+	l.hdr.Set("Mcp-Session-Id", sid)
+	l.hdr.Set("MCP-Protocol-Version", legacy.ProtocolVersion)
+	return l, r, nil
+}
+
+var initParams, _ = json.Marshal(map[string]any{
+	"protocolVersion": legacy.ProtocolVersion,
+	"capabilities":    map[string]any{},
+	"clientInfo":      map[string]any{"name": "bridgeload", "version": "1.0.0"},
+})
+
+// Ping sends ping on the session and returns the HTTP status of the answer
+// (and the answer, when it is a JSON-RPC one).
+func (l *Legacy) Ping(ctx context.Context) (int, *Reply, error) {
+	r, err := l.Call(ctx, "ping", []byte(`{}`), Hooks{})
+	if r == nil {
+		return 0, nil, err
+	}
+	return r.Status, r, err
 }
 
 // Call sends one request with params (JSON) and returns its answer.

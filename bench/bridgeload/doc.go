@@ -8,18 +8,22 @@
 // `go test -bench`) and the load tool (bench/cmd/bridgeload): raw JSON-RPC
 // clients of both eras that speak Streamable HTTP by hand (so both paths use
 // one HTTP client configuration and the client costs the same on both sides),
-// in-process and child-process bridges, latency summaries, /proc memory
-// readings and the four scenarios:
+// in-process and child-process bridges, the bare reverse proxy of the cost
+// floor, latency summaries, /proc memory and CPU readings and the scenarios:
 //
-//  1. EchoLatency and EchoThroughput: synchronous tools/call through the
-//     bridge against the same call made directly upstream;
+//  1. EchoLatency and CompareThroughput: synchronous tools/call through the
+//     bridge against the same call made directly upstream and through a bare
+//     httputil.ReverseProxy (CPU per call of each proxy process);
 //  2. GetRate: upstream tasks/get requests for one task with 100 blocked
 //     tasks/result waiters against one task with a single waiter, over the
 //     same window (one watcher per upstream task, ARCHITECTURE invariant 2);
 //  3. ManyWaiters: the resident memory of a bridge process holding N blocked
 //     tasks/result streams;
 //  4. ResultDelay: time from the upstream completing a task (demo.CompleteNow)
-//     to the legacy client's tasks/result answer, push and poll paths.
+//     to the legacy client's tasks/result answer, push and poll paths;
+//  5. IdleSessions and SessionExpiry: what idle legacy sessions cost, and
+//     whether they are gone after the idle timeout;
+//  6. StoreWriters: durable creates with one writer and with many.
 //
 // Nothing here is a test: timings are reported, never asserted.
 package bridgeload

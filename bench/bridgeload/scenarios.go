@@ -56,17 +56,26 @@ type Throughput struct {
 	Errors   int
 	Elapsed  time.Duration
 	FirstErr error
-	// CPU is the processor time the measured processes used meanwhile
-	// (zero without a CPU probe).
-	CPU time.Duration
+	// CPU is the processor time the measured processes used meanwhile:
+	// this process (clients and upstream) plus the path's proxy process, if
+	// any. ProxyCPU is the proxy process's share alone.
+	CPU, ProxyCPU time.Duration
 }
 
 // CPUPerCall is CPU over Calls.
-func (t Throughput) CPUPerCall() time.Duration {
+func (t Throughput) CPUPerCall() time.Duration { return t.per(t.CPU) }
+
+// ProxyCPUPerCall is the proxy process's CPU over Calls.
+func (t Throughput) ProxyCPUPerCall() time.Duration { return t.per(t.ProxyCPU) }
+
+// OwnCPUPerCall is this process's CPU (clients and upstream) over Calls.
+func (t Throughput) OwnCPUPerCall() time.Duration { return t.per(t.CPU - t.ProxyCPU) }
+
+func (t Throughput) per(d time.Duration) time.Duration {
 	if t.Calls == 0 {
 		return 0
 	}
-	return t.CPU / time.Duration(t.Calls)
+	return d / time.Duration(t.Calls)
 }
 
 // PerSecond is calls per second.
@@ -77,45 +86,58 @@ func (t Throughput) PerSecond() float64 {
 	return float64(t.Calls) / t.Elapsed.Seconds()
 }
 
-// EchoThroughput runs len(direct) workers (each calling its own Echo in a
-// closed loop) for window on each path, rounds times, alternating the order.
-// direct and bridged must have the same length: the concurrency of both paths.
-// cpu, if not nil, returns the CPU time used so far by every process taking
-// part (clients, upstream, bridge); it is read around each window, so
-// CPUPerCall stays comparable on a machine shared with other work, where
-// calls per second depend on how much CPU the run was given.
-func EchoThroughput(ctx context.Context, direct, bridged []Echo, rounds int, window time.Duration, cpu func() (time.Duration, error)) (d, b Throughput, err error) {
-	if len(direct) != len(bridged) || len(direct) == 0 {
-		return d, b, errors.New("echo throughput: need the same number of workers on both paths")
+// Path is one way of making the echo call under closed-loop load: its
+// workers (one Echo each, all running concurrently) and, when the calls
+// cross a proxy process (a bridge, or the bare reverse proxy of the cost
+// floor), that process's id, whose CPU time is read around every window.
+type Path struct {
+	Workers []Echo
+	Pid     int // 0: no proxy process (direct calls)
+}
+
+// CompareThroughput runs every path's workers in a closed loop for window,
+// one path at a time, rounds times, rotating which path goes first so load
+// drift hits all alike. All paths must have the same number of workers (the
+// concurrency). CPU is read around each window, so CPU per call stays
+// comparable on a machine shared with other work, where calls per second
+// depend on how much CPU the run was given.
+func CompareThroughput(ctx context.Context, paths []Path, rounds int, window time.Duration) ([]Throughput, error) {
+	out := make([]Throughput, len(paths))
+	if len(paths) == 0 || len(paths[0].Workers) == 0 {
+		return out, errors.New("compare throughput: no paths or no workers")
+	}
+	for _, p := range paths {
+		if len(p.Workers) != len(paths[0].Workers) {
+			return out, errors.New("compare throughput: need the same number of workers on every path")
+		}
+	}
+	cpu := func(pid int) (own, proxy time.Duration, err error) {
+		if own, err = SelfCPU(); err != nil || pid == 0 {
+			return own, 0, err
+		}
+		proxy, err = ReadCPU(pid)
+		return own, proxy, err
 	}
 	for r := 0; r < rounds; r++ {
-		order := []struct {
-			es  []Echo
-			acc *Throughput
-		}{{direct, &d}, {bridged, &b}}
-		if r%2 == 1 {
-			order[0], order[1] = order[1], order[0]
-		}
-		for _, o := range order {
-			var c0, c1 time.Duration
-			if cpu != nil {
-				if c0, err = cpu(); err != nil {
-					return d, b, err
-				}
+		for k := range paths {
+			i := (r + k) % len(paths)
+			if r%2 == 1 { // odd rounds run the rotation backwards
+				i = (r + len(paths) - k) % len(paths)
 			}
-			closedLoop(ctx, o.es, window, o.acc)
-			if cpu != nil {
-				if c1, err = cpu(); err != nil {
-					return d, b, err
-				}
-				o.acc.CPU += c1 - c0
+			own0, proxy0, err := cpu(paths[i].Pid)
+			if err != nil {
+				return out, err
 			}
+			closedLoop(ctx, paths[i].Workers, window, &out[i])
+			own1, proxy1, err := cpu(paths[i].Pid)
+			if err != nil {
+				return out, err
+			}
+			out[i].CPU += own1 - own0 + proxy1 - proxy0
+			out[i].ProxyCPU += proxy1 - proxy0
 		}
 	}
-	if ctx.Err() != nil {
-		return d, b, ctx.Err()
-	}
-	return d, b, nil
+	return out, ctx.Err()
 }
 
 func closedLoop(ctx context.Context, es []Echo, window time.Duration, acc *Throughput) {
@@ -295,10 +317,7 @@ func ManyWaiters(ctx context.Context, up *Upstream, url string, pid int, tasks, 
 		sessions[i], ts[i] = l, t
 	}
 	var err error
-	if res.RuntimeIdle, err = FetchRuntimeMem(ctx, url); err != nil {
-		return res, err
-	}
-	if res.Idle, err = ReadMem(pid); err != nil {
+	if res.RuntimeIdle, res.Idle, err = readMemory(ctx, url, pid); err != nil {
 		return res, err
 	}
 

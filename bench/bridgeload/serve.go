@@ -7,18 +7,24 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
+	"net/http/httputil"
+	httppprof "net/http/pprof"
+	neturl "net/url"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/tasksbridge/tasksbridge/internal/demo"
+	"github.com/tasksbridge/tasksbridge/internal/server"
 	"github.com/tasksbridge/tasksbridge/legacy/face"
+	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
@@ -132,15 +138,20 @@ func StartBridge(opts BridgeOptions) (*Bridge, error) {
 		return nil, fmt.Errorf("start bridge: %w", err)
 	}
 	mux := fb.Mux()
-	// Bench-only introspection (loopback): the runtime's memory breakdown
-	// and profiles of the bridge process, for explaining its RSS.
-	mux.HandleFunc("/debug/bridgeload/memstats", serveMemStats)
-	mux.Handle("/debug/pprof/heap", pprof.Handler("heap"))
-	mux.Handle("/debug/pprof/goroutine", pprof.Handler("goroutine"))
+	debugHandlers(mux)
 	b := &Bridge{Bridge: fb, URL: "http://" + ln.Addr().String() + "/mcp", ln: ln,
 		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
 	go func() { _ = b.srv.Serve(ln) }()
 	return b, nil
+}
+
+// debugHandlers adds the bench-only introspection endpoints (loopback): the
+// runtime's memory breakdown and profiles of the process under test, for
+// explaining its RSS.
+func debugHandlers(mux *http.ServeMux) {
+	mux.HandleFunc("/debug/bridgeload/memstats", serveMemStats)
+	mux.Handle("/debug/pprof/heap", httppprof.Handler("heap"))
+	mux.Handle("/debug/pprof/goroutine", httppprof.Handler("goroutine"))
 }
 
 // RuntimeMem is the Go runtime's view of a bridge process's memory, so the
@@ -221,36 +232,82 @@ func (b *Bridge) Close() error {
 }
 
 // ChildMode is the first argument that makes the load tool run as the
-// bridge process (RunChild).
+// process under test (RunChild).
 const ChildMode = "bridge-child"
 
-// RunChild is the bridge process of the load tool: it serves a bridge in
-// front of -upstream on a loopback port with a Badger store in a fresh
-// temporary directory (or the memory store with -memory), prints "bridge: URL", and stops gracefully when stdin
-// closes or ctx ends.
-func RunChild(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
+// Kinds of child process.
+const (
+	// KindBridge is the bridge as `bridge serve` runs it: internal/server
+	// (era detection, metering, all four paths) with the upstream's era
+	// pinned, a Badger store with SyncWrites in a fresh temporary directory.
+	KindBridge = "bridge"
+	// KindRevProxy is the cost floor: a bare httputil.ReverseProxy in front
+	// of the same upstream, with a keep-alive pool sized like the clients'.
+	KindRevProxy = "revproxy"
+)
+
+// RunChild is the process under test of the load tool: it serves a bridge
+// (or, with -kind revproxy, a bare reverse proxy) in front of -upstream on a
+// loopback port, prints "bridge: URL", and stops gracefully when stdin
+// closes or ctx ends. With -cpuprofile it writes its CPU profile from start
+// to stop.
+func RunChild(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) (err error) {
 	fs := flag.NewFlagSet(ChildMode, flag.ContinueOnError)
-	up := fs.String("upstream", "", "modern upstream endpoint URL")
+	kind := fs.String("kind", KindBridge, "bridge or revproxy")
+	up := fs.String("upstream", "", "upstream endpoint URL")
+	era := fs.String("era", "modern", "the upstream's era (pinned: never probed)")
 	keep := fs.Duration("keepalive", 0, "SSE keep-alive interval (0: face default)")
+	idle := fs.Duration("session-idle-timeout", 0, "legacy session idle timeout (0: face default)")
 	memory := fs.Bool("memory", false, "use the in-memory store instead of Badger (isolates disk latency)")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of this process's whole life here")
+	idleConns := fs.Int("upstream-idle-conns", 0, "bridge: keep-alive connections per upstream host (0: as deployed, http.DefaultTransport's)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *up == "" {
 		return errors.New("bridge-child: -upstream is required")
 	}
-	dir, err := os.MkdirTemp("", "bridgeload-data-")
-	if err != nil {
-		return fmt.Errorf("bridge-child: data dir: %w", err)
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return fmt.Errorf("bridge-child: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("bridge-child: %w", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			err = errors.Join(err, f.Close())
+		}()
 	}
-	defer os.RemoveAll(dir)
-	opts := BridgeOptions{Upstream: *up, DataDir: dir, KeepAlive: *keep}
-	if *memory {
-		opts.DataDir = ""
-	}
-	b, err := StartBridge(opts)
-	if err != nil {
-		return err
+	var url string
+	var stop func() error
+	switch *kind {
+	case KindBridge:
+		dir, err := os.MkdirTemp("", "bridgeload-data-")
+		if err != nil {
+			return fmt.Errorf("bridge-child: data dir: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		opts := ServerOptions{Upstream: *up, Era: *era, DataDir: dir, KeepAlive: *keep, SessionIdleTimeout: *idle,
+			UpstreamIdleConns: *idleConns}
+		if *memory {
+			opts.DataDir = ""
+		}
+		s, err := StartServer(opts)
+		if err != nil {
+			return err
+		}
+		url, stop = s.URL, s.Close
+	case KindRevProxy:
+		p, err := StartRevProxy(*up)
+		if err != nil {
+			return err
+		}
+		url, stop = p.URL, p.Close
+	default:
+		return fmt.Errorf("bridge-child: unknown -kind %q", *kind)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -258,7 +315,120 @@ func RunChild(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 		_, _ = io.Copy(io.Discard, stdin) // returns when the parent closes stdin or dies
 		cancel()
 	}()
-	fmt.Fprintf(stdout, "bridge: %s\n", b.URL)
+	fmt.Fprintf(stdout, "bridge: %s\n", url)
 	<-ctx.Done()
-	return b.Close()
+	return stop()
+}
+
+// ServerOptions configure a bridge (internal/server, as `bridge serve`
+// runs it) under test.
+type ServerOptions struct {
+	Upstream string
+	// Era pins the upstream's era ("modern" or "legacy").
+	Era string
+	// DataDir holds the Badger store; "" uses the in-memory store.
+	DataDir            string
+	KeepAlive          time.Duration
+	SessionIdleTimeout time.Duration
+	// UpstreamIdleConns, when positive, replaces the upstream transport's
+	// MaxIdleConnsPerHost (diagnosis: the deployed default is
+	// http.DefaultTransport's 2, fewer than the load's concurrency).
+	UpstreamIdleConns int
+	// Logger defaults to warnings on stderr.
+	Logger *slog.Logger
+}
+
+// Served is a handler serving on a loopback port in this process.
+type Served struct {
+	URL   string
+	srv   *http.Server
+	close func(context.Context) error
+}
+
+// serve serves h's /mcp (plus the bench-only introspection endpoints) on
+// 127.0.0.1; closeFn runs on Close, after the listener stopped.
+func serve(h http.Handler, shutdown func(context.Context) error, closeFn func() error) (*Served, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	debugHandlers(mux)
+	s := &Served{URL: "http://" + ln.Addr().String() + "/mcp", srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
+	s.close = func(ctx context.Context) error {
+		errs := []error{shutdown(ctx)}
+		if err := s.srv.Shutdown(ctx); err != nil {
+			_ = s.srv.Close()
+			errs = append(errs, fmt.Errorf("http shutdown: %w", err))
+		}
+		return errors.Join(append(errs, closeFn())...)
+	}
+	go func() { _ = s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// Close stops gracefully within 10 s.
+func (s *Served) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return s.close(ctx)
+}
+
+// StartServer serves internal/server at http://127.0.0.1:PORT/mcp.
+func StartServer(opts ServerOptions) (*Served, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	cfg := server.Config{Upstream: opts.Upstream, UpstreamEra: opts.Era, DataDir: opts.DataDir, Logger: opts.Logger,
+		KeepAlive: opts.KeepAlive, SessionIdleTimeout: opts.SessionIdleTimeout}
+	if opts.DataDir == "" {
+		cfg.Store = sessionmap.NewMemory()
+	}
+	if opts.UpstreamIdleConns > 0 {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = opts.UpstreamIdleConns
+		cfg.Transport = tr
+	}
+	s, err := server.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("start bridge: %w", err)
+	}
+	sv, err := serve(s.Handler(), s.Shutdown, s.Close)
+	if err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("start bridge: %w", err)
+	}
+	return sv, nil
+}
+
+// StartRevProxy serves the cost floor: httputil.ReverseProxy to upstream,
+// answers streamed unbuffered (as the bridge streams SSE), connections to
+// the upstream kept alive (the clients use up to 64 at once).
+func StartRevProxy(upstream string) (*Served, error) {
+	u, err := neturl.Parse(upstream)
+	if err != nil {
+		return nil, fmt.Errorf("start reverse proxy: %w", err)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 64
+	rp := &httputil.ReverseProxy{
+		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(u); r.Out.URL.Path = u.Path; r.Out.Host = "" },
+		Transport:     tr,
+		FlushInterval: -1,
+		// Clients cut their connections when a run ends; that is not news.
+		ErrorLog: log.New(io.Discard, "", 0),
+	}
+	sv, err := serve(rp, func(context.Context) error { return nil }, func() error { tr.CloseIdleConnections(); return nil })
+	if err != nil {
+		return nil, fmt.Errorf("start reverse proxy: %w", err)
+	}
+	return sv, nil
+}
+
+// StartLegacyUpstream serves the in-repo legacy fixture
+// (legacy/upstream/fixture: a go-sdk server with experimental tasks) on
+// 127.0.0.1; stop ends it.
+func StartLegacyUpstream() (url string, stop func(), err error) {
+	return fixture.New(fixture.Options{}).Start()
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/internal/httpguard"
+	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
@@ -74,17 +75,17 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if rerr := s.checkHeaders(r.Header, body, req); rerr != nil {
-		writeRPCError(w, http.StatusBadRequest, req.ID, rerr)
+		mcpio.WriteRPCError(w, http.StatusBadRequest, req.ID, rerr)
 		return
 	}
 	if rerr := s.removedMethod(req); rerr != nil {
-		writeRPCError(w, http.StatusNotFound, req.ID, rerr) // M-42, M-66
+		mcpio.WriteRPCError(w, http.StatusNotFound, req.ID, rerr) // M-42, M-66
 		return
 	}
-	if p, ok := taskListen(req); ok {
+	if p, ok := mcpio.TaskListen(req); ok {
 		acked, rerr := s.checkListen(principalFrom(r.Context()), p)
 		if rerr != nil {
-			writeRPCError(w, http.StatusBadRequest, req.ID, rerr)
+			mcpio.WriteRPCError(w, http.StatusBadRequest, req.ID, rerr)
 			return
 		}
 		if !s.opts.DisablePush {
@@ -184,41 +185,9 @@ func metaVersion(params json.RawMessage) string {
 	return v
 }
 
-func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, e *rpc.Error) {
-	b, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: e})
-	if err != nil {
-		http.Error(w, e.Message, status)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-}
-
 // serveListenSSE serves a task listen as a text/event-stream response.
 func (s *Server) serveListenSSE(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, acked []string) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache, no-transform")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	_ = rc.Flush()
-	var mu sync.Mutex
-	write := func(b []byte) error {
-		mu.Lock()
-		defer mu.Unlock()
-		if _, err := w.Write(b); err != nil {
-			return err
-		}
-		return rc.Flush()
-	}
-	send := func(m jsonrpc.Message) error {
-		b, err := jsonrpc.EncodeMessage(m)
-		if err != nil {
-			return err
-		}
-		return write(fmt.Appendf(nil, "event: message\ndata: %s\n\n", b))
-	}
-	ping := func() error { return write([]byte(": keep-alive\n\n")) }
+	send, ping := mcpio.OpenSSE(w)
 	_ = s.runListen(r.Context(), id, acked, send, ping)
 }
 

@@ -1,7 +1,6 @@
 package demo
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"time"
@@ -23,20 +22,6 @@ import (
 // on HTTP by the front handler (SSE framing in http.go), on stdio by the
 // mcp.Connection wrapper (stdio.go). Messages are go-sdk jsonrpc values
 // encoded by jsonrpc.EncodeMessage; only the event loop below is ours.
-
-// taskListen reports whether req is a subscriptions/listen call that asks
-// for task notifications, and returns its params. Undecodable params are left
-// to go-sdk, which answers them.
-func taskListen(req *jsonrpc.Request) (modern.ListenParams, bool) {
-	if req.Method != modern.MethodSubscriptionsListen || !req.IsCall() {
-		return modern.ListenParams{}, false
-	}
-	p, err := modern.DecodeListenParams(req.Params)
-	if err != nil {
-		return p, false
-	}
-	return p, p.Notifications.RequestsTasks()
-}
 
 // checkListen validates a task listen and returns the task ids the server
 // agrees to serve: the caller's own live tasks (others are silently left
@@ -164,10 +149,3 @@ func notification(method string, params any) (*jsonrpc.Request, error) {
 
 // LiveListens returns the number of task listen streams being served.
 func (s *Server) LiveListens() int { return s.hub.count() }
-
-// idKey is a comparable key for a request id, equal for the id of a
-// request and the requestId of a notifications/cancelled naming it.
-func idKey(raw any) string {
-	b, _ := json.Marshal(raw)
-	return string(bytes.TrimSpace(b))
-}

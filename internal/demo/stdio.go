@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -16,27 +16,15 @@ import (
 // the client disconnects or ctx ends. The connection is wrapped so that stdio
 // gets what the HTTP front gives: modern-only era gating and task listens.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
-	return s.mcp.Run(ctx, &stdioTransport{s: s, inner: t})
+	return s.mcp.Run(ctx, mcpio.WrapTransport(t, func(lctx context.Context, cancel context.CancelFunc, c mcp.Connection) mcp.Connection {
+		return &stdioConn{Connection: c, s: s, ctx: lctx, cancel: cancel}
+	}))
 }
 
 // ServeIO serves one client reading newline-delimited JSON-RPC from r and
 // writing to w (the stdio transport over any stream pair).
 func (s *Server) ServeIO(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
 	return s.Run(ctx, &mcp.IOTransport{Reader: r, Writer: w})
-}
-
-type stdioTransport struct {
-	s     *Server
-	inner mcp.Transport
-}
-
-func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.inner.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	return &stdioConn{Connection: c, s: t.s, ctx: lctx, cancel: cancel, listens: map[string]context.CancelFunc{}}, nil
 }
 
 // stdioConn answers some requests itself before go-sdk reads them: legacy
@@ -49,9 +37,7 @@ type stdioConn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu      sync.Mutex
-	listens map[string]context.CancelFunc // by idKey of the listen request id
-	wg      sync.WaitGroup
+	listens mcpio.Listens
 }
 
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
@@ -77,7 +63,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				}
 				continue
 			}
-			if p, ok := taskListen(req); ok {
+			if p, ok := mcpio.TaskListen(req); ok {
 				acked, rerr := c.s.checkListen("", p)
 				if rerr != nil {
 					if err := c.Connection.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: rerr}); err != nil {
@@ -90,7 +76,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 					continue
 				}
 			}
-		} else if req.Method == "notifications/cancelled" && c.cancelListen(req.Params) {
+		} else if req.Method == "notifications/cancelled" && c.listens.Cancel(req.Params) {
 			continue
 		}
 		return msg, nil
@@ -126,58 +112,15 @@ func (c *stdioConn) gate(req *jsonrpc.Request) *rpc.Error {
 }
 
 func (c *stdioConn) startListen(id jsonrpc.ID, acked []string) {
-	ctx, cancel := context.WithCancel(c.ctx)
-	key := idKey(id.Raw())
-	c.mu.Lock()
-	if old, ok := c.listens[key]; ok {
-		old() // a reused id replaces the older listen
-	}
-	c.listens[key] = cancel
-	c.mu.Unlock()
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		defer cancel()
+	c.listens.Start(c.ctx, id, func(ctx context.Context) {
 		send := func(m jsonrpc.Message) error { return c.Connection.Write(ctx, m) }
 		_ = c.s.runListen(ctx, id, acked, send, nil)
-		c.mu.Lock()
-		if c.listens[key] != nil {
-			delete(c.listens, key)
-		}
-		c.mu.Unlock()
-	}()
-}
-
-// cancelListen ends the listen a notifications/cancelled names, reporting
-// whether it named one of ours.
-func (c *stdioConn) cancelListen(params json.RawMessage) bool {
-	var p struct {
-		RequestID json.RawMessage `json:"requestId"`
-	}
-	if json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
-		return false
-	}
-	var raw any
-	if json.Unmarshal(p.RequestID, &raw) != nil {
-		return false
-	}
-	if f, ok := raw.(float64); ok && f == float64(int64(f)) {
-		raw = int64(f)
-	}
-	key := idKey(raw)
-	c.mu.Lock()
-	cancel, ok := c.listens[key]
-	delete(c.listens, key)
-	c.mu.Unlock()
-	if ok {
-		cancel()
-	}
-	return ok
+	})
 }
 
 func (c *stdioConn) Close() error {
 	c.cancel()
 	err := c.Connection.Close() // unblocks a listen stuck in a write
-	c.wg.Wait()
+	c.listens.Wait()
 	return err
 }

@@ -81,7 +81,8 @@ func TestRedisStoreOutage(t *testing.T) {
 	mustOK(t, "initialize", c.initialize(ctx))
 
 	srv.Stop()
-	if code, body := get(t, br.base+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "store") {
+	// Probed like a load balancer would: not ready after a few failed checks.
+	if code, body := getUntil(t, ctx, br.base+"/readyz", http.StatusServiceUnavailable); code != http.StatusServiceUnavailable || !strings.Contains(body, "store") {
 		t.Fatalf("/readyz with Redis down: %d %s", code, body)
 	}
 	r := c.call(ctx, "tools/call", map[string]any{

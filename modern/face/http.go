@@ -8,11 +8,11 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/tasksbridge/tasksbridge/internal/httpguard"
+	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
@@ -67,29 +67,29 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if json.Valid(body) {
 			code = rpc.CodeInvalidRequest
 		}
-		writeRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, rpc.Errorf(code, "%s: %v", map[int64]string{rpc.CodeParseError: "Parse error", rpc.CodeInvalidRequest: "Invalid Request"}[code], err))
+		mcpio.WriteRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, rpc.Errorf(code, "%s: %v", map[int64]string{rpc.CodeParseError: "Parse error", rpc.CodeInvalidRequest: "Invalid Request"}[code], err))
 		return
 	}
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok {
-		writeRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, rpc.Errorf(rpc.CodeInvalidRequest,
+		mcpio.WriteRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, rpc.Errorf(rpc.CodeInvalidRequest,
 			"Invalid Request: a 2026-07-28 client sends no JSON-RPC responses (server→client requests were replaced by input_required results)"))
 		return
 	}
 	if !req.IsCall() {
 		if e := modern.CheckHeaders(r.Header.Get, body); e != nil && e.Code == rpc.CodeHeaderMismatch {
-			writeRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, e)
+			mcpio.WriteRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, e)
 			return
 		}
 		w.WriteHeader(http.StatusAccepted) // M-43: accepted notifications get 202
 		return
 	}
 	if status, e := f.checkRequest(r.Header, body, req); e != nil {
-		writeRPCError(w, status, req.ID, e)
+		mcpio.WriteRPCError(w, status, req.ID, e)
 		return
 	}
 	principal := sessionmap.PrincipalFromAuthorization(authz)
-	if p, ok := taskListen(req); ok {
+	if p, ok := mcpio.TaskListen(req); ok {
 		f.serveListenHTTP(w, r, req, p, principal, authz)
 		return
 	}
@@ -151,46 +151,14 @@ func (f *Face) checkRequest(h http.Header, body []byte, req *jsonrpc.Request) (i
 	return 0, nil
 }
 
-func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, e *rpc.Error) {
-	b, err := modern.EncodeError(id, e)
-	if err != nil {
-		http.Error(w, e.Message, status)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-}
-
 // serveListenHTTP serves subscriptions/listen for task ids as an SSE stream.
 func (f *Face) serveListenHTTP(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, p modern.ListenParams, principal, authz string) {
 	c := &call{method: req.Method, params: req.Params, principal: principal, authorization: authz}
 	acked, rerr := f.checkListen(r.Context(), c, p)
 	if rerr != nil {
-		writeRPCError(w, http.StatusBadRequest, req.ID, rerr)
+		mcpio.WriteRPCError(w, http.StatusBadRequest, req.ID, rerr)
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache, no-transform")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	_ = rc.Flush()
-	var mu sync.Mutex
-	write := func(b []byte) error {
-		mu.Lock()
-		defer mu.Unlock()
-		if _, err := w.Write(b); err != nil {
-			return err
-		}
-		return rc.Flush()
-	}
-	send := func(m jsonrpc.Message) error {
-		b, err := jsonrpc.EncodeMessage(m)
-		if err != nil {
-			return err
-		}
-		return write(fmt.Appendf(nil, "event: message\ndata: %s\n\n", b))
-	}
-	ping := func() error { return write([]byte(": keep-alive\n\n")) }
+	send, ping := mcpio.OpenSSE(w)
 	_ = f.runListen(r.Context(), c, req.ID, acked, send, ping)
 }

@@ -21,19 +21,6 @@ import (
 // notifications come from the shared watcher of each task (one upstream poll
 // stream per task however many listeners, ARCHITECTURE.md invariant 2).
 
-// taskListen reports whether req is a subscriptions/listen call asking for
-// task notifications, and returns its params.
-func taskListen(req *jsonrpc.Request) (modern.ListenParams, bool) {
-	if req.Method != modern.MethodSubscriptionsListen || !req.IsCall() {
-		return modern.ListenParams{}, false
-	}
-	p, err := modern.DecodeListenParams(req.Params)
-	if err != nil {
-		return p, false
-	}
-	return p, p.Notifications.RequestsTasks()
-}
-
 // checkListen validates a task listen (M-37, M-61) and returns the task ids
 // the face agrees to report: the caller's own (others are left out silently,
 // so existence does not leak).
@@ -42,6 +29,7 @@ func (f *Face) checkListen(ctx context.Context, c *call, p modern.ListenParams) 
 	if err != nil {
 		return nil, rpc.As(err)
 	}
+	c.meta = meta // runListen judges input requests by the listen's capabilities (M-39)
 	if err := modern.CheckProtocolVersion(meta.ProtocolVersion, []string{modern.ProtocolVersion}); err != nil {
 		return nil, modern.ErrUnsupportedProtocolVersion(meta.ProtocolVersion, f.opts.SupportedVersions)
 	}
@@ -88,6 +76,12 @@ func (f *Face) runListen(ctx context.Context, c *call, id jsonrpc.ID, acked []st
 	subs := map[string]*watch.Subscription{}
 	last := map[string][]byte{}
 	push := func(taskID string, d modern.DetailedTask) error {
+		if d.Status == modern.StatusInputRequired && len(undeclared(c.caps(), d.InputRequests)) > 0 {
+			// M-39: input requests go only to a request that declared their
+			// capability; this listener is told nothing until the task moves
+			// on (its tasks/get says what to declare).
+			return nil
+		}
 		params, err := translate.TaskNotificationToModern(d, id)
 		if err != nil {
 			return err

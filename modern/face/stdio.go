@@ -1,7 +1,6 @@
 package face
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
@@ -21,28 +21,16 @@ import (
 // the HTTP front gives: era and _meta gating, the removed methods' -32601,
 // and task listens (notifications correlated by subscriptionId, M-14).
 func (f *Face) Run(ctx context.Context, t mcp.Transport) error {
-	return f.mcp.Run(ctx, &stdioTransport{f: f, inner: t})
+	return f.mcp.Run(ctx, mcpio.WrapTransport(t, func(lctx context.Context, cancel context.CancelFunc, c mcp.Connection) mcp.Connection {
+		return &stdioConn{Connection: c, f: f, ctx: lctx, cancel: cancel,
+			calls: map[string]struct{}{}, out: map[string]jsonrpc.ID{}, changed: make(chan struct{}, 1)}
+	}))
 }
 
 // ServeIO serves one client reading newline-delimited JSON-RPC from r and
 // writing to w.
 func (f *Face) ServeIO(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
 	return f.Run(ctx, &mcp.IOTransport{Reader: r, Writer: w})
-}
-
-type stdioTransport struct {
-	f     *Face
-	inner mcp.Transport
-}
-
-func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.inner.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	return &stdioConn{Connection: c, f: t.f, ctx: lctx, cancel: cancel, listens: map[string]context.CancelFunc{},
-		calls: map[string]struct{}{}, out: map[string]jsonrpc.ID{}, changed: make(chan struct{}, 1)}, nil
 }
 
 // stdioConn answers some requests before go-sdk reads them, and holds the
@@ -62,9 +50,9 @@ type stdioConn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu      sync.Mutex
-	listens map[string]context.CancelFunc
-	wg      sync.WaitGroup
+	listens mcpio.Listens
+
+	mu sync.Mutex
 
 	calls   map[string]struct{}   // ids of calls handed to go-sdk, until answered
 	out     map[string]jsonrpc.ID // server→client calls the client has not answered
@@ -98,7 +86,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		if resp, ok := msg.(*jsonrpc.Response); ok {
 			c.mu.Lock()
-			delete(c.out, idKey(resp.ID.Raw()))
+			delete(c.out, mcpio.IDKey(resp.ID.Raw()))
 			c.mu.Unlock()
 			return msg, nil
 		}
@@ -107,7 +95,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return msg, nil
 		}
 		if !req.IsCall() {
-			if req.Method == legacy.MethodCancelled && c.cancelListen(req.Params) {
+			if req.Method == legacy.MethodCancelled && c.listens.Cancel(req.Params) {
 				continue
 			}
 			return msg, nil
@@ -118,7 +106,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 			continue
 		}
-		if p, ok := taskListen(req); ok {
+		if p, ok := mcpio.TaskListen(req); ok {
 			call := &call{method: req.Method, params: req.Params}
 			acked, rerr := c.f.checkListen(ctx, call, p)
 			if rerr != nil {
@@ -131,7 +119,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			continue
 		}
 		c.mu.Lock()
-		c.calls[idKey(req.ID.Raw())] = struct{}{}
+		c.calls[mcpio.IDKey(req.ID.Raw())] = struct{}{}
 		c.mu.Unlock()
 		return msg, nil
 	}
@@ -178,14 +166,14 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 		// Recorded before the write: the answer may be read right after it.
 		c.mu.Lock()
-		c.out[idKey(req.ID.Raw())] = req.ID
+		c.out[mcpio.IDKey(req.ID.Raw())] = req.ID
 		c.mu.Unlock()
 		defer c.signal()
 	}
 	err := c.Connection.Write(ctx, msg)
 	if resp, ok := msg.(*jsonrpc.Response); ok {
 		c.mu.Lock()
-		delete(c.calls, idKey(resp.ID.Raw()))
+		delete(c.calls, mcpio.IDKey(resp.ID.Raw()))
 		c.mu.Unlock()
 		c.signal()
 	}
@@ -221,51 +209,10 @@ func (c *stdioConn) gate(req *jsonrpc.Request) *rpc.Error {
 }
 
 func (c *stdioConn) startListen(cl *call, id jsonrpc.ID, acked []string) {
-	ctx, cancel := context.WithCancel(c.ctx)
-	key := idKey(id.Raw())
-	c.mu.Lock()
-	if old, ok := c.listens[key]; ok {
-		old()
-	}
-	c.listens[key] = cancel
-	c.mu.Unlock()
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		defer cancel()
+	c.listens.Start(c.ctx, id, func(ctx context.Context) {
 		send := func(m jsonrpc.Message) error { return c.Connection.Write(ctx, m) }
 		_ = c.f.runListen(ctx, cl, id, acked, send, nil)
-		c.mu.Lock()
-		delete(c.listens, key)
-		c.mu.Unlock()
-	}()
-}
-
-// cancelListen ends the listen a notifications/cancelled names (M-12 on
-// stdio), reporting whether it named one.
-func (c *stdioConn) cancelListen(params json.RawMessage) bool {
-	var p struct {
-		RequestID json.RawMessage `json:"requestId"`
-	}
-	if json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
-		return false
-	}
-	var raw any
-	if json.Unmarshal(p.RequestID, &raw) != nil {
-		return false
-	}
-	if f, ok := raw.(float64); ok && f == float64(int64(f)) {
-		raw = int64(f)
-	}
-	key := idKey(raw)
-	c.mu.Lock()
-	cancel, ok := c.listens[key]
-	delete(c.listens, key)
-	c.mu.Unlock()
-	if ok {
-		cancel()
-	}
-	return ok
+	})
 }
 
 func (c *stdioConn) Close() error {
@@ -275,12 +222,6 @@ func (c *stdioConn) Close() error {
 	c.signal()
 	c.cancel()
 	err := c.Connection.Close()
-	c.wg.Wait()
+	c.listens.Wait()
 	return err
-}
-
-// idKey is a comparable key for a request id.
-func idKey(raw any) string {
-	b, _ := json.Marshal(raw)
-	return string(bytes.TrimSpace(b))
 }

@@ -1,0 +1,354 @@
+// Package rawjson edits JSON objects without re-encoding what it does not
+// touch: an object is split into its members in input order, each keeping its
+// key literal (escapes included) and its value bytes exactly as they came;
+// members are looked up, replaced in place, appended or dropped, and the
+// object is written back. A proxy that forwards what it does not understand
+// byte for byte (unknown members, number spellings, string escapes, opaque
+// values such as requestState: M-18) is built on this. Never HTML-escapes.
+//
+// It is the one raw-JSON layer of the wire packages (legacy, modern,
+// translate), which stay free of I/O; so does this package. Validation and
+// its error codes stay with the callers: the scanners here assume input that
+// has already passed json.Valid.
+package rawjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+)
+
+// Member is one "key": value pair of a JSON object.
+type Member struct {
+	Key    string          // unescaped
+	RawKey []byte          // the key literal, quotes included, as in the input
+	Val    json.RawMessage // the value as in the input (or as encoded by Set)
+}
+
+// Marshal is json.Marshal without HTML escaping (encoding/json re-escapes <,
+// > and & inside every MarshalJSON's output, changing opaque strings at the
+// byte level) and without a trailing newline.
+func Marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// Key returns the JSON literal of a member key.
+func Key(k string) []byte {
+	b, _ := Marshal(k) // a Go string always encodes
+	return b
+}
+
+// Kind names the JSON type of a value for error messages: "an object", "an
+// array", "a string", "a boolean", "null", "a number", or "nothing" for no
+// bytes.
+func Kind(v []byte) string {
+	v = bytes.TrimLeft(v, " \t\r\n")
+	if len(v) == 0 {
+		return "nothing"
+	}
+	switch v[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// IsNull reports whether v is the literal null.
+func IsNull(v []byte) bool { return string(bytes.TrimSpace(v)) == "null" }
+
+// IsAbsent reports whether v counts as not given: no bytes, or null.
+func IsAbsent(v []byte) bool { return len(bytes.TrimSpace(v)) == 0 || IsNull(v) }
+
+// IsObject reports whether v (valid JSON) is an object.
+func IsObject(v []byte) bool { return Kind(v) == "an object" }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the string literal at b[i].
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return i
+}
+
+// skipValue returns the index just past the JSON value at b[i].
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && !isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// Members splits obj, a JSON object that has passed json.Valid, into its
+// members in input order, duplicates included. The members share obj's
+// bytes. Anything but an object gives no members and an error.
+func Members(obj []byte) ([]Member, error) {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return nil, fmt.Errorf("not a JSON object: %s", Kind(obj))
+	}
+	var ms []Member
+	i = skipSpace(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return nil, nil
+	}
+	for i < len(obj) {
+		ke := skipString(obj, i)
+		m := Member{RawKey: obj[i:ke]}
+		if inner := m.RawKey[1 : len(m.RawKey)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+			m.Key = string(inner) // no escapes: the literal is the key
+		} else if err := json.Unmarshal(m.RawKey, &m.Key); err != nil {
+			return nil, fmt.Errorf("member key: %w", err) // unreachable after json.Valid
+		}
+		i = skipSpace(obj, skipSpace(obj, ke)+1) // past ':'
+		ve := skipValue(obj, i)
+		m.Val = json.RawMessage(obj[i:ve])
+		ms = append(ms, m)
+		i = skipSpace(obj, ve)
+		if i >= len(obj) || obj[i] != ',' {
+			break
+		}
+		i = skipSpace(obj, i+1)
+	}
+	return ms, nil
+}
+
+// Dedup keeps, of every key that occurs more than once, only its last
+// member, at the position of that last occurrence (encoding/json lets the
+// last duplicate win too). ms is not changed.
+func Dedup(ms []Member) []Member {
+	out := make([]Member, 0, len(ms))
+	for i, m := range ms {
+		if lastIndex(ms[i+1:], m.Key) < 0 {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func lastIndex(ms []Member, key string) int {
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i].Key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// Lookup returns the value of the last member named key.
+func Lookup(ms []Member, key string) (json.RawMessage, bool) {
+	if i := lastIndex(ms, key); i >= 0 {
+		return ms[i].Val, true
+	}
+	return nil, false
+}
+
+// Without returns ms minus every member named by keys (ms is not changed).
+func Without(ms []Member, keys ...string) []Member {
+	out := make([]Member, 0, len(ms))
+	for _, m := range ms {
+		drop := false
+		for _, k := range keys {
+			if m.Key == k {
+				drop = true
+				break
+			}
+		}
+		if !drop {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// With returns ms with key set to val: the last member of that name keeps
+// its position and key spelling with the new value, earlier duplicates are
+// dropped; a new key is appended. ms is not changed.
+func With(ms []Member, key string, val json.RawMessage) []Member {
+	last := lastIndex(ms, key)
+	out := make([]Member, 0, len(ms)+1)
+	for i, m := range ms {
+		if m.Key == key && i != last {
+			continue
+		}
+		if i == last {
+			m.Val = val
+		}
+		out = append(out, m)
+	}
+	if last < 0 {
+		out = append(out, Member{Key: key, RawKey: Key(key), Val: val})
+	}
+	return out
+}
+
+// Append writes ms as a JSON object to dst with compact separators, keys as
+// they came and values byte for byte.
+func Append(dst []byte, ms []Member) []byte {
+	dst = append(dst, '{')
+	for i, m := range ms {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, m.RawKey...)
+		dst = append(dst, ':')
+		dst = append(dst, m.Val...)
+	}
+	return append(dst, '}')
+}
+
+// AppendCompact is Append with every value compacted (insignificant
+// whitespace removed; nothing else changes). A value that is not valid JSON
+// is an error naming its key.
+func AppendCompact(dst []byte, ms []Member) ([]byte, error) {
+	b := bytes.NewBuffer(dst)
+	b.WriteByte('{')
+	for i, m := range ms {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(m.RawKey)
+		b.WriteByte(':')
+		if err := json.Compact(b, m.Val); err != nil {
+			return nil, fmt.Errorf("member %q: not valid JSON: %w", m.Key, err)
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// Object is a JSON object kept as its members, without duplicate keys (a
+// decoded duplicate keeps its last value, at its last position). A replaced
+// member keeps its position; new members are appended. The zero value is
+// {}. Values are never changed in place, so copies may share them.
+type Object struct {
+	ms []Member
+}
+
+// Decode splits obj (valid JSON, see Members) into an Object.
+func Decode(obj []byte) (Object, error) {
+	ms, err := Members(obj)
+	if err != nil {
+		return Object{}, err
+	}
+	return Object{ms: Dedup(ms)}, nil
+}
+
+// Get returns the value of key.
+func (o Object) Get(key string) (json.RawMessage, bool) { return Lookup(o.ms, key) }
+
+// Has reports whether key is present (null included).
+func (o Object) Has(key string) bool { return lastIndex(o.ms, key) >= 0 }
+
+// Len is the number of members.
+func (o Object) Len() int { return len(o.ms) }
+
+// Keys returns the member keys in order.
+func (o Object) Keys() []string {
+	out := make([]string, len(o.ms))
+	for i, m := range o.ms {
+		out[i] = m.Key
+	}
+	return out
+}
+
+// Members returns the members in order (do not change them).
+func (o Object) Members() []Member { return o.ms }
+
+// Put stores raw under key: in place when key exists, appended otherwise.
+func (o *Object) Put(key string, raw json.RawMessage) { o.ms = With(o.ms, key, raw) }
+
+// Set stores the JSON encoding (Marshal) of v under key.
+func (o *Object) Set(key string, v any) error {
+	b, err := Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", key, err)
+	}
+	o.Put(key, b)
+	return nil
+}
+
+// Del removes the members named by keys.
+func (o *Object) Del(keys ...string) { o.ms = Without(o.ms, keys...) }
+
+// Clone returns a copy whose members can be changed without touching o.
+func (o Object) Clone() Object { return Object{ms: append([]Member(nil), o.ms...)} }
+
+// Map returns the members as a map.
+func (o Object) Map() map[string]json.RawMessage {
+	m := make(map[string]json.RawMessage, len(o.ms))
+	for _, mem := range o.ms {
+		m[mem.Key] = mem.Val
+	}
+	return m
+}
+
+// Bytes encodes o in member order, keys as they came, values compacted but
+// otherwise byte for byte. A value that is not valid JSON (only Put can
+// store one) is written as null.
+func (o Object) Bytes() json.RawMessage {
+	b, err := AppendCompact(nil, o.ms)
+	if err != nil {
+		ms := make([]Member, len(o.ms))
+		for i, m := range o.ms {
+			if !json.Valid(m.Val) {
+				m.Val = json.RawMessage("null")
+			}
+			ms[i] = m
+		}
+		b, _ = AppendCompact(nil, ms)
+	}
+	return b
+}

@@ -1,0 +1,146 @@
+package rawjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+func TestMembersKeepBytes(t *testing.T) {
+	in := []byte(` { "a" : 1.50 , "b\u0041":"x\u003cy" ,"a":[1, {"c":"}"}], "e": {} } `)
+	ms, err := Members(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range ms {
+		got = append(got, m.Key+"="+string(m.RawKey)+":"+string(m.Val))
+	}
+	want := []string{`a="a":1.50`, `bA="b\u0041":"x\u003cy"`, `a="a":[1, {"c":"}"}]`, `e="e":{}`}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Members = %q, want %q", got, want)
+	}
+	if out := string(Append(nil, ms)); out != `{"a":1.50,"b\u0041":"x\u003cy","a":[1, {"c":"}"}],"e":{}}` {
+		t.Fatalf("Append = %s", out)
+	}
+	if out, err := AppendCompact(nil, ms); err != nil || string(out) != `{"a":1.50,"b\u0041":"x\u003cy","a":[1,{"c":"}"}],"e":{}}` {
+		t.Fatalf("AppendCompact = %s, %v", out, err)
+	}
+	if v, ok := Lookup(ms, "a"); !ok || string(v) != `[1, {"c":"}"}]` {
+		t.Fatalf("Lookup(a) = %s, %v; want the last duplicate", v, ok)
+	}
+	if ms, err := Members([]byte(" {\n} ")); err != nil || len(ms) != 0 {
+		t.Fatalf("empty object: %v, %v", ms, err)
+	}
+	if _, err := Members([]byte(`[1]`)); err == nil {
+		t.Fatal("an array was split into members")
+	}
+}
+
+func TestEdits(t *testing.T) {
+	ms, _ := Members([]byte(`{"x":1,"y":2,"x":3,"z":4}`))
+	if out := string(Append(nil, Dedup(ms))); out != `{"y":2,"x":3,"z":4}` {
+		t.Fatalf("Dedup = %s, want the last x at its own position", out)
+	}
+	if out := string(Append(nil, With(ms, "x", json.RawMessage(`"new"`)))); out != `{"y":2,"x":"new","z":4}` {
+		t.Fatalf("With(x) = %s", out)
+	}
+	if out := string(Append(nil, With(ms, "n<", json.RawMessage(`null`)))); out != `{"x":1,"y":2,"x":3,"z":4,"n<":null}` {
+		t.Fatalf("With(new key) = %s", out)
+	}
+	if out := string(Append(nil, Without(ms, "x", "z"))); out != `{"y":2}` {
+		t.Fatalf("Without = %s", out)
+	}
+	if out := string(Append(nil, ms)); out != `{"x":1,"y":2,"x":3,"z":4}` {
+		t.Fatalf("edits changed their input: %s", out)
+	}
+}
+
+func TestObject(t *testing.T) {
+	o, err := Decode([]byte(`{"b":{ "k" : 1 },"a":"<&>","b":2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.Keys(); !reflect.DeepEqual(got, []string{"a", "b"}) || o.Len() != 2 || !o.Has("b") || o.Has("c") {
+		t.Fatalf("Keys = %v", got)
+	}
+	c := o.Clone()
+	c.Del("a")
+	if err := c.Set("s", "<tag> & more"); err != nil {
+		t.Fatal(err)
+	}
+	c.Put("b", json.RawMessage(`[ 1, 2 ]`))
+	if got := string(c.Bytes()); got != `{"b":[1,2],"s":"<tag> & more"}` {
+		t.Fatalf("edited clone = %s", got)
+	}
+	if got := string(o.Bytes()); got != `{"a":"<&>","b":2}` {
+		t.Fatalf("original after editing the clone = %s", got)
+	}
+	if m := o.Map(); len(m) != 2 || string(m["a"]) != `"<&>"` {
+		t.Fatalf("Map = %v", m)
+	}
+	var zero Object
+	zero.Put("bad", json.RawMessage(`{`))
+	if got := string(zero.Bytes()); got != `{"bad":null}` {
+		t.Fatalf("invalid value written as %s", got)
+	}
+	if err := zero.Set("ch", make(chan int)); err == nil {
+		t.Fatal("Set of an unencodable value succeeded")
+	}
+}
+
+func TestScalars(t *testing.T) {
+	for in, want := range map[string]string{"": "nothing", " {}": "an object", "[]": "an array", `"s"`: "a string",
+		"true": "a boolean", "false": "a boolean", "null": "null", "-1e3": "a number"} {
+		if got := Kind([]byte(in)); got != want {
+			t.Errorf("Kind(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if !IsNull([]byte(" null ")) || IsNull(nil) || !IsAbsent(nil) || !IsAbsent([]byte(" null")) || IsAbsent([]byte("0")) {
+		t.Error("IsNull/IsAbsent")
+	}
+	if b, err := Marshal(map[string]string{"k": "<a&b>"}); err != nil || string(b) != `{"k":"<a&b>"}` {
+		t.Errorf("Marshal = %s, %v (no HTML escaping, no newline)", b, err)
+	}
+}
+
+// FuzzMembers: for every valid object, writing its members back gives the
+// same JSON value, and Dedup keeps one member per key.
+func FuzzMembers(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1}`, ` {"a" : "\"}" , "b":[{"c":[]}] ,"a":null}`, `{"\u00e9":-0.0e+1}`, "{\"\xff\xfe\":1,\"é\":2}"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !json.Valid(b) || !IsObject(b) {
+			return
+		}
+		ms, err := Members(b)
+		if err != nil {
+			t.Fatalf("Members(%s): %v", b, err)
+		}
+		var want, got bytes.Buffer
+		_ = json.Compact(&want, b)
+		out, err := AppendCompact(nil, ms)
+		if err != nil {
+			t.Fatalf("AppendCompact: %v", err)
+		}
+		_ = json.Compact(&got, out)
+		if want.String() != got.String() {
+			t.Fatalf("round trip of %s = %s", b, out)
+		}
+		for _, m := range ms {
+			var key string
+			if err := json.Unmarshal(m.RawKey, &key); err != nil || key != m.Key {
+				t.Fatalf("key %s read as %q, encoding/json reads %q (%v)", m.RawKey, m.Key, key, err)
+			}
+		}
+		seen := map[string]bool{}
+		for _, m := range Dedup(ms) {
+			if seen[m.Key] {
+				t.Fatalf("Dedup kept %q twice", m.Key)
+			}
+			seen[m.Key] = true
+		}
+	})
+}

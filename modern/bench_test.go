@@ -1,0 +1,17 @@
+package modern
+
+import "testing"
+
+// BenchmarkStampRequestMeta is the per-call cost of stamping _meta on a
+// forwarded tools/call (every legacy → modern call pays it twice: once when
+// translated, once when the upstream client sends it).
+func BenchmarkStampRequestMeta(b *testing.B) {
+	meta := NewRequestMeta(TasksCapabilities(), bridgeInfo)
+	params := []byte(`{"name":"echo","arguments":{"text":"bridgeload-echo","n":[1,2,3]},"_meta":{"progressToken":7,"com.example/x":"y"}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := StampRequestMeta(params, meta); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
