@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/tasksbridge/tasksbridge/internal/outbox"
 	"github.com/tasksbridge/tasksbridge/internal/watch"
 	"github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
@@ -85,6 +86,10 @@ type Config struct {
 
 	// Hooks observe the bridge (metrics). Nil fields are skipped.
 	Hooks Hooks
+
+	// Outbox tunes the delivery of the tasks/cancel the bridge owes the
+	// upstream (backoff; Pending and Retry feed metrics).
+	Outbox outbox.Config
 }
 
 // Hooks let a metrics layer observe the face without this package importing

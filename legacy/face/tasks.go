@@ -215,7 +215,8 @@ func (s *session) refresh(ctx context.Context, ri *reqInfo, rec sessionmap.Task)
 		return rec, err
 	}
 	key := s.b.bind(rec, opts)
-	if _, err := s.b.watchGet(ctx, key); err != nil {
+	snap, err := s.b.watchGet(ctx, key)
+	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return rec, err
 		}
@@ -230,6 +231,11 @@ func (s *session) refresh(ctx context.Context, ri *reqInfo, rec sessionmap.Task)
 	cur, err := s.b.store.GetTask(ctx, rec.Scope, rec.ID)
 	if err != nil {
 		return rec, legacy.TaskNotFoundError(rec.ID)
+	}
+	if snap.Task != nil && live(cur) {
+		if ended, ok := s.endUndeclared(ctx, cur, *snap.Task, opts); ok {
+			return ended, nil
+		}
 	}
 	return cur, nil
 }
@@ -330,19 +336,12 @@ func (s *session) tasksCancel(ctx context.Context, ri *reqInfo, raw json.RawMess
 		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: task store: %v", err)
 	}
 	s.b.signalPin(rec.ID)
-	if dec.ForwardUpstream && rec.UpstreamTaskID != "" {
-		opts, _, err := s.callOptions(ri)
-		if err == nil {
-			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			start := time.Now()
-			err = s.b.up.CancelTask(cctx, rec.UpstreamTaskID, opts)
-			s.b.reportUpstream(modern.MethodTasksCancel, start, err)
-			cancel()
-		}
-		if err != nil {
-			// The pin is the truth for the legacy client (L-58, L-59);
-			// the upstream finishes on its own.
-			s.b.log.Warn("face: upstream tasks/cancel failed; the task stays cancelled here", "upstream", s.b.target, "err", rpc.As(err).Message)
+	if dec.ForwardUpstream && pinned.UpstreamCancelPending {
+		// The pin is the truth for the legacy client (L-58, L-59); the
+		// upstream is asked to stop (L-57) by the outbox, which retries
+		// until it takes the cancel, in this process or the next.
+		if opts, _, err := s.callOptions(ri); err == nil {
+			s.b.cancelUpstream(pinned, opts)
 		}
 	}
 	return newRaw(legacy.CancelTaskResult{Task: legacyTask(pinned)})
@@ -399,13 +398,12 @@ func (b *Bridge) abandon(rec sessionmap.Task, opts upstream.CallOptions) {
 	b.goBackground(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if _, err := b.store.PinCancel(ctx, rec.Scope, rec.ID); err != nil {
+		pinned, err := b.store.PinCancel(ctx, rec.Scope, rec.ID)
+		if err != nil {
 			return // already terminal
 		}
 		b.signalPin(rec.ID)
-		start := time.Now()
-		err := b.up.CancelTask(ctx, rec.UpstreamTaskID, opts)
-		b.reportUpstream(modern.MethodTasksCancel, start, err)
+		b.cancelUpstream(pinned, opts)
 	})
 }
 
@@ -490,7 +488,7 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 				if ctx.Err() != nil {
 					continue
 				}
-				return nil, legacy.TaskNotFoundError(rec.ID)
+				return nil, lostTask(rec, mode)
 			}
 			if !live(cur) {
 				s.forgetPresented(rec.ID)
@@ -502,6 +500,10 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 			prog.update(ctx, cur)
 			d := *snap.Task
 			d.TaskID = rec.ID
+			if ended, ok := s.endUndeclared(ctx, cur, d, opts); ok {
+				s.forgetPresented(rec.ID)
+				return outcome(ended, mode)
+			}
 			out, err := translate.TasksResultOutcome(d, cur.CancelPinned, s.presentedSet(rec.ID))
 			if err != nil {
 				return nil, err
@@ -535,7 +537,7 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 		case <-pinned:
 			cur, err := s.b.store.GetTask(ctx, rec.Scope, rec.ID)
 			if err != nil {
-				return nil, legacy.TaskNotFoundError(rec.ID)
+				return nil, lostTask(rec, mode)
 			}
 			return outcome(cur, mode)
 		case <-ctx.Done():
