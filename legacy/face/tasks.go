@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/internal/audit"
 	"github.com/tasksbridge/tasksbridge/internal/watch"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
@@ -85,8 +86,10 @@ func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error
 		}
 		s.b.bind(rec, opts)
 		s.b.log.Debug("face: task created", "task", rec.ID, "tool", call.Name)
+		s.audit(audit.ActionCreate, rec.ID, call.Name, "created", 0)
 		if !asTask {
 			res, err := s.await(ctx, ri, rec, awaitPlain, call.Meta.ProgressToken)
+			s.auditErr(audit.ActionResult, rec.ID, call.Name, err)
 			if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 				// notifications/cancelled for the call (not a disconnect,
 				// which is no cancellation): the client never saw the task,
@@ -172,6 +175,7 @@ func (s *session) synthesize(ctx context.Context, tool string, result json.RawMe
 	if err := s.b.store.CreateTask(ctx, rec); err != nil {
 		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: cannot record the task: %v", err)
 	}
+	s.audit(audit.ActionCreate, rec.ID, tool, "created", 0)
 	res, err := translate.LegacyCreateTaskResult(d.Task, translate.CreateOptions{})
 	if err != nil {
 		return nil, err
@@ -310,11 +314,18 @@ func (s *session) tasksList(ctx context.Context, ri *reqInfo, raw json.RawMessag
 
 // tasksCancel pins the task cancelled before replying and asks the upstream
 // to stop (issue 4 item 7, L-55..L-59).
-func (s *session) tasksCancel(ctx context.Context, ri *reqInfo, raw json.RawMessage) (mcp.Result, error) {
+func (s *session) tasksCancel(ctx context.Context, ri *reqInfo, raw json.RawMessage) (res mcp.Result, err error) {
 	p, err := legacy.DecodeCancelTaskParams(raw)
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			s.auditErr(audit.ActionCancel, p.TaskID, "", err)
+		} else {
+			s.audit(audit.ActionCancel, p.TaskID, "", "cancelled", 0)
+		}
+	}()
 	rec, err := s.lookup(ctx, p.TaskID)
 	if err != nil {
 		return nil, err
@@ -356,10 +367,13 @@ func (s *session) tasksResult(ctx context.Context, ri *reqInfo, raw json.RawMess
 	}
 	rec, err := s.lookup(ctx, p.TaskID)
 	if err != nil {
+		s.auditErr(audit.ActionResult, p.TaskID, "", err)
 		return nil, err
 	}
 	ri.stream.markReady()
-	return s.await(ctx, ri, rec, awaitResult, nil)
+	res, err := s.await(ctx, ri, rec, awaitResult, nil)
+	s.auditErr(audit.ActionResult, rec.ID, rec.ToolName, err)
+	return res, err
 }
 
 type awaitMode int
@@ -569,8 +583,10 @@ func (s *session) present(ctx context.Context, rec sessionmap.Task, key string, 
 	answer, err := translate.InputResponseFromLegacy(req, resp)
 	if err != nil {
 		s.b.log.Warn("face: the client's answer cannot go upstream; the key stays open", "err", rpc.As(err).Message)
+		s.audit(audit.ActionInput, rec.ID, rec.ToolName, "error", rpc.CodeOf(err))
 		return
 	}
+	s.audit(audit.ActionInput, rec.ID, rec.ToolName, inputAction(answer), 0)
 	s.b.answer(rec, key, answer)
 }
 

@@ -90,8 +90,7 @@ func (b *Bridge) failUndeclared(ctx context.Context, rec sessionmap.Task, e *rpc
 	if cur.Status != sessionmap.StatusFailed || !cur.UpstreamCancelPending {
 		return cur // another outcome won
 	}
-	b.log.Warn("face: task failed: the upstream asked for input the client did not declare; cancelling it upstream",
-		"upstream", b.target, "tool", rec.ToolName, "reason", statusMessage)
+	b.taskEnded(cur)
 	b.signalPin(rec.ID)
 	b.cancelUpstream(cur, opts)
 	return cur
