@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -149,8 +150,16 @@ func TestUpstreamCancelRetriedUntilAcknowledged(t *testing.T) {
 }
 
 // A cancel still owed when the bridge stops is delivered by the next bridge
-// on the same data directory (durable outbox).
+// on the same data directory (durable outbox): at once for a client without
+// Authorization; for one with it, with that client's next request (the
+// store never holds credentials, and the upstream binds tasks to them).
 func TestUpstreamCancelOwedAcrossRestart(t *testing.T) {
+	for _, authz := range []string{"", "Bearer owner-token"} {
+		t.Run("authz="+strconv.FormatBool(authz != ""), func(t *testing.T) { testOwedAcrossRestart(t, authz) })
+	}
+}
+
+func testOwedAcrossRestart(t *testing.T, authz string) {
 	ctx := ctxT(t, 30*time.Second)
 	up := startUpstream(t, demo.Options{})
 	faults := &cancelFaults{next: up.rec, n: 1 << 30}
@@ -165,6 +174,7 @@ func TestUpstreamCancelOwedAcrossRestart(t *testing.T) {
 	}
 	hs1 := httptest.NewServer(b1.Mux())
 	c := newRawClient(t, hs1.URL+"/mcp")
+	c.authz = authz
 	c.initialize(ctx, nil)
 	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "x"}, "task": map[string]any{}}))
 	if r := c.call(ctx, "tasks/cancel", map[string]any{"taskId": id}); statusOf(t, r) != "cancelled" {
@@ -182,9 +192,27 @@ func TestUpstreamCancelOwedAcrossRestart(t *testing.T) {
 	faults.mu.Unlock()
 	probe2 := newOutboxProbe()
 	br := startBridge(t, up, face.Config{Upstream: fs.URL + "/mcp", DataDir: dir, Outbox: probe2.config()})
+	if authz != "" {
+		if _, passed := faults.counts(); passed != 0 {
+			t.Fatalf("the owed cancel went out without the owner's credentials")
+		}
+		c2 := newRawClient(t, br.url)
+		c2.authz = authz
+		c2.initialize(ctx, nil)
+		c2.call(ctx, "tasks/list", nil)
+	}
 	probe2.awaitEnd(t, ctx)
 	if _, passed := faults.counts(); passed != 1 {
 		t.Errorf("upstream took %d tasks/cancel after the restart, want 1", passed)
+	}
+	if authz != "" {
+		var got string
+		for _, r := range up.rec.byMethod("tasks/cancel") {
+			got = r.Header.Get("Authorization")
+		}
+		if got != authz {
+			t.Errorf("the resumed cancel carried Authorization %q, want the owner's", got)
+		}
 	}
 	adm := br.b.Store().(sessionmap.Admin)
 	rec, err := adm.LookupTask(ctx, id)

@@ -30,6 +30,7 @@ import (
 //     notifications when the client gave a progressToken).
 func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error) {
 	ri.stream.markReady()
+	s.deliverOwed(ri)
 	opts, meta, err := s.callOptions(ri)
 	if err != nil {
 		return nil, err
@@ -246,6 +247,7 @@ func (s *session) refresh(ctx context.Context, ri *reqInfo, rec sessionmap.Task)
 
 // tasksGet answers tasks/get with the translated status (issue 4 item 4).
 func (s *session) tasksGet(ctx context.Context, ri *reqInfo, raw json.RawMessage) (mcp.Result, error) {
+	s.deliverOwed(ri)
 	p, err := legacy.DecodeGetTaskParams(raw)
 	if err != nil {
 		return nil, err
@@ -263,6 +265,7 @@ func (s *session) tasksGet(ctx context.Context, ri *reqInfo, raw json.RawMessage
 // tasksList answers tasks/list from sessionmap, in the caller's scope, with
 // opaque cursors and fresh statuses (issue 4 item 6, L-49..L-54).
 func (s *session) tasksList(ctx context.Context, ri *reqInfo, raw json.RawMessage) (mcp.Result, error) {
+	s.deliverOwed(ri)
 	p, err := legacy.DecodeListTasksParams(raw)
 	if err != nil {
 		return nil, err
@@ -315,6 +318,7 @@ func (s *session) tasksList(ctx context.Context, ri *reqInfo, raw json.RawMessag
 // tasksCancel pins the task cancelled before replying and asks the upstream
 // to stop (issue 4 item 7, L-55..L-59).
 func (s *session) tasksCancel(ctx context.Context, ri *reqInfo, raw json.RawMessage) (res mcp.Result, err error) {
+	s.deliverOwed(ri)
 	p, err := legacy.DecodeCancelTaskParams(raw)
 	if err != nil {
 		return nil, err
@@ -361,6 +365,7 @@ func (s *session) tasksCancel(ctx context.Context, ri *reqInfo, raw json.RawMess
 // tasksResult blocks until the task is terminal and answers with its result
 // or error (issue 4 item 5, L-41..L-48).
 func (s *session) tasksResult(ctx context.Context, ri *reqInfo, raw json.RawMessage) (mcp.Result, error) {
+	s.deliverOwed(ri)
 	p, err := legacy.DecodeGetTaskPayloadParams(raw)
 	if err != nil {
 		return nil, err
