@@ -35,26 +35,10 @@ func undeclaredInput(tool string, reqs modern.InputRequests, caps modern.ClientC
 		if cerr == nil {
 			continue
 		}
-		var required modern.ClientCapabilities
-		name := ""
-		switch req.Kind() {
-		case modern.InputElicitation:
-			mode := req.ElicitationMode()
-			if mode != "form" && mode != "url" {
-				// No capability can be declared for an unknown mode: the
-				// upstream's request itself is wrong.
-				msg := "The upstream asked for input no client can give; the task was stopped."
-				return rpc.Errorf(rpc.CodeInternalError, "upstream %s", rpc.As(cerr).Message), msg, true
-			}
-			required.Elicitation = &modern.Object{mode: json.RawMessage("{}")}
-			name = "elicitation." + mode
-		case modern.InputSampling:
-			required.Sampling = &modern.Object{}
-			name = "sampling"
-		case modern.InputRoots:
-			required.Roots = &modern.Object{}
-			name = "roots"
-		default:
+		required, name, known := req.RequiredCapability()
+		if !known {
+			// No capability can be declared for it: the upstream's request
+			// itself is wrong.
 			msg := "The upstream asked for input no client can give; the task was stopped."
 			return rpc.Errorf(rpc.CodeInternalError, "upstream %s", rpc.As(cerr).Message), msg, true
 		}
