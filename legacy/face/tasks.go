@@ -405,9 +405,13 @@ func outcome(rec sessionmap.Task, mode awaitMode) (mcp.Result, error) {
 		}
 		return payload(out.Result)
 	case translate.ResultError:
+		if mode == awaitPlain && (rec.CancelPinned || rec.Status == sessionmap.StatusCancelled) {
+			// The client of a plain call never saw the task id.
+			return nil, rpc.Errorf(rpc.CodeInternalError, "the upstream work for this tools/call was cancelled before it finished")
+		}
 		return nil, out.Error
 	}
-	return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: task %s is not terminal", rec.ID)
+	return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: the task is not terminal")
 }
 
 // abandon cancels an internally polled task nobody waits for any more: the
