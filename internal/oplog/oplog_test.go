@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
 // provokeGoSDKWarning makes go-sdk's stateful HTTP handler log its WARN
@@ -166,5 +167,36 @@ func TestRefusalNeverLogsASecretClientName(t *testing.T) {
 	r.Observe("legacy", "tools/call", "invalid_params", "Bearer sk-live-4f9a8b7c6d5e4f3a2b1c")
 	if strings.Contains(buf.String(), "sk-live") || !strings.Contains(buf.String(), "client=other") {
 		t.Errorf("client name not masked: %s", buf.String())
+	}
+}
+
+// At debug level, Badger's routine lines (the bulk of a debug log) stay out
+// unless libraries are asked for; the bridge's own debug lines stay in.
+func TestBadgerInternalsKeptOutAtDebug(t *testing.T) {
+	for _, with := range []bool{false, true} {
+		var buf bytes.Buffer
+		h, err := NewHandler(&buf, FormatText, slog.LevelDebug, with)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := slog.New(h)
+		st, err := sessionmap.OpenBadger(t.TempDir(), sessionmap.WithLogger(l))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+		l.Debug("face: task created")
+		out := buf.String()
+		if got := strings.Contains(out, "badger: "); got != with {
+			t.Errorf("libraries %v: Badger lines present = %v:\n%s", with, got, out)
+		}
+		if with && !strings.Contains(out, "library=badger") {
+			t.Errorf("Badger lines not tagged library=badger:\n%s", out)
+		}
+		if !strings.Contains(out, "face: task created") {
+			t.Errorf("the bridge's own debug line is missing:\n%s", out)
+		}
 	}
 }
