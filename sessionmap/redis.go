@@ -602,6 +602,19 @@ func (r *Redis) PinCancel(ctx context.Context, sc Scope, id string) (Task, error
 	})
 }
 
+func (r *Redis) SettleUpstream(ctx context.Context, sc Scope, id string) (Task, error) {
+	return r.mutateTask(ctx, "settle upstream cancel", sc, id, func(cur Task, now time.Time) (Task, bool, error) {
+		next, changed := settleUpstream(cur, now)
+		return next, changed, nil
+	})
+}
+
+// PendingUpstream scans every task of the prefix, like Badger's (the debt is
+// rare and read at start-up). Every replica sees the same debts.
+func (r *Redis) PendingUpstream(ctx context.Context) ([]Task, error) {
+	return r.AllTasks(ctx, TaskFilter{UpstreamCancelPending: true})
+}
+
 func (r *Redis) RecordAnswered(ctx context.Context, sc Scope, id string, keys []string) ([]string, error) {
 	var fresh []string
 	_, err := r.mutateTask(ctx, "record answered input", sc, id, func(cur Task, now time.Time) (Task, bool, error) {
