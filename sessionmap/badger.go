@@ -74,6 +74,7 @@ func expiryKey(at time.Time, id string) []byte {
 // implements Admin.
 type Badger struct {
 	db     *badger.DB
+	clock  *txnClock
 	dir    string
 	opt    options
 	secret []byte
@@ -101,7 +102,7 @@ func OpenBadger(dir string, opts ...Option) (*Badger, error) {
 		}
 	}
 	bo := badger.DefaultOptions(dir).
-		WithSyncWrites(o.syncWrites). // every commit is fsynced before it returns (README fact 7)
+		WithSyncWrites(o.syncWrites). // every commit batch is fsynced before its writers return (README fact 7)
 		WithReadOnly(o.readOnly).
 		WithLogger(badgerLogger{o.logger}).
 		WithMetricsEnabled(false).
@@ -112,11 +113,11 @@ func OpenBadger(dir string, opts ...Option) (*Badger, error) {
 		WithValueLogFileSize(64 << 20).
 		WithNumCompactors(2).
 		WithNumGoroutines(2)
-	db, err := badger.Open(bo)
+	db, err := badger.OpenManaged(bo) // timestamps come from txnClock (commit.go)
 	if err != nil {
 		return nil, openError(dir, o.readOnly, err)
 	}
-	b := &Badger{db: db, dir: dir, opt: o}
+	b := &Badger{db: db, dir: dir, opt: o, clock: newTxnClock(db, o.readOnly)}
 	if err := b.init(); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -153,7 +154,7 @@ func openError(dir string, readOnly bool, err error) error {
 
 // init checks the layout version and loads (or creates) the cursor secret.
 func (b *Badger) init() error {
-	err := b.db.View(func(txn *badger.Txn) error {
+	err := b.view(func(txn *badger.Txn) error {
 		if v, err := getValue(txn, keyFormat); err == nil && string(v) != layoutVersion {
 			return fmt.Errorf("%w: store layout %q, this bridge reads %q", ErrUnsupportedVersion, v, layoutVersion)
 		} else if err != nil && !errors.Is(err, badger.ErrKeyNotFound) {
@@ -243,23 +244,6 @@ func (b *Badger) enter(ctx context.Context) (func(), error) {
 		return nil, ErrClosed
 	}
 	return b.mu.RUnlock, nil
-}
-
-// update runs fn in a read-write transaction, retrying on conflicts with
-// concurrent writers (fn must be repeatable).
-func (b *Badger) update(ctx context.Context, fn func(*badger.Txn) error) error {
-	if b.opt.readOnly {
-		return ErrReadOnly
-	}
-	for attempt := 0; ; attempt++ {
-		err := b.db.Update(fn)
-		if !errors.Is(err, badger.ErrConflict) || attempt >= maxRetries {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-	}
 }
 
 func (b *Badger) now() time.Time { return b.opt.clock() }
@@ -352,7 +336,7 @@ func (b *Badger) GetSession(ctx context.Context, sc Scope) (Session, error) {
 	}
 	defer done()
 	var s Session
-	err = b.db.View(func(txn *badger.Txn) error {
+	err = b.view(func(txn *badger.Txn) error {
 		s, err = b.visibleSession(txn, sc)
 		return err
 	})
@@ -487,7 +471,7 @@ func (b *Badger) GetTask(ctx context.Context, sc Scope, id string) (Task, error)
 	}
 	defer done()
 	var t Task
-	err = b.db.View(func(txn *badger.Txn) error {
+	err = b.view(func(txn *badger.Txn) error {
 		t, _, err = b.visibleTask(txn, sc, id)
 		return err
 	})
@@ -575,7 +559,7 @@ func (b *Badger) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor s
 	n := clampPageSize(pageSize)
 	now := b.now()
 	page := Page{Tasks: make([]Task, 0, min(n, 128))}
-	err = b.db.View(func(txn *badger.Txn) error {
+	err = b.view(func(txn *badger.Txn) error {
 		// Summaries are small and live in the LSM tree: read them in place.
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
 		defer it.Close()
@@ -632,7 +616,7 @@ type kv struct{ key, value []byte }
 // scanPrefix collects keys and values under prefix, below stop, up to limit.
 func (b *Badger) scanPrefix(prefix, stop []byte, limit int) ([]kv, error) {
 	var out []kv
-	err := b.db.View(func(txn *badger.Txn) error {
+	err := b.view(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
 		defer it.Close()
 		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
@@ -695,7 +679,7 @@ func splitIndexKeys(v []byte, id string) ([2][]byte, bool) {
 // keysWithPrefix collects the keys under prefix (up to limit if > 0).
 func (b *Badger) keysWithPrefix(prefix, start, stop []byte, limit int) ([][]byte, error) {
 	var keys [][]byte
-	err := b.db.View(func(txn *badger.Txn) error {
+	err := b.view(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
 		defer it.Close()
 		if start == nil {
@@ -821,7 +805,7 @@ func (b *Badger) CollectExpired(ctx context.Context) (GCResult, error) {
 
 func (b *Badger) collectSessions(ctx context.Context, now time.Time) (int, error) {
 	var expired [][]byte
-	err := b.db.View(func(txn *badger.Txn) error {
+	err := b.view(func(txn *badger.Txn) error {
 		prefix := []byte("s/")
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true})
 		defer it.Close()
@@ -910,7 +894,7 @@ func (b *Badger) AllSessions(ctx context.Context) ([]Session, error) {
 	var out []Session
 	var bad []error
 	now := b.now()
-	err = b.db.View(func(txn *badger.Txn) error {
+	err = b.view(func(txn *badger.Txn) error {
 		prefix := []byte("s/")
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true})
 		defer it.Close()
@@ -946,7 +930,7 @@ func (b *Badger) AllTasks(ctx context.Context, f TaskFilter) ([]Task, error) {
 	var out []Task
 	var bad []error
 	now := b.now()
-	err = b.db.View(func(txn *badger.Txn) error {
+	err = b.view(func(txn *badger.Txn) error {
 		prefix := []byte("t/")
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true})
 		defer it.Close()
@@ -980,7 +964,7 @@ func (b *Badger) LookupSession(ctx context.Context, id string) (Session, error) 
 	}
 	defer done()
 	var s Session
-	err = b.db.View(func(txn *badger.Txn) error {
+	err = b.view(func(txn *badger.Txn) error {
 		s, err = b.loadSession(txn, id)
 		if err == nil && sessionExpired(s, b.now()) {
 			err = ErrNotFound
@@ -997,7 +981,7 @@ func (b *Badger) LookupTask(ctx context.Context, id string) (Task, error) {
 	}
 	defer done()
 	var t Task
-	err = b.db.View(func(txn *badger.Txn) error {
+	err = b.view(func(txn *badger.Txn) error {
 		t, _, err = b.loadTask(txn, id)
 		if err == nil && t.Expired(b.now()) {
 			err = ErrNotFound

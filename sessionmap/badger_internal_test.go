@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -166,7 +167,7 @@ func TestBadgerCorruptRecord(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			put := func(key []byte) {
-				if err := b.db.Update(func(txn *badger.Txn) error { return txn.Set(key, tc.value) }); err != nil {
+				if err := b.update(context.Background(), func(txn *badger.Txn) error { return txn.Set(key, tc.value) }); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -333,7 +334,7 @@ func TestOpenUnsupportedLayout(t *testing.T) {
 	dir := t.TempDir()
 	clk := newManualClock()
 	b := openTest(t, dir, clk)
-	if err := b.db.Update(func(txn *badger.Txn) error { return txn.Set(keyFormat, []byte("99")) }); err != nil {
+	if err := b.update(context.Background(), func(txn *badger.Txn) error { return txn.Set(keyFormat, []byte("99")) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Close(); err != nil {
@@ -368,5 +369,46 @@ func TestOpenNotADirectory(t *testing.T) {
 	}
 	if _, err := OpenBadger(f, WithLogger(discard())); err == nil || !strings.Contains(err.Error(), f) {
 		t.Fatalf("OpenBadger(file) = %v, want an error naming it", err)
+	}
+}
+
+// A write that has returned is visible to the next read from any goroutine,
+// although reads run at the newest durable timestamp rather than waiting for
+// commits in flight (commit.go).
+func TestBadgerReadAfterConcurrentWrites(t *testing.T) {
+	clk := newManualClock()
+	b := openTest(t, t.TempDir(), clk)
+	defer b.Close()
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Go(func() {
+			sc := Scope{Session: fmt.Sprintf("s%d", w)}
+			for range 25 {
+				task := testTask(sc, clk.Now())
+				if err := b.CreateTask(ctx, task); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := b.GetTask(ctx, sc, task.ID); err != nil {
+					errs <- fmt.Errorf("GetTask right after CreateTask returned: %w", err)
+					return
+				}
+				if _, err := b.UpdateStatus(ctx, sc, task.ID, Snapshot{Status: StatusCompleted}); err != nil {
+					errs <- err
+					return
+				}
+				if got, err := b.GetTask(ctx, sc, task.ID); err != nil || got.Status != StatusCompleted {
+					errs <- fmt.Errorf("GetTask after a terminal update = %v, %v", got.Status, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
 	}
 }
