@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	bopts "github.com/dgraph-io/badger/v4/options"
 )
 
 // Key layout (all keys are prefixed by one letter and a slash):
@@ -70,6 +71,24 @@ func expiryKey(at time.Time, id string) []byte {
 	return append(k, id...)
 }
 
+// storeOptions are the Badger options the store is written with (Verify
+// reads tables with the same block size and compression).
+func storeOptions(dir string) badger.Options {
+	return badger.DefaultOptions(dir).
+		WithMetricsEnabled(false).
+		// Check each block against its checksum when it is read, and values
+		// in the value log too: a damaged read is an error, not wrong data.
+		WithChecksumVerificationMode(bopts.OnBlockRead).
+		WithVerifyValueChecksum(true).
+		// The index is small records; keep the footprint modest on shared hosts.
+		WithMemTableSize(16 << 20).
+		WithNumMemtables(2).
+		WithBlockCacheSize(16 << 20).
+		WithValueLogFileSize(64 << 20).
+		WithNumCompactors(2).
+		WithNumGoroutines(2)
+}
+
 // Badger is the default Store, embedded in the bridge's --data-dir. It also
 // implements Admin.
 type Badger struct {
@@ -101,18 +120,21 @@ func OpenBadger(dir string, opts ...Option) (*Badger, error) {
 			return nil, fmt.Errorf("sessionmap: no store in %s (is --data-dir right?): %w", dir, err)
 		}
 	}
-	bo := badger.DefaultOptions(dir).
+	// Refuse a damaged store up front, naming the file, rather than serve or
+	// list from it with records silently missing.
+	if _, err := os.Stat(filepath.Join(dir, badger.ManifestFilename)); err == nil {
+		rep, err := Verify(dir)
+		if err != nil {
+			return nil, err
+		}
+		if err := rep.Err(); err != nil {
+			return nil, err
+		}
+	}
+	bo := storeOptions(dir).
 		WithSyncWrites(o.syncWrites). // every commit batch is fsynced before its writers return (README fact 7)
 		WithReadOnly(o.readOnly).
-		WithLogger(badgerLogger{o.logger}).
-		WithMetricsEnabled(false).
-		// The index is small records; keep the footprint modest on shared hosts.
-		WithMemTableSize(16 << 20).
-		WithNumMemtables(2).
-		WithBlockCacheSize(16 << 20).
-		WithValueLogFileSize(64 << 20).
-		WithNumCompactors(2).
-		WithNumGoroutines(2)
+		WithLogger(badgerLogger{l: o.logger, dir: dir, debug: o.storeDebug})
 	db, err := badger.OpenManaged(bo) // timestamps come from txnClock (commit.go)
 	if err != nil {
 		return nil, openError(dir, o.readOnly, err)
@@ -991,19 +1013,31 @@ func (b *Badger) LookupTask(ctx context.Context, id string) (Task, error) {
 	return t, err
 }
 
-// badgerLogger sends Badger's log lines to slog. Its info lines (compaction,
-// replay) are routine, so they go to debug.
-type badgerLogger struct{ l *slog.Logger }
+// badgerLogger sends Badger's log lines to slog. Its info and debug lines
+// (compaction, flushes, replay) are internals an operator rarely needs, so
+// they are dropped unless asked for (WithStoreDebugLog, TASKSBRIDGE_LOG_STORE=debug),
+// and then logged at debug. Warnings and errors always reach the log.
+type badgerLogger struct {
+	l     *slog.Logger
+	dir   string
+	debug bool
+}
 
 func (g badgerLogger) Errorf(f string, a ...any) {
-	g.l.Error("badger: " + strings.TrimSpace(fmt.Sprintf(f, a...)))
+	g.l.Error("store engine error: "+badgerLine(f, a), "data_dir", g.dir)
 }
 func (g badgerLogger) Warningf(f string, a ...any) {
-	g.l.Warn("badger: " + strings.TrimSpace(fmt.Sprintf(f, a...)))
+	g.l.Warn("store engine warning: "+badgerLine(f, a), "data_dir", g.dir)
 }
 func (g badgerLogger) Infof(f string, a ...any) {
-	g.l.Debug("badger: " + strings.TrimSpace(fmt.Sprintf(f, a...)))
+	if g.debug {
+		g.l.Debug("badger: "+badgerLine(f, a), "data_dir", g.dir)
+	}
 }
 func (g badgerLogger) Debugf(f string, a ...any) {
-	g.l.Debug("badger: " + strings.TrimSpace(fmt.Sprintf(f, a...)))
+	if g.debug {
+		g.l.Debug("badger: "+badgerLine(f, a), "data_dir", g.dir)
+	}
 }
+
+func badgerLine(f string, a []any) string { return strings.TrimSpace(fmt.Sprintf(f, a...)) }

@@ -412,3 +412,79 @@ func TestBadgerReadAfterConcurrentWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// writeClosedStore writes n tasks and closes the store, so that they sit in
+// a table file; it returns the table files.
+func writeClosedStore(t *testing.T, dir string, n int) []string {
+	t.Helper()
+	clk := newManualClock()
+	b := openTest(t, dir, clk)
+	sc := Scope{Session: "s"}
+	for i := range n {
+		if err := b.CreateTask(context.Background(), testTask(sc, clk.Now().Add(time.Duration(i)*time.Millisecond))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ssts, err := filepath.Glob(filepath.Join(dir, "*.sst"))
+	if err != nil || len(ssts) == 0 {
+		t.Fatalf("no table file written: %v %v", ssts, err)
+	}
+	return ssts
+}
+
+// Damaged data is never silent: 64 zero bytes anywhere in a table file make
+// Verify name the file and OpenBadger (read-write and read-only) refuse the
+// store with ErrDamaged naming it, instead of listing what it can still read.
+func TestBadgerDamagedTable(t *testing.T) {
+	clean := t.TempDir()
+	writeClosedStore(t, clean, 93)
+	if rep, err := Verify(clean); err != nil || rep.Err() != nil || rep.Tables == 0 {
+		t.Fatalf("Verify(clean store) = %+v, %v", rep, err)
+	}
+	for _, at := range []string{"start", "middle", "end"} {
+		t.Run(at, func(t *testing.T) {
+			dir := t.TempDir()
+			sst := writeClosedStore(t, dir, 93)[0]
+			st, err := os.Stat(sst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			off := map[string]int64{"start": 0, "middle": st.Size() / 2, "end": st.Size() - 64}[at]
+			f, err := os.OpenFile(sst, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.WriteAt(make([]byte, 64), off); err != nil {
+				t.Fatal(err)
+			}
+			_ = f.Close()
+			name := filepath.Base(sst)
+
+			rep, err := Verify(dir)
+			if err != nil {
+				t.Fatalf("Verify: %v", err)
+			}
+			if len(rep.Damaged) != 1 || rep.Damaged[0].File != name {
+				t.Fatalf("Verify damaged = %+v, want %s", rep.Damaged, name)
+			}
+			for _, ro := range []bool{false, true} {
+				opts := []Option{WithGCInterval(0), WithLogger(discard())}
+				if ro {
+					opts = append(opts, ReadOnly())
+				}
+				b, err := OpenBadger(dir, opts...)
+				if err == nil {
+					all, lerr := b.AllTasks(context.Background(), TaskFilter{})
+					_ = b.Close()
+					t.Fatalf("OpenBadger(readOnly=%v) of a damaged store succeeded (lists %d tasks, %v)", ro, len(all), lerr)
+				}
+				if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), name) {
+					t.Fatalf("OpenBadger(readOnly=%v) = %v, want ErrDamaged naming %s", ro, err, name)
+				}
+			}
+		})
+	}
+}
