@@ -488,3 +488,72 @@ func TestBadgerDamagedTable(t *testing.T) {
 		})
 	}
 }
+
+// syncBuffer is a log sink safe for Badger's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// At debug level the log carries the bridge's own lines, not Badger's
+// internals (compactions, flushes, replay), unless those are asked for;
+// Badger's warnings and errors always reach it.
+func TestBadgerLogQuietUnlessAsked(t *testing.T) {
+	run := func(opts ...Option) string {
+		var buf syncBuffer
+		l := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		dir := t.TempDir()
+		for range 2 { // create, then reopen and replay
+			b, err := OpenBadger(dir, append([]Option{WithGCInterval(0), WithLogger(l)}, opts...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.CreateTask(context.Background(), testTask(Scope{Session: "s"}, time.Now())); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return buf.String()
+	}
+	t.Setenv(StoreLogEnv, "")
+	if out := run(); strings.Contains(out, "badger") {
+		t.Fatalf("Badger internals logged without being asked for:\n%s", out)
+	}
+	if out := run(WithStoreDebugLog(true)); !strings.Contains(out, "level=DEBUG msg=\"badger: ") {
+		t.Fatalf("WithStoreDebugLog(true) logged no Badger line:\n%s", out)
+	}
+	t.Setenv(StoreLogEnv, "debug")
+	if out := run(); !strings.Contains(out, "level=DEBUG msg=\"badger: ") {
+		t.Fatalf("%s=debug logged no Badger line:\n%s", StoreLogEnv, out)
+	}
+
+	var buf syncBuffer
+	g := badgerLogger{l: slog.New(slog.NewTextHandler(&buf, nil)), dir: "d"}
+	g.Warningf("Block cache might be too small\n")
+	g.Errorf("writeRequests: %v", errors.New("disk full"))
+	g.Infof("Got compaction priority")
+	out := buf.String()
+	for _, want := range []string{`level=WARN msg="store engine warning: Block cache might be too small" data_dir=d`,
+		`level=ERROR msg="store engine error: writeRequests: disk full" data_dir=d`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "compaction") {
+		t.Errorf("info line logged without being asked for:\n%s", out)
+	}
+}
