@@ -3,6 +3,11 @@ package sessionmap
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/dgraph-io/badger/v4"
@@ -12,23 +17,25 @@ import (
 //
 // Badger's own transaction timestamps make every new transaction, read or
 // write, wait until all commits already handed a timestamp are applied, and
-// with SyncWrites that includes their fsync. Reads then queue behind a
-// writer's fsync, and concurrent writers barely share one: each new writer
-// first waits for the others.
+// with SyncWrites that includes their fsync; its SyncWrites also syncs the log
+// once per transaction, not once per batch. Reads then queue behind a
+// writer's fsync, and concurrent writers each pay for their own.
 //
-// The store therefore runs Badger in managed mode and hands out timestamps
-// itself (txnClock). A transaction reads at the newest timestamp below which
-// every commit has returned from Badger, which with SyncWrites means it is
-// fsynced: readers never wait and never see a write that a crash could still
-// take back (architecture invariant 1: no handle before it is durable, and no
-// status a client saw can move back). Writers commit without waiting for each
-// other, so Badger's single write goroutine collects every commit that arrives
-// during one fsync into the next batch: one fsync for all of them. Each writer
-// returns only when its own batch is synced.
+// The store therefore runs Badger in managed mode without SyncWrites and
+// does both jobs itself. txnClock hands out timestamps; a transaction reads at
+// the newest timestamp below which every commit is durable, so readers never
+// wait and never see a write that a crash could still take back (architecture
+// invariant 1: no handle before it is durable, and no status a client saw can
+// move back). groupSync makes commits durable: a writer whose commit Badger
+// has applied waits for one fsync that started after that, and whoever finds
+// none running starts it for everyone waiting. One fsync thus covers every
+// commit applied while the previous one ran, and each writer returns only
+// once its own data is on disk.
 
 // txnClock is the timestamp oracle of a managed-mode Badger.
 type txnClock struct {
-	db *badger.DB
+	db   *badger.DB
+	sync *groupSync // nil: commits are not fsynced (WithSyncWrites(false), benchmarks only)
 
 	commitMu sync.Mutex // orders timestamp assignment with the hand-off to Badger's write channel
 
@@ -42,9 +49,9 @@ type txnClock struct {
 	readOnly  bool
 }
 
-func newTxnClock(db *badger.DB, readOnly bool) *txnClock {
+func newTxnClock(db *badger.DB, gs *groupSync, readOnly bool) *txnClock {
 	last := db.MaxVersion()
-	return &txnClock{db: db, next: last + 1, doneUntil: last, discard: 0, readOnly: readOnly,
+	return &txnClock{db: db, sync: gs, next: last + 1, doneUntil: last, readOnly: readOnly,
 		finished: map[uint64]bool{}, advanced: make(chan struct{}), reads: map[uint64]int{}}
 }
 
@@ -83,8 +90,8 @@ func (c *txnClock) end(txn *badger.Txn, readTs uint64) {
 	}
 }
 
-// commit hands txn to Badger under the next timestamp and waits until its
-// batch is written and, with SyncWrites, fsynced.
+// commit hands txn to Badger under the next timestamp and waits until it is
+// applied and fsynced.
 func (c *txnClock) commit(txn *badger.Txn) error {
 	res := make(chan error, 1)
 	c.commitMu.Lock()
@@ -93,12 +100,15 @@ func (c *txnClock) commit(txn *badger.Txn) error {
 	c.next++
 	c.mu.Unlock()
 	// CommitAt with a callback checks conflicts and queues the write before
-	// returning; the fsync wait happens in the callback. Holding commitMu over
+	// returning; the callback runs once Badger has applied it. Holding commitMu over
 	// that keeps timestamp order and queue order the same, as Badger's own
 	// oracle does, so conflict checks see every earlier-stamped commit.
 	_ = txn.CommitAt(ts, func(err error) { res <- err })
 	c.commitMu.Unlock()
 	err := <-res
+	if err == nil && c.sync != nil {
+		err = c.sync.wait()
+	}
 	c.finish(ts)
 	// Commits return in batch order, but their callbacks race: wait until
 	// every earlier-stamped commit has returned too, so that a read right
@@ -178,4 +188,108 @@ func (b *Badger) update(ctx context.Context, fn func(*badger.Txn) error) error {
 			return err
 		}
 	}
+}
+
+// groupSync makes applied commits durable with as few fsyncs as possible.
+type groupSync struct {
+	db  *badger.DB
+	dir string
+
+	mu        sync.Mutex
+	cond      *sync.Cond
+	started   uint64 // fsync rounds started
+	completed uint64 // rounds finished (they run one at a time)
+	running   bool
+	err       error           // sticky: after a failed fsync nothing is acknowledged any more
+	logs      map[string]bool // memtable log files seen by the last round
+}
+
+func newGroupSync(db *badger.DB, dir string) *groupSync {
+	g := &groupSync{db: db, dir: dir, logs: map[string]bool{}}
+	g.cond = sync.NewCond(&g.mu)
+	return g
+}
+
+// wait returns once an fsync round that started after the call has finished.
+func (g *groupSync) wait() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	// A round already running may have started before our data was applied.
+	need := g.started + 1
+	for g.completed < need && g.err == nil {
+		if g.running {
+			g.cond.Wait()
+			continue
+		}
+		g.running = true
+		g.started++
+		round := g.started
+		g.mu.Unlock()
+		err := g.syncAll()
+		g.mu.Lock()
+		g.running = false
+		g.completed = round
+		if err != nil {
+			// After a failed fsync the kernel may have dropped the dirty
+			// pages: nothing written since can be called durable.
+			g.err = fmt.Errorf("sessionmap: writing %s to disk failed, so nothing more is accepted; "+
+				"check the disk, then restart the bridge: %w", g.dir, err)
+		}
+		g.cond.Broadcast()
+	}
+	return g.err
+}
+
+// syncAll fsyncs everything a commit applied since the last round may be in.
+// Badger's Sync covers the active memtable's log and the value log. A
+// memtable that filled up meanwhile is still only in its own, older log until
+// it is flushed to a (synced) table file, so those logs are synced too, and
+// the directory when a log file is new.
+func (g *groupSync) syncAll() error {
+	if err := g.db.Sync(); err != nil {
+		return err
+	}
+	ents, err := os.ReadDir(g.dir)
+	if err != nil {
+		return err
+	}
+	var logs []string
+	newest := int64(-1)
+	for _, e := range ents {
+		if id, ok := strings.CutSuffix(e.Name(), ".mem"); ok {
+			if n, err := strconv.ParseInt(id, 10, 64); err == nil {
+				logs = append(logs, e.Name())
+				newest = max(newest, n)
+			}
+		}
+	}
+	fresh := false
+	seen := make(map[string]bool, len(logs))
+	for _, name := range logs {
+		seen[name] = true
+		fresh = fresh || !g.logs[name]
+		if n, _ := strconv.ParseInt(strings.TrimSuffix(name, ".mem"), 10, 64); n == newest {
+			continue // the active log: db.Sync did it
+		}
+		if err := fsyncPath(filepath.Join(g.dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err // (a log that vanished was flushed to a synced table file)
+		}
+	}
+	g.logs = seen
+	if fresh {
+		return fsyncPath(g.dir)
+	}
+	return nil
+}
+
+func fsyncPath(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
