@@ -390,3 +390,29 @@ func BenchmarkCreateTaskGroupCommit(b *testing.B) {
 	b.ReportMetric(many, "p99-8writers-µs")
 	b.ReportMetric(many/max(one, 1), "p99-ratio")
 }
+
+// BenchmarkVerify10k: one op = the integrity check every open runs first,
+// over a store holding 10,000 tasks.
+//
+//	go test -run '^$' -bench Verify10k -benchtime 20x ./sessionmap/
+func BenchmarkVerify10k(b *testing.B) {
+	dir := b.TempDir()
+	s := benchStore(b, dir, sessionmap.WithSyncWrites(false))
+	base := time.Now()
+	populate(b, s, sessionmap.Scope{Session: "v"}, 10_000, func(i int) time.Time { return base.Add(time.Duration(i)) })
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	var lat latencies
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		rep, err := sessionmap.Verify(dir)
+		lat.add(time.Since(start))
+		if err != nil || rep.Err() != nil || rep.Tables == 0 {
+			b.Fatalf("Verify = %+v, %v", rep, err)
+		}
+	}
+	b.StopTimer()
+	lat.report(b)
+}

@@ -24,9 +24,9 @@ import (
 // The store therefore runs Badger in managed mode without SyncWrites and
 // does both jobs itself. txnClock hands out timestamps; a transaction reads at
 // the newest timestamp below which every commit is durable, so readers never
-// wait and never see a write that a crash could still take back (architecture
-// invariant 1: no handle before it is durable, and no status a client saw can
-// move back). groupSync makes commits durable: a writer whose commit Badger
+// wait and never see a write that a crash could still take back (invariant 1,
+// README fact 7: no handle before it is durable; and no status a client saw
+// can move back after a restart). groupSync makes commits durable: a writer whose commit Badger
 // has applied waits for one fsync that started after that, and whoever finds
 // none running starts it for everyone waiting. One fsync thus covers every
 // commit applied while the previous one ran, and each writer returns only
@@ -34,8 +34,8 @@ import (
 
 // txnClock is the timestamp oracle of a managed-mode Badger.
 type txnClock struct {
-	db   *badger.DB
-	sync *groupSync // nil: commits are not fsynced (WithSyncWrites(false), benchmarks only)
+	db      *badger.DB
+	durable *groupSync // nil: commits are not fsynced (WithSyncWrites(false), benchmarks only)
 
 	commitMu sync.Mutex // orders timestamp assignment with the hand-off to Badger's write channel
 
@@ -51,7 +51,7 @@ type txnClock struct {
 
 func newTxnClock(db *badger.DB, gs *groupSync, readOnly bool) *txnClock {
 	last := db.MaxVersion()
-	return &txnClock{db: db, sync: gs, next: last + 1, doneUntil: last, readOnly: readOnly,
+	return &txnClock{db: db, durable: gs, next: last + 1, doneUntil: last, readOnly: readOnly,
 		finished: map[uint64]bool{}, advanced: make(chan struct{}), reads: map[uint64]int{}}
 }
 
@@ -106,8 +106,8 @@ func (c *txnClock) commit(txn *badger.Txn) error {
 	_ = txn.CommitAt(ts, func(err error) { res <- err })
 	c.commitMu.Unlock()
 	err := <-res
-	if err == nil && c.sync != nil {
-		err = c.sync.wait()
+	if err == nil && c.durable != nil {
+		err = c.durable.wait()
 	}
 	c.finish(ts)
 	// Commits return in batch order, but their callbacks race: wait until
