@@ -489,31 +489,18 @@ func TestBadgerDamagedTable(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink safe for Badger's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // At debug level the log carries the bridge's own lines, not Badger's
 // internals (compactions, flushes, replay), unless those are asked for;
 // Badger's warnings and errors always reach it.
 func TestBadgerLogQuietUnlessAsked(t *testing.T) {
 	run := func(opts ...Option) string {
-		var buf syncBuffer
-		l := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		// A file: Badger logs from its own goroutines.
+		logf, err := os.Create(filepath.Join(t.TempDir(), "log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer logf.Close()
+		l := slog.New(slog.NewTextHandler(logf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		dir := t.TempDir()
 		for range 2 { // create, then reopen and replay
 			b, err := OpenBadger(dir, append([]Option{WithGCInterval(0), WithLogger(l)}, opts...)...)
@@ -527,7 +514,11 @@ func TestBadgerLogQuietUnlessAsked(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		return buf.String()
+		out, err := os.ReadFile(logf.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
 	}
 	t.Setenv(StoreLogEnv, "")
 	if out := run(); strings.Contains(out, "badger") {
@@ -541,7 +532,7 @@ func TestBadgerLogQuietUnlessAsked(t *testing.T) {
 		t.Fatalf("%s=debug logged no Badger line:\n%s", StoreLogEnv, out)
 	}
 
-	var buf syncBuffer
+	var buf strings.Builder
 	g := badgerLogger{l: slog.New(slog.NewTextHandler(&buf, nil)), dir: "d"}
 	g.Warningf("Block cache might be too small\n")
 	g.Errorf("writeRequests: %v", errors.New("disk full"))
