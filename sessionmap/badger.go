@@ -115,14 +115,13 @@ var (
 // other but not with a running bridge.
 func OpenBadger(dir string, opts ...Option) (*Badger, error) {
 	o := buildOptions(opts)
-	if o.readOnly {
-		if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
-			return nil, fmt.Errorf("sessionmap: no store in %s (is --data-dir right?): %w", dir, err)
-		}
+	_, statErr := os.Stat(filepath.Join(dir, badger.ManifestFilename))
+	if o.readOnly && statErr != nil {
+		return nil, fmt.Errorf("sessionmap: no store in %s (is --data-dir right?): %w", dir, statErr)
 	}
 	// Refuse a damaged store up front, naming the file, rather than serve or
 	// list from it with records silently missing.
-	if _, err := os.Stat(filepath.Join(dir, badger.ManifestFilename)); err == nil {
+	if statErr == nil {
 		rep, err := Verify(dir)
 		if err != nil {
 			return nil, err
