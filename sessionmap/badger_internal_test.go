@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -546,5 +547,76 @@ func TestBadgerLogQuietUnlessAsked(t *testing.T) {
 	}
 	if strings.Contains(out, "compaction") {
 		t.Errorf("info line logged without being asked for:\n%s", out)
+	}
+}
+
+// Group commit, shown without timing: while one fsync round is held, a
+// writer's task is neither acknowledged nor visible, reads of other records
+// do not wait, and the seven writers that queue up meanwhile all return
+// after one more round (two rounds for eight commits).
+func TestBadgerGroupCommit(t *testing.T) {
+	clk := newManualClock()
+	b := openTest(t, t.TempDir(), clk)
+	defer b.Close()
+	ctx := context.Background()
+	sc := Scope{Session: "s"}
+	old := testTask(sc, clk.Now())
+	if err := b.CreateTask(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+
+	g := b.clock.durable
+	var rounds atomic.Int32
+	roundStarted, release := make(chan struct{}), make(chan struct{})
+	waiting := make(chan struct{}, 16)
+	g.testWaiting = func() { waiting <- struct{}{} }
+	g.testRound = func() {
+		if rounds.Add(1) == 1 {
+			close(roundStarted)
+			<-release
+		}
+	}
+	type created struct {
+		id  string
+		err error
+	}
+	returned := make(chan created, 8)
+	create := func() {
+		task := testTask(sc, clk.Now())
+		returned <- created{task.ID, b.CreateTask(ctx, task)}
+	}
+	first := testTask(sc, clk.Now())
+	go func() { returned <- created{first.ID, b.CreateTask(ctx, first)} }()
+	<-roundStarted
+	<-waiting
+	for range 7 {
+		go create()
+	}
+	for range 7 {
+		<-waiting
+	}
+	select {
+	case c := <-returned:
+		t.Fatalf("CreateTask returned (%v) while its fsync round was still running", c.err)
+	default:
+	}
+	if _, err := b.GetTask(ctx, sc, old.ID); err != nil {
+		t.Fatalf("read of a durable task while a round runs: %v", err)
+	}
+	if _, err := b.GetTask(ctx, sc, first.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a task not yet fsynced is visible to reads: %v", err)
+	}
+	close(release)
+	for range 8 {
+		c := <-returned
+		if c.err != nil {
+			t.Fatal(c.err)
+		}
+		if _, err := b.GetTask(ctx, sc, c.id); err != nil {
+			t.Fatalf("acknowledged task not readable: %v", err)
+		}
+	}
+	if n := rounds.Load(); n != 2 {
+		t.Fatalf("%d fsync rounds for 8 concurrent commits, want 2 (the held one and one shared by the other 7)", n)
 	}
 }

@@ -202,6 +202,9 @@ type groupSync struct {
 	running   bool
 	err       error           // sticky: after a failed fsync nothing is acknowledged any more
 	logs      map[string]bool // memtable log files seen by the last round
+
+	testWaiting func() // tests: a commit is about to wait for a round
+	testRound   func() // tests: a round starts (before it syncs)
 }
 
 func newGroupSync(db *badger.DB, dir string) *groupSync {
@@ -212,6 +215,9 @@ func newGroupSync(db *badger.DB, dir string) *groupSync {
 
 // wait returns once an fsync round that started after the call has finished.
 func (g *groupSync) wait() error {
+	if g.testWaiting != nil {
+		g.testWaiting()
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	// A round already running may have started before our data was applied.
@@ -225,6 +231,9 @@ func (g *groupSync) wait() error {
 		g.started++
 		round := g.started
 		g.mu.Unlock()
+		if g.testRound != nil {
+			g.testRound()
+		}
 		err := g.syncAll()
 		g.mu.Lock()
 		g.running = false
