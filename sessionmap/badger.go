@@ -210,8 +210,8 @@ func (b *Badger) init() error {
 		b.secret = secret // a store that never listed has no cursors to honour
 		return nil
 	}
-	err = b.update(context.Background(), func(txn *badger.Txn) error {
-		if v, err := getValue(txn, keySecret); err == nil && len(v) == secretLen {
+	err = b.update(context.Background(), func(txn *wtxn) error {
+		if v, err := getValue(txn.Txn, keySecret); err == nil && len(v) == secretLen {
 			b.secret = v
 			return nil
 		}
@@ -295,7 +295,7 @@ func taskPhysicalExpiry(b *Badger, t Task, now time.Time) uint64 {
 	return b.physicalExpiry(at, now)
 }
 
-func setWithExpiry(txn *badger.Txn, key, val []byte, exp uint64) error {
+func setWithExpiry(txn *wtxn, key, val []byte, exp uint64) error {
 	e := badger.NewEntry(key, val)
 	e.ExpiresAt = exp
 	return txn.SetEntry(e)
@@ -318,8 +318,8 @@ func (b *Badger) CreateSession(ctx context.Context, s Session) error {
 	if err != nil {
 		return err
 	}
-	err = b.update(ctx, func(txn *badger.Txn) error {
-		if old, err := b.loadSession(txn, s.ID); err == nil && !sessionExpired(old, now) {
+	err = b.update(ctx, func(txn *wtxn) error {
+		if old, err := b.loadSession(txn.Txn, s.ID); err == nil && !sessionExpired(old, now) {
 			return fmt.Errorf("%w: session", ErrExists)
 		} else if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrCorrupt) {
 			return err
@@ -378,8 +378,8 @@ func (b *Badger) TouchSession(ctx context.Context, sc Scope, logLevel *string) (
 	}
 	defer done()
 	var s Session
-	err = b.update(ctx, func(txn *badger.Txn) error {
-		cur, err := b.visibleSession(txn, sc)
+	err = b.update(ctx, func(txn *wtxn) error {
+		cur, err := b.visibleSession(txn.Txn, sc)
 		if err != nil {
 			return err
 		}
@@ -404,8 +404,8 @@ func (b *Badger) DeleteSession(ctx context.Context, sc Scope) error {
 		return err
 	}
 	defer done()
-	return b.update(ctx, func(txn *badger.Txn) error {
-		if _, err := b.visibleSession(txn, sc); err != nil {
+	return b.update(ctx, func(txn *wtxn) error {
+		if _, err := b.visibleSession(txn.Txn, sc); err != nil {
 			return err
 		}
 		return txn.Delete(sessionKey(sc.Session))
@@ -430,7 +430,7 @@ func (b *Badger) CreateTask(ctx context.Context, t Task) error {
 		return err
 	}
 	exp := taskPhysicalExpiry(b, t, now)
-	err = b.update(ctx, func(txn *badger.Txn) error {
+	err = b.update(ctx, func(txn *wtxn) error {
 		if _, err := txn.Get(taskKey(t.ID)); err == nil {
 			return fmt.Errorf("%w: task", ErrExists)
 		} else if !errors.Is(err, badger.ErrKeyNotFound) {
@@ -516,8 +516,8 @@ func (b *Badger) mutateTask(ctx context.Context, sc Scope, id string,
 	}
 	defer done()
 	var out Task
-	err = b.update(ctx, func(txn *badger.Txn) error {
-		cur, exp, err := b.visibleTask(txn, sc, id)
+	err = b.update(ctx, func(txn *wtxn) error {
+		cur, exp, err := b.visibleTask(txn.Txn, sc, id)
 		if err != nil {
 			return err
 		}
@@ -626,7 +626,7 @@ func (b *Badger) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor s
 }
 
 // deleteTaskTxn removes a task record and its index entries.
-func deleteTaskTxn(txn *badger.Txn, t Task) error {
+func deleteTaskTxn(txn *wtxn, t Task) error {
 	keys := [][]byte{taskKey(t.ID), listKey(t), ownerKey(t)}
 	if at, ok := t.ExpiresAt(); ok {
 		keys = append(keys, expiryKey(at, t.ID))
@@ -670,7 +670,7 @@ func (b *Badger) scanPrefix(prefix, stop []byte, limit int) ([]kv, error) {
 // value holds the task's list and owner keys, so the common case deletes
 // without decoding the record; TTLs never change, so a due entry means an
 // expired task.
-func (b *Badger) collectOne(txn *badger.Txn, e kv, now time.Time) (bool, error) {
+func (b *Badger) collectOne(txn *wtxn, e kv, now time.Time) (bool, error) {
 	id := string(e.key[len(expiryPrefix)+8:])
 	if lk, ok := splitIndexKeys(e.value, id); ok {
 		for _, k := range [][]byte{taskKey(id), lk[0], lk[1], e.key} {
@@ -681,7 +681,7 @@ func (b *Badger) collectOne(txn *badger.Txn, e kv, now time.Time) (bool, error) 
 		return true, nil
 	}
 	// An entry without usable keys: fall back to the record.
-	t, _, err := b.loadTask(txn, id)
+	t, _, err := b.loadTask(txn.Txn, id)
 	switch {
 	case err == nil && t.Expired(now):
 		return true, deleteTaskTxn(txn, t)
@@ -745,11 +745,11 @@ func (b *Badger) DeleteSessionTasks(ctx context.Context, sc Scope) (int, error) 
 			return total, err
 		}
 		n := 0
-		err = b.update(ctx, func(txn *badger.Txn) error {
+		err = b.update(ctx, func(txn *wtxn) error {
 			n = 0
 			for _, k := range keys {
 				id := string(k[len(prefix):])
-				t, _, err := b.loadTask(txn, id)
+				t, _, err := b.loadTask(txn.Txn, id)
 				if err == nil && t.Scope == sc {
 					if err := deleteTaskTxn(txn, t); err != nil {
 						return err
@@ -805,7 +805,7 @@ func (b *Badger) CollectExpired(ctx context.Context) (GCResult, error) {
 			break
 		}
 		n := 0
-		err = b.update(ctx, func(txn *badger.Txn) error {
+		err = b.update(ctx, func(txn *wtxn) error {
 			n = 0
 			for _, e := range entries {
 				removed, err := b.collectOne(txn, e, now)
@@ -853,10 +853,10 @@ func (b *Badger) collectSessions(ctx context.Context, now time.Time) (int, error
 	}
 	total := 0
 	for chunk := range slices.Chunk(expired, gcBatch) {
-		err := b.update(ctx, func(txn *badger.Txn) error {
+		err := b.update(ctx, func(txn *wtxn) error {
 			for _, k := range chunk {
 				// Re-check: the session may have been touched since the scan.
-				v, err := getValue(txn, k)
+				v, err := getValue(txn.Txn, k)
 				if errors.Is(err, badger.ErrKeyNotFound) {
 					continue
 				}

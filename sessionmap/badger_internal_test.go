@@ -14,8 +14,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/dgraph-io/badger/v4"
 )
 
 type manualClock struct {
@@ -168,7 +166,7 @@ func TestBadgerCorruptRecord(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			put := func(key []byte) {
-				if err := b.update(context.Background(), func(txn *badger.Txn) error { return txn.Set(key, tc.value) }); err != nil {
+				if err := b.update(context.Background(), func(txn *wtxn) error { return txn.Set(key, tc.value) }); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -335,7 +333,7 @@ func TestOpenUnsupportedLayout(t *testing.T) {
 	dir := t.TempDir()
 	clk := newManualClock()
 	b := openTest(t, dir, clk)
-	if err := b.update(context.Background(), func(txn *badger.Txn) error { return txn.Set(keyFormat, []byte("99")) }); err != nil {
+	if err := b.update(context.Background(), func(txn *wtxn) error { return txn.Set(keyFormat, []byte("99")) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Close(); err != nil {
@@ -618,5 +616,49 @@ func TestBadgerGroupCommit(t *testing.T) {
 	}
 	if n := rounds.Load(); n != 2 {
 		t.Fatalf("%d fsync rounds for 8 concurrent commits, want 2 (the held one and one shared by the other 7)", n)
+	}
+}
+
+// A read-write operation that changes nothing (an unchanged poll, a touch
+// within the granularity, answers already recorded) costs no fsync round.
+func TestBadgerNoOpUpdateNoSync(t *testing.T) {
+	clk := newManualClock()
+	b := openTest(t, t.TempDir(), clk)
+	defer b.Close()
+	ctx := context.Background()
+	sc := Scope{Session: "s"}
+	if err := b.CreateSession(ctx, Session{ID: "s", Era: EraLegacy}); err != nil {
+		t.Fatal(err)
+	}
+	task := testTask(sc, clk.Now())
+	if err := b.CreateTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	snap := Snapshot{Status: StatusWorking, StatusMessage: "busy"}
+	if _, err := b.UpdateStatus(ctx, sc, task.ID, snap); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.RecordAnswered(ctx, sc, task.ID, []string{"k1"}); err != nil {
+		t.Fatal(err)
+	}
+	var rounds atomic.Int32
+	b.clock.durable.testRound = func() { rounds.Add(1) }
+	if _, err := b.UpdateStatus(ctx, sc, task.ID, snap); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.TouchSession(ctx, sc, nil); err != nil {
+		t.Fatal(err)
+	}
+	if fresh, err := b.RecordAnswered(ctx, sc, task.ID, []string{"k1"}); err != nil || len(fresh) != 0 {
+		t.Fatalf("RecordAnswered again = %v, %v", fresh, err)
+	}
+	if n := rounds.Load(); n != 0 {
+		t.Fatalf("%d fsync rounds for operations that wrote nothing", n)
+	}
+	if _, err := b.UpdateStatus(ctx, sc, task.ID, Snapshot{Status: StatusCompleted}); err != nil {
+		t.Fatal(err)
+	}
+	if n := rounds.Load(); n != 1 {
+		t.Fatalf("%d fsync rounds for one terminal update, want 1", n)
 	}
 }

@@ -168,16 +168,40 @@ func (b *Badger) view(fn func(*badger.Txn) error) error {
 	return fn(txn)
 }
 
+// wtxn is a read-write transaction that remembers whether it wrote: one
+// that did not (an unchanged poll, a touch within the granularity) has
+// nothing to make durable and must not cost an fsync round.
+type wtxn struct {
+	*badger.Txn
+	wrote bool
+}
+
+func (w *wtxn) Set(key, val []byte) error {
+	w.wrote = true
+	return w.Txn.Set(key, val)
+}
+
+func (w *wtxn) SetEntry(e *badger.Entry) error {
+	w.wrote = true
+	return w.Txn.SetEntry(e)
+}
+
+func (w *wtxn) Delete(key []byte) error {
+	w.wrote = true
+	return w.Txn.Delete(key)
+}
+
 // update runs fn in a read-write transaction and commits it durably,
 // retrying on conflicts with concurrent writers (fn must be repeatable).
-func (b *Badger) update(ctx context.Context, fn func(*badger.Txn) error) error {
+func (b *Badger) update(ctx context.Context, fn func(*wtxn) error) error {
 	if b.opt.readOnly {
 		return ErrReadOnly
 	}
 	for attempt := 0; ; attempt++ {
 		txn, ts := b.clock.begin(true)
-		err := fn(txn)
-		if err == nil {
+		w := &wtxn{Txn: txn}
+		err := fn(w)
+		if err == nil && w.wrote {
 			err = b.clock.commit(txn)
 		}
 		b.clock.end(txn, ts)
