@@ -903,9 +903,18 @@ func (b *Badger) gcLoop(every time.Duration) {
 		if b.opt.gcHook != nil {
 			b.opt.gcHook(res)
 		}
-		// Values are small and live in the LSM tree, so this rarely has work.
-		if err := b.db.RunValueLogGC(0.5); err != nil && !errors.Is(err, badger.ErrNoRewrite) &&
-			!errors.Is(err, badger.ErrRejected) {
+		// Values are small and live in the LSM tree, so this rarely has work
+		// (only results of 1 MiB or more go to the value log).
+		err = b.db.RunValueLogGC(0.5)
+		switch {
+		case err == nil && b.clock.durable != nil:
+			// Badger moved live entries out of a value-log file and may have
+			// deleted it once they were applied, not synced: sync them at
+			// once, so that window is one fsync long.
+			if err := b.clock.durable.wait(); err != nil {
+				b.opt.logger.Error("sessionmap: syncing after value log GC failed", "dir", b.dir, "err", err)
+			}
+		case err != nil && !errors.Is(err, badger.ErrNoRewrite) && !errors.Is(err, badger.ErrRejected):
 			b.opt.logger.Warn("sessionmap: value log GC failed", "dir", b.dir, "err", err)
 		}
 	}

@@ -41,6 +41,7 @@ type txnClock struct {
 
 	mu        sync.Mutex
 	next      uint64          // next commit timestamp
+	visible   uint64          // transactions read here: every commit at or below it is durable or failed
 	doneUntil uint64          // every commit at or below it has returned (durable or failed)
 	finished  map[uint64]bool // returned commits above doneUntil (they finish out of order)
 	advanced  chan struct{}   // closed and replaced whenever doneUntil moves
@@ -51,7 +52,7 @@ type txnClock struct {
 
 func newTxnClock(db *badger.DB, gs *groupSync, readOnly bool) *txnClock {
 	last := db.MaxVersion()
-	return &txnClock{db: db, durable: gs, next: last + 1, doneUntil: last, readOnly: readOnly,
+	return &txnClock{db: db, durable: gs, next: last + 1, visible: last, doneUntil: last, readOnly: readOnly,
 		finished: map[uint64]bool{}, advanced: make(chan struct{}), reads: map[uint64]int{}}
 }
 
@@ -59,7 +60,7 @@ func newTxnClock(db *badger.DB, gs *groupSync, readOnly bool) *txnClock {
 // end with the returned timestamp when done with it.
 func (c *txnClock) begin(update bool) (*badger.Txn, uint64) {
 	c.mu.Lock()
-	ts := c.doneUntil
+	ts := c.visible
 	c.reads[ts]++
 	c.mu.Unlock()
 	return c.db.NewTransactionAt(ts, update), ts
@@ -80,7 +81,7 @@ func (c *txnClock) end(txn *badger.Txn, readTs uint64) {
 	// The discard point must stay at or below every open transaction's read
 	// timestamp (Badger drops conflict records and shadowed versions at or
 	// below it), and never move back (Badger asserts that).
-	d := c.doneUntil
+	d := c.visible
 	for ts := range c.reads {
 		d = min(d, ts)
 	}
@@ -106,18 +107,32 @@ func (c *txnClock) commit(txn *badger.Txn) error {
 	_ = txn.CommitAt(ts, func(err error) { res <- err })
 	c.commitMu.Unlock()
 	err := <-res
-	if err == nil && c.durable != nil {
+	if err == nil && c.durable != nil && !c.visibleAt(ts) {
 		err = c.durable.wait()
 	}
-	c.finish(ts)
-	// Commits return in batch order, but their callbacks race: wait until
-	// every earlier-stamped commit has returned too, so that a read right
-	// after this one returns sees it (read your writes).
-	c.waitDone(context.Background(), ts)
+	c.finish(ts, err == nil)
 	return err
 }
 
-func (c *txnClock) finish(ts uint64) {
+// visibleAt reports whether reads already run at or above ts: a later
+// commit's fsync round has covered this one (see finish).
+func (c *txnClock) visibleAt(ts uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.visible >= ts
+}
+
+// finish records that commit ts has returned, durable if ok.
+//
+// Badger applies commits in queue order, which commitMu makes timestamp
+// order, and the fsync round a commit waited for started after it was
+// applied. So once commit ts is durable, every earlier-stamped commit is
+// either durable too or failed without writing, whether or not its own
+// goroutine has got that far: reads may move to ts at once. Waiting for those
+// goroutines instead would make one descheduled writer delay everyone's
+// acknowledgement. A failed commit proves nothing about earlier ones, so only
+// the contiguous doneUntil moves past it.
+func (c *txnClock) finish(ts uint64, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.finished[ts] = true
@@ -127,6 +142,10 @@ func (c *txnClock) finish(ts uint64) {
 		c.doneUntil++
 		moved = true
 	}
+	if ok {
+		c.visible = max(c.visible, ts)
+	}
+	c.visible = max(c.visible, c.doneUntil)
 	if moved {
 		close(c.advanced)
 		c.advanced = make(chan struct{})
