@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -243,15 +244,15 @@ type groupSync struct {
 	started   uint64 // fsync rounds started
 	completed uint64 // rounds finished (they run one at a time)
 	running   bool
-	err       error           // sticky: after a failed fsync nothing is acknowledged any more
-	logs      map[string]bool // memtable log files seen by the last round
+	err       error // sticky: after a failed fsync nothing is acknowledged any more
+	active    int64 // newest memtable log seen by a round (-1: none yet)
 
 	testWaiting func() // tests: a commit is about to wait for a round
 	testRound   func() // tests: a round starts (before it syncs)
 }
 
 func newGroupSync(db *badger.DB, dir string) *groupSync {
-	g := &groupSync{db: db, dir: dir, logs: map[string]bool{}}
+	g := &groupSync{db: db, dir: dir, active: -1}
 	g.cond = sync.NewCond(&g.mu)
 	return g
 }
@@ -296,42 +297,47 @@ func (g *groupSync) wait() error {
 // Badger's Sync covers the active memtable's log and the value log. A
 // memtable that filled up meanwhile is still only in its own, older log until
 // it is flushed to a (synced) table file, so those logs are synced too, and
-// the directory when a log file is new.
+// the directory, which holds a new log file then.
 func (g *groupSync) syncAll() error {
 	if err := g.db.Sync(); err != nil {
 		return err
+	}
+	// Badger numbers memtable logs in sequence: while the log after the
+	// active one does not exist, no memtable has filled up since the last
+	// look (one stat instead of reading the directory every round).
+	if g.active >= 0 {
+		_, err := os.Stat(filepath.Join(g.dir, fmt.Sprintf("%05d.mem", g.active+1)))
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
 	}
 	ents, err := os.ReadDir(g.dir)
 	if err != nil {
 		return err
 	}
-	var logs []string
-	newest := int64(-1)
+	var logs []int64
 	for _, e := range ents {
 		if id, ok := strings.CutSuffix(e.Name(), ".mem"); ok {
 			if n, err := strconv.ParseInt(id, 10, 64); err == nil {
-				logs = append(logs, e.Name())
-				newest = max(newest, n)
+				logs = append(logs, n)
 			}
 		}
 	}
-	fresh := false
-	seen := make(map[string]bool, len(logs))
-	for _, name := range logs {
-		seen[name] = true
-		fresh = fresh || !g.logs[name]
-		if n, _ := strconv.ParseInt(strings.TrimSuffix(name, ".mem"), 10, 64); n == newest {
-			continue // the active log: db.Sync did it
+	if len(logs) == 0 {
+		return nil
+	}
+	newest := slices.Max(logs)
+	for _, n := range logs {
+		if n == newest {
+			continue // the active log: db.Sync did it, or it is newer than this round's data
 		}
-		if err := fsyncPath(filepath.Join(g.dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		err := fsyncPath(filepath.Join(g.dir, fmt.Sprintf("%05d.mem", n)))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err // (a log that vanished was flushed to a synced table file)
 		}
 	}
-	g.logs = seen
-	if fresh {
-		return fsyncPath(g.dir)
-	}
-	return nil
+	g.active = newest
+	return fsyncPath(g.dir)
 }
 
 func fsyncPath(path string) error {
