@@ -662,3 +662,33 @@ func TestBadgerNoOpUpdateNoSync(t *testing.T) {
 		t.Fatalf("%d fsync rounds for one terminal update, want 1", n)
 	}
 }
+
+// A round notices a memtable or value log that filled up (the next file in
+// sequence exists) with one stat, and only then reads the directory.
+func TestLogFilesRotation(t *testing.T) {
+	dir := t.TempDir()
+	touch := func(name string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := logFiles{ext: ".vlog", format: "%06d.vlog", active: -1}
+	step := func(wantMoved bool, wantActive int64) {
+		t.Helper()
+		moved, err := l.syncRotated(dir)
+		if err != nil || moved != wantMoved || l.active != wantActive {
+			t.Fatalf("syncRotated = %v, %v, active %d; want %v, active %d", moved, err, l.active, wantMoved, wantActive)
+		}
+	}
+	step(false, -1) // no log file yet
+	touch("000001.vlog")
+	step(true, 1)
+	step(false, 1)
+	touch("000003.vlog") // not the next in sequence: Badger never skips one
+	step(false, 1)
+	touch("000002.vlog")
+	step(true, 3)
+	touch("00004.mem") // another kind
+	step(false, 3)
+}

@@ -245,14 +245,17 @@ type groupSync struct {
 	completed uint64 // rounds finished (they run one at a time)
 	running   bool
 	err       error // sticky: after a failed fsync nothing is acknowledged any more
-	active    int64 // newest memtable log seen by a round (-1: none yet)
+	logs      [2]logFiles // memtable and value log files; only the running round touches them
 
 	testWaiting func() // tests: a commit is about to wait for a round
 	testRound   func() // tests: a round starts (before it syncs)
 }
 
 func newGroupSync(db *badger.DB, dir string) *groupSync {
-	g := &groupSync{db: db, dir: dir, active: -1}
+	g := &groupSync{db: db, dir: dir, logs: [2]logFiles{
+		{ext: ".mem", format: "%05d.mem", active: -1},
+		{ext: ".vlog", format: "%06d.vlog", active: -1},
+	}}
 	g.cond = sync.NewCond(&g.mu)
 	return g
 }
@@ -294,50 +297,76 @@ func (g *groupSync) wait() error {
 }
 
 // syncAll fsyncs everything a commit applied since the last round may be in.
-// Badger's Sync covers the active memtable's log and the value log. A
-// memtable that filled up meanwhile is still only in its own, older log until
-// it is flushed to a (synced) table file, so those logs are synced too, and
-// the directory, which holds a new log file then.
+// Badger's Sync covers the active memtable log and the active value log. When
+// either filled up meanwhile, Badger (without SyncWrites) moved on to a new
+// file without syncing the old one, so the files that were active since the
+// last round are synced too, and the directory, which holds a new file then.
 func (g *groupSync) syncAll() error {
 	if err := g.db.Sync(); err != nil {
 		return err
 	}
-	// Badger numbers memtable logs in sequence: while the log after the
-	// active one does not exist, no memtable has filled up since the last
-	// look (one stat instead of reading the directory every round).
-	if g.active >= 0 {
-		_, err := os.Stat(filepath.Join(g.dir, fmt.Sprintf("%05d.mem", g.active+1)))
+	moved := false
+	for i := range g.logs {
+		m, err := g.logs[i].syncRotated(g.dir)
+		if err != nil {
+			return err
+		}
+		moved = moved || m
+	}
+	if moved {
+		return fsyncPath(g.dir)
+	}
+	return nil
+}
+
+// logFiles follows one kind of Badger log file: memtable logs ("%05d.mem")
+// or value logs ("%06d.vlog"), numbered in sequence.
+type logFiles struct {
+	ext, format string
+	active      int64 // newest file seen by a round (-1: none yet)
+}
+
+// syncRotated fsyncs the files that were active since the last round but
+// are not the newest, and reports whether a new file appeared. While the
+// file after the active one does not exist nothing rotated: one stat per
+// round instead of reading the directory.
+func (l *logFiles) syncRotated(dir string) (bool, error) {
+	if l.active >= 0 {
+		_, err := os.Stat(filepath.Join(dir, fmt.Sprintf(l.format, l.active+1)))
 		if errors.Is(err, os.ErrNotExist) {
-			return nil
+			return false, nil
 		}
 	}
-	ents, err := os.ReadDir(g.dir)
+	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return err
+		return false, err
 	}
-	var logs []int64
+	var ids []int64
 	for _, e := range ents {
-		if id, ok := strings.CutSuffix(e.Name(), ".mem"); ok {
+		if id, ok := strings.CutSuffix(e.Name(), l.ext); ok {
 			if n, err := strconv.ParseInt(id, 10, 64); err == nil {
-				logs = append(logs, n)
+				ids = append(ids, n)
 			}
 		}
 	}
-	if len(logs) == 0 {
-		return nil
+	if len(ids) == 0 {
+		return false, nil
 	}
-	newest := slices.Max(logs)
-	for _, n := range logs {
-		if n == newest {
-			continue // the active log: db.Sync did it, or it is newer than this round's data
+	newest := slices.Max(ids)
+	for _, n := range ids {
+		// The newest: db.Sync did it, or it is newer than this round's data.
+		// Below the last active one: synced by an earlier round.
+		if n == newest || n < l.active {
+			continue
 		}
-		err := fsyncPath(filepath.Join(g.dir, fmt.Sprintf("%05d.mem", n)))
+		err := fsyncPath(filepath.Join(dir, fmt.Sprintf(l.format, n)))
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err // (a log that vanished was flushed to a synced table file)
+			return false, err // (a memtable log that vanished was flushed to a synced table file)
 		}
 	}
-	g.active = newest
-	return fsyncPath(g.dir)
+	moved := newest != l.active
+	l.active = newest
+	return moved, nil
 }
 
 func fsyncPath(path string) error {
