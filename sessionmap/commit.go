@@ -244,7 +244,7 @@ type groupSync struct {
 	started   uint64 // fsync rounds started
 	completed uint64 // rounds finished (they run one at a time)
 	running   bool
-	err       error // sticky: after a failed fsync nothing is acknowledged any more
+	err       error       // sticky: after a failed fsync nothing is acknowledged any more
 	logs      [2]logFiles // memtable and value log files; only the running round touches them
 
 	testWaiting func() // tests: a commit is about to wait for a round
