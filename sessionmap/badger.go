@@ -136,7 +136,7 @@ func OpenBadger(dir string, opts ...Option) (*Badger, error) {
 		// once per transaction.
 		WithSyncWrites(false).
 		WithReadOnly(o.readOnly).
-		WithLogger(badgerLogger{l: o.logger, dir: dir, debug: o.storeDebug})
+		WithLogger(badgerLogger{l: o.logger, dir: dir})
 	db, err := badger.OpenManaged(bo) // timestamps come from txnClock (commit.go)
 	if err != nil {
 		return nil, openError(dir, o.readOnly, err)
@@ -1029,13 +1029,13 @@ func (b *Badger) LookupTask(ctx context.Context, id string) (Task, error) {
 }
 
 // badgerLogger sends Badger's log lines to slog. Its info and debug lines
-// (compaction, flushes, replay) are internals an operator rarely needs, so
-// they are dropped unless asked for (WithStoreDebugLog, TASKSBRIDGE_LOG_STORE=debug),
-// and then logged at debug. Warnings and errors always reach the log.
+// (compactions, flushes, replay) are internals, logged at debug; the
+// operator's log handler keeps them out unless asked for (it knows them by
+// this type). Warnings and errors say that they come from the store engine
+// and name the data directory.
 type badgerLogger struct {
-	l     *slog.Logger
-	dir   string
-	debug bool
+	l   *slog.Logger
+	dir string
 }
 
 func (g badgerLogger) Errorf(f string, a ...any) {
@@ -1045,14 +1045,10 @@ func (g badgerLogger) Warningf(f string, a ...any) {
 	g.l.Warn("store engine warning: "+badgerLine(f, a), "data_dir", g.dir)
 }
 func (g badgerLogger) Infof(f string, a ...any) {
-	if g.debug {
-		g.l.Debug("badger: "+badgerLine(f, a), "data_dir", g.dir)
-	}
+	g.l.Debug("badger: "+badgerLine(f, a), "data_dir", g.dir)
 }
 func (g badgerLogger) Debugf(f string, a ...any) {
-	if g.debug {
-		g.l.Debug("badger: "+badgerLine(f, a), "data_dir", g.dir)
-	}
+	g.l.Debug("badger: "+badgerLine(f, a), "data_dir", g.dir)
 }
 
 func badgerLine(f string, a []any) string { return strings.TrimSpace(fmt.Sprintf(f, a...)) }

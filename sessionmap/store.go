@@ -3,8 +3,6 @@ package sessionmap
 import (
 	"context"
 	"log/slog"
-	"os"
-	"strings"
 	"time"
 )
 
@@ -100,23 +98,12 @@ type options struct {
 	logger     *slog.Logger
 	gcInterval time.Duration
 	syncWrites bool
-	storeDebug bool           // pass Badger's info/debug lines to the logger
 	gcHook     func(GCResult) // tests: observe each pass of the GC loop
 }
 
 func defaultOptions() options {
-	return options{clock: time.Now, gcInterval: time.Minute, syncWrites: true,
-		storeDebug: strings.EqualFold(os.Getenv(StoreLogEnv), "debug")}
+	return options{clock: time.Now, gcInterval: time.Minute, syncWrites: true}
 }
-
-// StoreLogEnv names the environment variable that, set to "debug", passes the
-// storage engine's (Badger's) own info and debug lines to the log at debug
-// level. Without it only its warnings and errors are logged.
-const StoreLogEnv = "TASKSBRIDGE_LOG_STORE"
-
-// WithStoreDebugLog passes Badger's info and debug lines to the logger at
-// debug level (OpenBadger only; default off, or on with TASKSBRIDGE_LOG_STORE=debug).
-func WithStoreDebugLog(on bool) Option { return func(o *options) { o.storeDebug = on } }
 
 // WithClock injects the clock used for timestamps and expiry (tests).
 func WithClock(now func() time.Time) Option { return func(o *options) { o.clock = now } }
