@@ -8,8 +8,8 @@ import (
 	"go/token"
 	"go/types"
 	"reflect"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
