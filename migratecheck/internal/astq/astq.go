@@ -411,3 +411,60 @@ func guardThenRejects(info *types.Info, cur inspector.Cursor) bool {
 	}
 	return false
 }
+
+// VarMapKeys returns the constant string keys a local map variable receives
+// in the function enclosing cur: from a map literal it is defined or
+// assigned with, and from index assignments v["k"] = …. Values of literal
+// keys are their KeyValueExpr; keys set by index assignment map to a
+// synthetic KeyValueExpr holding the assigned value.
+func VarMapKeys(info *types.Info, cur inspector.Cursor, obj types.Object) map[string]*ast.KeyValueExpr {
+	v, ok := obj.(*types.Var)
+	if !ok || v.IsField() || v.Pkg() == nil || v.Parent() == v.Pkg().Scope() {
+		return nil
+	}
+	var body ast.Node
+	for c := range cur.Enclosing((*ast.FuncDecl)(nil), (*ast.FuncLit)(nil)) {
+		body = c.Node()
+		break
+	}
+	if body == nil {
+		return nil
+	}
+	out := map[string]*ast.KeyValueExpr{}
+	addLit := func(e ast.Expr) {
+		if lit := MapLit(info, e); lit != nil {
+			for k, kv := range MapKeys(info, lit) {
+				out[k] = kv
+			}
+		}
+	}
+	is := func(e ast.Expr) bool {
+		id, ok := ast.Unparen(e).(*ast.Ident)
+		return ok && (info.Defs[id] == obj || info.Uses[id] == obj)
+	}
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch s := n.(type) {
+		case *ast.AssignStmt:
+			for i, l := range s.Lhs {
+				if len(s.Lhs) != len(s.Rhs) {
+					break
+				}
+				if is(l) {
+					addLit(s.Rhs[i])
+				} else if ix, ok := ast.Unparen(l).(*ast.IndexExpr); ok && is(ix.X) {
+					if k, ok := StringValue(info, ix.Index); ok {
+						out[k] = &ast.KeyValueExpr{Key: ix.Index, Colon: ix.Index.End(), Value: s.Rhs[i]}
+					}
+				}
+			}
+		case *ast.ValueSpec:
+			for i, id := range s.Names {
+				if info.Defs[id] == obj && i < len(s.Values) {
+					addLit(s.Values[i])
+				}
+			}
+		}
+		return true
+	})
+	return out
+}
