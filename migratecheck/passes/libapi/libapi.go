@@ -95,7 +95,12 @@ func run(pass *analysis.Pass) (any, error) {
 		if do == "" {
 			do = catalog.RuleDo[ent.Rule]
 		}
-		msg := subject + " " + ent.What + ": " + do + probeNote(ent, res.Features)
+		what := ent.What
+		if rest, ok := strings.CutPrefix(what, "declares "); ok && strings.Contains(ent.Name, ".") && fieldSide(cur) == finding.SideServer {
+			// A read such as `if tool.Execution == nil` declares nothing.
+			what = "is read here; it holds " + rest
+		}
+		msg := subject + " " + what + ": " + do + probeNote(ent, res.Features)
 		tf := pass.Fset.File(id.Pos())
 		lk := lineKey{tf, tf.Line(id.Pos()), ent.Rule}
 		if !seen[lk] {
