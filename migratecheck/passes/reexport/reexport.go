@@ -93,6 +93,34 @@ func run(pass *analysis.Pass) (any, error) {
 	// the body's return statements yields or tests, directly or through
 	// another accessor.
 	accessed := func(body *ast.BlockStmt) (catalog.Entry, bool) {
+		// Local variables assigned from such a field (ttl := req.Params.Task.TTL)
+		// carry it to the return statement.
+		tainted := map[types.Object]catalog.Entry{}
+		// reads finds the first catalogued per-request task field read in e.
+		reads := func(e ast.Expr) (catalog.Entry, bool) {
+			var found catalog.Entry
+			ok := false
+			ast.Inspect(e, func(n ast.Node) bool {
+				var obj types.Object
+				switch y := n.(type) {
+				case *ast.FuncLit:
+					return false
+				case *ast.SelectorExpr:
+					obj = pass.TypesInfo.Uses[y.Sel]
+				case *ast.Ident:
+					obj = pass.TypesInfo.Uses[y]
+					if ent, hit := tainted[obj]; hit {
+						found, ok = ent, true
+						return false
+					}
+				}
+				if ent, f, hit := lookupObj(obj); hit && ent.Rule == "MCP005" && (strings.Contains(ent.Name, ".") || (f != nil && f.Reads)) {
+					found, ok = ent, true
+				}
+				return !ok
+			})
+			return found, ok
+		}
 		var found catalog.Entry
 		ok := false
 		ast.Inspect(body, func(n ast.Node) bool {
@@ -102,23 +130,24 @@ func run(pass *analysis.Pass) (any, error) {
 			switch x := n.(type) {
 			case *ast.FuncLit:
 				return false
+			case *ast.AssignStmt:
+				if len(x.Lhs) == len(x.Rhs) {
+					for i, l := range x.Lhs {
+						id, isID := l.(*ast.Ident)
+						if !isID {
+							continue
+						}
+						obj := pass.TypesInfo.ObjectOf(id)
+						if ent, hit := reads(x.Rhs[i]); hit && obj != nil {
+							tainted[obj] = ent
+						}
+					}
+				}
 			case *ast.ReturnStmt:
 				for _, r := range x.Results {
-					ast.Inspect(r, func(n ast.Node) bool {
-						var obj types.Object
-						switch y := n.(type) {
-						case *ast.FuncLit:
-							return false
-						case *ast.SelectorExpr:
-							obj = pass.TypesInfo.Uses[y.Sel]
-						case *ast.Ident:
-							obj = pass.TypesInfo.Uses[y]
-						}
-						if ent, f, hit := lookupObj(obj); hit && ent.Rule == "MCP005" && (strings.Contains(ent.Name, ".") || (f != nil && f.Reads)) {
-							found, ok = ent, true
-						}
-						return !ok
-					})
+					if found, ok = reads(r); ok {
+						break
+					}
 				}
 			}
 			return !ok
