@@ -8,6 +8,6 @@ import "example.com/shapes/crossext/advert"
 func capabilities() map[string]any {
 	return map[string]any{
 		"extensions": advert.Extensions(),
-		"tasks": map[string]any{"list": map[string]any{}, "cancel": map[string]any{}}, // want `package example.com/shapes/crossext/advert advertises "io.modelcontextprotocol/tasks" for this module, but the task engine here is the 2025-11-25 one` `capabilities "tasks" \{list, cancel, requests\} is the 2025-11-25 task capability`
+		"tasks":      map[string]any{"list": map[string]any{}, "cancel": map[string]any{}}, // want `package example.com/shapes/crossext/advert advertises "io.modelcontextprotocol/tasks" for this module, but the task engine here is the 2025-11-25 one` `capabilities "tasks" \{list, cancel, requests\} is the 2025-11-25 task capability`
 	}
 }

@@ -8,7 +8,7 @@ package engine
 import finemcp "github.com/finemcp/finemcp"
 
 const (
-	methodTasksResult = "tasks/result" // want `methodTasksResult \(= "tasks/result"\) is used as a JSON-RPC method name once, but the tasks extension removed it`
+	methodTasksResult = "tasks/result"               // want `methodTasksResult \(= "tasks/result"\) is used as a JSON-RPC method name once, but the tasks extension removed it`
 	methodStatus      = "notifications/tasks/status" // want `methodStatus \(= "notifications/tasks/status"\) is used as a JSON-RPC method name once`
 )
 
