@@ -53,9 +53,11 @@ func (r *Result) Branches(pos token.Pos) bool {
 // versionLike matches MCP protocol version strings.
 var versionLike = regexp.MustCompile(`^20\d\d-\d\d-\d\d$`)
 
-// eraWords are lower-cased identifier fragments that name the protocol
-// version or era of a session or request.
-var eraWords = []string{"protocolversion", "ismodern", "modernprotocol", "islegacy", "legacyprotocol", "legacysession", "negotiatedversion"}
+// eraWords are lower-cased identifier fragments of predicates that tell the
+// era of a session or request (IsModernProtocol, isLegacySession). A bare
+// protocolVersion field does not count: only a comparison with a version
+// constant says which era a branch serves.
+var eraWords = []string{"ismodern", "modernprotocol", "islegacy", "legacyprotocol", "legacysession", "modernsession"}
 
 func run(pass *analysis.Pass) (any, error) {
 	res := &Result{}
