@@ -136,7 +136,7 @@ func (r *Result) computeServes() string {
 	}
 	for _, f := range r.lib.Findings {
 		if f.Side == finding.SideServer {
-			return "the package still serves 2025-11-25 peers (" + f.Key + " on the server side)"
+			return "the package still serves 2025-11-25 peers (it uses the legacy task API on the server side, " + f.Rule + ")"
 		}
 	}
 	if r.era.Implements && r.ServerSide() {
