@@ -268,7 +268,7 @@ func Resolve(cfg *config.Config, k *libs.Keyer, obj types.Object) (Entry, bool) 
 	if obj == nil || obj.Pkg() == nil {
 		return Entry{}, false
 	}
-	fam, sub, ok := libs.Match(cfg, obj.Pkg().Path())
+	fam, sub, ok := k.Match(cfg, obj.Pkg())
 	if !ok {
 		return Entry{}, false
 	}
