@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	bopts "github.com/dgraph-io/badger/v4/options"
 )
 
 // Key layout (all keys are prefixed by one letter and a slash):
@@ -70,10 +71,29 @@ func expiryKey(at time.Time, id string) []byte {
 	return append(k, id...)
 }
 
+// storeOptions are the Badger options the store is written with (Verify
+// reads tables with the same block size and compression).
+func storeOptions(dir string) badger.Options {
+	return badger.DefaultOptions(dir).
+		WithMetricsEnabled(false).
+		// Check each block against its checksum when it is read, and values
+		// in the value log too: a damaged read is an error, not wrong data.
+		WithChecksumVerificationMode(bopts.OnBlockRead).
+		WithVerifyValueChecksum(true).
+		// The index is small records; keep the footprint modest on shared hosts.
+		WithMemTableSize(16 << 20).
+		WithNumMemtables(2).
+		WithBlockCacheSize(16 << 20).
+		WithValueLogFileSize(64 << 20).
+		WithNumCompactors(2).
+		WithNumGoroutines(2)
+}
+
 // Badger is the default Store, embedded in the bridge's --data-dir. It also
 // implements Admin.
 type Badger struct {
 	db     *badger.DB
+	clock  *txnClock
 	dir    string
 	opt    options
 	secret []byte
@@ -95,28 +115,37 @@ var (
 // other but not with a running bridge.
 func OpenBadger(dir string, opts ...Option) (*Badger, error) {
 	o := buildOptions(opts)
-	if o.readOnly {
-		if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
-			return nil, fmt.Errorf("sessionmap: no store in %s (is --data-dir right?): %w", dir, err)
+	_, statErr := os.Stat(filepath.Join(dir, badger.ManifestFilename))
+	if o.readOnly && statErr != nil {
+		return nil, fmt.Errorf("sessionmap: no store in %s (is --data-dir right?): %w", dir, statErr)
+	}
+	// Refuse a damaged store up front, naming the file, rather than serve or
+	// list from it with records silently missing.
+	if statErr == nil {
+		rep, err := Verify(dir)
+		if err != nil {
+			return nil, err
+		}
+		if err := rep.Err(); err != nil {
+			return nil, err
 		}
 	}
-	bo := badger.DefaultOptions(dir).
-		WithSyncWrites(o.syncWrites). // every commit is fsynced before it returns (README fact 7)
+	bo := storeOptions(dir).
+		// Commits are fsynced by groupSync, once per batch, before their
+		// writers return (README fact 7); Badger's SyncWrites would sync
+		// once per transaction.
+		WithSyncWrites(false).
 		WithReadOnly(o.readOnly).
-		WithLogger(badgerLogger{o.logger}).
-		WithMetricsEnabled(false).
-		// The index is small records; keep the footprint modest on shared hosts.
-		WithMemTableSize(16 << 20).
-		WithNumMemtables(2).
-		WithBlockCacheSize(16 << 20).
-		WithValueLogFileSize(64 << 20).
-		WithNumCompactors(2).
-		WithNumGoroutines(2)
-	db, err := badger.Open(bo)
+		WithLogger(badgerLogger{l: o.logger, dir: dir})
+	db, err := badger.OpenManaged(bo) // timestamps come from txnClock (commit.go)
 	if err != nil {
 		return nil, openError(dir, o.readOnly, err)
 	}
-	b := &Badger{db: db, dir: dir, opt: o}
+	var gs *groupSync
+	if o.syncWrites && !o.readOnly {
+		gs = newGroupSync(db, dir)
+	}
+	b := &Badger{db: db, dir: dir, opt: o, clock: newTxnClock(db, gs, o.readOnly)}
 	if err := b.init(); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -153,7 +182,7 @@ func openError(dir string, readOnly bool, err error) error {
 
 // init checks the layout version and loads (or creates) the cursor secret.
 func (b *Badger) init() error {
-	err := b.db.View(func(txn *badger.Txn) error {
+	err := b.view(func(txn *badger.Txn) error {
 		if v, err := getValue(txn, keyFormat); err == nil && string(v) != layoutVersion {
 			return fmt.Errorf("%w: store layout %q, this bridge reads %q", ErrUnsupportedVersion, v, layoutVersion)
 		} else if err != nil && !errors.Is(err, badger.ErrKeyNotFound) {
@@ -181,8 +210,8 @@ func (b *Badger) init() error {
 		b.secret = secret // a store that never listed has no cursors to honour
 		return nil
 	}
-	err = b.update(context.Background(), func(txn *badger.Txn) error {
-		if v, err := getValue(txn, keySecret); err == nil && len(v) == secretLen {
+	err = b.update(context.Background(), func(txn *wtxn) error {
+		if v, err := getValue(txn.Txn, keySecret); err == nil && len(v) == secretLen {
 			b.secret = v
 			return nil
 		}
@@ -245,23 +274,6 @@ func (b *Badger) enter(ctx context.Context) (func(), error) {
 	return b.mu.RUnlock, nil
 }
 
-// update runs fn in a read-write transaction, retrying on conflicts with
-// concurrent writers (fn must be repeatable).
-func (b *Badger) update(ctx context.Context, fn func(*badger.Txn) error) error {
-	if b.opt.readOnly {
-		return ErrReadOnly
-	}
-	for attempt := 0; ; attempt++ {
-		err := b.db.Update(fn)
-		if !errors.Is(err, badger.ErrConflict) || attempt >= maxRetries {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-	}
-}
-
 func (b *Badger) now() time.Time { return b.opt.clock() }
 
 // physicalExpiry converts a logical expiry (on the injected clock) into
@@ -283,7 +295,7 @@ func taskPhysicalExpiry(b *Badger, t Task, now time.Time) uint64 {
 	return b.physicalExpiry(at, now)
 }
 
-func setWithExpiry(txn *badger.Txn, key, val []byte, exp uint64) error {
+func setWithExpiry(txn *wtxn, key, val []byte, exp uint64) error {
 	e := badger.NewEntry(key, val)
 	e.ExpiresAt = exp
 	return txn.SetEntry(e)
@@ -306,8 +318,8 @@ func (b *Badger) CreateSession(ctx context.Context, s Session) error {
 	if err != nil {
 		return err
 	}
-	err = b.update(ctx, func(txn *badger.Txn) error {
-		if old, err := b.loadSession(txn, s.ID); err == nil && !sessionExpired(old, now) {
+	err = b.update(ctx, func(txn *wtxn) error {
+		if old, err := b.loadSession(txn.Txn, s.ID); err == nil && !sessionExpired(old, now) {
 			return fmt.Errorf("%w: session", ErrExists)
 		} else if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrCorrupt) {
 			return err
@@ -352,7 +364,7 @@ func (b *Badger) GetSession(ctx context.Context, sc Scope) (Session, error) {
 	}
 	defer done()
 	var s Session
-	err = b.db.View(func(txn *badger.Txn) error {
+	err = b.view(func(txn *badger.Txn) error {
 		s, err = b.visibleSession(txn, sc)
 		return err
 	})
@@ -366,8 +378,8 @@ func (b *Badger) TouchSession(ctx context.Context, sc Scope, logLevel *string) (
 	}
 	defer done()
 	var s Session
-	err = b.update(ctx, func(txn *badger.Txn) error {
-		cur, err := b.visibleSession(txn, sc)
+	err = b.update(ctx, func(txn *wtxn) error {
+		cur, err := b.visibleSession(txn.Txn, sc)
 		if err != nil {
 			return err
 		}
@@ -392,8 +404,8 @@ func (b *Badger) DeleteSession(ctx context.Context, sc Scope) error {
 		return err
 	}
 	defer done()
-	return b.update(ctx, func(txn *badger.Txn) error {
-		if _, err := b.visibleSession(txn, sc); err != nil {
+	return b.update(ctx, func(txn *wtxn) error {
+		if _, err := b.visibleSession(txn.Txn, sc); err != nil {
 			return err
 		}
 		return txn.Delete(sessionKey(sc.Session))
@@ -418,7 +430,7 @@ func (b *Badger) CreateTask(ctx context.Context, t Task) error {
 		return err
 	}
 	exp := taskPhysicalExpiry(b, t, now)
-	err = b.update(ctx, func(txn *badger.Txn) error {
+	err = b.update(ctx, func(txn *wtxn) error {
 		if _, err := txn.Get(taskKey(t.ID)); err == nil {
 			return fmt.Errorf("%w: task", ErrExists)
 		} else if !errors.Is(err, badger.ErrKeyNotFound) {
@@ -487,7 +499,7 @@ func (b *Badger) GetTask(ctx context.Context, sc Scope, id string) (Task, error)
 	}
 	defer done()
 	var t Task
-	err = b.db.View(func(txn *badger.Txn) error {
+	err = b.view(func(txn *badger.Txn) error {
 		t, _, err = b.visibleTask(txn, sc, id)
 		return err
 	})
@@ -504,8 +516,8 @@ func (b *Badger) mutateTask(ctx context.Context, sc Scope, id string,
 	}
 	defer done()
 	var out Task
-	err = b.update(ctx, func(txn *badger.Txn) error {
-		cur, exp, err := b.visibleTask(txn, sc, id)
+	err = b.update(ctx, func(txn *wtxn) error {
+		cur, exp, err := b.visibleTask(txn.Txn, sc, id)
 		if err != nil {
 			return err
 		}
@@ -586,7 +598,7 @@ func (b *Badger) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor s
 	n := clampPageSize(pageSize)
 	now := b.now()
 	page := Page{Tasks: make([]Task, 0, min(n, 128))}
-	err = b.db.View(func(txn *badger.Txn) error {
+	err = b.view(func(txn *badger.Txn) error {
 		// Summaries are small and live in the LSM tree: read them in place.
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
 		defer it.Close()
@@ -625,7 +637,7 @@ func (b *Badger) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor s
 }
 
 // deleteTaskTxn removes a task record and its index entries.
-func deleteTaskTxn(txn *badger.Txn, t Task) error {
+func deleteTaskTxn(txn *wtxn, t Task) error {
 	keys := [][]byte{taskKey(t.ID), listKey(t), ownerKey(t)}
 	if at, ok := t.ExpiresAt(); ok {
 		keys = append(keys, expiryKey(at, t.ID))
@@ -643,7 +655,7 @@ type kv struct{ key, value []byte }
 // scanPrefix collects keys and values under prefix, below stop, up to limit.
 func (b *Badger) scanPrefix(prefix, stop []byte, limit int) ([]kv, error) {
 	var out []kv
-	err := b.db.View(func(txn *badger.Txn) error {
+	err := b.view(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
 		defer it.Close()
 		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
@@ -669,7 +681,7 @@ func (b *Badger) scanPrefix(prefix, stop []byte, limit int) ([]kv, error) {
 // value holds the task's list and owner keys, so the common case deletes
 // without decoding the record; TTLs never change, so a due entry means an
 // expired task.
-func (b *Badger) collectOne(txn *badger.Txn, e kv, now time.Time) (bool, error) {
+func (b *Badger) collectOne(txn *wtxn, e kv, now time.Time) (bool, error) {
 	id := string(e.key[len(expiryPrefix)+8:])
 	if lk, ok := splitIndexKeys(e.value, id); ok {
 		for _, k := range [][]byte{taskKey(id), lk[0], lk[1], e.key} {
@@ -680,7 +692,7 @@ func (b *Badger) collectOne(txn *badger.Txn, e kv, now time.Time) (bool, error) 
 		return true, nil
 	}
 	// An entry without usable keys: fall back to the record.
-	t, _, err := b.loadTask(txn, id)
+	t, _, err := b.loadTask(txn.Txn, id)
 	switch {
 	case err == nil && t.Expired(now):
 		return true, deleteTaskTxn(txn, t)
@@ -706,7 +718,7 @@ func splitIndexKeys(v []byte, id string) ([2][]byte, bool) {
 // keysWithPrefix collects the keys under prefix (up to limit if > 0).
 func (b *Badger) keysWithPrefix(prefix, start, stop []byte, limit int) ([][]byte, error) {
 	var keys [][]byte
-	err := b.db.View(func(txn *badger.Txn) error {
+	err := b.view(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
 		defer it.Close()
 		if start == nil {
@@ -744,11 +756,11 @@ func (b *Badger) DeleteSessionTasks(ctx context.Context, sc Scope) (int, error) 
 			return total, err
 		}
 		n := 0
-		err = b.update(ctx, func(txn *badger.Txn) error {
+		err = b.update(ctx, func(txn *wtxn) error {
 			n = 0
 			for _, k := range keys {
 				id := string(k[len(prefix):])
-				t, _, err := b.loadTask(txn, id)
+				t, _, err := b.loadTask(txn.Txn, id)
 				if err == nil && t.Scope == sc {
 					if err := deleteTaskTxn(txn, t); err != nil {
 						return err
@@ -804,7 +816,7 @@ func (b *Badger) CollectExpired(ctx context.Context) (GCResult, error) {
 			break
 		}
 		n := 0
-		err = b.update(ctx, func(txn *badger.Txn) error {
+		err = b.update(ctx, func(txn *wtxn) error {
 			n = 0
 			for _, e := range entries {
 				removed, err := b.collectOne(txn, e, now)
@@ -832,7 +844,7 @@ func (b *Badger) CollectExpired(ctx context.Context) (GCResult, error) {
 
 func (b *Badger) collectSessions(ctx context.Context, now time.Time) (int, error) {
 	var expired [][]byte
-	err := b.db.View(func(txn *badger.Txn) error {
+	err := b.view(func(txn *badger.Txn) error {
 		prefix := []byte("s/")
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true})
 		defer it.Close()
@@ -852,10 +864,10 @@ func (b *Badger) collectSessions(ctx context.Context, now time.Time) (int, error
 	}
 	total := 0
 	for chunk := range slices.Chunk(expired, gcBatch) {
-		err := b.update(ctx, func(txn *badger.Txn) error {
+		err := b.update(ctx, func(txn *wtxn) error {
 			for _, k := range chunk {
 				// Re-check: the session may have been touched since the scan.
-				v, err := getValue(txn, k)
+				v, err := getValue(txn.Txn, k)
 				if errors.Is(err, badger.ErrKeyNotFound) {
 					continue
 				}
@@ -902,9 +914,18 @@ func (b *Badger) gcLoop(every time.Duration) {
 		if b.opt.gcHook != nil {
 			b.opt.gcHook(res)
 		}
-		// Values are small and live in the LSM tree, so this rarely has work.
-		if err := b.db.RunValueLogGC(0.5); err != nil && !errors.Is(err, badger.ErrNoRewrite) &&
-			!errors.Is(err, badger.ErrRejected) {
+		// Values are small and live in the LSM tree, so this rarely has work
+		// (only results of 1 MiB or more go to the value log).
+		err = b.db.RunValueLogGC(0.5)
+		switch {
+		case err == nil && b.clock.durable != nil:
+			// Badger moved live entries out of a value-log file and may have
+			// deleted it once they were applied, not synced: sync them at
+			// once, so that window is one fsync long.
+			if err := b.clock.durable.wait(); err != nil {
+				b.opt.logger.Error("sessionmap: syncing after value log GC failed", "dir", b.dir, "err", err)
+			}
+		case err != nil && !errors.Is(err, badger.ErrNoRewrite) && !errors.Is(err, badger.ErrRejected):
 			b.opt.logger.Warn("sessionmap: value log GC failed", "dir", b.dir, "err", err)
 		}
 	}
@@ -921,7 +942,7 @@ func (b *Badger) AllSessions(ctx context.Context) ([]Session, error) {
 	var out []Session
 	var bad []error
 	now := b.now()
-	err = b.db.View(func(txn *badger.Txn) error {
+	err = b.view(func(txn *badger.Txn) error {
 		prefix := []byte("s/")
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true})
 		defer it.Close()
@@ -957,7 +978,7 @@ func (b *Badger) AllTasks(ctx context.Context, f TaskFilter) ([]Task, error) {
 	var out []Task
 	var bad []error
 	now := b.now()
-	err = b.db.View(func(txn *badger.Txn) error {
+	err = b.view(func(txn *badger.Txn) error {
 		prefix := []byte("t/")
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true})
 		defer it.Close()
@@ -991,7 +1012,7 @@ func (b *Badger) LookupSession(ctx context.Context, id string) (Session, error) 
 	}
 	defer done()
 	var s Session
-	err = b.db.View(func(txn *badger.Txn) error {
+	err = b.view(func(txn *badger.Txn) error {
 		s, err = b.loadSession(txn, id)
 		if err == nil && sessionExpired(s, b.now()) {
 			err = ErrNotFound
@@ -1008,7 +1029,7 @@ func (b *Badger) LookupTask(ctx context.Context, id string) (Task, error) {
 	}
 	defer done()
 	var t Task
-	err = b.db.View(func(txn *badger.Txn) error {
+	err = b.view(func(txn *badger.Txn) error {
 		t, _, err = b.loadTask(txn, id)
 		if err == nil && t.Expired(b.now()) {
 			err = ErrNotFound
@@ -1018,19 +1039,27 @@ func (b *Badger) LookupTask(ctx context.Context, id string) (Task, error) {
 	return t, err
 }
 
-// badgerLogger sends Badger's log lines to slog. Its info lines (compaction,
-// replay) are routine, so they go to debug.
-type badgerLogger struct{ l *slog.Logger }
+// badgerLogger sends Badger's log lines to slog. Its info and debug lines
+// (compactions, flushes, replay) are internals, logged at debug; the
+// operator's log handler keeps them out unless asked for (it knows them by
+// this type). Warnings and errors say that they come from the store engine
+// and name the data directory.
+type badgerLogger struct {
+	l   *slog.Logger
+	dir string
+}
 
 func (g badgerLogger) Errorf(f string, a ...any) {
-	g.l.Error("badger: " + strings.TrimSpace(fmt.Sprintf(f, a...)))
+	g.l.Error("store engine error: "+badgerLine(f, a), "data_dir", g.dir)
 }
 func (g badgerLogger) Warningf(f string, a ...any) {
-	g.l.Warn("badger: " + strings.TrimSpace(fmt.Sprintf(f, a...)))
+	g.l.Warn("store engine warning: "+badgerLine(f, a), "data_dir", g.dir)
 }
 func (g badgerLogger) Infof(f string, a ...any) {
-	g.l.Debug("badger: " + strings.TrimSpace(fmt.Sprintf(f, a...)))
+	g.l.Debug("badger: "+badgerLine(f, a), "data_dir", g.dir)
 }
 func (g badgerLogger) Debugf(f string, a ...any) {
-	g.l.Debug("badger: " + strings.TrimSpace(fmt.Sprintf(f, a...)))
+	g.l.Debug("badger: "+badgerLine(f, a), "data_dir", g.dir)
 }
+
+func badgerLine(f string, a []any) string { return strings.TrimSpace(fmt.Sprintf(f, a...)) }

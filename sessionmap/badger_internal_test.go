@@ -4,16 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/dgraph-io/badger/v4"
 )
 
 type manualClock struct {
@@ -166,7 +166,7 @@ func TestBadgerCorruptRecord(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			put := func(key []byte) {
-				if err := b.db.Update(func(txn *badger.Txn) error { return txn.Set(key, tc.value) }); err != nil {
+				if err := b.update(context.Background(), func(txn *wtxn) error { return txn.Set(key, tc.value) }); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -333,7 +333,7 @@ func TestOpenUnsupportedLayout(t *testing.T) {
 	dir := t.TempDir()
 	clk := newManualClock()
 	b := openTest(t, dir, clk)
-	if err := b.db.Update(func(txn *badger.Txn) error { return txn.Set(keyFormat, []byte("99")) }); err != nil {
+	if err := b.update(context.Background(), func(txn *wtxn) error { return txn.Set(keyFormat, []byte("99")) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Close(); err != nil {
@@ -369,4 +369,284 @@ func TestOpenNotADirectory(t *testing.T) {
 	if _, err := OpenBadger(f, WithLogger(discard())); err == nil || !strings.Contains(err.Error(), f) {
 		t.Fatalf("OpenBadger(file) = %v, want an error naming it", err)
 	}
+}
+
+// A write that has returned is visible to the next read from any goroutine,
+// although reads run at the newest durable timestamp rather than waiting for
+// commits in flight (commit.go).
+func TestBadgerReadAfterConcurrentWrites(t *testing.T) {
+	clk := newManualClock()
+	b := openTest(t, t.TempDir(), clk)
+	defer b.Close()
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Go(func() {
+			sc := Scope{Session: fmt.Sprintf("s%d", w)}
+			for range 25 {
+				task := testTask(sc, clk.Now())
+				if err := b.CreateTask(ctx, task); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := b.GetTask(ctx, sc, task.ID); err != nil {
+					errs <- fmt.Errorf("GetTask right after CreateTask returned: %w", err)
+					return
+				}
+				if _, err := b.UpdateStatus(ctx, sc, task.ID, Snapshot{Status: StatusCompleted}); err != nil {
+					errs <- err
+					return
+				}
+				if got, err := b.GetTask(ctx, sc, task.ID); err != nil || got.Status != StatusCompleted {
+					errs <- fmt.Errorf("GetTask after a terminal update = %v, %v", got.Status, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// writeClosedStore writes n tasks and closes the store, so that they sit in
+// a table file; it returns the table files.
+func writeClosedStore(t *testing.T, dir string, n int) []string {
+	t.Helper()
+	clk := newManualClock()
+	b := openTest(t, dir, clk)
+	sc := Scope{Session: "s"}
+	for i := range n {
+		if err := b.CreateTask(context.Background(), testTask(sc, clk.Now().Add(time.Duration(i)*time.Millisecond))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ssts, err := filepath.Glob(filepath.Join(dir, "*.sst"))
+	if err != nil || len(ssts) == 0 {
+		t.Fatalf("no table file written: %v %v", ssts, err)
+	}
+	return ssts
+}
+
+// Damaged data is never silent: 64 zero bytes anywhere in a table file make
+// Verify name the file and OpenBadger (read-write and read-only) refuse the
+// store with ErrDamaged naming it, instead of listing what it can still read.
+func TestBadgerDamagedTable(t *testing.T) {
+	clean := t.TempDir()
+	writeClosedStore(t, clean, 93)
+	if rep, err := Verify(clean); err != nil || rep.Err() != nil || rep.Tables == 0 {
+		t.Fatalf("Verify(clean store) = %+v, %v", rep, err)
+	}
+	for _, at := range []string{"start", "middle", "end"} {
+		t.Run(at, func(t *testing.T) {
+			dir := t.TempDir()
+			sst := writeClosedStore(t, dir, 93)[0]
+			st, err := os.Stat(sst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			off := map[string]int64{"start": 0, "middle": st.Size() / 2, "end": st.Size() - 64}[at]
+			f, err := os.OpenFile(sst, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.WriteAt(make([]byte, 64), off); err != nil {
+				t.Fatal(err)
+			}
+			_ = f.Close()
+			name := filepath.Base(sst)
+
+			rep, err := Verify(dir)
+			if err != nil {
+				t.Fatalf("Verify: %v", err)
+			}
+			if len(rep.Damaged) != 1 || rep.Damaged[0].File != name {
+				t.Fatalf("Verify damaged = %+v, want %s", rep.Damaged, name)
+			}
+			for _, ro := range []bool{false, true} {
+				opts := []Option{WithGCInterval(0), WithLogger(discard())}
+				if ro {
+					opts = append(opts, ReadOnly())
+				}
+				b, err := OpenBadger(dir, opts...)
+				if err == nil {
+					all, lerr := b.AllTasks(context.Background(), TaskFilter{})
+					_ = b.Close()
+					t.Fatalf("OpenBadger(readOnly=%v) of a damaged store succeeded (lists %d tasks, %v)", ro, len(all), lerr)
+				}
+				if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), name) {
+					t.Fatalf("OpenBadger(readOnly=%v) = %v, want ErrDamaged naming %s", ro, err, name)
+				}
+			}
+		})
+	}
+}
+
+// Badger's warnings and errors reach the log saying where they come from;
+// its info lines are debug-level internals.
+func TestBadgerLogLines(t *testing.T) {
+	var buf strings.Builder
+	g := badgerLogger{l: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), dir: "d"}
+	g.Warningf("Block cache might be too small\n")
+	g.Errorf("writeRequests: %v", errors.New("disk full"))
+	g.Infof("Got compaction priority")
+	out := buf.String()
+	for _, want := range []string{`level=WARN msg="store engine warning: Block cache might be too small" data_dir=d`,
+		`level=ERROR msg="store engine error: writeRequests: disk full" data_dir=d`,
+		`level=DEBUG msg="badger: Got compaction priority" data_dir=d`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// Group commit, shown without timing: while one fsync round is held, a
+// writer's task is neither acknowledged nor visible, reads of other records
+// do not wait, and the seven writers that queue up meanwhile all return
+// after one more round (two rounds for eight commits).
+func TestBadgerGroupCommit(t *testing.T) {
+	clk := newManualClock()
+	b := openTest(t, t.TempDir(), clk)
+	defer b.Close()
+	ctx := context.Background()
+	sc := Scope{Session: "s"}
+	old := testTask(sc, clk.Now())
+	if err := b.CreateTask(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+
+	g := b.clock.durable
+	var rounds atomic.Int32
+	roundStarted, release := make(chan struct{}), make(chan struct{})
+	waiting := make(chan struct{}, 16)
+	g.testWaiting = func() { waiting <- struct{}{} }
+	g.testRound = func() {
+		if rounds.Add(1) == 1 {
+			close(roundStarted)
+			<-release
+		}
+	}
+	type created struct {
+		id  string
+		err error
+	}
+	returned := make(chan created, 8)
+	create := func() {
+		task := testTask(sc, clk.Now())
+		returned <- created{task.ID, b.CreateTask(ctx, task)}
+	}
+	first := testTask(sc, clk.Now())
+	go func() { returned <- created{first.ID, b.CreateTask(ctx, first)} }()
+	<-roundStarted
+	<-waiting
+	for range 7 {
+		go create()
+	}
+	for range 7 {
+		<-waiting
+	}
+	select {
+	case c := <-returned:
+		t.Fatalf("CreateTask returned (%v) while its fsync round was still running", c.err)
+	default:
+	}
+	if _, err := b.GetTask(ctx, sc, old.ID); err != nil {
+		t.Fatalf("read of a durable task while a round runs: %v", err)
+	}
+	if _, err := b.GetTask(ctx, sc, first.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a task not yet fsynced is visible to reads: %v", err)
+	}
+	close(release)
+	for range 8 {
+		c := <-returned
+		if c.err != nil {
+			t.Fatal(c.err)
+		}
+		if _, err := b.GetTask(ctx, sc, c.id); err != nil {
+			t.Fatalf("acknowledged task not readable: %v", err)
+		}
+	}
+	if n := rounds.Load(); n != 2 {
+		t.Fatalf("%d fsync rounds for 8 concurrent commits, want 2 (the held one and one shared by the other 7)", n)
+	}
+}
+
+// A read-write operation that changes nothing (an unchanged poll, a touch
+// within the granularity, answers already recorded) costs no fsync round.
+func TestBadgerNoOpUpdateNoSync(t *testing.T) {
+	clk := newManualClock()
+	b := openTest(t, t.TempDir(), clk)
+	defer b.Close()
+	ctx := context.Background()
+	sc := Scope{Session: "s"}
+	if err := b.CreateSession(ctx, Session{ID: "s", Era: EraLegacy}); err != nil {
+		t.Fatal(err)
+	}
+	task := testTask(sc, clk.Now())
+	if err := b.CreateTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	snap := Snapshot{Status: StatusWorking, StatusMessage: "busy"}
+	if _, err := b.UpdateStatus(ctx, sc, task.ID, snap); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.RecordAnswered(ctx, sc, task.ID, []string{"k1"}); err != nil {
+		t.Fatal(err)
+	}
+	var rounds atomic.Int32
+	b.clock.durable.testRound = func() { rounds.Add(1) }
+	if _, err := b.UpdateStatus(ctx, sc, task.ID, snap); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.TouchSession(ctx, sc, nil); err != nil {
+		t.Fatal(err)
+	}
+	if fresh, err := b.RecordAnswered(ctx, sc, task.ID, []string{"k1"}); err != nil || len(fresh) != 0 {
+		t.Fatalf("RecordAnswered again = %v, %v", fresh, err)
+	}
+	if n := rounds.Load(); n != 0 {
+		t.Fatalf("%d fsync rounds for operations that wrote nothing", n)
+	}
+	if _, err := b.UpdateStatus(ctx, sc, task.ID, Snapshot{Status: StatusCompleted}); err != nil {
+		t.Fatal(err)
+	}
+	if n := rounds.Load(); n != 1 {
+		t.Fatalf("%d fsync rounds for one terminal update, want 1", n)
+	}
+}
+
+// A round notices a memtable or value log that filled up (the next file in
+// sequence exists) with one stat, and only then reads the directory.
+func TestLogFilesRotation(t *testing.T) {
+	dir := t.TempDir()
+	touch := func(name string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := logFiles{ext: ".vlog", format: "%06d.vlog", active: -1}
+	step := func(wantMoved bool, wantActive int64) {
+		t.Helper()
+		moved, err := l.syncRotated(dir)
+		if err != nil || moved != wantMoved || l.active != wantActive {
+			t.Fatalf("syncRotated = %v, %v, active %d; want %v, active %d", moved, err, l.active, wantMoved, wantActive)
+		}
+	}
+	step(false, -1) // no log file yet
+	touch("000001.vlog")
+	step(true, 1)
+	step(false, 1)
+	touch("000003.vlog") // not the next in sequence: Badger never skips one
+	step(false, 1)
+	touch("000002.vlog")
+	step(true, 3)
+	touch("00004.mem") // another kind
+	step(false, 3)
 }

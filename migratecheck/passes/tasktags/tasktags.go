@@ -37,8 +37,10 @@ func run(pass *analysis.Pass) (any, error) {
 	info := pass.TypesInfo
 	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
 	raw := pass.ResultOf[rawmethods.Analyzer].(*rawmethods.Result)
-	lib := pass.ResultOf[libapi.Analyzer].(*libapi.Result)
-	servesLegacy := raw.ServerSide() || len(lib.Engine) > 0
+	serves := raw.ServesLegacy()
+	if serves == "" && raw.ServerSide() {
+		serves = "the package still emits 2025-11-25 notifications"
+	}
 
 	// Struct types used as the type of a field tagged json:"task".
 	taskFieldTypes := map[*types.Struct]bool{}
@@ -80,8 +82,8 @@ func run(pass *analysis.Pass) (any, error) {
 				}
 			}
 		}
-		if noFix == "" && servesLegacy {
-			noFix = "the package still serves 2025-11-25 peers"
+		if noFix == "" {
+			noFix = serves
 		}
 		for _, f := range stx.Fields.List {
 			jname := astq.FieldJSONName(f)
@@ -89,8 +91,14 @@ func run(pass *analysis.Pass) (any, error) {
 			if !ok || keys[r.newName] {
 				continue // not legacy, or a deliberate dual-emit struct
 			}
+			if jname == "ttl" && dynamoTTL(f) {
+				continue // DynamoDB's TTL attribute (epoch seconds) of a storage record, not the wire field
+			}
 			msg := `json tag "` + jname + `" in task-shaped struct ` + name + ` is the legacy Task field: ` + r.what
 			fd := finding.Finding{Pos: f.Tag.Pos(), End: f.Tag.End(), Rule: r.rule, Key: "R2"}
+			if tn, ok := cur.Parent().Node().(*ast.TypeSpec); ok && tn.Type == stx {
+				fd.Subject = pass.Pkg.Path() + "." + tn.Name.Name
+			}
 			if noFix == "" {
 				if fix := tagFix(f.Tag, jname, r.newName); fix != nil {
 					fd.Fix, fd.FixKind = fix, finding.FixTags
@@ -124,4 +132,19 @@ func tagFix(tag *ast.BasicLit, oldName, newName string) *analysis.SuggestedFix {
 		}
 	}
 	return nil
+}
+
+// dynamoTTL reports whether a field is a DynamoDB TTL attribute: it carries
+// a dynamodbav or dynamo tag naming the attribute "ttl".
+func dynamoTTL(f *ast.Field) bool {
+	tag := reflect.StructTag(astq.FieldTag(f))
+	for _, k := range []string{"dynamodbav", "dynamo"} {
+		if v, ok := tag.Lookup(k); ok {
+			name, _, _ := strings.Cut(v, ",")
+			if strings.EqualFold(name, "ttl") {
+				return true
+			}
+		}
+	}
+	return false
 }

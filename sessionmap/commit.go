@@ -1,0 +1,382 @@
+package sessionmap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Group commit without read stalls.
+//
+// Badger's own transaction timestamps make every new transaction, read or
+// write, wait until all commits already handed a timestamp are applied, and
+// with SyncWrites that includes their fsync; its SyncWrites also syncs the log
+// once per transaction, not once per batch. Reads then queue behind a
+// writer's fsync, and concurrent writers each pay for their own.
+//
+// The store therefore runs Badger in managed mode without SyncWrites and
+// does both jobs itself. txnClock hands out timestamps; a transaction reads at
+// the newest timestamp below which every commit is durable, so readers never
+// wait and never see a write that a crash could still take back (invariant 1,
+// README fact 7: no handle before it is durable; and no status a client saw
+// can move back after a restart). groupSync makes commits durable: a writer whose commit Badger
+// has applied waits for one fsync that started after that, and whoever finds
+// none running starts it for everyone waiting. One fsync thus covers every
+// commit applied while the previous one ran, and each writer returns only
+// once its own data is on disk.
+
+// txnClock is the timestamp oracle of a managed-mode Badger.
+type txnClock struct {
+	db      *badger.DB
+	durable *groupSync // nil: commits are not fsynced (WithSyncWrites(false), benchmarks only)
+
+	commitMu sync.Mutex // orders timestamp assignment with the hand-off to Badger's write channel
+
+	mu        sync.Mutex
+	next      uint64          // next commit timestamp
+	visible   uint64          // transactions read here: every commit at or below it is durable or failed
+	doneUntil uint64          // every commit at or below it has returned (durable or failed)
+	finished  map[uint64]bool // returned commits above doneUntil (they finish out of order)
+	advanced  chan struct{}   // closed and replaced whenever doneUntil moves
+	reads     map[uint64]int  // read timestamps of open transactions, with counts
+	discard   uint64          // last value passed to SetDiscardTs
+	readOnly  bool
+}
+
+func newTxnClock(db *badger.DB, gs *groupSync, readOnly bool) *txnClock {
+	last := db.MaxVersion()
+	return &txnClock{db: db, durable: gs, next: last + 1, visible: last, doneUntil: last, readOnly: readOnly,
+		finished: map[uint64]bool{}, advanced: make(chan struct{}), reads: map[uint64]int{}}
+}
+
+// begin opens a transaction reading at the newest durable snapshot. Call
+// end with the returned timestamp when done with it.
+func (c *txnClock) begin(update bool) (*badger.Txn, uint64) {
+	c.mu.Lock()
+	ts := c.visible
+	c.reads[ts]++
+	c.mu.Unlock()
+	return c.db.NewTransactionAt(ts, update), ts
+}
+
+// end releases a read timestamp and lets Badger forget conflict state and old
+// versions that no open transaction can see any more.
+func (c *txnClock) end(txn *badger.Txn, readTs uint64) {
+	txn.Discard()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reads[readTs]--; c.reads[readTs] <= 0 {
+		delete(c.reads, readTs)
+	}
+	if c.readOnly {
+		return
+	}
+	// The discard point must stay at or below every open transaction's read
+	// timestamp (Badger drops conflict records and shadowed versions at or
+	// below it), and never move back (Badger asserts that).
+	d := c.visible
+	for ts := range c.reads {
+		d = min(d, ts)
+	}
+	if d > c.discard {
+		c.discard = d
+		c.db.SetDiscardTs(d) // Badger takes only its own lock here; never ours
+	}
+}
+
+// commit hands txn to Badger under the next timestamp and waits until it is
+// applied and fsynced.
+func (c *txnClock) commit(txn *badger.Txn) error {
+	res := make(chan error, 1)
+	c.commitMu.Lock()
+	c.mu.Lock()
+	ts := c.next
+	c.next++
+	c.mu.Unlock()
+	// CommitAt with a callback checks conflicts and queues the write before
+	// returning; the callback runs once Badger has applied it. Holding commitMu over
+	// that keeps timestamp order and queue order the same, as Badger's own
+	// oracle does, so conflict checks see every earlier-stamped commit.
+	_ = txn.CommitAt(ts, func(err error) { res <- err })
+	c.commitMu.Unlock()
+	err := <-res
+	if err == nil && c.durable != nil && !c.visibleAt(ts) {
+		err = c.durable.wait()
+	}
+	c.finish(ts, err == nil)
+	return err
+}
+
+// visibleAt reports whether reads already run at or above ts: a later
+// commit's fsync round has covered this one (see finish).
+func (c *txnClock) visibleAt(ts uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.visible >= ts
+}
+
+// finish records that commit ts has returned, durable if ok.
+//
+// Badger applies commits in queue order, which commitMu makes timestamp
+// order, and the fsync round a commit waited for started after it was
+// applied. So once commit ts is durable, every earlier-stamped commit is
+// either durable too or failed without writing, whether or not its own
+// goroutine has got that far: reads may move to ts at once. Waiting for those
+// goroutines instead would make one descheduled writer delay everyone's
+// acknowledgement. A failed commit proves nothing about earlier ones, so only
+// the contiguous doneUntil moves past it.
+func (c *txnClock) finish(ts uint64, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.finished[ts] = true
+	moved := false
+	for c.finished[c.doneUntil+1] {
+		delete(c.finished, c.doneUntil+1)
+		c.doneUntil++
+		moved = true
+	}
+	if ok {
+		c.visible = max(c.visible, ts)
+	}
+	c.visible = max(c.visible, c.doneUntil)
+	if moved {
+		close(c.advanced)
+		c.advanced = make(chan struct{})
+	}
+}
+
+// waitIssued waits until every commit stamped so far has returned. A writer
+// that lost a conflict to a commit still being fsynced calls it before
+// retrying, instead of spinning until that commit is visible.
+func (c *txnClock) waitIssued(ctx context.Context) error {
+	c.mu.Lock()
+	target := c.next - 1
+	c.mu.Unlock()
+	return c.waitDone(ctx, target)
+}
+
+// waitDone waits until doneUntil reaches target.
+func (c *txnClock) waitDone(ctx context.Context, target uint64) error {
+	for {
+		c.mu.Lock()
+		if c.doneUntil >= target {
+			c.mu.Unlock()
+			return nil
+		}
+		ch := c.advanced
+		c.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// view runs fn in a read-only transaction at the newest durable snapshot.
+func (b *Badger) view(fn func(*badger.Txn) error) error {
+	txn, ts := b.clock.begin(false)
+	defer b.clock.end(txn, ts)
+	return fn(txn)
+}
+
+// wtxn is a read-write transaction that remembers whether it wrote: one
+// that did not (an unchanged poll, a touch within the granularity) has
+// nothing to make durable and must not cost an fsync round.
+type wtxn struct {
+	*badger.Txn
+	wrote bool
+}
+
+func (w *wtxn) Set(key, val []byte) error {
+	w.wrote = true
+	return w.Txn.Set(key, val)
+}
+
+func (w *wtxn) SetEntry(e *badger.Entry) error {
+	w.wrote = true
+	return w.Txn.SetEntry(e)
+}
+
+func (w *wtxn) Delete(key []byte) error {
+	w.wrote = true
+	return w.Txn.Delete(key)
+}
+
+// update runs fn in a read-write transaction and commits it durably,
+// retrying on conflicts with concurrent writers (fn must be repeatable).
+func (b *Badger) update(ctx context.Context, fn func(*wtxn) error) error {
+	if b.opt.readOnly {
+		return ErrReadOnly
+	}
+	for attempt := 0; ; attempt++ {
+		txn, ts := b.clock.begin(true)
+		w := &wtxn{Txn: txn}
+		err := fn(w)
+		if err == nil && w.wrote {
+			err = b.clock.commit(txn)
+		}
+		b.clock.end(txn, ts)
+		if !errors.Is(err, badger.ErrConflict) || attempt >= maxRetries {
+			return err
+		}
+		if err := b.clock.waitIssued(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// groupSync makes applied commits durable with as few fsyncs as possible.
+type groupSync struct {
+	db  *badger.DB
+	dir string
+
+	mu        sync.Mutex
+	cond      *sync.Cond
+	started   uint64 // fsync rounds started
+	completed uint64 // rounds finished (they run one at a time)
+	running   bool
+	err       error       // sticky: after a failed fsync nothing is acknowledged any more
+	logs      [2]logFiles // memtable and value log files; only the running round touches them
+
+	testWaiting func() // tests: a commit is about to wait for a round
+	testRound   func() // tests: a round starts (before it syncs)
+}
+
+func newGroupSync(db *badger.DB, dir string) *groupSync {
+	g := &groupSync{db: db, dir: dir, logs: [2]logFiles{
+		{ext: ".mem", format: "%05d.mem", active: -1},
+		{ext: ".vlog", format: "%06d.vlog", active: -1},
+	}}
+	g.cond = sync.NewCond(&g.mu)
+	return g
+}
+
+// wait returns once an fsync round that started after the call has finished.
+func (g *groupSync) wait() error {
+	if g.testWaiting != nil {
+		g.testWaiting()
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	// A round already running may have started before our data was applied.
+	need := g.started + 1
+	for g.completed < need && g.err == nil {
+		if g.running {
+			g.cond.Wait()
+			continue
+		}
+		g.running = true
+		g.started++
+		round := g.started
+		g.mu.Unlock()
+		if g.testRound != nil {
+			g.testRound()
+		}
+		err := g.syncAll()
+		g.mu.Lock()
+		g.running = false
+		g.completed = round
+		if err != nil {
+			// After a failed fsync the kernel may have dropped the dirty
+			// pages: nothing written since can be called durable.
+			g.err = fmt.Errorf("sessionmap: writing %s to disk failed, so nothing more is accepted; "+
+				"check the disk, then restart the bridge: %w", g.dir, err)
+		}
+		g.cond.Broadcast()
+	}
+	return g.err
+}
+
+// syncAll fsyncs everything a commit applied since the last round may be in.
+// Badger's Sync covers the active memtable log and the active value log. When
+// either filled up meanwhile, Badger (without SyncWrites) moved on to a new
+// file without syncing the old one, so the files that were active since the
+// last round are synced too, and the directory, which holds a new file then.
+func (g *groupSync) syncAll() error {
+	if err := g.db.Sync(); err != nil {
+		return err
+	}
+	moved := false
+	for i := range g.logs {
+		m, err := g.logs[i].syncRotated(g.dir)
+		if err != nil {
+			return err
+		}
+		moved = moved || m
+	}
+	if moved {
+		return fsyncPath(g.dir)
+	}
+	return nil
+}
+
+// logFiles follows one kind of Badger log file: memtable logs ("%05d.mem")
+// or value logs ("%06d.vlog"), numbered in sequence.
+type logFiles struct {
+	ext, format string
+	active      int64 // newest file seen by a round (-1: none yet)
+}
+
+// syncRotated fsyncs the files that were active since the last round but
+// are not the newest, and reports whether a new file appeared. While the
+// file after the active one does not exist nothing rotated: one stat per
+// round instead of reading the directory.
+func (l *logFiles) syncRotated(dir string) (bool, error) {
+	if l.active >= 0 {
+		_, err := os.Stat(filepath.Join(dir, fmt.Sprintf(l.format, l.active+1)))
+		if errors.Is(err, os.ErrNotExist) {
+			return false, nil
+		}
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false, err
+	}
+	var ids []int64
+	for _, e := range ents {
+		if id, ok := strings.CutSuffix(e.Name(), l.ext); ok {
+			if n, err := strconv.ParseInt(id, 10, 64); err == nil {
+				ids = append(ids, n)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return false, nil
+	}
+	newest := slices.Max(ids)
+	for _, n := range ids {
+		// The newest: db.Sync did it, or it is newer than this round's data.
+		// Below the last active one: synced by an earlier round.
+		if n == newest || n < l.active {
+			continue
+		}
+		err := fsyncPath(filepath.Join(dir, fmt.Sprintf(l.format, n)))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return false, err // (a memtable log that vanished was flushed to a synced table file)
+		}
+	}
+	moved := newest != l.active
+	l.active = newest
+	return moved, nil
+}
+
+func fsyncPath(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
