@@ -52,7 +52,7 @@ func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error
 	}
 	_ = json.Unmarshal(ri.raw, &call)
 
-	relay := s.relay(ctx)
+	relay := s.relay(ctx, ri)
 	opts.OnNotify = relay.push
 	// M-11: callToolUpstream adds the Mcp-Param-* headers (mcpparam.go) to
 	// this call only; opts stays header-free for the task's later requests.
@@ -428,26 +428,33 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 	if !live(rec) {
 		return outcome(rec, mode)
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	if err := s.b.limits.acquireWaiter(s.principalOrSession()); err != nil {
+		return nil, err
+	}
+	defer s.b.limits.releaseWaiter(s.principalOrSession())
+	if ri.out != nil {
+		ri.out.prime()
+	}
+	// A wait costs no goroutine of its own: the request's end, the
+	// session's end and the bridge's drain each cancel it through
+	// context.AfterFunc, which registers a callback instead of parking a
+	// goroutine per waiter.
+	ctx, cancel := context.WithCancelCause(ctx)
 	var wg sync.WaitGroup
 	defer func() {
-		cancel()
+		cancel(nil)
 		wg.Wait()
 	}()
-	drained := false
-	var dmu sync.Mutex
-	go func() {
-		select {
-		case <-ri.done:
-		case <-s.b.drain.Done():
-			dmu.Lock()
-			drained = true
-			dmu.Unlock()
-		case <-s.done:
-		case <-ctx.Done():
+	for _, c := range []struct {
+		ctx   context.Context
+		cause error
+	}{{ri.over, context.Canceled}, {s.b.drain, errDrained}, {s.life, context.Canceled}} {
+		if c.ctx == nil {
+			continue
 		}
-		cancel()
-	}()
+		cause := c.cause
+		defer context.AfterFunc(c.ctx, func() { cancel(cause) })()
+	}
 	opts, _, err := s.callOptions(ri)
 	if err != nil {
 		return nil, err
@@ -472,7 +479,7 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 		return outcome(cur, mode)
 	}
 
-	prog := progressSender{s: s, token: progressToken}
+	prog := progressSender{s: s, ri: ri, token: progressToken}
 	for {
 		select {
 		case snap, ok := <-sub.C:
@@ -539,13 +546,12 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 			}
 			return outcome(cur, mode)
 		case <-ctx.Done():
-			dmu.Lock()
-			d := drained
-			dmu.Unlock()
-			if d {
+			if errors.Is(context.Cause(ctx), errDrained) {
 				return nil, errShuttingDown()
 			}
 			return nil, ctx.Err()
+		case <-prog.tick():
+			prog.beat(ctx)
 		}
 	}
 }
@@ -575,6 +581,9 @@ func (s *session) present(ctx context.Context, rec sessionmap.Task, key string, 
 func (s *session) markPresented(id, key string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.presented == nil {
+		s.presented = map[string]map[string]bool{}
+	}
 	m := s.presented[id]
 	if m == nil {
 		m = map[string]bool{}
@@ -610,12 +619,24 @@ func (s *session) presentedSet(id string) map[string]bool {
 }
 
 // progressSender turns status changes of an internally polled task into
-// notifications/progress for a client that gave a progressToken (L-62).
+// notifications/progress for a client that gave a progressToken (L-62), and
+// repeats the current status at the keep-alive cadence while the task runs,
+// so the stream never goes silent (L-63).
 type progressSender struct {
 	s     *session
+	ri    *reqInfo
 	token json.RawMessage
 	n     float64
 	last  string
+	msg   string
+}
+
+// tick fires at the process's shared keep-alive beat (nil: never).
+func (p *progressSender) tick() <-chan struct{} {
+	if len(p.token) == 0 {
+		return nil
+	}
+	return p.s.b.beat.next()
 }
 
 func (p *progressSender) update(ctx context.Context, rec sessionmap.Task) {
@@ -627,21 +648,32 @@ func (p *progressSender) update(ctx context.Context, rec sessionmap.Task) {
 		return
 	}
 	p.last = sig
-	var tok any
-	if json.Unmarshal(p.token, &tok) != nil {
+	p.msg = rec.StatusMessage
+	if p.msg == "" {
+		p.msg = "task " + string(rec.Status)
+	}
+	p.send(ctx)
+}
+
+// beat repeats the latest status (or says the task is working).
+func (p *progressSender) beat(ctx context.Context) {
+	if p.msg == "" {
+		p.msg = "task " + string(sessionmap.StatusWorking)
+	}
+	p.send(ctx)
+}
+
+func (p *progressSender) send(ctx context.Context) {
+	p.n++
+	params, err := json.Marshal(struct {
+		ProgressToken json.RawMessage `json:"progressToken"`
+		Progress      float64         `json:"progress"`
+		Message       string          `json:"message,omitempty"`
+	}{p.token, p.n, p.msg})
+	if err != nil {
 		return
 	}
-	if f, ok := tok.(float64); ok && f == float64(int64(f)) {
-		tok = int64(f)
-	}
-	p.n++
-	msg := rec.StatusMessage
-	if msg == "" {
-		msg = "task " + string(rec.Status)
-	}
-	if ss := p.s.serverSession(); ss != nil {
-		_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: p.n, Message: msg})
-	}
+	p.s.deliver(ctx, p.ri, modern.NotificationProgress, params)
 }
 
 // follow sends notifications/tasks/status for a task this session created
@@ -655,6 +687,9 @@ func (s *session) follow(rec sessionmap.Task) {
 	if s.watched[rec.ID] || s.closed {
 		s.mu.Unlock()
 		return
+	}
+	if s.watched == nil {
+		s.watched = map[string]bool{}
 	}
 	s.watched[rec.ID] = true
 	s.mu.Unlock()
@@ -670,7 +705,7 @@ func (s *session) follow(rec sessionmap.Task) {
 		defer context.AfterFunc(s.b.drain, cancel)()
 		go func() {
 			select {
-			case <-s.done:
+			case <-s.done():
 				cancel()
 			case <-ctx.Done():
 			}
