@@ -477,7 +477,8 @@ func (b *Bridge) leanInitialize(w http.ResponseWriter, r *http.Request, req *jso
 		version = p.ProtocolVersion
 	}
 	s := b.newSession(randomID(), principalOf(r), transportHTTP)
-	s.initParams = req.Params
+	// A copy: req.Params points into the whole request body.
+	s.initParams = append(json.RawMessage(nil), req.Params...)
 	s.protocolVersion = version
 	if err := b.admit(s); err != nil {
 		w.Header().Set("Retry-After", "5")
@@ -505,6 +506,11 @@ func (b *Bridge) leanInitialize(w http.ResponseWriter, r *http.Request, req *jso
 		_, _ = w.Write(buf.Bytes())
 		return
 	}
+	// An idle session keeps only its record fields; the per-request _meta
+	// is rebuilt (and cached) when the session is used.
+	s.mu.Lock()
+	s.meta = nil
+	s.mu.Unlock()
 	b.sessionStarted(s)
 	buf := getBuf()
 	defer putBuf(buf)

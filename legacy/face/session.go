@@ -57,7 +57,8 @@ type session struct {
 	subs            *subscriptions
 
 	// life ends when the session does (DELETE, idle expiry, shutdown):
-	// waits of its requests hand back, followers stop.
+	// waits of its requests hand back, followers stop. Made on first use
+	// (lifeCtx): an idle session holds none.
 	life context.Context
 	end  context.CancelFunc
 
@@ -65,21 +66,32 @@ type session struct {
 	sdkMu sync.Mutex
 
 	// Bookkeeping of the session table (sessions.go), under Bridge.mu.
-	lastSeen    time.Time // the bridge's clock, at the latest request
-	storeTouch  time.Time // when the store's idle expiry was last slid
-	busy        int       // requests in flight
-	inTable     bool
-	started     bool // counted as open in the hooks until it ends
+	lastSeen   time.Time // the bridge's clock, at the latest request
+	storeTouch time.Time // when the store's idle expiry was last slid
+	busy       int       // requests in flight
+	inTable    bool
+	started    bool // counted as open in the hooks until it ends
 }
 
 func (b *Bridge) newSession(id, principal, transport string) *session {
-	s := &session{b: b, id: id, principal: principal, transport: transport}
-	s.life, s.end = context.WithCancel(context.Background())
-	return s
+	return &session{b: b, id: id, principal: principal, transport: transport}
+}
+
+// lifeCtx is the session's life: cancelled when the session ends.
+func (s *session) lifeCtx() context.Context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.life == nil {
+		s.life, s.end = context.WithCancel(context.Background())
+		if s.closed {
+			s.end()
+		}
+	}
+	return s.life
 }
 
 // done is closed when the session ends.
-func (s *session) done() <-chan struct{} { return s.life.Done() }
+func (s *session) done() <-chan struct{} { return s.lifeCtx().Done() }
 
 // randomID returns 128 bits from crypto/rand, base64url (session ids, nonces).
 func randomID() string {
@@ -160,8 +172,11 @@ func (s *session) close() {
 	s.closed = true
 	subs := s.subs
 	s.subs = nil
+	end := s.end
 	s.mu.Unlock()
-	s.end()
+	if end != nil {
+		end()
+	}
 	if subs != nil {
 		subs.close()
 	}

@@ -448,7 +448,7 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 	for _, c := range []struct {
 		ctx   context.Context
 		cause error
-	}{{ri.over, context.Canceled}, {s.b.drain, errDrained}, {s.life, context.Canceled}} {
+	}{{ri.over, context.Canceled}, {s.b.drain, errDrained}, {s.lifeCtx(), context.Canceled}} {
 		if c.ctx == nil {
 			continue
 		}
