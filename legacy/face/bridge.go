@@ -145,6 +145,7 @@ func New(cfg Config) (*Bridge, error) {
 	wc := cfg.Watch
 	wc.Source = b.watchSource
 	wc.Sink = watch.SinkFunc(b.observe)
+	wc.EarlyTerminal = true
 	if wc.Logger == nil {
 		wc.Logger = cfg.Logger
 	}

@@ -288,3 +288,52 @@ func TestPerPrincipalLimits_L72_L73(t *testing.T) {
 		t.Errorf("refusals counted: waiters %d, calls %d, want 1 and 1", waiters.Load(), tasks.Load())
 	}
 }
+
+// slowTerminalStore holds every terminal UpdateStatus until release is
+// closed (a slow durable write).
+type slowTerminalStore struct {
+	sessionmap.Store
+	release chan struct{}
+}
+
+func (s *slowTerminalStore) UpdateStatus(ctx context.Context, sc sessionmap.Scope, id string, snap sessionmap.Snapshot) (sessionmap.Task, error) {
+	if snap.Status.Terminal() {
+		<-s.release
+	}
+	return s.Store.UpdateStatus(ctx, sc, id, snap)
+}
+
+// A blocked tasks/result is answered from the watcher's terminal snapshot
+// without waiting for the durable write of the terminal state, and a
+// tasks/get meanwhile agrees with that answer; the record follows.
+func TestTerminalSnapshotAnswersBeforeDurableWrite(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	up := startUpstream(t, demo.Options{})
+	mem := sessionmap.NewMemory()
+	st := &slowTerminalStore{Store: mem, release: make(chan struct{})}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(st.release)
+		}
+	}
+	t.Cleanup(release)
+	br := startBridge(t, up, face.Config{Store: st})
+	c := newRawClient(t, br.url)
+	c.initialize(ctx, nil)
+	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "fast"}, "task": map[string]any{}}))
+	c.drainEvents()
+	done := make(chan *reply, 1)
+	go func() { done <- c.call(ctx, "tasks/result", map[string]any{"taskId": id}) }()
+	c.awaitEvent(ctx, "comment")
+	up.srv.CompleteNow(upstreamTaskID(t, mem, id))
+	r := <-done
+	if r.Err != nil || !strings.Contains(string(r.Result), "fast") {
+		t.Errorf("tasks/result with the durable write pending: %s", r.Envelope)
+	}
+	if s := statusOf(t, c.call(ctx, "tasks/get", map[string]any{"taskId": id})); s != "completed" {
+		t.Errorf("tasks/get with the durable write pending: %s, want completed", s)
+	}
+	release()
+}

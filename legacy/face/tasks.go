@@ -215,7 +215,8 @@ func (s *session) refresh(ctx context.Context, ri *reqInfo, rec sessionmap.Task)
 		return rec, err
 	}
 	key := s.b.bind(rec, opts)
-	if _, err := s.b.watchGet(ctx, key); err != nil {
+	snap, err := s.b.watchGet(ctx, key)
+	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return rec, err
 		}
@@ -231,7 +232,25 @@ func (s *session) refresh(ctx context.Context, ri *reqInfo, rec sessionmap.Task)
 	if err != nil {
 		return rec, legacy.TaskNotFoundError(rec.ID)
 	}
-	return cur, nil
+	return withTerminal(cur, snap), nil
+}
+
+// withTerminal is rec as a terminal snapshot the store may not have
+// recorded yet makes it (the watchers hand terminal snapshots to waiters
+// before the durable write, see observe): a waiter may already have
+// answered from it, so reads agree with that answer. A pinned cancel still
+// wins (L-58), as it does in the store.
+func withTerminal(rec sessionmap.Task, snap watch.Snapshot) sessionmap.Task {
+	if !live(rec) || rec.CancelPinned || snap.Task == nil || !sessionmap.Status(snap.Task.Status).Terminal() {
+		return rec
+	}
+	sn, err := snapshotOf(snap.Task)
+	if err != nil {
+		return rec
+	}
+	rec.Status, rec.StatusMessage = sn.Status, sn.StatusMessage
+	rec.Result, rec.Error = sn.Result, sn.Error
+	return rec
 }
 
 // tasksGet answers tasks/get with the translated status (issue 4 item 4).
