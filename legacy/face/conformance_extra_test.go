@@ -201,8 +201,9 @@ func TestMaxTTLEnforcedAndDocumented_L74_L76(t *testing.T) {
 	if !regexp.MustCompile(`(?i)capped at 24 hours`).Match(guide) {
 		t.Error("docs/MIGRATION.md no longer documents the maximum ttl (\"capped at 24 hours\", L-76)")
 	}
-	// L-77: the guide states the (absent) per-requestor concurrency limit.
-	if !regexp.MustCompile(`(?i)no limit on concurrent tasks per requestor`).Match(guide) {
+	// L-77: the guide states the per-requestor concurrency limit.
+	if !regexp.MustCompile(`(?i)concurrent tasks per requestor are limited`).Match(guide) ||
+		!regexp.MustCompile(`--max-tasks-per-principal\x60 \(256\)`).Match(guide) || face.DefaultMaxTasksPerPrincipal != 256 {
 		t.Error("docs/MIGRATION.md no longer documents the concurrent-task limit per requestor (L-77)")
 	}
 }

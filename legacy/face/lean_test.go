@@ -337,3 +337,44 @@ func TestTerminalSnapshotAnswersBeforeDurableWrite(t *testing.T) {
 	}
 	release()
 }
+
+// A blocked tasks/result costs no goroutine of its own (no go-sdk handler,
+// no per-stream keep-alive timer, no cancellation watcher): 300 waits on one
+// task add at most the goroutines net/http needs per open request on both
+// ends (client: caller, read and write loop; server: the connection and its
+// background read), and a bounded amount of memory, most of it connection
+// buffers and stacks of the in-process clients.
+func TestWaiterCost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens 300 connections")
+	}
+	ctx := ctxT(t, 60*time.Second)
+	up := startUpstream(t, demo.Options{})
+	br := startBridge(t, up, face.Config{KeepAlive: 50 * time.Millisecond})
+	c := newRawClient(t, br.url)
+	c.initialize(ctx, nil)
+	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "w"}, "task": map[string]any{}}))
+	const n = 300
+	heap0, g0 := settledMem()
+	done := make(chan *reply, n)
+	for i := range n {
+		w := newRawClient(t, br.url)
+		w.setSession(c.sessionID())
+		w.next = 1000 * (i + 1)
+		go func() { done <- w.call(ctx, "tasks/result", map[string]any{"taskId": id}) }()
+		w.awaitEvent(ctx, "comment")
+	}
+	heap1, g1 := settledMem()
+	perMem := (float64(heap1) - float64(heap0)) / n
+	perG := float64(g1-g0) / n
+	t.Logf("%d blocked tasks/result (client and bridge in one process): %.1f KiB and %.2f goroutines per waiter", n, perMem/1024, perG)
+	if perG > 5.5 {
+		t.Errorf("%.2f goroutines per waiter, want ≤ 5 (3 of the client, 2 of net/http's server)", perG)
+	}
+	up.srv.CompleteNow(upstreamTaskID(t, br.b.Store(), id))
+	for range n {
+		if r := <-done; r.Err != nil {
+			t.Fatalf("waiter: %s", r.Envelope)
+		}
+	}
+}
