@@ -57,10 +57,17 @@ func InvalidCursorError(cursor string) *rpc.Error {
 
 // CancelTerminalError is the -32602 answer for tasks/cancel on a task that is
 // already completed, failed or cancelled (L-55). The message names the status
-// like the spec example ("Cannot cancel task: already in terminal status 'completed'").
+// like the spec example ("Cannot cancel task: already in terminal status 'completed'")
+// and says what tasks/result will answer, so the two never disagree: the
+// outcome of a completed or failed task (L-41), and for a cancelled one the
+// TaskCancelledError (L-41, L-59: a cancelled task has no result).
 func CancelTerminalError(taskID string, status TaskStatus) *rpc.Error {
+	hint := "fetch its outcome with tasks/result instead"
+	if status == StatusCancelled {
+		hint = "it has no result (tasks/result answers that it was cancelled); start a new task to run the request again"
+	}
 	return rpc.WithData(rpc.CodeInvalidParams,
-		fmt.Sprintf("Cannot cancel task: already in terminal status '%s'; fetch its outcome with tasks/result instead", status),
+		fmt.Sprintf("Cannot cancel task: already in terminal status '%s'; %s", status, hint),
 		map[string]string{"taskId": taskID, "status": string(status)})
 }
 
@@ -98,8 +105,10 @@ func MethodNotSupportedError(method string) *rpc.Error {
 }
 
 // TaskCancelledError is the -32603 error tasks/result returns for a cancelled
-// task: the work never produced a result (legacy-tasks.md §4.5). It stays the
-// answer even if the work finished after the cancel (L-59).
+// task: the work never produced a result, and the spec's recommended answer
+// is a JSON-RPC error "Task was cancelled" (L-41). It stays the answer even if
+// the work finished after the cancel (L-59); CancelTerminalError for a
+// cancelled task points here.
 func TaskCancelledError(taskID string) *rpc.Error {
 	return rpc.Errorf(rpc.CodeInternalError,
 		"Task was cancelled: task %s has no result; start a new task to run the request again", quote(taskID))

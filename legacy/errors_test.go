@@ -21,6 +21,7 @@ func TestErrorVocabulary(t *testing.T) {
 		{"L-65 expired", TaskExpiredError("T1"), rpc.CodeInvalidParams, []string{"Task has expired", `"T1"`, "ttl"}},
 		{"L-51 cursor", InvalidCursorError("zz"), rpc.CodeInvalidParams, []string{"Invalid cursor", `"zz"`, "without a cursor"}},
 		{"L-55 terminal cancel", CancelTerminalError("T1", StatusCompleted), rpc.CodeInvalidParams, []string{"Cannot cancel task: already in terminal status 'completed'", "tasks/result"}},
+		{"L-55 L-41 cancel of a cancelled task", CancelTerminalError("T1", StatusCancelled), rpc.CodeInvalidParams, []string{"Cannot cancel task: already in terminal status 'cancelled'", "has no result", "tasks/result answers that it was cancelled"}},
 		{"L-07 forbidden", ToolTaskForbiddenError("quick"), rpc.CodeMethodNotFound, []string{`Tool "quick" does not support task-augmented execution`}},
 		{"L-08 required", ToolTaskRequiredError("must"), rpc.CodeMethodNotFound, []string{`Tool "must" requires task augmentation (taskSupport: 'required')`, `"task": {}`}},
 		{"L-06 request type", TaskAugmentationRequiredError(MethodToolsCall), rpc.CodeInvalidRequest, []string{"Task augmentation required for tools/call requests"}},

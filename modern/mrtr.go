@@ -58,6 +58,29 @@ func (r InputRequest) ElicitationMode() string {
 	return "form"
 }
 
+// RequiredCapability is the client capability r needs, as the
+// data.requiredCapabilities of a -32021, and its name for messages
+// ("elicitation.form", "elicitation.url", "sampling", "roots"). ok is false
+// when no capability covers r (an unknown method or elicitation mode).
+func (r InputRequest) RequiredCapability() (caps ClientCapabilities, name string, ok bool) {
+	switch r.Kind() {
+	case InputElicitation:
+		mode := r.ElicitationMode()
+		if mode != "form" && mode != "url" {
+			return caps, "", false
+		}
+		caps.Elicitation = &Object{mode: json.RawMessage("{}")}
+		return caps, "elicitation." + mode, true
+	case InputSampling:
+		caps.Sampling = &Object{}
+		return caps, "sampling", true
+	case InputRoots:
+		caps.Roots = &Object{}
+		return caps, "roots", true
+	}
+	return caps, "", false
+}
+
 // Validate checks an InputRequest we emit: a known method, and an object
 // params where the schema requires one.
 func (r InputRequest) Validate() error {

@@ -553,6 +553,17 @@ func (b *Badger) RecordAnswered(ctx context.Context, sc Scope, id string, keys [
 	return fresh, nil
 }
 
+func (b *Badger) SettleUpstream(ctx context.Context, sc Scope, id string) (Task, error) {
+	return b.mutateTask(ctx, sc, id, func(cur Task, now time.Time) (Task, bool, error) {
+		next, changed := settleUpstream(cur, now)
+		return next, changed, nil
+	})
+}
+
+func (b *Badger) PendingUpstream(ctx context.Context) ([]Task, error) {
+	return b.AllTasks(ctx, TaskFilter{UpstreamCancelPending: true})
+}
+
 func (b *Badger) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor string) (Page, error) {
 	if !sc.Valid() {
 		return Page{}, invalid("list scope needs a principal or a session")

@@ -52,7 +52,10 @@ type taskV1 struct {
 	Error             json.RawMessage `json:"error,omitempty"`
 	AnsweredKeys      []string        `json:"answeredKeys,omitempty"`
 	CancelPinned      bool            `json:"cancelPinned,omitempty"`
-	WrittenAt         time.Time       `json:"writtenAt"`
+	// Added without a new version: an older bridge ignores it (and so forgets
+	// an owed upstream cancel when it rewrites the record, nothing worse).
+	UpstreamCancelPending bool      `json:"upstreamCancelPending,omitempty"`
+	WrittenAt             time.Time `json:"writtenAt"`
 }
 
 func encodeSession(s Session) ([]byte, error) {
@@ -71,7 +74,8 @@ func encodeTask(t Task) ([]byte, error) {
 		RequestedTTLMs: t.RequestedTTLMs, TTLMs: t.TTLMs, Status: string(t.Status),
 		StatusMessage: t.StatusMessage, CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt,
 		PollIntervalMs: t.PollIntervalMs, Result: t.Result, Error: t.Error,
-		AnsweredKeys: t.AnsweredKeys, CancelPinned: t.CancelPinned, WrittenAt: t.WrittenAt,
+		AnsweredKeys: t.AnsweredKeys, CancelPinned: t.CancelPinned, UpstreamCancelPending: t.UpstreamCancelPending,
+		WrittenAt: t.WrittenAt,
 	})
 }
 
@@ -134,7 +138,8 @@ func decodeTask(what string, b []byte) (Task, error) {
 		RequestedTTLMs: r.RequestedTTLMs, TTLMs: r.TTLMs, Status: Status(r.Status),
 		StatusMessage: r.StatusMessage, CreatedAt: r.CreatedAt, LastUpdatedAt: r.LastUpdatedAt,
 		PollIntervalMs: r.PollIntervalMs, Result: r.Result, Error: r.Error,
-		AnsweredKeys: r.AnsweredKeys, CancelPinned: r.CancelPinned, WrittenAt: r.WrittenAt,
+		AnsweredKeys: r.AnsweredKeys, CancelPinned: r.CancelPinned, UpstreamCancelPending: r.UpstreamCancelPending,
+		WrittenAt: r.WrittenAt,
 	}
 	if !validID(t.ID) || !t.Scope.Valid() || !t.Status.Valid() || !t.Direction.Valid() || !t.Origin.Valid() {
 		return Task{}, fmt.Errorf("%w: %s: missing or unknown id, scope, status, direction or origin", ErrCorrupt, what)

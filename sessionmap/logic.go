@@ -219,6 +219,7 @@ func applySnapshot(cur Task, s Snapshot, now time.Time) (Task, bool, error) {
 	}
 	if s.Status.Terminal() {
 		next.Result, next.Error = compactJSON(s.Result), compactJSON(s.Error)
+		next.UpstreamCancelPending = s.CancelUpstream && cur.UpstreamTaskID != ""
 	}
 	if !s.Status.Terminal() && next.Status == cur.Status && next.StatusMessage == cur.StatusMessage &&
 		ptrEq(next.PollIntervalMs, cur.PollIntervalMs) {
@@ -240,6 +241,8 @@ func pinCancel(cur Task, now time.Time) (Task, error) {
 	}
 	next := cur
 	next.Status, next.CancelPinned = StatusCancelled, true
+	// The upstream must hear of it (L-57); the debt is part of the same write.
+	next.UpstreamCancelPending = cur.UpstreamTaskID != ""
 	next.StatusMessage = "cancelled by the client"
 	next.Result, next.Error = nil, nil
 	if now.After(next.LastUpdatedAt) {
@@ -247,6 +250,17 @@ func pinCancel(cur Task, now time.Time) (Task, error) {
 	}
 	next.WrittenAt = now.UTC()
 	return next, nil
+}
+
+// settleUpstream clears the upstream-cancel debt.
+func settleUpstream(cur Task, now time.Time) (Task, bool) {
+	if !cur.UpstreamCancelPending {
+		return cur, false
+	}
+	next := cur
+	next.UpstreamCancelPending = false
+	next.WrittenAt = now.UTC()
+	return next, true
 }
 
 // recordAnswered returns the updated task and the keys that were new, in the

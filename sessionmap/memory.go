@@ -166,6 +166,22 @@ func (m *Memory) RecordAnswered(ctx context.Context, sc Scope, id string, keys [
 	return fresh, nil
 }
 
+func (m *Memory) SettleUpstream(ctx context.Context, sc Scope, id string) (Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.visible(sc, id)
+	if !ok {
+		return Task{}, ErrNotFound
+	}
+	next, _ := settleUpstream(t, m.now())
+	m.tasks[id] = next
+	return cloneTask(next), nil
+}
+
+func (m *Memory) PendingUpstream(ctx context.Context) ([]Task, error) {
+	return m.AllTasks(ctx, TaskFilter{UpstreamCancelPending: true})
+}
+
 func (m *Memory) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor string) (Page, error) {
 	if !sc.Valid() {
 		return Page{}, invalid("list scope needs a principal or a session")

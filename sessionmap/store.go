@@ -53,6 +53,14 @@ type Store interface {
 	// entry needs: ID, Scope, Status, StatusMessage, CreatedAt, LastUpdatedAt,
 	// TTLMs, PollIntervalMs and CancelPinned; GetTask has the rest.
 	ListTasks(ctx context.Context, sc Scope, pageSize int, cursor string) (Page, error)
+	// SettleUpstream clears the task's UpstreamCancelPending (the upstream
+	// acknowledged the cancel, or answered that the task is over there), on
+	// any status, durably. It returns the record.
+	SettleUpstream(ctx context.Context, sc Scope, id string) (Task, error)
+	// PendingUpstream returns every unexpired task, of any scope, whose
+	// UpstreamCancelPending is set: what a restarted bridge still owes its
+	// upstreams.
+	PendingUpstream(ctx context.Context) ([]Task, error)
 	// DeleteSessionTasks deletes the tasks owned by exactly sc (principal and
 	// session), e.g. on an HTTP DELETE of the session, and returns how many.
 	DeleteSessionTasks(ctx context.Context, sc Scope) (int, error)
@@ -77,10 +85,13 @@ type Admin interface {
 type TaskFilter struct {
 	Session string
 	Status  Status
+	// UpstreamCancelPending: only tasks whose upstream cancel is still owed.
+	UpstreamCancelPending bool
 }
 
 func (f TaskFilter) match(t Task) bool {
-	return (f.Session == "" || t.Scope.Session == f.Session) && (f.Status == "" || t.Status == f.Status)
+	return (f.Session == "" || t.Scope.Session == f.Session) && (f.Status == "" || t.Status == f.Status) &&
+		(!f.UpstreamCancelPending || t.UpstreamCancelPending)
 }
 
 // Page sizes for ListTasks.

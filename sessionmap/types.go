@@ -247,6 +247,11 @@ type Task struct {
 	// CancelPinned: the bridge pinned "cancelled" locally (legacy tasks/cancel);
 	// later upstream states are ignored.
 	CancelPinned bool `json:"cancelPinned,omitempty"`
+	// UpstreamCancelPending: the bridge owes the upstream a tasks/cancel for
+	// this task (the client cancelled it, or the bridge ended it) that the
+	// upstream has not acknowledged yet. PinCancel sets it for a task with an
+	// upstream task; SettleUpstream clears it.
+	UpstreamCancelPending bool `json:"upstreamCancelPending,omitempty"`
 
 	// WrittenAt is when the store last wrote this record.
 	WrittenAt time.Time `json:"writtenAt"`
@@ -279,6 +284,10 @@ type Snapshot struct {
 	// Result or Error is the terminal payload; ignored for non-terminal statuses.
 	Result json.RawMessage
 	Error  json.RawMessage
+	// CancelUpstream, on a terminal snapshot the bridge makes itself (it ends
+	// a task the upstream still runs), sets UpstreamCancelPending in the same
+	// write when the snapshot takes effect.
+	CancelUpstream bool
 }
 
 // Page is one page of ListTasks.

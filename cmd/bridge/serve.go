@@ -17,6 +17,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tasksbridge/tasksbridge/internal/audit"
+	"github.com/tasksbridge/tasksbridge/internal/oplog"
 	"github.com/tasksbridge/tasksbridge/internal/server"
 	"github.com/tasksbridge/tasksbridge/legacy/face"
 	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
@@ -75,6 +77,9 @@ func init() {
 			&cli.BoolFlag{Name: "status-notifications", Usage: "send notifications/tasks/status when a legacy client's task changes (stdio, or an open GET stream)", EnvVars: []string{"TASKSBRIDGE_STATUS_NOTIFICATIONS"}},
 			&cli.BoolFlag{Name: "require-auth", Usage: "in front of a legacy server, refuse 2026-07-28 requests without an Authorization header (HTTP 401); without it, unauthenticated modern clients share one scope in which the unguessable task ids act as bearer tokens", EnvVars: []string{"TASKSBRIDGE_REQUIRE_AUTH"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"TASKSBRIDGE_LOG_LEVEL"}},
+			&cli.StringFlag{Name: "log-format", Value: oplog.FormatText, Usage: "text or json (one JSON object per line)", EnvVars: []string{"TASKSBRIDGE_LOG_FORMAT"}},
+			&cli.BoolFlag{Name: "log-libraries", Usage: "also log the internals of the MCP SDK and the Badger store below error level (for debugging them)", EnvVars: []string{"TASKSBRIDGE_LOG_LIBRARIES"}},
+			&cli.StringFlag{Name: "audit-log", Usage: "append an audit record (one JSON line: time, action, principal hash, session, task, outcome; never a credential) for each task creation, cancel, input answer, result delivery and task end to this file (`PATH`, created 0600)", EnvVars: []string{"TASKSBRIDGE_AUDIT_LOG"}},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 10 * time.Second, Usage: "how long a graceful stop may take", EnvVars: []string{"TASKSBRIDGE_SHUTDOWN_TIMEOUT"}},
 		},
 		Action: runServe,
@@ -106,12 +111,15 @@ func init() {
 	}
 }
 
+// newLogger is the bridge's logger on w: text at level, library internals
+// kept out (oplog.NewHandler).
 func newLogger(w io.Writer, level string) *slog.Logger {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		l = slog.LevelInfo
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+	h, _ := oplog.NewHandler(w, oplog.FormatText, l, false)
+	return slog.New(h)
 }
 
 func runServe(c *cli.Context) error {
@@ -129,7 +137,11 @@ func runServe(c *cli.Context) error {
 	if _, err := legacyup.ParseEraMode(c.String("upstream-era")); err != nil {
 		return fmt.Errorf("serve: --upstream-era: %w", err)
 	}
-	logger := newLogger(c.App.ErrWriter, c.String("log-level"))
+	h, err := oplog.NewHandler(c.App.ErrWriter, c.String("log-format"), level, c.Bool("log-libraries"))
+	if err != nil {
+		return fmt.Errorf("serve: --log-format %q: want text or json", c.String("log-format"))
+	}
+	logger := slog.New(h)
 	cfg := server.Config{
 		Upstream:            up,
 		UpstreamCommand:     cmd,
@@ -158,6 +170,20 @@ func runServe(c *cli.Context) error {
 	}
 	if cfg.KeepAlive <= 0 {
 		cfg.KeepAlive = -1
+	}
+	if path := c.String("audit-log"); path != "" {
+		al, err := audit.Open(path)
+		if err != nil {
+			return fmt.Errorf("serve: --audit-log: %w", err)
+		}
+		defer func() {
+			if err := al.Err(); err != nil {
+				logger.Error("the audit log could not be written completely", "path", path, "err", err)
+			}
+			_ = al.Close()
+		}()
+		// L-79, L-80 for legacy clients.
+		cfg.Legacy = func(lc *face.Config) { lc.Audit = al }
 	}
 	if cfg.DataDir == "" {
 		return errors.New("serve: --data-dir must not be empty")

@@ -64,6 +64,11 @@ type Options struct {
 	// extension allows it, M-59); it lets tests check that a bridge pins
 	// cancelled locally.
 	IgnoreCancel bool
+	// IgnoreClientCapabilities runs elicitation and sampling tools for a
+	// request that did not declare those capabilities, asking for the input
+	// anyway (a non-conforming server; tests check that a bridge never
+	// relays such a request and never hangs on it).
+	IgnoreClientCapabilities bool
 	// JSONResponse makes HTTP answers application/json instead of SSE
 	// (listen streams are always SSE).
 	JSONResponse bool
@@ -297,11 +302,11 @@ func (s *Server) callTaskTool(ctx context.Context, p *mcp.CallToolParamsRaw, tt 
 		required.AddExtension(modern.TasksExtensionID, modern.Object{})
 		missing = true
 	}
-	if tt.needsElicitation && !caps.SupportsElicitationForm() {
+	if tt.needsElicitation && !caps.SupportsElicitationForm() && !s.opts.IgnoreClientCapabilities {
 		required.Elicitation = &modern.Object{"form": json.RawMessage("{}")}
 		missing = true
 	}
-	if tt.needsSampling && !caps.SupportsSampling() {
+	if tt.needsSampling && !caps.SupportsSampling() && !s.opts.IgnoreClientCapabilities {
 		required.Sampling = &modern.Object{}
 		missing = true
 	}

@@ -32,8 +32,8 @@
 // with status 0; bridge sessions and bridge tasks read the data directory,
 // which only one process may hold, so the test stops the running bridge
 // first (and starts it again, on the same address and data directory, before
-// the next command that is not one of them); go run ./cmd/... and make run
-// from the module root; everything else runs in a scratch copy of the fixture
+// the next command that is not one of them); go run ./cmd/..., go install
+// ./cmd/... and make run from the module root; everything else runs in a scratch copy of the fixture
 // module testdata/module, a small Go module with legacy task code.
 //
 // Placeholders: the documents use the default addresses, and the test
@@ -414,7 +414,9 @@ func Classify(text string) (Kind, string) {
 		args = w[1:]
 	case len(w) >= 3 && w[0] == "go" && w[1] == "run" && strings.TrimSuffix(w[2], "/") == "./cmd/bridge":
 		args = w[3:]
-	case w[0] == "make" || (len(w) >= 3 && w[0] == "go" && w[1] == "run" && strings.HasPrefix(w[2], "./cmd/")):
+	case w[0] == "make" || (len(w) >= 3 && w[0] == "go" && (w[1] == "run" || w[1] == "install") && strings.HasPrefix(w[2], "./cmd/")):
+		// go install ./cmd/... installs from the checkout (into the
+		// test's own bin directory: GOBIN, see the harness).
 		return Repo, ""
 	default:
 		return Shell, ""

@@ -133,6 +133,7 @@ func TestClassify(t *testing.T) {
 		"bridge tasks --help":                                        {"shell", ""},
 		"bridge rollout --metrics-url http://127.0.0.1:8080/metrics": {"shell", ""},
 		"make docs-check":                                            {"repo", ""},
+		"go install ./cmd/...":                                       {"repo", ""},
 		"curl -fsS http://127.0.0.1:8080/readyz":                     {"shell", ""},
 	} {
 		k, r := Classify(text)

@@ -49,16 +49,18 @@ func moduleRoot(t testing.TB) string {
 
 // cleanEnv is the environment of every command: the test's own, without
 // TASKSBRIDGE_* settings (they would change flag defaults), with the built
-// binaries first on PATH.
+// binaries first on PATH and GOBIN pointing at them, so a documented
+// `go install ./cmd/...` replaces them with the same build instead of
+// writing into the user's own bin directory.
 func cleanEnv(bin string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "TASKSBRIDGE_") || strings.HasPrefix(kv, "PATH=") {
+		if strings.HasPrefix(kv, "TASKSBRIDGE_") || strings.HasPrefix(kv, "PATH=") || strings.HasPrefix(kv, "GOBIN=") {
 			continue
 		}
 		env = append(env, kv)
 	}
-	return append(env, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return append(env, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "GOBIN="+bin)
 }
 
 // buildBinaries builds bridge and migrate-check from this checkout.

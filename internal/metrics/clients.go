@@ -58,6 +58,16 @@ func (t *clientTable) client(name string) string {
 	return t.clientLocked(name)
 }
 
+// ClientName is a clientInfo name as it may appear in a label or a log line:
+// sanitised and bounded like the client label, "other" when it looks like a
+// credential or a random id.
+func ClientName(name string) string {
+	if looksSecret(name) {
+		return Other
+	}
+	return sanitize(name, maxNameLen)
+}
+
 func (t *clientTable) clientLocked(name string) string {
 	if looksSecret(name) {
 		return Other

@@ -65,6 +65,8 @@ type Metrics struct {
 	upstreamRequests *prometheus.CounterVec
 	upstreamDuration prometheus.Histogram
 	upstreamPolls    prometheus.Counter
+	outboxPending    *prometheus.GaugeVec
+	outboxRetries    *prometheus.CounterVec
 	storeOps         *prometheus.CounterVec
 	storeDuration    prometheus.Histogram
 }
@@ -124,6 +126,10 @@ func New(o Options) *Metrics {
 			"Duration of requests to the upstream server.", UpstreamBuckets),
 		upstreamPolls: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "upstream_polls_total",
 			Help: "Upstream tasks/get polls made by task watchers."}),
+		outboxPending: gauge("upstream_outbox_pending",
+			"Upstream side effects (tasks/cancel) the bridge owes and is still delivering, by method.", "method"),
+		outboxRetries: counter("upstream_outbox_retries_total",
+			"Retries of upstream side effects (tasks/cancel) after a failed attempt, by method.", "method"),
 		storeOps: counter("store_operations_total", "Session/task store operations, by operation and outcome.", "op", "outcome"),
 		storeDuration: histogram("store_operation_duration_seconds",
 			"Duration of session/task store operations.", StoreBuckets),
@@ -142,7 +148,7 @@ func New(o Options) *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.legacyCalls, m.clientRequests, m.sessionsActive, m.refused, m.tasksActive, m.tasksCreated,
 		m.resultWait, m.inputRequests, m.upstreamRequests, m.upstreamDuration, m.upstreamPolls,
-		m.storeOps, m.storeDuration, cc,
+		m.outboxPending, m.outboxRetries, m.storeOps, m.storeDuration, cc,
 	)
 	// Known gauge series start at 0 so dashboards show a line, not a gap.
 	for _, e := range []string{EraLegacy, EraModern} {
@@ -151,6 +157,8 @@ func New(o Options) *Metrics {
 	for s := range statuses {
 		m.tasksActive.WithLabelValues(s)
 	}
+	m.outboxPending.WithLabelValues("tasks/cancel")
+	m.outboxRetries.WithLabelValues("tasks/cancel")
 	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 	return m
 }
@@ -330,6 +338,24 @@ func (m *Metrics) UpstreamRequest(method string, err error, d time.Duration) {
 func (m *Metrics) UpstreamPoll() {
 	if m != nil {
 		m.upstreamPolls.Inc()
+	}
+}
+
+// OutboxPending moves tasksbridge_upstream_outbox_pending{method} by delta
+// (+1 when the bridge starts owing the upstream a side effect, -1 when it is
+// delivered or no longer matters). Its signature is outbox.Config.Pending's.
+func (m *Metrics) OutboxPending(method string, delta int) {
+	if m != nil {
+		m.outboxPending.WithLabelValues(Method(method)).Add(float64(delta))
+	}
+}
+
+// OutboxRetry counts one retry of an upstream side effect
+// (tasksbridge_upstream_outbox_retries_total{method}). Its signature is
+// outbox.Config.Retry's.
+func (m *Metrics) OutboxRetry(method string) {
+	if m != nil {
+		m.outboxRetries.WithLabelValues(Method(method)).Inc()
 	}
 }
 

@@ -592,3 +592,28 @@ func TestConcurrentUse(t *testing.T) {
 		t.Fatalf("client values %v, want 5 + other", got)
 	}
 }
+
+// TestOutboxMetrics: the outbox gauge follows deliveries up and down and
+// the retry counter counts retries, by method.
+func TestOutboxMetrics(t *testing.T) {
+	m := New(Options{})
+	m.OutboxPending("tasks/cancel", 1)
+	m.OutboxPending("tasks/cancel", 1)
+	m.OutboxPending("tasks/cancel", -1)
+	m.OutboxRetry("tasks/cancel")
+	m.OutboxRetry("tasks/cancel")
+	m.OutboxRetry("secret-task-id")
+	expected := `
+# HELP tasksbridge_upstream_outbox_pending Upstream side effects (tasks/cancel) the bridge owes and is still delivering, by method.
+# TYPE tasksbridge_upstream_outbox_pending gauge
+tasksbridge_upstream_outbox_pending{method="tasks/cancel"} 1
+# HELP tasksbridge_upstream_outbox_retries_total Retries of upstream side effects (tasks/cancel) after a failed attempt, by method.
+# TYPE tasksbridge_upstream_outbox_retries_total counter
+tasksbridge_upstream_outbox_retries_total{method="other"} 1
+tasksbridge_upstream_outbox_retries_total{method="tasks/cancel"} 2
+`
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(expected),
+		"tasksbridge_upstream_outbox_pending", "tasksbridge_upstream_outbox_retries_total"); err != nil {
+		t.Fatal(err)
+	}
+}

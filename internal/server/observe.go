@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tasksbridge/tasksbridge/internal/metrics"
+	"github.com/tasksbridge/tasksbridge/internal/oplog"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
@@ -46,6 +47,8 @@ type wireMeter struct {
 	// storedSession reads a legacy session's clientInfo from the store (a
 	// session this process did not see start: a restart).
 	storedSession func(ctx context.Context, sc sessionmap.Scope) (implView, bool)
+	// refusals logs refused and failed requests for operators (nil: none).
+	refusals *oplog.Refusals
 }
 
 func newWireMeter(m *metrics.Metrics, store *meteredStore) *wireMeter {
@@ -308,6 +311,7 @@ func (ex *exchange) finish(status int, overflow, cancelled bool) {
 		ClientEra: ex.clientEra, UpstreamEra: ex.upstreamEra, Method: ex.method, Outcome: outcome,
 		ClientName: ex.client.Name, ClientVersion: ex.client.Version, Legacy: ex.legacyCall,
 	})
+	ex.mt.refusals.Observe(ex.clientEra, ex.method, outcome, ex.client.Name)
 	switch {
 	case ex.clientEra == metrics.EraLegacy && ex.method == legacy.MethodTasksResult:
 		m.ObserveResultWait(time.Since(ex.start))

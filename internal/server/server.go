@@ -17,6 +17,7 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/internal/cmdline"
 	"github.com/tasksbridge/tasksbridge/internal/metrics"
+	"github.com/tasksbridge/tasksbridge/internal/oplog"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	legacyface "github.com/tasksbridge/tasksbridge/legacy/face"
 	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
@@ -175,6 +176,9 @@ func New(cfg Config) (*Server, error) {
 		s.target = "command " + cfg.UpstreamCommand
 	}
 
+	// Operators see each change of the upstream's reachability once.
+	s.upMeter.health = &oplog.UpstreamHealth{Log: cfg.Logger, Target: s.target}
+
 	// Store.
 	var st sessionmap.Store
 	switch {
@@ -197,6 +201,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.store = newMeteredStore(st, m)
 	s.meter = newWireMeter(m, s.store)
+	s.meter.refusals = &oplog.Refusals{Log: cfg.Logger}
 	fail := func(err error) (*Server, error) {
 		_ = s.Close()
 		return nil, err
@@ -247,6 +252,7 @@ func New(cfg Config) (*Server, error) {
 		KeepAlive:           cfg.KeepAlive,
 		StatusNotifications: cfg.StatusNotifications,
 	}
+	lc.Outbox.Pending, lc.Outbox.Retry = m.OutboxPending, m.OutboxRetry
 	if cfg.Legacy != nil {
 		cfg.Legacy(&lc)
 	}

@@ -113,6 +113,16 @@ func (s *meteredStore) RecordAnswered(ctx context.Context, sc sessionmap.Scope, 
 	return out, err
 }
 
+func (s *meteredStore) SettleUpstream(ctx context.Context, sc sessionmap.Scope, id string) (out sessionmap.Task, err error) {
+	err = s.op("settle_upstream", func() error { out, err = s.next.SettleUpstream(ctx, sc, id); return err })
+	return out, err
+}
+
+func (s *meteredStore) PendingUpstream(ctx context.Context) (out []sessionmap.Task, err error) {
+	err = s.op("pending_upstream", func() error { out, err = s.next.PendingUpstream(ctx); return err })
+	return out, err
+}
+
 func (s *meteredStore) ListTasks(ctx context.Context, sc sessionmap.Scope, pageSize int, cursor string) (out sessionmap.Page, err error) {
 	err = s.op("list_tasks", func() error { out, err = s.next.ListTasks(ctx, sc, pageSize, cursor); return err })
 	if err == nil {

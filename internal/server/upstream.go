@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/internal/metrics"
+	"github.com/tasksbridge/tasksbridge/internal/oplog"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
@@ -64,10 +65,13 @@ type upstreamMeter struct {
 	m *metrics.Metrics
 	// invalidate drops the cached upstream era (nil: pinned).
 	invalidate func()
+	// health logs the upstream's reachability changes.
+	health *oplog.UpstreamHealth
 }
 
 func (u *upstreamMeter) record(method string, passthrough bool, err error, d time.Duration) {
 	u.m.UpstreamRequest(method, err, d)
+	u.health.Observe(method, err)
 	if method == modern.MethodTasksGet && !passthrough {
 		u.m.UpstreamPoll()
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/internal/cmdline"
+	"github.com/tasksbridge/tasksbridge/internal/outbox"
 	"github.com/tasksbridge/tasksbridge/internal/version"
 	"github.com/tasksbridge/tasksbridge/internal/watch"
 	"github.com/tasksbridge/tasksbridge/modern"
@@ -36,9 +37,11 @@ type Bridge struct {
 
 	ownStore, ownUp bool
 
-	watch *watch.Manager
-	sdk   *mcp.StreamableHTTPHandler
-	base  *mcp.Server // answers go-sdk's version checks for requests that carry a session id
+	watch  *watch.Manager
+	outbox *outbox.Outbox // upstream cancels owed (outbox.go)
+	owed   owed
+	sdk    *mcp.StreamableHTTPHandler
+	base   *mcp.Server // answers go-sdk's version checks for requests that carry a session id
 
 	// drain is cancelled by Shutdown: blocked waits hand their request back.
 	drain       context.Context
@@ -150,6 +153,7 @@ func New(cfg Config) (*Bridge, error) {
 		wc.Logger = cfg.Logger
 	}
 	b.watch = watch.NewManager(wc)
+	b.startOutbox()
 
 	b.base = b.newServer(nil)
 	b.sdk = mcp.NewStreamableHTTPHandler(b.getServer, &mcp.StreamableHTTPOptions{
@@ -234,6 +238,7 @@ func (b *Bridge) Close() error {
 	_ = b.Shutdown(sctx)
 	cancel()
 	b.watch.Close()
+	b.outbox.Close()
 	b.bgWG.Wait()
 	var errs []error
 	if b.ownUp {

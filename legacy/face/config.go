@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/tasksbridge/tasksbridge/internal/audit"
+	"github.com/tasksbridge/tasksbridge/internal/outbox"
 	"github.com/tasksbridge/tasksbridge/internal/watch"
 	"github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
@@ -102,6 +104,14 @@ type Config struct {
 
 	// Hooks observe the bridge (metrics). Nil fields are skipped.
 	Hooks Hooks
+
+	// Audit receives the audit log (L-79, L-80): task creation, cancel,
+	// input answers, result delivery and task ends. Nil: none.
+	Audit audit.Sink
+
+	// Outbox tunes the delivery of the tasks/cancel the bridge owes the
+	// upstream (backoff; Pending and Retry feed metrics).
+	Outbox outbox.Config
 }
 
 // Hooks let a metrics layer observe the face without this package importing

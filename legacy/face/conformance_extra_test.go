@@ -161,6 +161,8 @@ func TestCancelForwardedAsTasksCancel_L57_M31(t *testing.T) {
 	if s := statusOf(t, c.call(ctx, "tasks/cancel", map[string]any{"taskId": id})); s != "cancelled" {
 		t.Fatalf("tasks/cancel answered %s", s)
 	}
+	// The outbox sends the upstream cancel after the answer (L-58, L-59).
+	up.rec.awaitServed(t, ctx, "tasks/cancel")
 	cancels := up.rec.byMethod("tasks/cancel")
 	if len(cancels) != 1 || !bytes.Contains(cancels[0].Body, []byte(`"taskId":"`+upID+`"`)) {
 		t.Errorf("upstream tasks/cancel %d times, want once for %s: %v", len(cancels), upID, cancels)
@@ -288,5 +290,37 @@ func TestExpiredTaskIsGone_L64_L65(t *testing.T) {
 	}
 	if ids, _ := listPage(t, c.call(ctx, "tasks/list", nil)); slices.Contains(ids, id) {
 		t.Errorf("tasks/list still shows the expired task: %v", ids)
+	}
+}
+
+// L-20, L-74, L-76: an upstream task's ttl is the smaller of the ttl the
+// client asked for and the upstream's own ttlMs (3000 is honoured; 7200000
+// becomes the demo upstream's 3600000), and docs/MIGRATION.md states that
+// rule with this very example.
+func TestUpstreamTaskTTLIsTheSmallerOfRequestAndUpstream_L20_L74(t *testing.T) {
+	ctx := ctxT(t, 20*time.Second)
+	up := startUpstream(t, demo.Options{}) // ttlMs 3600000
+	br := startBridge(t, up, face.Config{})
+	c := newRawClient(t, br.url)
+	c.initialize(ctx, nil)
+	for _, tc := range []struct{ asked, want int64 }{{3000, 3000}, {7200000, 3600000}} {
+		r := c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "x"}, "task": map[string]any{"ttl": tc.asked}})
+		var res struct {
+			Task struct {
+				TTL *int64 `json:"ttl"`
+			} `json:"task"`
+		}
+		if r.Err != nil || json.Unmarshal(r.Result, &res) != nil || res.Task.TTL == nil || *res.Task.TTL != tc.want {
+			t.Errorf("task.ttl %d against an upstream ttlMs of 3600000: %s, want ttl %d", tc.asked, r.Envelope, tc.want)
+		}
+	}
+	guide, err := os.ReadFile(filepath.Join("..", "..", "docs", "MIGRATION.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"smaller of the requested `ttl` and the upstream's `ttlMs`", "`task.ttl: 3000` gives `ttl: 3000`", "`task.ttl: 7200000` gives `ttl: 3600000`"} {
+		if !strings.Contains(strings.Join(strings.Fields(string(guide)), " "), want) {
+			t.Errorf("docs/MIGRATION.md does not say %q (L-76: document the ttl the bridge grants)", want)
+		}
 	}
 }

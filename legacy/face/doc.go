@@ -67,8 +67,15 @@
 // (never more often upstream than pollInterval); tasks/result blocks on the
 // shared watcher and relays input requests as real elicitation/create,
 // sampling/createMessage and roots/list requests on its own stream, each key
-// answered upstream exactly once (answered keys persisted first). tasks/list
-// reads sessionmap; tasks/cancel pins cancelled before replying.
+// answered upstream exactly once (answered keys persisted first). An input
+// request the client did not declare a capability for is never relayed
+// (L-82) nor waited on: the task fails at once, naming the capability
+// (undeclared.go). tasks/list reads sessionmap; tasks/cancel pins cancelled
+// before replying, and the upstream tasks/cancel it owes is recorded with
+// the pin and delivered by an outbox that retries until the upstream takes
+// it, in this process or the next (outbox.go, L-57). Task creation, cancels,
+// input answers, result deliveries and task ends go to Config.Audit
+// (audit.go, L-79, L-80).
 //
 // # Scope
 //

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/internal/audit"
 	"github.com/tasksbridge/tasksbridge/internal/watch"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
@@ -29,6 +30,7 @@ import (
 //     notifications when the client gave a progressToken).
 func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error) {
 	ri.stream.markReady()
+	s.deliverOwed(ri)
 	opts, meta, err := s.callOptions(ri)
 	if err != nil {
 		return nil, err
@@ -85,8 +87,10 @@ func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error
 		}
 		s.b.bind(rec, opts)
 		s.b.log.Debug("face: task created", "task", rec.ID, "tool", call.Name)
+		s.audit(audit.ActionCreate, rec.ID, call.Name, "created", 0)
 		if !asTask {
 			res, err := s.await(ctx, ri, rec, awaitPlain, call.Meta.ProgressToken)
+			s.auditErr(audit.ActionResult, rec.ID, call.Name, err)
 			if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 				// notifications/cancelled for the call (not a disconnect,
 				// which is no cancellation): the client never saw the task,
@@ -172,6 +176,7 @@ func (s *session) synthesize(ctx context.Context, tool string, result json.RawMe
 	if err := s.b.store.CreateTask(ctx, rec); err != nil {
 		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: cannot record the task: %v", err)
 	}
+	s.audit(audit.ActionCreate, rec.ID, tool, "created", 0)
 	res, err := translate.LegacyCreateTaskResult(d.Task, translate.CreateOptions{})
 	if err != nil {
 		return nil, err
@@ -232,7 +237,13 @@ func (s *session) refresh(ctx context.Context, ri *reqInfo, rec sessionmap.Task)
 	if err != nil {
 		return rec, legacy.TaskNotFoundError(rec.ID)
 	}
-	return withTerminal(cur, snap), nil
+	cur = withTerminal(cur, snap)
+	if snap.Task != nil && live(cur) {
+		if ended, ok := s.endUndeclared(ctx, cur, *snap.Task, opts); ok {
+			return ended, nil
+		}
+	}
+	return cur, nil
 }
 
 // withTerminal is rec as a terminal snapshot the store may not have
@@ -255,6 +266,7 @@ func withTerminal(rec sessionmap.Task, snap watch.Snapshot) sessionmap.Task {
 
 // tasksGet answers tasks/get with the translated status (issue 4 item 4).
 func (s *session) tasksGet(ctx context.Context, ri *reqInfo, raw json.RawMessage) (mcp.Result, error) {
+	s.deliverOwed(ri)
 	p, err := legacy.DecodeGetTaskParams(raw)
 	if err != nil {
 		return nil, err
@@ -272,6 +284,7 @@ func (s *session) tasksGet(ctx context.Context, ri *reqInfo, raw json.RawMessage
 // tasksList answers tasks/list from sessionmap, in the caller's scope, with
 // opaque cursors and fresh statuses (issue 4 item 6, L-49..L-54).
 func (s *session) tasksList(ctx context.Context, ri *reqInfo, raw json.RawMessage) (mcp.Result, error) {
+	s.deliverOwed(ri)
 	p, err := legacy.DecodeListTasksParams(raw)
 	if err != nil {
 		return nil, err
@@ -323,11 +336,19 @@ func (s *session) tasksList(ctx context.Context, ri *reqInfo, raw json.RawMessag
 
 // tasksCancel pins the task cancelled before replying and asks the upstream
 // to stop (issue 4 item 7, L-55..L-59).
-func (s *session) tasksCancel(ctx context.Context, ri *reqInfo, raw json.RawMessage) (mcp.Result, error) {
+func (s *session) tasksCancel(ctx context.Context, ri *reqInfo, raw json.RawMessage) (res mcp.Result, err error) {
+	s.deliverOwed(ri)
 	p, err := legacy.DecodeCancelTaskParams(raw)
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			s.auditErr(audit.ActionCancel, p.TaskID, "", err)
+		} else {
+			s.audit(audit.ActionCancel, p.TaskID, "", "cancelled", 0)
+		}
+	}()
 	rec, err := s.lookup(ctx, p.TaskID)
 	if err != nil {
 		return nil, err
@@ -349,19 +370,12 @@ func (s *session) tasksCancel(ctx context.Context, ri *reqInfo, raw json.RawMess
 		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: task store: %v", err)
 	}
 	s.b.signalPin(rec.ID)
-	if dec.ForwardUpstream && rec.UpstreamTaskID != "" {
-		opts, _, err := s.callOptions(ri)
-		if err == nil {
-			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			start := time.Now()
-			err = s.b.up.CancelTask(cctx, rec.UpstreamTaskID, opts)
-			s.b.reportUpstream(modern.MethodTasksCancel, start, err)
-			cancel()
-		}
-		if err != nil {
-			// The pin is the truth for the legacy client (L-58, L-59);
-			// the upstream finishes on its own.
-			s.b.log.Warn("face: upstream tasks/cancel failed; the task stays cancelled here", "upstream", s.b.target, "err", rpc.As(err).Message)
+	if dec.ForwardUpstream && pinned.UpstreamCancelPending {
+		// The pin is the truth for the legacy client (L-58, L-59); the
+		// upstream is asked to stop (L-57) by the outbox, which retries
+		// until it takes the cancel, in this process or the next.
+		if opts, _, err := s.callOptions(ri); err == nil {
+			s.b.cancelUpstream(pinned, opts)
 		}
 	}
 	return newRaw(legacy.CancelTaskResult{Task: legacyTask(pinned)})
@@ -370,16 +384,20 @@ func (s *session) tasksCancel(ctx context.Context, ri *reqInfo, raw json.RawMess
 // tasksResult blocks until the task is terminal and answers with its result
 // or error (issue 4 item 5, L-41..L-48).
 func (s *session) tasksResult(ctx context.Context, ri *reqInfo, raw json.RawMessage) (mcp.Result, error) {
+	s.deliverOwed(ri)
 	p, err := legacy.DecodeGetTaskPayloadParams(raw)
 	if err != nil {
 		return nil, err
 	}
 	rec, err := s.lookup(ctx, p.TaskID)
 	if err != nil {
+		s.auditErr(audit.ActionResult, p.TaskID, "", err)
 		return nil, err
 	}
 	ri.stream.markReady()
-	return s.await(ctx, ri, rec, awaitResult, nil)
+	res, err := s.await(ctx, ri, rec, awaitResult, nil)
+	s.auditErr(audit.ActionResult, rec.ID, rec.ToolName, err)
+	return res, err
 }
 
 type awaitMode int
@@ -406,9 +424,13 @@ func outcome(rec sessionmap.Task, mode awaitMode) (mcp.Result, error) {
 		}
 		return payload(out.Result)
 	case translate.ResultError:
+		if mode == awaitPlain && (rec.CancelPinned || rec.Status == sessionmap.StatusCancelled) {
+			// The client of a plain call never saw the task id.
+			return nil, rpc.Errorf(rpc.CodeInternalError, "the upstream work for this tools/call was cancelled before it finished")
+		}
 		return nil, out.Error
 	}
-	return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: task %s is not terminal", rec.ID)
+	return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: the task is not terminal")
 }
 
 // abandon cancels an internally polled task nobody waits for any more: the
@@ -418,13 +440,12 @@ func (b *Bridge) abandon(rec sessionmap.Task, opts upstream.CallOptions) {
 	b.goBackground(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if _, err := b.store.PinCancel(ctx, rec.Scope, rec.ID); err != nil {
+		pinned, err := b.store.PinCancel(ctx, rec.Scope, rec.ID)
+		if err != nil {
 			return // already terminal
 		}
 		b.signalPin(rec.ID)
-		start := time.Now()
-		err := b.up.CancelTask(ctx, rec.UpstreamTaskID, opts)
-		b.reportUpstream(modern.MethodTasksCancel, start, err)
+		b.cancelUpstream(pinned, opts)
 	})
 }
 
@@ -516,7 +537,7 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 				if ctx.Err() != nil {
 					continue
 				}
-				return nil, legacy.TaskNotFoundError(rec.ID)
+				return nil, lostTask(rec, mode)
 			}
 			if !live(cur) {
 				s.forgetPresented(rec.ID)
@@ -528,6 +549,10 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 			prog.update(ctx, cur)
 			d := *snap.Task
 			d.TaskID = rec.ID
+			if ended, ok := s.endUndeclared(ctx, cur, d, opts); ok {
+				s.forgetPresented(rec.ID)
+				return outcome(ended, mode)
+			}
 			out, err := translate.TasksResultOutcome(d, cur.CancelPinned, s.presentedSet(rec.ID))
 			if err != nil {
 				return nil, err
@@ -561,7 +586,7 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 		case <-pinned:
 			cur, err := s.b.store.GetTask(ctx, rec.Scope, rec.ID)
 			if err != nil {
-				return nil, legacy.TaskNotFoundError(rec.ID)
+				return nil, lostTask(rec, mode)
 			}
 			return outcome(cur, mode)
 		case <-ctx.Done():
@@ -592,8 +617,10 @@ func (s *session) present(ctx context.Context, rec sessionmap.Task, key string, 
 	answer, err := translate.InputResponseFromLegacy(req, resp)
 	if err != nil {
 		s.b.log.Warn("face: the client's answer cannot go upstream; the key stays open", "err", rpc.As(err).Message)
+		s.audit(audit.ActionInput, rec.ID, rec.ToolName, "error", rpc.CodeOf(err))
 		return
 	}
+	s.audit(audit.ActionInput, rec.ID, rec.ToolName, inputAction(answer), 0)
 	s.b.answer(rec, key, answer)
 }
 

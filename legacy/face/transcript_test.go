@@ -33,7 +33,7 @@ import (
 //
 // $task is the id of the latest CreateTaskResult, $task1, $task2... of each
 // in order; they are substituted in inputs and expected outputs. Directives:
-// "upstream: ignore-cancel|no-push", "caps: {client capabilities}",
+// "upstream: ignore-cancel|no-push|ignore-caps", "caps: {client capabilities}",
 // "authz: <Authorization header>".
 func TestTranscripts(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.txtar")
@@ -70,6 +70,8 @@ func runE2E(t *testing.T, f *transcript.File) (transcript.Output, error) {
 				uo.IgnoreCancel = true
 			case "no-push":
 				uo.DisablePush = true
+			case "ignore-caps":
+				uo.IgnoreClientCapabilities = true
 			default:
 				return nil, fmt.Errorf("unknown upstream option %q", w)
 			}

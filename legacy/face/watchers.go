@@ -143,6 +143,7 @@ func (b *Bridge) observe(ctx context.Context, key watch.Key, snap watch.Snapshot
 		return fmt.Errorf("face: record task snapshot: %w", err)
 	}
 	if rec.Status.Terminal() {
+		b.taskEnded(rec)
 		b.forgetSent(rec.ID)
 		b.bindings.Delete(key) // nothing will be read upstream any more
 	}

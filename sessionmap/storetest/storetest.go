@@ -62,6 +62,7 @@ func Run(t *testing.T, f Factory) {
 		{"NoCredentialScopeIsSession", testNoCredentialScope},
 		{"MonotonicStatus_Invariant3", testMonotonic},
 		{"PinnedCancelWins_L58_L59_L55", testPinCancel},
+		{"UpstreamCancelOwedDurably_L57", testUpstreamCancelOwed},
 		{"AnsweredKeysIdempotent_Invariant5", testAnsweredKeys},
 		{"AnsweredKeysConcurrent", testAnsweredConcurrent},
 		{"PaginationNewestFirstStable_L49_L50_L54", testPagination},
@@ -557,6 +558,56 @@ func testMonotonic(t *testing.T, e *env) {
 	got, err := e.s.UpdateStatus(e.ctx, sc, f.ID, sessionmap.Snapshot{Status: sessionmap.StatusFailed, Error: rpcErr})
 	if err != nil || got.Status != sessionmap.StatusFailed || string(got.Error) != string(rpcErr) || got.Result != nil {
 		t.Fatalf("failed = %+v, %v", got, err)
+	}
+}
+
+// testUpstreamCancelOwed: a pinned cancel, and a terminal snapshot the bridge
+// makes with CancelUpstream, record in the same write that the upstream is
+// owed a tasks/cancel; the debt survives a reopen, PendingUpstream finds it
+// across scopes, and SettleUpstream clears it (L-57).
+func testUpstreamCancelOwed(t *testing.T, e *env) {
+	a := sessionmap.Scope{Principal: sessionmap.PrincipalFromAuthorization("Bearer a"), Session: "s1"}
+	b := sessionmap.Scope{Session: "s2"}
+	pinned, failed, plain := e.create(a), e.create(b), e.create(b)
+	synth := newTask(b, e.clock.Now())
+	synth.Origin, synth.UpstreamTaskID = sessionmap.OriginSynthesized, ""
+	if err := e.s.CreateTask(e.ctx, synth); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.s.PinCancel(e.ctx, a, pinned.ID); err != nil || !got.UpstreamCancelPending {
+		t.Fatalf("PinCancel = %+v, %v; want UpstreamCancelPending", got, err)
+	}
+	if got, err := e.s.PinCancel(e.ctx, b, synth.ID); err != nil || got.UpstreamCancelPending {
+		t.Fatalf("PinCancel of a task without an upstream task = %+v, %v; want nothing owed", got, err)
+	}
+	e.clock.Advance(time.Millisecond)
+	if got, err := e.s.UpdateStatus(e.ctx, b, failed.ID, sessionmap.Snapshot{Status: sessionmap.StatusFailed, Error: json.RawMessage(`{"code":-32600,"message":"x"}`), CancelUpstream: true}); err != nil || !got.UpstreamCancelPending {
+		t.Fatalf("failing snapshot with CancelUpstream = %+v, %v", got, err)
+	}
+	if got, err := e.s.UpdateStatus(e.ctx, b, plain.ID, sessionmap.Snapshot{Status: sessionmap.StatusCompleted, Result: json.RawMessage(`{}`)}); err != nil || got.UpstreamCancelPending {
+		t.Fatalf("upstream completion = %+v, %v; want nothing owed", got, err)
+	}
+	e.reopen()
+	owed, err := e.s.PendingUpstream(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, o := range owed {
+		ids[o.ID] = true
+	}
+	if len(owed) != 2 || !ids[pinned.ID] || !ids[failed.ID] {
+		t.Fatalf("PendingUpstream = %v, want the pinned and the failed task", ids)
+	}
+	if got, err := e.s.SettleUpstream(e.ctx, a, pinned.ID); err != nil || got.UpstreamCancelPending || got.Status != sessionmap.StatusCancelled {
+		t.Fatalf("SettleUpstream = %+v, %v", got, err)
+	}
+	if _, err := e.s.SettleUpstream(e.ctx, b, pinned.ID); !errors.Is(err, sessionmap.ErrNotFound) {
+		t.Fatalf("SettleUpstream from another scope: %v, want ErrNotFound", err)
+	}
+	e.reopen()
+	if owed, err := e.s.PendingUpstream(e.ctx); err != nil || len(owed) != 1 || owed[0].ID != failed.ID {
+		t.Fatalf("PendingUpstream after settle = %v, %v", owed, err)
 	}
 }
 

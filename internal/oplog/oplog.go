@@ -1,0 +1,146 @@
+// Package oplog is the bridge's operator logging: the slog handler of
+// `bridge serve` (text or JSON, with third-party library records kept out
+// unless asked for) and the upstream reachability log (one line per change).
+package oplog
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tasksbridge/tasksbridge/internal/metrics"
+)
+
+// Formats of NewHandler.
+const (
+	FormatText = "text"
+	FormatJSON = "json"
+)
+
+// libraries are the packages whose log records are internals: the MCP Go
+// SDK and the Badger store (whose logger adapter lives in sessionmap).
+var libraries = []struct{ prefix, name string }{
+	{"github.com/modelcontextprotocol/go-sdk/", "go-sdk"},
+	{"github.com/dgraph-io/badger", "badger"},
+	{"github.com/tasksbridge/tasksbridge/sessionmap.badgerLogger", "badger"},
+}
+
+// libraryOf names the library a record was logged from, or "".
+func libraryOf(pc uintptr) string {
+	if pc == 0 {
+		return ""
+	}
+	f, _ := runtime.CallersFrames([]uintptr{pc}).Next()
+	for _, l := range libraries {
+		if strings.HasPrefix(f.Function, l.prefix) {
+			return l.name
+		}
+	}
+	return ""
+}
+
+// NewHandler returns the handler of the bridge's logs on w: format is text
+// or json (slog's handlers), level the minimum level. Records logged by a
+// library (go-sdk, Badger) are internals an operator cannot act on (such as
+// go-sdk's advice to "set StreamableHTTPOptions.Stateless"): they are
+// dropped below Error unless withLibraries, and always carry
+// library=<name>.
+func NewHandler(w io.Writer, format string, level slog.Level, withLibraries bool) (slog.Handler, error) {
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler
+	switch format {
+	case "", FormatText:
+		h = slog.NewTextHandler(w, opts)
+	case FormatJSON:
+		h = slog.NewJSONHandler(w, opts)
+	default:
+		return nil, fmt.Errorf("log format %q: want text or json", format)
+	}
+	return &libraryFilter{next: h, with: withLibraries}, nil
+}
+
+type libraryFilter struct {
+	next slog.Handler
+	with bool
+}
+
+func (f *libraryFilter) Enabled(ctx context.Context, l slog.Level) bool {
+	return f.next.Enabled(ctx, l)
+}
+
+func (f *libraryFilter) Handle(ctx context.Context, r slog.Record) error {
+	if lib := libraryOf(r.PC); lib != "" {
+		if !f.with && r.Level < slog.LevelError {
+			return nil
+		}
+		r = r.Clone()
+		r.AddAttrs(slog.String("library", lib))
+	}
+	return f.next.Handle(ctx, r)
+}
+
+func (f *libraryFilter) WithAttrs(as []slog.Attr) slog.Handler {
+	return &libraryFilter{next: f.next.WithAttrs(as), with: f.with}
+}
+
+func (f *libraryFilter) WithGroup(name string) slog.Handler {
+	return &libraryFilter{next: f.next.WithGroup(name), with: f.with}
+}
+
+// UpstreamHealth logs an upstream's reachability as operators need it: a
+// WARN when it stops answering, an INFO when it answers again (with how long
+// it was down and how many requests failed meanwhile), and an INFO for the
+// first answer; nothing while the state holds.
+type UpstreamHealth struct {
+	Log    *slog.Logger
+	Target string
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+
+	mu        sync.Mutex
+	state     int // 0 unknown, 1 reachable, 2 unreachable
+	downSince time.Time
+	failed    int
+}
+
+// Observe records the outcome of one request to the upstream: nil or a
+// JSON-RPC answer means it is reachable; a transport failure or timeout
+// means it is not; a request the caller cancelled says nothing.
+func (h *UpstreamHealth) Observe(method string, err error) {
+	if h == nil || h.Log == nil {
+		return
+	}
+	now := time.Now
+	if h.Now != nil {
+		now = h.Now
+	}
+	var down bool
+	switch metrics.CodeBucket(err) {
+	case metrics.CodeCancelled:
+		return
+	case metrics.CodeTransport, metrics.CodeTimeout:
+		down = true
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case down && h.state != 2:
+		h.state, h.downSince, h.failed = 2, now(), 1
+		h.Log.Warn("upstream unreachable: requests and task polls that need it fail or wait until it answers again",
+			"upstream", h.Target, "method", method, "err", err.Error())
+	case down:
+		h.failed++
+	case !down && h.state == 2:
+		h.state = 1
+		h.Log.Info("upstream reachable again", "upstream", h.Target,
+			"down_for", now().Sub(h.downSince).Round(time.Millisecond).String(), "failed_requests", h.failed)
+	case !down && h.state == 0:
+		h.state = 1
+		h.Log.Info("upstream reachable", "upstream", h.Target)
+	}
+}

@@ -1,0 +1,95 @@
+package oplog
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/tasksbridge/tasksbridge/internal/metrics"
+)
+
+// refusalText says, for an operator, what a request outcome means; warn
+// marks failures of the bridge or the upstream rather than of the client.
+var refusalText = map[string]struct {
+	text string
+	warn bool
+}{
+	metrics.OutcomeParseError:          {"the body is not valid JSON-RPC (-32700)", false},
+	metrics.OutcomeInvalidRequest:      {"invalid request (-32600), e.g. a capability the client did not declare", false},
+	metrics.OutcomeMethodNotFound:      {"method not found (-32601)", false},
+	metrics.OutcomeInvalidParams:       {"invalid params (-32602), e.g. an unknown, expired or foreign task id", false},
+	metrics.OutcomeResourceNotFound:    {"resource not found (-32002)", false},
+	metrics.OutcomeHeaderMismatch:      {"HTTP headers disagree with the body (-32020)", false},
+	metrics.OutcomeMissingCapability:   {"a client capability the request needs was not declared (-32021)", false},
+	metrics.OutcomeUnsupportedVersion:  {"unsupported protocol version (-32022)", false},
+	metrics.OutcomeError:               {"refused with another JSON-RPC error", false},
+	metrics.OutcomeInternal:            {"internal error (-32603): see the bridge's warnings around it", true},
+	metrics.OutcomeUpstreamUnavailable: {"the upstream could not be reached", true},
+}
+
+// Refusals logs client requests the bridge refused (INFO) or failed to
+// answer (WARN), in words an operator can act on, without ids or
+// credentials. A repeat of the same era, method and outcome within Every
+// is counted, not logged; the next line reports how many were suppressed.
+type Refusals struct {
+	Log *slog.Logger
+	// Every is the minimum interval between two lines of one kind (default
+	// 10 s).
+	Every time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+
+	mu   sync.Mutex
+	last map[string]*refusalSeen
+}
+
+type refusalSeen struct {
+	at         time.Time
+	suppressed int
+}
+
+// Observe records the outcome of one client request (a metrics.Outcome*
+// value); outcomes that are not refusals or failures are ignored.
+func (r *Refusals) Observe(era, method, outcome, client string) {
+	if r == nil || r.Log == nil {
+		return
+	}
+	t, ok := refusalText[outcome]
+	if !ok {
+		return
+	}
+	now, every := time.Now, r.Every
+	if r.Now != nil {
+		now = r.Now
+	}
+	if every <= 0 {
+		every = 10 * time.Second
+	}
+	key := era + "\x00" + method + "\x00" + outcome
+	r.mu.Lock()
+	if r.last == nil {
+		r.last = map[string]*refusalSeen{}
+	}
+	s := r.last[key]
+	at := now()
+	if s != nil && at.Sub(s.at) < every {
+		s.suppressed++
+		r.mu.Unlock()
+		return
+	}
+	suppressed := 0
+	if s != nil {
+		suppressed = s.suppressed
+	}
+	r.last[key] = &refusalSeen{at: at}
+	r.mu.Unlock()
+	args := []any{"era", era, "method", metrics.Method(method), "client", metrics.ClientName(client), "reason", t.text}
+	if suppressed > 0 {
+		args = append(args, "similar_since_last", suppressed)
+	}
+	if t.warn {
+		r.Log.Warn("a client request failed", args...)
+	} else {
+		r.Log.Info("refused a client request", args...)
+	}
+}

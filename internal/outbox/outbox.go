@@ -1,0 +1,146 @@
+// Package outbox delivers the side effects the bridge owes an upstream (a
+// tasks/cancel after a legacy client cancelled, or after the bridge failed a
+// task itself) until the upstream acknowledges them or they stop mattering.
+//
+// The outbox is the in-process half: it retries one delivery per key with
+// exponential backoff and counts what is pending and how often it retried.
+// Durability is the caller's: the debt is recorded in the session store
+// before Deliver is called and cleared when the delivery settles, so a
+// restarted bridge finds it and calls Deliver again (L-57: try to stop the
+// execution; L-59: the local cancelled state never depends on it).
+package outbox
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Defaults of Config.
+const (
+	DefaultInitial = time.Second
+	DefaultMax     = time.Minute
+)
+
+// Config configures New. The zero value gives the defaults.
+type Config struct {
+	// Initial is the first retry delay; it doubles up to Max.
+	Initial, Max time.Duration
+	// Wait blocks for d or until ctx ends (tests inject one to drive retries
+	// without sleeping). Default: a timer.
+	Wait func(ctx context.Context, d time.Duration) error
+	// Pending is called with +1 when a delivery starts and -1 when it ends
+	// (metrics; must not block).
+	Pending func(kind string, delta int)
+	// Retry is called before each retry of a failed attempt (metrics).
+	Retry func(kind string)
+}
+
+// Send makes one attempt. done is true when nothing is owed any more (the
+// upstream acknowledged, or the debt no longer matters); otherwise err says
+// why the attempt failed and the outbox retries after a backoff.
+type Send func(ctx context.Context) (done bool, err error)
+
+// Outbox runs deliveries in the background. Close stops them; what was not
+// delivered stays recorded wherever the caller keeps it.
+type Outbox struct {
+	cfg    Config
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	active map[string]bool
+	closed bool
+}
+
+// New returns a running Outbox.
+func New(cfg Config) *Outbox {
+	if cfg.Initial <= 0 {
+		cfg.Initial = DefaultInitial
+	}
+	if cfg.Max < cfg.Initial {
+		cfg.Max = max(DefaultMax, cfg.Initial)
+	}
+	if cfg.Wait == nil {
+		cfg.Wait = timerWait
+	}
+	o := &Outbox{cfg: cfg, active: map[string]bool{}}
+	o.ctx, o.cancel = context.WithCancel(context.Background())
+	return o
+}
+
+func timerWait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Deliver starts delivering key (of kind, a metric label such as
+// "tasks/cancel") with send, unless a delivery of key is already running or
+// the outbox is closed. It reports whether it started one.
+func (o *Outbox) Deliver(key, kind string, send Send) bool {
+	o.mu.Lock()
+	if o.closed || o.active[key] {
+		o.mu.Unlock()
+		return false
+	}
+	o.active[key] = true
+	o.wg.Add(1)
+	o.mu.Unlock()
+	if o.cfg.Pending != nil {
+		o.cfg.Pending(kind, 1)
+	}
+	go func() {
+		defer o.wg.Done()
+		defer func() {
+			o.mu.Lock()
+			delete(o.active, key)
+			o.mu.Unlock()
+			if o.cfg.Pending != nil {
+				o.cfg.Pending(kind, -1)
+			}
+		}()
+		o.run(kind, send)
+	}()
+	return true
+}
+
+func (o *Outbox) run(kind string, send Send) {
+	delay := o.cfg.Initial
+	for {
+		done, _ := send(o.ctx)
+		if done || o.ctx.Err() != nil {
+			return
+		}
+		if o.cfg.Wait(o.ctx, delay) != nil {
+			return
+		}
+		if o.cfg.Retry != nil {
+			o.cfg.Retry(kind)
+		}
+		delay = min(delay*2, o.cfg.Max)
+	}
+}
+
+// Pending returns the number of deliveries running.
+func (o *Outbox) Pending() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.active)
+}
+
+// Close stops every delivery (their next wait or attempt sees a cancelled
+// context) and waits for them to return.
+func (o *Outbox) Close() {
+	o.mu.Lock()
+	o.closed = true
+	o.mu.Unlock()
+	o.cancel()
+	o.wg.Wait()
+}

@@ -1,0 +1,92 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+// stepWait is an injected Wait: each wait reports its delay on waits and
+// returns when the test releases it (no wall-clock sleeps).
+type stepWait struct {
+	waits   chan time.Duration
+	release chan struct{}
+}
+
+func newStepWait() *stepWait {
+	return &stepWait{waits: make(chan time.Duration, 16), release: make(chan struct{})}
+}
+
+func (s *stepWait) wait(ctx context.Context, d time.Duration) error {
+	s.waits <- d
+	select {
+	case <-s.release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// A delivery that fails three times is retried with doubling, capped
+// backoff until it succeeds; the pending gauge goes up and back down and
+// every retry is counted.
+func TestRetriesWithBackoffUntilDone(t *testing.T) {
+	sw := newStepWait()
+	var mu sync.Mutex
+	pending, retries := 0, 0
+	o := New(Config{Initial: time.Second, Max: 3 * time.Second, Wait: sw.wait,
+		Pending: func(kind string, d int) { mu.Lock(); pending += d; mu.Unlock() },
+		Retry:   func(string) { mu.Lock(); retries++; mu.Unlock() }})
+	defer o.Close()
+	attempts := 0
+	done := make(chan struct{})
+	if !o.Deliver("k", "tasks/cancel", func(context.Context) (bool, error) {
+		attempts++
+		if attempts <= 3 {
+			return false, errors.New("upstream unreachable")
+		}
+		close(done)
+		return true, nil
+	}) {
+		t.Fatal("Deliver refused")
+	}
+	if o.Deliver("k", "tasks/cancel", func(context.Context) (bool, error) { return true, nil }) {
+		t.Error("a second delivery of the same key started")
+	}
+	for _, want := range []time.Duration{time.Second, 2 * time.Second, 3 * time.Second} {
+		if got := <-sw.waits; got != want {
+			t.Errorf("backoff = %v, want %v", got, want)
+		}
+		sw.release <- struct{}{}
+	}
+	<-done
+	o.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if attempts != 4 || retries != 3 || pending != 0 {
+		t.Errorf("attempts %d retries %d pending %d, want 4, 3, 0", attempts, retries, pending)
+	}
+	if o.Pending() != 0 {
+		t.Errorf("Pending() = %d after completion", o.Pending())
+	}
+}
+
+// Close stops a delivery that is waiting to retry and refuses new ones.
+func TestCloseStopsDeliveries(t *testing.T) {
+	sw := newStepWait()
+	o := New(Config{Wait: sw.wait})
+	o.Deliver("k", "tasks/cancel", func(context.Context) (bool, error) { return false, errors.New("down") })
+	<-sw.waits
+	if o.Pending() != 1 {
+		t.Errorf("Pending() = %d, want 1", o.Pending())
+	}
+	o.Close()
+	if o.Pending() != 0 {
+		t.Errorf("Pending() = %d after Close", o.Pending())
+	}
+	if o.Deliver("k2", "tasks/cancel", func(context.Context) (bool, error) { return true, nil }) {
+		t.Error("Deliver after Close started a delivery")
+	}
+}
