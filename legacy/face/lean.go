@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -113,15 +114,21 @@ func (o *leanOut) event(msg []byte) error {
 
 func (o *leanOut) eventLocked(msg []byte) error {
 	o.commitLocked()
+	return writeEvent(o.w, o.rc, msg)
+}
+
+// writeEvent writes one JSON-RPC message as an SSE "message" event and
+// flushes it.
+func writeEvent(w io.Writer, rc *http.ResponseController, msg []byte) error {
 	b := getBuf()
 	defer putBuf(b)
 	b.WriteString("event: message\ndata: ")
 	b.Write(msg)
 	b.WriteString("\n\n")
-	if _, err := o.w.Write(b.Bytes()); err != nil {
+	if _, err := w.Write(b.Bytes()); err != nil {
 		return err
 	}
-	return o.rc.Flush()
+	return rc.Flush()
 }
 
 // notify writes a notification on the stream.
@@ -312,22 +319,7 @@ func (s *session) leanDispatch(ctx context.Context, ri *reqInfo, method string) 
 	case legacy.MethodToolsList:
 		res, err = s.toolsList(ctx, ri)
 	default:
-		if !s.tasksEnabled() {
-			return nil, rpc.Errorf(rpc.CodeMethodNotFound,
-				"Method not found: %s (legacy tasks exist only under protocol version %s)", method, legacy.ProtocolVersion)
-		}
-		switch method {
-		case legacy.MethodTasksGet:
-			res, err = s.tasksGet(ctx, ri, ri.raw)
-		case legacy.MethodTasksList:
-			res, err = s.tasksList(ctx, ri, ri.raw)
-		case legacy.MethodTasksCancel:
-			res, err = s.tasksCancel(ctx, ri, ri.raw)
-		case legacy.MethodTasksResult:
-			res, err = s.tasksResult(ctx, ri, ri.raw)
-		default:
-			return nil, rpc.Errorf(rpc.CodeMethodNotFound, "Method not found: %s", method)
-		}
+		return s.tasksCall(ctx, ri, method, ri.raw)
 	}
 	if err != nil {
 		return nil, err

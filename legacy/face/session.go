@@ -321,33 +321,52 @@ func (b *Bridge) newServer(s *session) *mcp.Server {
 	opts.UnsubscribeHandler = s.unsubscribeHandler
 	srv := mcp.NewServer(&mcp.Implementation{Name: "tasksbridge", Version: version.Version}, opts)
 	srv.AddReceivingMiddleware(s.middleware)
-	for method, h := range map[string]func(context.Context, *reqInfo, json.RawMessage) (mcp.Result, error){
-		legacy.MethodTasksGet:    s.tasksGet,
-		legacy.MethodTasksResult: s.tasksResult,
-		legacy.MethodTasksList:   s.tasksList,
-		legacy.MethodTasksCancel: s.tasksCancel,
-	} {
-		method, h := method, h
+	for _, method := range legacyTaskMethods {
 		err := mcp.AddReceivingCustomMethod(srv, method, func(ctx context.Context, _ *mcp.ServerSession, p *rawParams) (*rawResult, error) {
-			if !s.tasksEnabled() {
-				return nil, rpc.Errorf(rpc.CodeMethodNotFound,
-					"Method not found: %s (legacy tasks exist only under protocol version %s)", method, legacy.ProtocolVersion)
-			}
-			res, err := h(ctx, reqInfoFrom(ctx), p.bytes())
-			if err != nil {
-				return nil, err
-			}
-			r, ok := res.(*rawResult)
-			if !ok {
-				return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: unexpected result type")
-			}
-			return r, nil
+			return s.tasksCall(ctx, reqInfoFrom(ctx), method, p.bytes())
 		})
 		if err != nil {
 			panic("face: " + err.Error()) // only for a standard method name: a programming error
 		}
 	}
 	return srv
+}
+
+// legacyTaskMethods are the 2025-11-25 tasks/* methods the face emulates.
+var legacyTaskMethods = []string{legacy.MethodTasksGet, legacy.MethodTasksResult, legacy.MethodTasksList, legacy.MethodTasksCancel}
+
+// tasksCall runs one tasks/* method for both request paths: -32601 on a
+// session that did not negotiate 2025-11-25, the only version with legacy
+// tasks.
+func (s *session) tasksCall(ctx context.Context, ri *reqInfo, method string, raw json.RawMessage) (*rawResult, error) {
+	if !s.tasksEnabled() {
+		return nil, rpc.Errorf(rpc.CodeMethodNotFound,
+			"Method not found: %s (legacy tasks exist only under protocol version %s)", method, legacy.ProtocolVersion)
+	}
+	var (
+		res mcp.Result
+		err error
+	)
+	switch method {
+	case legacy.MethodTasksGet:
+		res, err = s.tasksGet(ctx, ri, raw)
+	case legacy.MethodTasksResult:
+		res, err = s.tasksResult(ctx, ri, raw)
+	case legacy.MethodTasksList:
+		res, err = s.tasksList(ctx, ri, raw)
+	case legacy.MethodTasksCancel:
+		res, err = s.tasksCancel(ctx, ri, raw)
+	default:
+		return nil, rpc.Errorf(rpc.CodeMethodNotFound, "Method not found: %s", method)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r, ok := res.(*rawResult)
+	if !ok {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: unexpected result type")
+	}
+	return r, nil
 }
 
 // middleware is the session's receiving middleware: it recovers the
