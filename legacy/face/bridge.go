@@ -210,6 +210,10 @@ func (b *Bridge) Shutdown(ctx context.Context) error {
 		defer close(done)
 		var wg sync.WaitGroup
 		for _, s := range live {
+			if s.serverSession() == nil {
+				s.close() // a record only: nothing to wait for
+				continue
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

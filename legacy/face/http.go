@@ -16,6 +16,7 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/internal/httpguard"
 	"github.com/tasksbridge/tasksbridge/legacy"
+	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
@@ -115,7 +116,10 @@ func (b *Bridge) servePOST(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if v := r.Header.Get(hdrProtocolVersion); v != "" && !slices.Contains(legacyVersions, v) {
+	// As go-sdk's handler does: a version header the bridge does not know is
+	// refused (the era router sends 2026-07-28 requests of a known legacy
+	// session here too).
+	if v := r.Header.Get(hdrProtocolVersion); v != "" && v != modern.ProtocolVersion && !slices.Contains(legacyVersions, v) {
 		http.Error(w, fmt.Sprintf("Bad Request: unsupported protocol version %q (this endpoint speaks %s)", v, strings.Join(legacyVersions, ", ")), http.StatusBadRequest)
 		return
 	}
