@@ -311,10 +311,6 @@ func (s *session) leanDispatch(ctx context.Context, ri *reqInfo, method string) 
 	case legacy.MethodPing:
 		return &rawResult{raw: json.RawMessage("{}")}, nil
 	case legacy.MethodToolsCall:
-		if err := s.b.limits.acquireTask(s.principalOrSession()); err != nil {
-			return nil, err
-		}
-		defer s.b.limits.releaseTask(s.principalOrSession())
 		res, err = s.toolsCall(ctx, ri)
 	case legacy.MethodToolsList:
 		res, err = s.toolsList(ctx, ri)

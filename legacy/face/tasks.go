@@ -30,6 +30,10 @@ import (
 //     notifications when the client gave a progressToken).
 func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error) {
 	ri.stream.markReady()
+	if err := s.b.limits.acquireTask(s.principalOrSession()); err != nil {
+		return nil, err // L-73
+	}
+	defer s.b.limits.releaseTask(s.principalOrSession())
 	s.deliverOwed(ri)
 	opts, meta, err := s.callOptions(ri)
 	if err != nil {
