@@ -378,3 +378,30 @@ func TestWaiterCost(t *testing.T) {
 		}
 	}
 }
+
+// A session is a record: any bridge process on the same store serves it.
+// A client initializes on one bridge and goes on with another (a replica, or
+// the next process after a restart) without re-initializing, its tasks
+// visible on both.
+func TestSessionServedByAnyProcessOnTheStore(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	up := startUpstream(t, demo.Options{})
+	st := sessionmap.NewMemory()
+	one := startBridge(t, up, face.Config{Store: st})
+	two := startBridge(t, up, face.Config{Store: st})
+	c := newRawClient(t, one.url)
+	c.initialize(ctx, nil)
+	other := newRawClient(t, two.url)
+	other.setSession(c.sessionID())
+	id := taskIDOf(t, other.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "both"}, "task": map[string]any{}}))
+	if s := statusOf(t, c.call(ctx, "tasks/get", map[string]any{"taskId": id})); s != "working" {
+		t.Errorf("tasks/get on the first bridge of a task made on the second: %s", s)
+	}
+	r := c.call(ctx, "tasks/list", nil)
+	if r.Err != nil || !strings.Contains(string(r.Result), id) {
+		t.Errorf("tasks/list on the first bridge: %s", r.Envelope)
+	}
+	if one.b.Sessions() != 1 || two.b.Sessions() != 1 {
+		t.Errorf("session tables: %d and %d, want the session in both", one.b.Sessions(), two.b.Sessions())
+	}
+}
