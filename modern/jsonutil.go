@@ -80,6 +80,10 @@ func isNull(raw json.RawMessage) bool {
 	return len(t) == 0 || string(t) == "null"
 }
 
+// JSONKind names the JSON type of raw for error messages ("an object", "a
+// number", "nothing" when absent, …).
+func JSONKind(raw json.RawMessage) string { return jsonKind(raw) }
+
 // jsonKind names the JSON type of raw for error messages.
 func jsonKind(raw json.RawMessage) string {
 	t := bytes.TrimSpace(raw)

@@ -82,9 +82,21 @@ func timerWait(ctx context.Context, d time.Duration) error {
 }
 
 // Deliver starts delivering key (of kind, a metric label such as
-// "tasks/cancel") with send, unless a delivery of key is already running or
-// the outbox is closed. It reports whether it started one.
+// "tasks/cancel") with send, in the background, unless a delivery of key is
+// already running or the outbox is closed. It reports whether it started
+// one.
 func (o *Outbox) Deliver(key, kind string, send Send) bool {
+	return o.deliver(key, kind, send, false)
+}
+
+// DeliverFirst is Deliver with the first attempt made before it returns,
+// in the caller's goroutine (so that a reachable upstream has seen it when
+// the caller answers its client); only the retries run in the background.
+func (o *Outbox) DeliverFirst(key, kind string, send Send) bool {
+	return o.deliver(key, kind, send, true)
+}
+
+func (o *Outbox) deliver(key, kind string, send Send, inline bool) bool {
 	o.mu.Lock()
 	if o.closed || o.active[key] {
 		o.mu.Unlock()
@@ -96,28 +108,39 @@ func (o *Outbox) Deliver(key, kind string, send Send) bool {
 	if o.cfg.Pending != nil {
 		o.cfg.Pending(kind, 1)
 	}
+	finish := func() {
+		o.mu.Lock()
+		delete(o.active, key)
+		o.mu.Unlock()
+		if o.cfg.Pending != nil {
+			o.cfg.Pending(kind, -1)
+		}
+		o.wg.Done()
+	}
+	if inline {
+		if done, _ := send(o.ctx); done || o.ctx.Err() != nil {
+			finish()
+			return true
+		}
+	}
 	go func() {
-		defer o.wg.Done()
-		defer func() {
-			o.mu.Lock()
-			delete(o.active, key)
-			o.mu.Unlock()
-			if o.cfg.Pending != nil {
-				o.cfg.Pending(kind, -1)
-			}
-		}()
-		o.run(kind, send)
+		defer finish()
+		o.run(kind, send, inline)
 	}()
 	return true
 }
 
-func (o *Outbox) run(kind string, send Send) {
+// run makes attempts until one is done; tried says the first attempt was
+// already made.
+func (o *Outbox) run(kind string, send Send, tried bool) {
 	delay := o.cfg.Initial
 	for {
-		done, _ := send(o.ctx)
-		if done || o.ctx.Err() != nil {
-			return
+		if !tried {
+			if done, _ := send(o.ctx); done || o.ctx.Err() != nil {
+				return
+			}
 		}
+		tried = false
 		if o.cfg.Wait(o.ctx, delay) != nil {
 			return
 		}

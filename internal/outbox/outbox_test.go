@@ -90,3 +90,37 @@ func TestCloseStopsDeliveries(t *testing.T) {
 		t.Error("Deliver after Close started a delivery")
 	}
 }
+
+// DeliverFirst makes the first attempt before it returns; a failed one is
+// retried in the background like Deliver's.
+func TestDeliverFirstTriesInline(t *testing.T) {
+	sw := newStepWait()
+	o := New(Config{Wait: sw.wait})
+	defer o.Close()
+	attempts := 0
+	o.DeliverFirst("ok", "tasks/cancel", func(context.Context) (bool, error) { attempts++; return true, nil })
+	if attempts != 1 || o.Pending() != 0 {
+		t.Fatalf("after DeliverFirst: attempts %d pending %d, want 1 and 0", attempts, o.Pending())
+	}
+	var mu sync.Mutex
+	tries := 0
+	done := make(chan struct{})
+	o.DeliverFirst("retry", "tasks/cancel", func(context.Context) (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		tries++
+		if tries == 2 {
+			close(done)
+			return true, nil
+		}
+		return false, errors.New("down")
+	})
+	mu.Lock()
+	if tries != 1 {
+		t.Errorf("first attempt not made inline: %d", tries)
+	}
+	mu.Unlock()
+	<-sw.waits
+	sw.release <- struct{}{}
+	<-done
+}

@@ -14,8 +14,10 @@
 //
 // Per upstream: a legacy/upstream.EraSelector caches the era. In auto mode
 // the first request (or /readyz) probes with modern/upstream.ProbeEra:
-// server/discover, legacy on any non-modern outcome without keying on one
-// error code; an unreachable upstream is not cached (503 + -32603 until it
+// server/discover, read for the era of the upstream's tasks (a server that
+// names 2026-07-28 but advertises the 2025-11-25 capabilities.tasks and not
+// the tasks extension is legacy), legacy on any non-modern outcome without
+// keying on one error code; an unreachable upstream is not cached (503 + -32603 until it
 // answers). The cache is dropped — the next request probes again — when the
 // upstream stops behaving like its era: a transport failure, a modern request
 // refused with 400/404/405 without a JSON-RPC body, a legacy initialize
@@ -38,6 +40,18 @@
 // SupportedVersions for a modern request of a version it does not serve. A
 // stdio upstream (UpstreamCommand) has no URL to proxy to: same-era requests
 // then get HTTP 501 with a JSON-RPC error saying so.
+//
+// # Malformed requests
+//
+// Every POST body is judged once, before any path sees it, by checkBody
+// (validate.go, pure and table-tested): a body that is not one UTF-8 JSON
+// value (trailing data included) is -32700, a value that is not a JSON-RPC
+// message (null, an empty batch, a duplicate member name, a bad id) -32600,
+// params a face would misread (a non-string tool name, a fractional ttl)
+// -32602, a method the face taking the request does not serve -32601 (HTTP
+// 404 for modern clients, M-42), and an unknown notification is accepted with
+// 202 and dropped. Passthrough requests are judged as messages only: the
+// upstream knows its own methods.
 //
 // # Metering (issue 7)
 //

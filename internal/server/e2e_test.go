@@ -111,7 +111,9 @@ func TestUnreachableUpstreamIsNotCached(t *testing.T) {
 	if r.Status != http.StatusServiceUnavailable || r.Err == nil || r.Err.Code != -32603 || !strings.Contains(r.Err.Message, up.url) {
 		t.Fatalf("discover while the upstream is down: %v", r)
 	}
-	if code, body := get(t, br.base+"/readyz"); code != http.StatusServiceUnavailable {
+	// Not ready once several checks in a row failed (one failure is not
+	// enough, TestReadinessThreshold).
+	if code, body := getUntil(t, ctx, br.base+"/readyz", http.StatusServiceUnavailable); code != http.StatusServiceUnavailable {
 		t.Errorf("/readyz while down: %d %s", code, body)
 	}
 	up.set(modernHandler(t))

@@ -406,3 +406,20 @@ func get(t *testing.T, url string) (int, string) {
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
+
+// getUntil polls url (as a prober does) until it answers status or ctx ends,
+// and returns the last answer.
+func getUntil(t *testing.T, ctx context.Context, url string, status int) (int, string) {
+	t.Helper()
+	for {
+		code, body := get(t, url)
+		if code == status {
+			return code, body
+		}
+		select {
+		case <-ctx.Done():
+			return code, body
+		case <-time.After(100 * time.Millisecond): // the prober's period
+		}
+	}
+}

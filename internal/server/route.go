@@ -157,6 +157,19 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 
+	if r.Method == http.MethodPost {
+		// Malformed messages and unknown methods are answered here, the same
+		// way on every path (validate.go).
+		v := checkBody(body, bodyRouteFor(clientEra, upEra, eraErr), clientEra)
+		switch {
+		case v.accept:
+			sw.WriteHeader(http.StatusAccepted)
+			return
+		case v.err != nil:
+			writeRPCErrorID(sw, errorStatus(clientEra, v), v.id, v.err)
+			return
+		}
+	}
 	if eraErr != nil {
 		ex.force(metrics.OutcomeUpstreamUnavailable)
 		w.Header().Set("Retry-After", "1")
@@ -270,6 +283,20 @@ func checkModernVersion(h http.Header, p *paramsView) *rpc.Error {
 	return modern.ErrUnsupportedProtocolVersion(v, SupportedVersions)
 }
 
+// bodyRouteFor is who answers a request of clientEra, so that checkBody
+// judges methods and params only where the bridge answers them.
+func bodyRouteFor(clientEra, upEra legacyup.Era, eraErr error) bodyRoute {
+	switch {
+	case eraErr != nil:
+		return routeUpstream // nothing is served now: only the message itself is judged
+	case clientEra == legacyup.EraLegacy && upEra == legacyup.EraModern:
+		return routeLegacyFace
+	case clientEra == legacyup.EraModern && upEra == legacyup.EraLegacy:
+		return routeModernFace
+	}
+	return routeUpstream
+}
+
 // writeRPCError answers a request the router refuses itself with a JSON-RPC
 // error body.
 func writeRPCError(w http.ResponseWriter, status int, ex *exchange, e *rpc.Error) {
@@ -277,6 +304,11 @@ func writeRPCError(w http.ResponseWriter, status int, ex *exchange, e *rpc.Error
 	if ex != nil && ex.id != "" {
 		id = json.RawMessage(ex.id)
 	}
+	writeRPCErrorID(w, status, id, e)
+}
+
+// writeRPCErrorID writes the error response for request id.
+func writeRPCErrorID(w http.ResponseWriter, status int, id json.RawMessage, e *rpc.Error) {
 	b, err := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`

@@ -97,6 +97,7 @@ type Server struct {
 	upMeter  *upstreamMeter
 	meter    *wireMeter
 	sel      *legacyup.EraSelector
+	memo     *eraMemo
 	modernUp *modernup.Client
 	pool     *legacyup.Pool
 	legacy   *legacyface.Bridge
@@ -117,9 +118,14 @@ type Server struct {
 	modernClose sync.Once
 	closeErr    error
 
-	readyMu  sync.Mutex
-	readyAt  time.Time
-	readyErr error
+	readyMu    sync.Mutex
+	readyAt    time.Time
+	readyErr   error // the last check's failure
+	readyFails int   // consecutive failed checks
+	// readyCheck and readyReuse (after a good, a failed check) are
+	// checkReady, readyCache and readyRetry; tests replace them.
+	readyCheck func(context.Context) error
+	readyReuse [2]time.Duration
 }
 
 // New builds the server: it opens the store and prepares the upstream
@@ -149,7 +155,8 @@ func New(cfg Config) (*Server, error) {
 	if m == nil {
 		m = metrics.New(metrics.Options{})
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, m: m, maxBody: cfg.MaxBodyBytes}
+	s := &Server{cfg: cfg, log: cfg.Logger, m: m, maxBody: cfg.MaxBodyBytes, readyReuse: [2]time.Duration{readyCache, readyRetry}}
+	s.readyCheck = s.checkReady
 	s.streams, s.cancelStream = context.WithCancel(context.Background())
 	s.hard, s.cancelHard = context.WithCancel(context.Background())
 	s.sel = &legacyup.EraSelector{Mode: mode}
@@ -202,6 +209,12 @@ func New(cfg Config) (*Server, error) {
 	s.store = newMeteredStore(st, m)
 	s.meter = newWireMeter(m, s.store)
 	s.meter.refusals = &oplog.Refusals{Log: cfg.Logger}
+	if mode == legacyup.EraAuto {
+		s.memo = newEraMemo(s.store, s.target, cfg.Logger)
+		lctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		s.memo.load(lctx)
+		cancel()
+	}
 	fail := func(err error) (*Server, error) {
 		_ = s.Close()
 		return nil, err
@@ -304,8 +317,26 @@ func (s *Server) probe(ctx context.Context) (legacyup.Era, error) {
 }
 
 // upstreamEra returns the upstream's era (cached, or pinned, or probed now).
+// While the upstream cannot be probed, the era remembered in the store
+// answers (eramemo.go), so the faces serve what the index holds.
 func (s *Server) upstreamEra(ctx context.Context) (legacyup.Era, error) {
-	return s.sel.Era(ctx)
+	if s.memo == nil {
+		return s.sel.Era(ctx)
+	}
+	if s.sel.Cached() == legacyup.EraUnknown {
+		if era, recent := s.memo.fallback(); era != legacyup.EraUnknown && recent {
+			return era, nil
+		}
+	}
+	era, err := s.sel.Era(ctx)
+	if err != nil {
+		if rem := s.memo.failed(err); rem != legacyup.EraUnknown {
+			return rem, nil
+		}
+		return era, err
+	}
+	s.memo.probed(ctx, era)
+	return era, nil
 }
 
 // Metrics returns the server's metrics.
@@ -401,8 +432,16 @@ func (s *Server) Healthz() http.Handler {
 	})
 }
 
-// readyCache is how long a /readyz verdict is reused.
-const readyCache = 2 * time.Second
+// Readiness: one failed check does not take the bridge out of rotation; it
+// becomes not ready after readyFailures consecutive failed checks and ready
+// again after the first good one. A verdict is reused for readyCache (a
+// failed check for readyRetry), so /readyz polled by many probers costs the
+// upstream at most one discover per interval.
+const (
+	readyCache    = 2 * time.Second
+	readyRetry    = 500 * time.Millisecond
+	readyFailures = 3
+)
 
 // Readyz answers 200 when the store is open, the upstream's era is known
 // and (HTTP upstream) the upstream answers; else 503 with the reason.
@@ -425,12 +464,31 @@ func (s *Server) ready(ctx context.Context) error {
 	}
 	s.readyMu.Lock()
 	defer s.readyMu.Unlock()
-	if !s.readyAt.IsZero() && time.Since(s.readyAt) < readyCache {
-		return s.readyErr
+	reuse := s.readyReuse[0]
+	if s.readyFails > 0 {
+		reuse = s.readyReuse[1]
 	}
-	s.readyErr = s.checkReady(ctx)
-	s.readyAt = time.Now()
-	return s.readyErr
+	if s.readyAt.IsZero() || time.Since(s.readyAt) >= reuse {
+		err := s.readyCheck(ctx)
+		s.readyAt = time.Now()
+		switch {
+		case err == nil:
+			if s.readyFails >= readyFailures {
+				s.log.Info("ready again", "upstream", s.target)
+			}
+			s.readyFails, s.readyErr = 0, nil
+		default:
+			s.readyFails++
+			s.readyErr = err
+			if s.readyFails == readyFailures {
+				s.log.Warn("not ready", "upstream", s.target, "failed_checks", s.readyFails, "err", err)
+			}
+		}
+	}
+	if s.readyFails >= readyFailures {
+		return fmt.Errorf("%w (%d checks in a row failed)", s.readyErr, s.readyFails)
+	}
+	return nil
 }
 
 func (s *Server) checkReady(ctx context.Context) error {

@@ -21,11 +21,13 @@ import (
 // Each NN-label.in section is one request:
 //
 //	{"client": "legacy"|"modern", "method": ..., "params": ...,
-//	 "status": 200, "meta": false, "headers": {...}}
+//	 "status": 200, "meta": false, "headers": {...}, "body": "..."}
 //
 // "status" (optional) is the HTTP status the answer must have; "meta":
 // false sends a modern request without the automatic per-request _meta;
-// "headers" set or override HTTP headers. The legacy client's initialize
+// "headers" set or override HTTP headers; "body" is sent verbatim instead of
+// a request built from method and params (the client's headers still name
+// method; an answer without a body is recorded as {}). The legacy client's initialize
 // also opens its session (Mcp-Session-Id, notifications/initialized). The
 // answer's result, or its JSON-RPC error object, goes to NN-label.out. $task
 // is the id of the latest task a tools/call returned (legacy nested or modern
@@ -62,6 +64,7 @@ type routeStep struct {
 	Status  int               `json:"status"`
 	Meta    *bool             `json:"meta"`
 	Headers map[string]string `json:"headers"`
+	Body    *string           `json:"body"`
 }
 
 func runRoute(t *testing.T, f *transcript.File) (transcript.Output, error) {
@@ -117,7 +120,10 @@ func runRoute(t *testing.T, f *transcript.File) (transcript.Output, error) {
 		c.noMeta = st.Meta != nil && !*st.Meta
 		c.headers = st.Headers
 		var r reply
-		if st.Method == "initialize" && !c.modern {
+		if st.Body != nil {
+			a := postRaw(t, ctx, c, st.Method, []byte(*st.Body))
+			r = reply{Status: a.status, Err: a.err, Result: json.RawMessage(`{}`)}
+		} else if st.Method == "initialize" && !c.modern {
 			r = c.initialize(ctx)
 		} else {
 			r = c.call(ctx, st.Method, params)

@@ -160,6 +160,11 @@ type TSServerOptions struct {
 	TimeScale float64
 	// Log makes the server log each request to stderr.
 	Log bool
+	// Compose is the shape of test_tool_with_task: "ask-first" (default:
+	// elicits on the tools/call stream before the task exists) or
+	// "task-first" (creates its task, then elicits on the tasks/result side
+	// channel before answering the tools/call).
+	Compose string
 	// Env adds environment variables (KEY=VALUE).
 	Env []string
 }
@@ -181,6 +186,9 @@ func StartTSServer(t testing.TB, o TSServerOptions) *Server {
 		"--poll-ms", strconv.Itoa(o.PollMs), "--time-scale", strconv.FormatFloat(o.TimeScale, 'g', -1, 64)}
 	if o.Log {
 		args = append(args, "--log")
+	}
+	if o.Compose != "" {
+		args = append(args, "--compose", o.Compose)
 	}
 	cmd := exec.Command(node, args...)
 	cmd.Dir = Dir(t) + "/ts"

@@ -4,6 +4,7 @@
 // as a baseline (§1).
 //
 // Usage: node legacy-server.mjs [--port 0] [--poll-ms 100] [--time-scale 1]
+//                                [--compose ask-first|task-first]
 //                                [--exit-on-stdin-close] [--log]
 // Prints "listening http://127.0.0.1:PORT/mcp" on stdout once it accepts
 // connections. Always binds 127.0.0.1. Durations given to the tools (ms,
@@ -11,6 +12,11 @@
 // (env LEGACY_FIXTURE_TIME_SCALE) so suites can run fast; --poll-ms (env
 // LEGACY_FIXTURE_POLL_MS) is the pollInterval every task advertises and the
 // interval at which the SDK's blocking tasks/result re-checks the store.
+// --compose (env LEGACY_FIXTURE_COMPOSE) picks the shape of
+// test_tool_with_task: ask-first (default) elicits on the tools/call stream
+// before the task exists; task-first creates the task, marks it
+// input_required and queues the elicitation for the tasks/result side
+// channel before answering the tools/call (the common 2025-11-25 pattern).
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
@@ -32,6 +38,7 @@ const { values: opts } = parseArgs({
     port: { type: 'string', default: process.env.LEGACY_FIXTURE_PORT ?? '0' },
     'poll-ms': { type: 'string', default: process.env.LEGACY_FIXTURE_POLL_MS ?? '100' },
     'time-scale': { type: 'string', default: process.env.LEGACY_FIXTURE_TIME_SCALE ?? '1' },
+    compose: { type: 'string', default: process.env.LEGACY_FIXTURE_COMPOSE ?? 'ask-first' },
     'exit-on-stdin-close': { type: 'boolean', default: false },
     log: { type: 'boolean', default: process.env.LEGACY_FIXTURE_LOG === '1' },
   },
@@ -43,6 +50,7 @@ const timeScale = Number.parseFloat(opts['time-scale']);
 if (!Number.isInteger(port) || port < 0 || port > 65535) fatal(`bad --port ${opts.port}`);
 if (!Number.isInteger(pollMs) || pollMs <= 0) fatal(`bad --poll-ms ${opts['poll-ms']}`);
 if (!Number.isFinite(timeScale) || timeScale < 0) fatal(`bad --time-scale ${opts['time-scale']}`);
+if (opts.compose !== 'ask-first' && opts.compose !== 'task-first') fatal(`bad --compose ${opts.compose}: want ask-first or task-first`);
 
 function fatal(msg) {
   process.stderr.write(`legacy-server: ${msg}\n`);
@@ -374,25 +382,71 @@ function buildServer() {
       return { status: 'completed', result: { content: [text(answers.map(describeElicit).join('\n'))] } };
     }),
   );
-  tasks.registerToolTask(
-    'test_tool_with_task',
-    {
-      description:
-        'Task (required): elicits user_name {name: string} on the tools/call stream before creating the task, then completes with "Hello, {name}!".',
-      execution: { taskSupport: 'required' },
-    },
-    taskTool(
-      async (_args, _store, _taskId, answer) => {
-        const c = answer?.content ?? {};
-        const name = c.name ?? c.user_name ?? Object.values(c).find((v) => typeof v === 'string') ?? 'anonymous';
-        return { status: 'completed', result: { content: [text(`Hello, ${name}!`)] } };
+  const userName = () => form('What is your name? (user_name)', { name: { type: 'string', title: 'Name' } });
+  const hello = (answer) => {
+    const c = answer?.content ?? {};
+    const name = c.name ?? c.user_name ?? Object.values(c).find((v) => typeof v === 'string') ?? 'anonymous';
+    return { content: [text(`Hello, ${name}!`)] };
+  };
+  if (opts.compose === 'task-first') {
+    tasks.registerToolTask(
+      'test_tool_with_task',
+      {
+        description:
+          'Task (required): creates its task, elicits user_name {name: string} on the tasks/result stream before ' +
+          'answering the tools/call (its CreateTaskResult says input_required), then completes with "Hello, {name}!".',
+        execution: { taskSupport: 'required' },
       },
-      async (_args, extra) => {
-        const q = form('What is your name? (user_name)', { name: { type: 'string', title: 'Name' } });
-        return extra.sendRequest({ method: q.method, params: q.params }, q.schema, { timeout: 120000 });
+      {
+        async createTask(extra) {
+          const store = extra.taskStore;
+          const task = await store.createTask({ ttl: extra.taskRequestedTtl, pollInterval: pollMs });
+          await store.updateTaskStatus(task.taskId, 'input_required', 'waiting for user_name');
+          const q = userName();
+          // Queued for the tasks/result stream (relatedTask); answered later.
+          const answer = mcp.server.request({ method: q.method, params: q.params }, q.schema, {
+            relatedTask: { taskId: task.taskId },
+            timeout: 120000,
+          });
+          (async () => {
+            try {
+              const a = await answer;
+              const t = await store.getTask(task.taskId).catch(() => null);
+              if (!t || terminal(t.status)) return;
+              await store.updateTaskStatus(task.taskId, 'working', 'input received');
+              await finish(store, task.taskId, 'completed', hello(a));
+            } catch (err) {
+              log(`task ${task.taskId}: ${err.stack ?? err}`);
+              await finish(store, task.taskId, 'failed', { content: [text(`${err.message ?? err}`)], isError: true });
+            }
+          })();
+          return { task: { ...(await store.getTask(task.taskId)) } };
+        },
+        async getTask(extra) {
+          return extra.taskStore.getTask(extra.taskId);
+        },
+        async getTaskResult(extra) {
+          return extra.taskStore.getTaskResult(extra.taskId);
+        },
       },
-    ),
-  );
+    );
+  } else {
+    tasks.registerToolTask(
+      'test_tool_with_task',
+      {
+        description:
+          'Task (required): elicits user_name {name: string} on the tools/call stream before creating the task, then completes with "Hello, {name}!".',
+        execution: { taskSupport: 'required' },
+      },
+      taskTool(
+        async (_args, _store, _taskId, answer) => ({ status: 'completed', result: hello(answer) }),
+        async (_args, extra) => {
+          const q = userName();
+          return extra.sendRequest({ method: q.method, params: q.params }, q.schema, { timeout: 120000 });
+        },
+      ),
+    );
+  }
   return mcp;
 }
 

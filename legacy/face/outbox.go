@@ -32,13 +32,16 @@ func cancelSettled(err error) bool {
 // or the bridge stops; the store then still says it is owed, and the next
 // bridge delivers it (resumeOwed). The local state never waits for it (L-58,
 // L-59).
+//
+// The first attempt is made before cancelUpstream returns, so a reachable
+// upstream has been asked to stop before the client gets its answer.
 func (b *Bridge) cancelUpstream(rec sessionmap.Task, opts upstream.CallOptions) {
 	if rec.UpstreamTaskID == "" || b.outbox == nil {
 		return
 	}
 	opts.OnNotify, opts.Header = nil, nil
 	warned := false
-	b.outbox.Deliver(rec.ID, modern.MethodTasksCancel, func(ctx context.Context) (bool, error) {
+	b.outbox.DeliverFirst(rec.ID, modern.MethodTasksCancel, func(ctx context.Context) (bool, error) {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		start := time.Now()
 		err := b.up.CancelTask(cctx, rec.UpstreamTaskID, opts)

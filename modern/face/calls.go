@@ -220,7 +220,10 @@ func (f *Face) createTask(ctx context.Context, c *call, s *upstream.Session, res
 		go func() { _, _ = s.CancelTask(context.WithoutCancel(ctx), ct.Task.TaskID) }()
 		return nil, rpc.Errorf(rpc.CodeInternalError, "the bridge could not record the task durably: %v", err)
 	}
-	f.runtime(rec, c.principal, c.authorization, s)
+	rt := f.runtime(rec, c.principal, c.authorization, s)
+	if round, err := f.composeRound(ctx, c, rt, ct.Task.Status, name.Name); err != nil || round != nil {
+		return round, err
+	}
 	mt.TaskID = rec.ID
 	mt.Status = modern.StatusWorking
 	mt.Meta = f.resultMeta()

@@ -6,6 +6,7 @@ package face_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"io"
@@ -163,5 +164,72 @@ func TestNoLogMessagesWithoutLogLevel_M46(t *testing.T) {
 	}
 	if progress != 1 {
 		t.Errorf("%d progress notifications with the client's token, want 1 (the stream was relayed): %s", progress, r.notifications)
+	}
+}
+
+// M-39 on tasks/get: a task's inputRequests go only to a request that
+// declared the capability they need. A client that declares only roots (and
+// the extension) gets -32021 with data.requiredCapabilities naming form
+// elicitation on HTTP 400 — never status input_required with an
+// elicitation/create it cannot answer; the same poll with elicitation
+// declared sees the request.
+func TestTasksGetInputOnlyForDeclaredCapabilities_M39(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	ctx := ctxT(t)
+	id := createTask(t, e, ctx, "elicit_task", map[string]any{"question": "Your name?"})
+	d := e.pollUntil(ctx, id, withTasks, statusIs("input_required"))
+	if d["status"] != "input_required" {
+		t.Fatalf("elicit_task: %v, want input_required", d)
+	}
+	rootsOnly := clientCaps{tasks: true, roots: true}
+	r := e.rpc(ctx, "tasks/get", map[string]any{"taskId": id}, rootsOnly)
+	if r.result != nil || r.errCode != rpc.CodeMissingRequiredClientCapability {
+		t.Fatalf("tasks/get declaring only roots: HTTP %d %s, want -32021", r.status, r.body)
+	}
+	if r.status != http.StatusBadRequest {
+		t.Errorf("tasks/get declaring only roots: HTTP %d, want 400 (M-39)", r.status)
+	}
+	if !bytes.Contains(r.errData, []byte(`"requiredCapabilities":{"elicitation":{"form":{}}}`)) || !strings.Contains(r.errMsg, "elicitation") {
+		t.Errorf("tasks/get declaring only roots: %s lacks data.requiredCapabilities.elicitation.form", r.body)
+	}
+	if bytes.Contains(r.body, []byte("elicitation/create")) {
+		t.Errorf("tasks/get declaring only roots leaked the input request: %s", r.body)
+	}
+	// The refusal changes nothing: a declaring poll still sees the request.
+	again := e.rpc(ctx, "tasks/get", map[string]any{"taskId": id}, withTasks).ok(t)
+	if again["status"] != "input_required" || again["inputRequests"] == nil {
+		t.Fatalf("tasks/get with elicitation declared after the refusal: %v", again)
+	}
+}
+
+// M-39 on a task listen: a listen that declared no elicitation is never sent
+// the task's elicitation/create — the input_required notification is
+// withheld — and still sees the task complete once a declaring client
+// answers.
+func TestListenInputOnlyForDeclaredCapabilities_M39(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	ctx := ctxT(t)
+	id := createTask(t, e, ctx, "confirm_delete", map[string]any{"filename": "m39.txt"})
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	_, ch := e.listen(lctx, []string{id}, clientCaps{tasks: true, roots: true})
+	if ack := next(t, ctx, ch); ack["method"] != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("first message %v, want the acknowledgement", ack)
+	}
+	d := e.pollUntil(ctx, id, withTasks, statusIs("input_required"))
+	var key string
+	for k := range d["inputRequests"].(map[string]any) {
+		key = k
+	}
+	e.rpc(ctx, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}}, withTasks).ok(t)
+	for {
+		n := next(t, ctx, ch)
+		b, _ := json.Marshal(n)
+		if bytes.Contains(b, []byte("elicitation/create")) || bytes.Contains(b, []byte(`"input_required"`)) {
+			t.Fatalf("a listener without elicitation was sent the input request: %s", b)
+		}
+		if params, _ := n["params"].(map[string]any); params["status"] == "completed" {
+			return
+		}
 	}
 }

@@ -120,7 +120,10 @@ type Face struct {
 	mu      sync.Mutex
 	tasks   map[string]*taskRT      // by local task id
 	pending map[string]*pendingCall // MRTR calls by token
-	listens int
+	// composing holds the expiry of each created task whose creation was
+	// answered with an MRTR round (compose.go), by local task id.
+	composing map[string]*time.Timer
+	listens   int
 
 	wg sync.WaitGroup
 }
@@ -158,7 +161,7 @@ func New(opts Options) (*Face, error) {
 	f := &Face{
 		opts: opts, pool: opts.Upstream, store: opts.Store, impl: *opts.ServerInfo,
 		sealKey: randomKey(), ctx: ctx, cancel: cancel, log: opts.Logger,
-		tasks: map[string]*taskRT{}, pending: map[string]*pendingCall{},
+		tasks: map[string]*taskRT{}, pending: map[string]*pendingCall{}, composing: map[string]*time.Timer{},
 	}
 	f.watch = watch.NewManager(watch.Config{
 		Source:              f.watchSource,
@@ -203,6 +206,9 @@ func (f *Face) Close() {
 	f.mu.Lock()
 	for _, pc := range f.pending {
 		pc.cancel()
+	}
+	for _, t := range f.composing {
+		t.Stop()
 	}
 	f.mu.Unlock()
 	f.wg.Wait()
@@ -278,6 +284,14 @@ type call struct {
 
 func (c *call) scope() sessionmap.Scope { return scopeOf(c.principal) }
 
+// caps are the client capabilities this request declared (none when absent).
+func (c *call) caps() modern.ClientCapabilities {
+	if c.meta.ClientCapabilities != nil {
+		return *c.meta.ClientCapabilities
+	}
+	return modern.ClientCapabilities{}
+}
+
 // middleware answers every method the face serves; go-sdk only frames it.
 func (f *Face) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -319,7 +333,15 @@ func (f *Face) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // serves lists the methods the middleware answers.
-func (f *Face) serves(method string) bool {
+func (f *Face) serves(method string) bool { return servedMethod(method) }
+
+// Serves reports whether the face answers request method (the middleware's
+// methods and subscriptions/listen); any other gets -32601 (M-42).
+func Serves(method string) bool {
+	return servedMethod(method) || method == modern.MethodSubscriptionsListen
+}
+
+func servedMethod(method string) bool {
 	switch method {
 	case modern.MethodDiscover, modern.MethodToolsList, modern.MethodToolsCall,
 		modern.MethodPromptsList, modern.MethodPromptsGet, modern.MethodResourcesList,

@@ -33,10 +33,11 @@ type env struct {
 }
 
 type envOpts struct {
-	face   func(*face.Options)
-	stdio  bool
-	scale  float64
-	upOpts func(*upstream.Config)
+	face    func(*face.Options)
+	stdio   bool
+	scale   float64
+	upOpts  func(*upstream.Config)
+	fixture func(*fixture.Options)
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -44,7 +45,11 @@ func newEnv(t *testing.T, o envOpts) *env {
 	if o.scale == 0 {
 		o.scale = 0.05
 	}
-	e := &env{t: t, fx: fixture.New(fixture.Options{TimeScale: o.scale, PollInterval: 20 * time.Millisecond})}
+	fxo := fixture.Options{TimeScale: o.scale, PollInterval: 20 * time.Millisecond}
+	if o.fixture != nil {
+		o.fixture(&fxo)
+	}
+	e := &env{t: t, fx: fixture.New(fxo)}
 	url, stop, err := e.fx.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +119,7 @@ func ctxT(t *testing.T) context.Context {
 
 // clientCaps are the per-request capabilities a test client declares.
 type clientCaps struct {
-	tasks, elicitation, sampling bool
+	tasks, elicitation, sampling, roots bool
 }
 
 var (
@@ -132,6 +137,9 @@ func (c clientCaps) object() map[string]any {
 	}
 	if c.sampling {
 		m["sampling"] = map[string]any{}
+	}
+	if c.roots {
+		m["roots"] = map[string]any{}
 	}
 	return m
 }

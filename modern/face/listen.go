@@ -42,6 +42,7 @@ func (f *Face) checkListen(ctx context.Context, c *call, p modern.ListenParams) 
 	if err != nil {
 		return nil, rpc.As(err)
 	}
+	c.meta = meta // runListen judges input requests by the listen's capabilities (M-39)
 	if err := modern.CheckProtocolVersion(meta.ProtocolVersion, []string{modern.ProtocolVersion}); err != nil {
 		return nil, modern.ErrUnsupportedProtocolVersion(meta.ProtocolVersion, f.opts.SupportedVersions)
 	}
@@ -88,6 +89,12 @@ func (f *Face) runListen(ctx context.Context, c *call, id jsonrpc.ID, acked []st
 	subs := map[string]*watch.Subscription{}
 	last := map[string][]byte{}
 	push := func(taskID string, d modern.DetailedTask) error {
+		if d.Status == modern.StatusInputRequired && len(undeclared(c.caps(), d.InputRequests)) > 0 {
+			// M-39: input requests go only to a request that declared their
+			// capability; this listener is told nothing until the task moves
+			// on (its tasks/get says what to declare).
+			return nil
+		}
 		params, err := translate.TaskNotificationToModern(d, id)
 		if err != nil {
 			return err

@@ -120,7 +120,9 @@ type modernClient struct {
 
 func connectModern(t *testing.T, ctx context.Context, url string) *modernClient {
 	t.Helper()
-	caps := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}}
+	// It answers sampling task input through tasks/update, so it declares
+	// sampling too (M-39: input requests go only to declaring requests).
+	caps := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}, Sampling: &mcp.SamplingCapabilities{}}
 	caps.AddExtension(modern.TasksExtensionID, nil)
 	client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-modern-client", Version: "1"}, &mcp.ClientOptions{
 		Capabilities: caps,

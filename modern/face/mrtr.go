@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -99,26 +100,46 @@ func (pc *pendingCall) onRequest(sr *upstream.SideRequest) {
 }
 
 // missingCapability is the -32021 a client gets when the upstream needs input
-// of a kind the client did not declare on its request (M-39).
-func missingCapability(r modern.InputRequest) *rpc.Error {
+// of a kind the client did not declare on its request (M-39): every such
+// request's capability in data.requiredCapabilities, and what needs it.
+func missingCapability(rs ...modern.InputRequest) *rpc.Error {
 	var req modern.ClientCapabilities
-	what := r.Method
-	switch r.Kind() {
-	case modern.InputElicitation:
-		mode := "form"
-		if r.ElicitationMode() == "url" {
-			mode = "url"
+	var whats []string
+	for _, r := range rs {
+		switch r.Kind() {
+		case modern.InputElicitation:
+			mode := "form"
+			if r.ElicitationMode() == "url" {
+				mode = "url"
+			}
+			if req.Elicitation == nil {
+				req.Elicitation = &modern.Object{}
+			}
+			(*req.Elicitation)[mode] = json.RawMessage(`{}`)
+			whats = append(whats, "this tool's "+mode+"-mode elicitation")
+		case modern.InputSampling:
+			req.Sampling = &modern.Object{}
+			whats = append(whats, "this tool's sampling request")
+		case modern.InputRoots:
+			req.Roots = &modern.Object{}
+			whats = append(whats, "this tool's roots request")
+		default:
+			whats = append(whats, r.Method)
 		}
-		req.Elicitation = &modern.Object{mode: json.RawMessage(`{}`)}
-		what = "this tool's " + mode + "-mode elicitation"
-	case modern.InputSampling:
-		req.Sampling = &modern.Object{}
-		what = "this tool's sampling request"
-	case modern.InputRoots:
-		req.Roots = &modern.Object{}
-		what = "this tool's roots request"
 	}
-	return modern.ErrMissingRequiredClientCapability(req, what)
+	return modern.ErrMissingRequiredClientCapability(req, strings.Join(slices.Compact(whats), " and "))
+}
+
+// undeclared returns the input requests of reqs (in key order) whose
+// capability caps does not declare (M-39, M-48).
+func undeclared(caps modern.ClientCapabilities, reqs modern.InputRequests) []modern.InputRequest {
+	var out []modern.InputRequest
+	for _, k := range sortedKeys(reqs) {
+		if declared(caps, reqs[k]) != nil {
+			out = append(out, reqs[k])
+		}
+	}
+	return out
 }
 
 // declared refuses an input request for a capability the client did not
@@ -199,7 +220,11 @@ func (f *Face) callWithInput(ctx context.Context, c *call, s *upstream.Session, 
 	if len(ip.RequestState) > 0 {
 		var state string
 		if json.Unmarshal(ip.RequestState, &state) == nil {
-			if pc := f.resume(state, c, name); pc != nil {
+			if id, ok := f.taskFromState(state, c, name); ok {
+				if res, err := f.resumeTask(ctx, c, id, name, ip.InputResponses); res != nil || err != nil {
+					return res, err
+				}
+			} else if pc := f.resume(state, c, name); pc != nil {
 				if err := pc.deliver(ctx, ip.InputResponses); err != nil {
 					return nil, err
 				}
@@ -208,10 +233,7 @@ func (f *Face) callWithInput(ctx context.Context, c *call, s *upstream.Session, 
 		}
 		f.log.Debug("modern face: unknown or expired requestState; starting the request afresh")
 	}
-	caps := modern.ClientCapabilities{}
-	if c.meta.ClientCapabilities != nil {
-		caps = *c.meta.ClientCapabilities
-	}
+	caps := c.caps()
 	cctx, cancel := context.WithCancel(f.ctx)
 	pc := &pendingCall{
 		f: f, token: randomID(), principal: c.principal, method: c.method, name: name,

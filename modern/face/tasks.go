@@ -439,6 +439,15 @@ func (f *Face) tasksGet(ctx context.Context, c *call) (json.RawMessage, error) {
 		return nil, err
 	}
 	d := f.current(ctx, c, rec)
+	// M-39: a client is never handed an input request it did not declare
+	// the capability for on this request (capabilities are per request and
+	// never inferred from the one that created the task, M-40); it learns
+	// what to declare instead.
+	if d.Status == modern.StatusInputRequired {
+		if miss := undeclared(c.caps(), d.InputRequests); len(miss) > 0 {
+			return nil, missingCapability(miss...)
+		}
+	}
 	return marshalResult(modern.GetTaskResult{DetailedTask: d, Meta: f.resultMeta()})
 }
 
@@ -464,63 +473,8 @@ func (f *Face) tasksUpdate(ctx context.Context, c *call) (json.RawMessage, error
 		return ack()
 	}
 	rt := f.runtime(rec, c.principal, c.authorization, nil)
-	rt.mu.Lock()
-	outstanding := rt.outstandingLocked()
-	accept, _ := translate.SelectInputResponses(outstanding, rt.answered, p.InputResponses)
-	type answer struct {
-		key   string
-		entry translate.InputEntry
-		raw   json.RawMessage
-	}
-	var answers []answer
-	for _, k := range accept.Keys() {
-		e := rt.pending[k]
-		raw, err := translate.InputResponseToLegacy(e.Request, accept[k])
-		if err != nil {
-			rt.mu.Unlock()
-			return nil, rpc.Errorf(rpc.CodeInvalidParams, "Invalid params: inputResponses[%q]: %s", k, rpc.As(err).Message)
-		}
-		answers = append(answers, answer{k, e, raw})
-	}
-	sess := rt.sess
-	rt.mu.Unlock()
-	if len(answers) == 0 {
-		return ack()
-	}
-	keys := make([]string, len(answers))
-	for i, a := range answers {
-		keys[i] = a.key
-	}
-	// Durable first (invariant 5): a key is answered upstream at most once
-	// even when two updates race.
-	fresh, err := f.store.RecordAnswered(ctx, rt.scope, rt.id, keys)
-	if err != nil {
-		return nil, rpc.Errorf(rpc.CodeInternalError, "the bridge could not record the answers: %v", err)
-	}
-	isFresh := map[string]bool{}
-	for _, k := range fresh {
-		isFresh[k] = true
-	}
-	rt.mu.Lock()
-	for _, a := range answers {
-		rt.answered[a.key] = true
-		delete(rt.pending, a.key)
-	}
-	rt.notifyLocked()
-	rt.mu.Unlock()
-	var errs []error
-	for _, a := range answers {
-		if !isFresh[a.key] || sess == nil {
-			continue
-		}
-		if err := sess.Respond(ctx, a.entry.LegacyID, a.raw, nil); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	f.watch.Refresh(rt.key)
-	if len(errs) > 0 && !errorsIsGone(errs[0]) {
-		// A session that died shows as a failed task on the next read.
-		return nil, upstreamError(c.method, errs[0])
+	if err := f.answerTask(ctx, rt, p.InputResponses, c.method); err != nil {
+		return nil, err
 	}
 	return ack()
 }

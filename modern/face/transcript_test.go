@@ -16,6 +16,7 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/internal/schemacheck"
 	"github.com/tasksbridge/tasksbridge/internal/transcript"
+	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/modern/face"
 )
@@ -44,7 +45,8 @@ import (
 // The "NN.out" section is what the step emitted: the result object of a
 // success, or the whole error response; "status NN.out: 400" checks the
 // HTTP status (200 otherwise). Every emitted message is validated against
-// the schema its "schema" directive names.
+// the schema its "schema" directive names. "fixture: task-first" runs the
+// fixture with Options.TaskFirstCompose.
 
 type step struct {
 	Method      string            `json:"method"`
@@ -70,7 +72,7 @@ func TestTranscripts(t *testing.T) {
 			return runFaceTranscript(t, f)
 		}},
 		Validate:   transcript.SchemaValidator(v),
-		Directives: []string{"status"},
+		Directives: []string{"status", "fixture"},
 		Require:    []string{"ids"},
 	}
 	if n := suite.Run(t, "testdata/*.txtar"); n < 15 {
@@ -79,10 +81,11 @@ func TestTranscripts(t *testing.T) {
 }
 
 func runFaceTranscript(t *testing.T, f *transcript.File) (transcript.Output, error) {
+	fxMode, _ := f.Lookup("fixture", "")
 	e := newEnv(t, envOpts{face: func(o *face.Options) {
 		o.ServerInfo = &modern.Implementation{Name: "tasksbridge", Version: "test"}
 		o.TaskTTL = 10 * time.Minute
-	}})
+	}, fixture: func(o *fixture.Options) { o.TaskFirstCompose = fxMode == "task-first" }})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	vars := map[string]string{}

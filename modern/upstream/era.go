@@ -33,21 +33,21 @@ func (e Era) String() string {
 }
 
 // ProbeEra decides the upstream's era with server/discover (§3.4, M-06,
-// M-07). Modern: a DiscoverResult naming a modern revision, or a recognised
-// modern error (-32020, -32021, or -32022 whose data.supported names a modern
-// revision). Legacy: any other answer (another JSON-RPC error, an HTTP error
-// without a JSON-RPC body, a result that is not a DiscoverResult) and, on
-// stdio, no answer before ctx's deadline. The decision never rests on one
+// M-07). The era that matters to the bridge is the one of the upstream's
+// tasks, so a DiscoverResult is read with TasksEra: modern when it names a
+// modern revision and does not keep the 2025-11-25 tasks capability in place
+// of the extension. Also modern: a recognised modern error (-32020, -32021,
+// or -32022 whose data.supported names a modern revision). Legacy: any other
+// answer (another JSON-RPC error, an HTTP error without a JSON-RPC body, a
+// result that is not a DiscoverResult) and, on stdio, no answer before ctx's
+// deadline. The decision never rests on one
 // particular error code. An unreachable upstream gives EraUnknown and the
 // ErrUnavailable error. The caller caches the answer and re-probes when it
 // stops holding (M-08).
 func (c *Client) ProbeEra(ctx context.Context) (Era, error) {
 	d, err := c.Discover(ctx, CallOptions{})
 	if err == nil {
-		if anyModern(d.SupportedVersions) {
-			return EraModern, nil
-		}
-		return EraLegacy, nil // answers discover but speaks no modern revision
+		return TasksEra(d), nil
 	}
 	var we *jsonrpc.Error
 	switch {
@@ -67,6 +67,26 @@ func (c *Client) ProbeEra(ctx context.Context) (Era, error) {
 		return EraModern, nil
 	}
 	return EraLegacy, nil
+}
+
+// TasksEra is the era of a DiscoverResult's tasks. A server that speaks no
+// modern revision is legacy. A server that speaks 2026-07-28 but advertises
+// the 2025-11-25 capabilities.tasks and not the io.modelcontextprotocol/tasks
+// extension (mcp-go v1.2.1 does) keeps the legacy task shapes on modern
+// requests too — a task param, nested CreateTaskResult, tasks/get in the v1
+// shape, -32601 for a required tool called without "task" — which the
+// extension forbids (M-66: no legacy tasks capability under a version that
+// includes the extension); its tasks need the modern face, so it is legacy
+// here, and the bridge speaks 2025-11-25 to it (it accepts initialize). A
+// modern server with the extension, or with no tasks at all, is modern.
+func TasksEra(d *modern.DiscoverResult) Era {
+	if d == nil || !anyModern(d.SupportedVersions) {
+		return EraLegacy // answers discover but speaks no modern revision
+	}
+	if _, legacyTasks := d.Capabilities.Extra["tasks"]; legacyTasks && !d.Capabilities.HasTasksExtension() {
+		return EraLegacy
+	}
+	return EraModern
 }
 
 func isModernCode(code int64) bool {

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/internal/demo"
+	"github.com/tasksbridge/tasksbridge/interop/peers"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
@@ -223,6 +224,12 @@ func TestProbeEra(t *testing.T) {
 		{"-32020", 400, `{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"header"}}`, EraModern},
 		{"-32021", 400, `{"jsonrpc":"2.0","id":1,"error":{"code":-32021,"message":"cap","data":{"requiredCapabilities":{}}}}`, EraModern},
 		{"not a DiscoverResult", 200, `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`, EraLegacy},
+		// The tasks era decides (mcp-go v1.2.1): 2026-07-28 core with the
+		// 2025-11-25 capabilities.tasks and no extension is served as legacy.
+		{"modern core, legacy tasks", 200, discoverBody(`"tools":{},"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`), EraLegacy},
+		{"modern core, tasks extension", 200, discoverBody(`"tools":{},"extensions":{"io.modelcontextprotocol/tasks":{}}`), EraModern},
+		{"modern core, both", 200, discoverBody(`"tasks":{"list":{}},"extensions":{"io.modelcontextprotocol/tasks":{}}`), EraModern},
+		{"modern core, no tasks", 200, discoverBody(`"tools":{}`), EraModern},
 	} {
 		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
@@ -235,6 +242,12 @@ func TestProbeEra(t *testing.T) {
 			t.Errorf("%s: %v, %v; want %v", tc.name, era, err, tc.want)
 		}
 	}
+}
+
+// discoverBody is a DiscoverResult response naming 2026-07-28 with caps.
+func discoverBody(caps string) string {
+	return `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25"],` +
+		`"capabilities":{` + caps + `},"ttlMs":0,"cacheScope":"private"}}`
 }
 
 // A real legacy-only go-sdk server (2025-11-25, stateful sessions) probes legacy.
@@ -309,4 +322,22 @@ func TestCallToolInputRequiredRetry(t *testing.T) {
 		t.Fatalf("retry did not echo requestState byte-for-byte: %s", bodies[1])
 	}
 	checkEmitted(t, []recorded{{Header: http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"ask"}, "Accept": {"application/json, text/event-stream"}}, Body: bodies[1]}})
+}
+
+// mcp-go v1.2.1 answers server/discover naming 2026-07-28 but advertises the
+// 2025-11-25 capabilities.tasks and keeps the legacy task shapes: its tasks
+// are legacy, so the bridge serves modern clients through the modern face.
+func TestProbeEraMCPGoServer(t *testing.T) {
+	srv := peers.StartMCPGoServer(t, peers.MCPGoServerOptions{})
+	c := NewHTTP(srv.URL, nil)
+	d, err := c.Discover(ctxT(t), CallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !anyModern(d.SupportedVersions) || d.Capabilities.HasTasksExtension() {
+		t.Fatalf("mcp-go no longer answers as this test assumes (modern versions, no tasks extension): %+v", d)
+	}
+	if era, err := c.ProbeEra(ctxT(t)); err != nil || era != EraLegacy {
+		t.Fatalf("mcp-go v1.2.1: %v, %v; want legacy (its tasks are 2025-11-25)", era, err)
+	}
 }

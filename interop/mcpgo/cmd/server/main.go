@@ -12,6 +12,16 @@
 //   - fail_task {ms=300, reason}: task tool, taskSupport required; ends failed,
 //     and mcp-go answers tasks/result with JSON-RPC -32603.
 //
+// Legacy twins of the conformance 0.2.0-alpha.12 task fixtures that need no
+// input (mcp-go v1.2.1 has no input_required), so the suite's tasks-*
+// scenarios run through the bridge against this server too:
+//   - greet {name}: synchronous, "Hello, {name}!".
+//   - slow_compute {seconds=3, label}: hybrid (optional); tasks/cancel
+//     settles it cancelled.
+//   - failing_job: task tool (required); completes with an isError result.
+//   - protocol_error_job: task tool (required); ends failed, tasks/result
+//     answers JSON-RPC -32603.
+//
 // Durations are multiplied by -time-scale.
 package main
 
@@ -144,6 +154,47 @@ func newServer(scale float64) *server.MCPServer {
 	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CreateTaskResult, error) {
 		sleep(scaled(req.GetFloat("ms", 300)))
 		return nil, errors.New(req.GetString("reason", "fail_task failed"))
+	})
+
+	s.AddTool(mcp.NewTool("greet",
+		mcp.WithDescription("Synchronous: returns \"Hello, {name}!\"."),
+		mcp.WithString("name", mcp.Required()),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText(fmt.Sprintf("Hello, %s!", req.GetString("name", ""))), nil
+	})
+
+	s.AddTool(mcp.NewTool("slow_compute",
+		mcp.WithDescription("Hybrid (taskSupport optional): sleeps seconds, then completes; tasks/cancel settles it cancelled."),
+		mcp.WithTaskSupport(mcp.TaskSupportOptional),
+		mcp.WithNumber("seconds", mcp.DefaultNumber(3)),
+		mcp.WithString("label"),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		secs := req.GetFloat("seconds", 3)
+		sleep(scaled(secs * 1000))
+		label := req.GetString("label", "")
+		if label == "" {
+			label = "result"
+		}
+		return mcp.NewToolResultText(fmt.Sprintf("computed %s after %gs", label, secs)), nil
+	})
+
+	s.AddTaskTool(mcp.NewTool("failing_job",
+		mcp.WithDescription("Task (required): after ~1s completes with an isError tool result."),
+		mcp.WithTaskSupport(mcp.TaskSupportRequired),
+	), func(_ context.Context, _ mcp.CallToolRequest) (*mcp.CreateTaskResult, error) {
+		sleep(scaled(1000))
+		return &mcp.CreateTaskResult{
+			Content: []mcp.Content{mcp.NewTextContent("failing_job: simulated tool execution error")},
+			IsError: true,
+		}, nil
+	})
+
+	s.AddTaskTool(mcp.NewTool("protocol_error_job",
+		mcp.WithDescription("Task (required): ends failed; tasks/result answers JSON-RPC -32603."),
+		mcp.WithTaskSupport(mcp.TaskSupportRequired),
+	), func(_ context.Context, _ mcp.CallToolRequest) (*mcp.CreateTaskResult, error) {
+		sleep(scaled(200))
+		return nil, errors.New("protocol_error_job: simulated internal failure")
 	})
 	return s
 }

@@ -1,0 +1,370 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tasksbridge/tasksbridge/legacy"
+	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
+	"github.com/tasksbridge/tasksbridge/modern"
+	modernface "github.com/tasksbridge/tasksbridge/modern/face"
+	"github.com/tasksbridge/tasksbridge/rpc"
+)
+
+// The router checks every POST body once, before any face or the upstream
+// sees it, and answers malformed messages itself with a JSON-RPC error a
+// person can act on (JSON-RPC 2.0 §5.1 codes; M-42 for unknown methods;
+// notifications are never answered, M-43): -32700 for a body that is not
+// one UTF-8 JSON value, -32600 for a value that is not a JSON-RPC message,
+// -32602 for params a face would misread, -32601 for a method the face that
+// takes the request does not serve. Everything that passes goes on
+// unchanged. checkBody is the whole decision, pure and table-tested.
+
+// bodyRoute is who answers a request that passes the checks.
+type bodyRoute int
+
+const (
+	// routeUpstream: passthrough; the upstream judges methods and params.
+	routeUpstream bodyRoute = iota
+	// routeLegacyFace: the legacy face (legacy client, modern upstream).
+	routeLegacyFace
+	// routeModernFace: the modern face (modern client, legacy upstream).
+	routeModernFace
+)
+
+// legacyFaceMethods are the requests the legacy face answers; the others get
+// -32601 from the router (go-sdk would answer them with a plain-text 400).
+var legacyFaceMethods = map[string]bool{
+	legacy.MethodInitialize: true, legacy.MethodPing: true, "logging/setLevel": true,
+	legacy.MethodToolsList: true, legacy.MethodToolsCall: true,
+	legacy.MethodTasksGet: true, legacy.MethodTasksResult: true, legacy.MethodTasksList: true, legacy.MethodTasksCancel: true,
+	"prompts/list": true, "prompts/get": true, "completion/complete": true,
+	"resources/list": true, "resources/templates/list": true, "resources/read": true,
+	"resources/subscribe": true, "resources/unsubscribe": true,
+}
+
+// legacyFaceNotifications are the notifications the legacy face acts on; the
+// router accepts (202) and drops the others.
+var legacyFaceNotifications = map[string]bool{
+	legacy.MethodInitialized: true, legacy.MethodCancelled: true, legacy.MethodProgress: true,
+	"notifications/roots/list_changed": true,
+}
+
+// verdict is checkBody's decision. With neither err nor accept set the body
+// goes on to its route unchanged.
+type verdict struct {
+	err *rpc.Error
+	// id is the request's id for the error response (null when unknown).
+	id json.RawMessage
+	// accept: a notification nobody handles, acknowledged with 202 and
+	// dropped (M-43; JSON-RPC: notifications are never answered).
+	accept bool
+}
+
+// checkBody judges one POST body for route.
+func checkBody(body []byte, route bodyRoute, clientEra legacyup.Era) verdict {
+	if i := invalidUTF8(body); i >= 0 {
+		return parseError("the body is not valid UTF-8 (first bad byte at offset %d); send the request encoded as UTF-8", i)
+	}
+	t := bytes.TrimSpace(body)
+	if len(t) == 0 {
+		return parseError("the body is empty; send one JSON-RPC message")
+	}
+	dup, err := scanJSON(body) // offsets in messages count from the body's first byte
+	if err != nil {
+		return verdict{err: rpc.Errorf(rpc.CodeParseError, "Parse error: %v", err), id: nullID}
+	}
+	switch t[0] {
+	case '{':
+	case '[':
+		if bytes.Equal(bytes.Join(bytes.Fields(t), nil), []byte("[]")) {
+			return invalidRequest(nullID, "the body is an empty batch; send one JSON-RPC request object")
+		}
+		if dup != "" {
+			return invalidRequest(nullID, "member %q appears twice in a batch message; each name may appear once per object", dup)
+		}
+		return verdict{} // a 2025-03-26 batch: the faces and the upstream judge it
+	case 'n':
+		return invalidRequest(nullID, "the body is JSON null; send a JSON-RPC request object")
+	default:
+		return invalidRequest(nullID, "the body is %s; send a JSON-RPC request object", kindOf(t))
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(t, &m); err != nil {
+		return invalidRequest(nullID, "the body is not a JSON-RPC message object")
+	}
+	id := nullID
+	if raw, ok := m["id"]; ok {
+		if !validID(raw) {
+			return invalidRequest(nullID, `"id" must be a string or an integer, not %s`, kindOf(raw))
+		}
+		id = raw
+	}
+	if dup != "" && !strings.HasPrefix(dup, "params.") {
+		return invalidRequest(id, "member %q appears twice; each name may appear once per object", dup)
+	}
+	if v, ok := m["jsonrpc"]; !ok || string(v) != `"2.0"` {
+		return invalidRequest(id, `"jsonrpc" must be "2.0"`)
+	}
+	rawMethod, isCall := m["method"]
+	if !isCall {
+		_, hasResult := m["result"]
+		_, hasError := m["error"]
+		if _, hasID := m["id"]; !hasID || hasResult == hasError {
+			return invalidRequest(id, `a message needs a "method" (a request or notification), or an "id" with exactly one of "result" or "error" (a response)`)
+		}
+		return verdict{} // a legacy client's answer to a server→client request
+	}
+	var method string
+	if err := json.Unmarshal(rawMethod, &method); err != nil || method == "" {
+		return invalidRequest(id, `"method" must be a non-empty string`)
+	}
+	_, hasID := m["id"]
+	if raw, ok := m["params"]; ok && !isObject(raw) {
+		if !hasID {
+			return verdict{accept: true} // a notification is never answered
+		}
+		return invalidParams(id, `"params" must be a JSON object, not %s`, kindOf(raw))
+	}
+	if dup != "" {
+		if !hasID {
+			return verdict{accept: true}
+		}
+		return invalidParams(id, "member %q appears twice; each name may appear once per object", dup)
+	}
+	if route == routeUpstream {
+		return verdict{} // the upstream knows its own methods and params
+	}
+	if !served(route, method, hasID) {
+		if !hasID {
+			return verdict{accept: true}
+		}
+		return verdict{err: methodNotFound(route, method), id: id}
+	}
+	if !hasID {
+		return verdict{}
+	}
+	if msg := checkParams(method, m["params"], clientEra); msg != "" {
+		return invalidParams(id, "%s", msg)
+	}
+	return verdict{}
+}
+
+var nullID = json.RawMessage("null")
+
+// methodNotFound is the -32601 for a method route does not serve (M-42),
+// saying what to do where there is something to say.
+func methodNotFound(route bodyRoute, method string) *rpc.Error {
+	if route == routeLegacyFace {
+		switch method {
+		case modern.MethodDiscover, modern.MethodSubscriptionsListen, modern.MethodTasksUpdate:
+			return rpc.Errorf(rpc.CodeMethodNotFound,
+				"Method not found: %q is a %s method; a %s session (initialize, Mcp-Session-Id) cannot use it",
+				method, modern.ProtocolVersion, legacy.ProtocolVersion)
+		}
+		return rpc.Errorf(rpc.CodeMethodNotFound, "Method not found: %q", method)
+	}
+	return modern.ErrMethodNotFound(method)
+}
+
+// served reports whether route answers method.
+func served(route bodyRoute, method string, request bool) bool {
+	switch route {
+	case routeLegacyFace:
+		if request {
+			return legacyFaceMethods[method]
+		}
+		return legacyFaceNotifications[method]
+	case routeModernFace:
+		// Every modern notification is accepted and dropped by the face.
+		return !request || modernface.Serves(method)
+	}
+	return true
+}
+
+// checkParams returns what is wrong with a request's params for the faces,
+// in words for the client ("" when nothing is).
+func checkParams(method string, raw json.RawMessage, clientEra legacyup.Era) string {
+	var p map[string]json.RawMessage
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &p) // an object: scanJSON and isObject said so
+	}
+	switch method {
+	case legacy.MethodToolsCall:
+		if !isString(p["name"]) {
+			return fmt.Sprintf("tools/call needs params.name, the tool's name as a string (got %s)", kindOf(p["name"]))
+		}
+		if a, ok := p["arguments"]; ok && string(a) != "null" && !isObject(a) {
+			return fmt.Sprintf("params.arguments must be a JSON object of the tool's arguments (got %s)", kindOf(a))
+		}
+		task, ok := p["task"]
+		if !ok || clientEra == legacyup.EraModern {
+			return "" // 2026-07-28 ignores a task param (M-66)
+		}
+		if !isObject(task) {
+			return fmt.Sprintf("params.task must be a JSON object such as {\"ttl\": 60000} (got %s)", kindOf(task))
+		}
+		var tm map[string]json.RawMessage
+		_ = json.Unmarshal(task, &tm)
+		if ttl, ok := tm["ttl"]; ok && string(ttl) != "null" && !isMillis(ttl) {
+			return fmt.Sprintf("params.task.ttl must be a whole, non-negative number of milliseconds (got %s)", ttl)
+		}
+	case legacy.MethodTasksGet, legacy.MethodTasksResult, legacy.MethodTasksCancel, modern.MethodTasksUpdate:
+		if !isString(p["taskId"]) {
+			return fmt.Sprintf("%s needs params.taskId, the task's id as a string (got %s)", method, kindOf(p["taskId"]))
+		}
+	}
+	return ""
+}
+
+// scanJSON checks that t is exactly one JSON value and reports the first
+// member name that appears twice in one object (as a dotted path).
+func scanJSON(t []byte) (dup string, err error) {
+	dec := json.NewDecoder(bytes.NewReader(t))
+	dec.UseNumber()
+	var walk func(path string) error
+	walk = func(path string) error {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				name, _ := k.(string)
+				p := name
+				if path != "" {
+					p = path + "." + name
+				}
+				if seen[name] && dup == "" {
+					dup = p
+				}
+				seen[name] = true
+				if err := walk(p); err != nil {
+					return err
+				}
+			}
+			_, err = dec.Token()
+			return err
+		case json.Delim('['):
+			for dec.More() {
+				if err := walk(path); err != nil {
+					return err
+				}
+			}
+			_, err = dec.Token()
+			return err
+		}
+		return nil
+	}
+	if err := walk(""); err != nil {
+		var se *json.SyntaxError
+		switch {
+		case errors.As(err, &se):
+			return "", fmt.Errorf("invalid JSON at offset %d: %s", se.Offset, se.Error())
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+			return "", errors.New("the JSON ends before the message is complete")
+		}
+		return "", fmt.Errorf("invalid JSON: %s", err.Error())
+	}
+	rest := t[dec.InputOffset():]
+	if extra := bytes.TrimLeft(rest, " \t\r\n"); len(extra) > 0 {
+		return "", fmt.Errorf("unexpected data after the JSON-RPC message at offset %d; send exactly one JSON value per request", len(t)-len(extra))
+	}
+	return dup, nil
+}
+
+func invalidUTF8(b []byte) int {
+	if utf8.Valid(b) {
+		return -1
+	}
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
+}
+
+func parseError(format string, args ...any) verdict {
+	return verdict{err: rpc.Errorf(rpc.CodeParseError, "Parse error: "+format, args...), id: nullID}
+}
+
+func invalidRequest(id json.RawMessage, format string, args ...any) verdict {
+	return verdict{err: rpc.Errorf(rpc.CodeInvalidRequest, "Invalid Request: "+format, args...), id: id}
+}
+
+func invalidParams(id json.RawMessage, format string, args ...any) verdict {
+	return verdict{err: rpc.Errorf(rpc.CodeInvalidParams, "Invalid params: "+format, args...), id: id}
+}
+
+// kindOf names the JSON type of raw for a message, with the value of a
+// number (the usual mistake: 5 for a name, 1.5 for milliseconds).
+func kindOf(raw json.RawMessage) string {
+	k := modern.JSONKind(raw)
+	if k == "a number" {
+		return k + " (" + string(bytes.TrimSpace(raw)) + ")"
+	}
+	return k
+}
+
+func isObject(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && t[0] == '{'
+}
+
+func isString(raw json.RawMessage) bool {
+	var s string
+	return len(raw) > 0 && json.Unmarshal(raw, &s) == nil && s != ""
+}
+
+// validID: a JSON-RPC id is a string or an integer (MCP: never null).
+func validID(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return false
+	}
+	if t[0] == '"' {
+		return true
+	}
+	_, err := strconv.ParseInt(string(t), 10, 64)
+	return err == nil
+}
+
+// isMillis: a whole, non-negative number (1.5 and -1 are not; 1e3 is).
+func isMillis(raw json.RawMessage) bool {
+	f, err := strconv.ParseFloat(string(bytes.TrimSpace(raw)), 64)
+	return err == nil && f >= 0 && f == float64(int64(f)) && (raw[0] >= '0' && raw[0] <= '9')
+}
+
+// errorStatus is the HTTP status of an error the router answers itself:
+// modern clients get 404 for an unknown method (M-42) and 400 otherwise;
+// legacy clients get 400 when the message could not be read as a request
+// (parse error, no id) and 200 with the JSON-RPC error for a request
+// (SDK clients surface the JSON-RPC error of a 200, not of a 4xx).
+func errorStatus(clientEra legacyup.Era, v verdict) int {
+	if clientEra == legacyup.EraModern {
+		if v.err.Code == rpc.CodeMethodNotFound {
+			return http.StatusNotFound
+		}
+		return http.StatusBadRequest
+	}
+	if v.err.Code == rpc.CodeParseError || string(v.id) == "null" {
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
