@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/internal/version"
 	"github.com/tasksbridge/tasksbridge/legacy"
@@ -304,7 +305,7 @@ func (b *Bridge) serveLean(w http.ResponseWriter, r *http.Request, s *session, r
 // leanDispatch runs the handler of one lean method.
 func (s *session) leanDispatch(ctx context.Context, ri *reqInfo, method string) (*rawResult, error) {
 	var (
-		res any
+		res mcp.Result
 		err error
 	)
 	switch method {
@@ -317,14 +318,7 @@ func (s *session) leanDispatch(ctx context.Context, ri *reqInfo, method string) 
 	default:
 		return s.tasksCall(ctx, ri, method, ri.raw)
 	}
-	if err != nil {
-		return nil, err
-	}
-	r, ok := res.(*rawResult)
-	if !ok {
-		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: unexpected result type")
-	}
-	return r, nil
+	return asRaw(res, err)
 }
 
 // leanNotification handles a client notification of a session without a

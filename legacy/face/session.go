@@ -359,6 +359,11 @@ func (s *session) tasksCall(ctx context.Context, ri *reqInfo, method string, raw
 	default:
 		return nil, rpc.Errorf(rpc.CodeMethodNotFound, "Method not found: %s", method)
 	}
+	return asRaw(res, err)
+}
+
+// asRaw is a handler's answer as the raw result both request paths write.
+func asRaw(res mcp.Result, err error) (*rawResult, error) {
 	if err != nil {
 		return nil, err
 	}
