@@ -260,7 +260,7 @@ func RunChild(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	idle := fs.Duration("session-idle-timeout", 0, "legacy session idle timeout (0: face default)")
 	memory := fs.Bool("memory", false, "use the in-memory store instead of Badger (isolates disk latency)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of this process's whole life here")
-	idleConns := fs.Int("upstream-idle-conns", 0, "bridge: keep-alive connections per upstream host (0: as deployed, http.DefaultTransport's)")
+	idleConns := fs.Int("upstream-idle-conns", 0, "bridge: keep-alive connections per upstream host (0: as deployed, the bridge's own pool)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -330,9 +330,10 @@ type ServerOptions struct {
 	DataDir            string
 	KeepAlive          time.Duration
 	SessionIdleTimeout time.Duration
-	// UpstreamIdleConns, when positive, replaces the upstream transport's
-	// MaxIdleConnsPerHost (diagnosis: the deployed default is
-	// http.DefaultTransport's 2, fewer than the load's concurrency).
+	// UpstreamIdleConns, when positive, replaces the bridge's upstream
+	// transport by a clone of http.DefaultTransport with this
+	// MaxIdleConnsPerHost (diagnosis: compares pool sizes; 0 measures the
+	// bridge as deployed).
 	UpstreamIdleConns int
 	// Logger defaults to warnings on stderr.
 	Logger *slog.Logger

@@ -73,7 +73,8 @@ type Config struct {
 	StatusNotifications bool
 
 	// Transport is the base RoundTripper towards an HTTP upstream (default:
-	// a clone of http.DefaultTransport).
+	// a clone of http.DefaultTransport with a connection pool sized for the
+	// bridge's concurrency, see upstreamTransport).
 	Transport http.RoundTripper
 
 	// Legacy and Modern adjust the faces' configurations last (tests,
@@ -221,14 +222,7 @@ func New(cfg Config) (*Server, error) {
 	}
 
 	// Upstream clients, all metered.
-	base := cfg.Transport
-	if base == nil {
-		if dt, ok := http.DefaultTransport.(*http.Transport); ok {
-			base = dt.Clone()
-		} else {
-			base = http.DefaultTransport
-		}
-	}
+	base := upstreamTransport(cfg.Transport)
 	hc := &http.Client{Transport: &meterTransport{next: base, u: s.upMeter}}
 	newCmd := func() *exec.Cmd { return exec.Command(argv[0], argv[1:]...) }
 	if s.url != nil {

@@ -461,3 +461,33 @@ func TestUnreachableUpstreamIsRetryable(t *testing.T) {
 		t.Fatalf("Session on a closed port = %v, want a retryable error", err)
 	}
 }
+
+// The fixture creates a tool's task working when the task asks for input as
+// soon as it runs (elicit_task, sample_task, multi_input): its
+// CreateTaskResult is the state at creation, and the request follows on the
+// tasks/result side channel (L-46). Only test_tool_with_task under
+// TaskFirstCompose is created input_required. The modern face answers a task
+// created input_required with an MRTR round instead of the task, so a
+// CreateTaskResult that raced the task's first ask made the bridge's interop
+// tests flaky. The race needs the task's goroutine to run before the answer
+// is built, so the test creates many tasks; before the fix a few percent of
+// them said input_required.
+func TestFixtureAskingTaskIsCreatedWorking(t *testing.T) {
+	_, p := httpPool(t)
+	ctx := ctxT(t)
+	s, err := p.Session(ctx, "tester", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 60 {
+		for _, tool := range []string{"elicit_task", "sample_task", "multi_input"} {
+			task := createTask(t, ctx, s, tool, map[string]any{})
+			if task.Status != legacy.StatusWorking {
+				t.Fatalf("call %d: %s was created %s, want working (its input request belongs on tasks/result)", i, tool, task.Status)
+			}
+			if _, err := s.CancelTask(ctx, task.TaskID); err != nil {
+				t.Fatalf("tasks/cancel: %v", err)
+			}
+		}
+	}
+}
