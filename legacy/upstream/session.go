@@ -63,21 +63,24 @@ type Session struct {
 	id   string
 	seq  atomic.Int64
 
-	initResult json.RawMessage
-	tasks      *legacy.ServerTasksCapability
-	cs         *mcp.ClientSession // nil for a session resumed by id (HTTP)
-	wire       wire
+	cs   *mcp.ClientSession // nil for a session resumed by id (HTTP)
+	wire wire
+	// shared: the session is recorded in the pool's store for every replica
+	// (shared.go), so closing it here must not end it upstream.
+	shared atomic.Bool
 
 	ctx    context.Context // ends when the session dies
 	cancel context.CancelFunc
 	once   sync.Once
 	err    error
 
-	mu       sync.Mutex
-	inflight map[string]*call // by the call's raw id
-	order    int64
-	tools    map[string]legacy.TaskSupport
-	toolsOK  bool
+	mu         sync.Mutex
+	initResult json.RawMessage
+	tasks      *legacy.ServerTasksCapability
+	inflight   map[string]*call // by the call's raw id
+	order      int64
+	tools      map[string]legacy.TaskSupport
+	toolsOK    bool
 }
 
 // call is one request in flight.
@@ -115,12 +118,38 @@ func (s *Session) Key() string { return s.key }
 func (s *Session) Target() string { return s.pool.cfg.Target }
 
 // InitializeResult is the upstream's raw InitializeResult (nil for a session
-// resumed by id after a restart).
-func (s *Session) InitializeResult() json.RawMessage { return s.initResult }
+// resumed by id after a restart whose record did not carry it).
+func (s *Session) InitializeResult() json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.initResult
+}
 
 // TasksCapability is capabilities.tasks of the InitializeResult (nil when the
-// upstream declared none, or the session was resumed by id).
-func (s *Session) TasksCapability() *legacy.ServerTasksCapability { return s.tasks }
+// upstream declared none, or the InitializeResult is unknown).
+func (s *Session) TasksCapability() *legacy.ServerTasksCapability {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tasks
+}
+
+// setInitializeResult records the upstream's InitializeResult of the session
+// (from initialize, or from the shared record of a session another process
+// opened), unless it is already known.
+func (s *Session) setInitializeResult(raw json.RawMessage) {
+	if len(raw) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.initResult) > 0 {
+		return
+	}
+	s.initResult = append(json.RawMessage(nil), raw...)
+	if tc, err := legacy.InitializeResultTasks(s.initResult); err == nil {
+		s.tasks = tc
+	}
+}
 
 // Done is closed when the session has ended.
 func (s *Session) Done() <-chan struct{} { return s.ctx.Done() }
