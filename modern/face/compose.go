@@ -178,6 +178,11 @@ func isTerminalErr(err error) bool { return errors.Is(err, sessionmap.ErrTermina
 // accepted, and each key is recorded answered durably before it is sent, so
 // it is answered upstream at most once even when two answers race (M-58).
 func (f *Face) answerTask(ctx context.Context, rt *taskRT, responses modern.InputResponses, method string) error {
+	// The request may have reached another bridge process than the one
+	// that received the input requests (inputs.go).
+	if err := rt.syncInputs(ctx); err != nil {
+		return rpc.Errorf(rpc.CodeInternalError, "the bridge could not read the task's input requests from its store: %v", err)
+	}
 	rt.mu.Lock()
 	outstanding := rt.outstandingLocked()
 	accept, _ := translate.SelectInputResponses(outstanding, rt.answered, responses)

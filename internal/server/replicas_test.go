@@ -1,0 +1,148 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tasksbridge/tasksbridge/internal/server"
+	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
+	"github.com/tasksbridge/tasksbridge/sessionmap"
+)
+
+// twoReplicas runs two bridges (as two replicas) on one shared store in front
+// of one legacy upstream, and a modern client of the same principal on each.
+func twoReplicas(t *testing.T, fo fixture.Options) (fx *fixture.Server, a, b *rawClient) {
+	t.Helper()
+	fx = fixture.New(fo)
+	up, stop, err := fx.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	st := sessionmap.NewMemory()
+	t.Cleanup(func() { _ = st.Close() })
+	ra := startBridge(t, server.Config{Upstream: up, UpstreamEra: "legacy", Store: st})
+	rb := startBridge(t, server.Config{Upstream: up, UpstreamEra: "legacy", Store: st})
+	a = newModernClient(t, ra.url, "replicated-app")
+	b = newModernClient(t, rb.url, "replicated-app")
+	a.authz, b.authz = "Bearer alice-token", "Bearer alice-token"
+	return fx, a, b
+}
+
+// pollTask polls tasks/get through c until cond holds (at the client's poll
+// interval) and returns the last result.
+func pollTask(t *testing.T, ctx context.Context, c *rawClient, id string, cond func(json.RawMessage) bool) json.RawMessage {
+	t.Helper()
+	for {
+		res := mustOK(t, "tasks/get", c.call(ctx, "tasks/get", map[string]any{"taskId": id}))
+		if cond(res) {
+			return res
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("task never reached the expected state; last %s", res)
+		case <-time.After(20 * time.Millisecond): // the client's poll interval, not synchronisation
+		}
+	}
+}
+
+func statusOf(t *testing.T, want ...string) func(json.RawMessage) bool {
+	return func(res json.RawMessage) bool { return slices.Contains(want, field(t, res, "status")) }
+}
+
+func inputKeys(t *testing.T, res json.RawMessage) []string {
+	t.Helper()
+	var r struct {
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := range r.InputRequests {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func accept(content map[string]any) map[string]any {
+	return map[string]any{"action": "accept", "content": content}
+}
+
+// Modern clients in front of a legacy server, two replicas on one store: a
+// task created through one replica is polled, answered and cancelled through
+// the other; the principal's upstream session is initialized once for both,
+// and every input request is answered upstream exactly once.
+func TestModernClientsAnyReplicaLegacyUpstream(t *testing.T) {
+	fx, a, b := twoReplicas(t, fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
+	ctx := ctxT(t)
+
+	// Task 1 through A; its two questions arrive on A's upstream tasks/result
+	// stream (A polls it first).
+	created := mustOK(t, "tools/call through A", a.call(ctx, "tools/call", map[string]any{
+		"name": "multi_input", "arguments": map[string]any{}}))
+	id := field(t, created, "taskId")
+	if id == "" || field(t, created, "resultType") != "task" {
+		t.Fatalf("tools/call through A: %s; want a task", created)
+	}
+	onA := pollTask(t, ctx, a, id, statusOf(t, "input_required"))
+	keys := inputKeys(t, onA)
+	if len(keys) != 2 {
+		t.Fatalf("input requests through A: %v; want 2", keys)
+	}
+	// B sees the same input requests, under the same keys.
+	onB := mustOK(t, "tasks/get through B", b.call(ctx, "tasks/get", map[string]any{"taskId": id}))
+	if got := field(t, onB, "status"); got != "input_required" || !slices.Equal(inputKeys(t, onB), keys) {
+		t.Fatalf("tasks/get through B: status %s, keys %v; want input_required with %v", got, inputKeys(t, onB), keys)
+	}
+	// One answer through B: A stops asking it.
+	mustOK(t, "tasks/update through B", b.call(ctx, "tasks/update", map[string]any{"taskId": id,
+		"inputResponses": map[string]any{keys[0]: accept(map[string]any{"name": "Alice", "confirm": true})}}))
+	left := pollTask(t, ctx, a, id, func(res json.RawMessage) bool { return !slices.Contains(inputKeys(t, res), keys[0]) })
+	if got := inputKeys(t, left); !slices.Equal(got, keys[1:]) {
+		t.Fatalf("input requests through A after B answered %s: %v; want %v", keys[0], got, keys[1:])
+	}
+	// The same answer again through A is ignored (M-58).
+	mustOK(t, "tasks/update through A (again)", a.call(ctx, "tasks/update", map[string]any{"taskId": id,
+		"inputResponses": map[string]any{keys[0]: accept(map[string]any{"name": "Mallory", "confirm": false})}}))
+	// Cancel through A; B sees it cancelled.
+	mustOK(t, "tasks/cancel through A", a.call(ctx, "tasks/cancel", map[string]any{"taskId": id}))
+	pollTask(t, ctx, b, id, statusOf(t, "cancelled"))
+
+	// Task 2 through B, polled and answered through A, completed on both.
+	created = mustOK(t, "tools/call through B", b.call(ctx, "tools/call", map[string]any{
+		"name": "elicit_task", "arguments": map[string]any{"question": "Your name?", "delayMs": 1000}}))
+	id2 := field(t, created, "taskId")
+	if id2 == "" {
+		t.Fatalf("tools/call through B: %s; want a task", created)
+	}
+	keys2 := inputKeys(t, pollTask(t, ctx, b, id2, statusOf(t, "input_required")))
+	if len(keys2) != 1 {
+		t.Fatalf("input requests of task 2: %v; want 1", keys2)
+	}
+	mustOK(t, "tasks/update through A", a.call(ctx, "tasks/update", map[string]any{"taskId": id2,
+		"inputResponses": map[string]any{keys2[0]: accept(map[string]any{"answer": "Bob"})}}))
+	done := pollTask(t, ctx, a, id2, statusOf(t, "completed", "failed", "cancelled"))
+	if field(t, done, "status") != "completed" || !strings.Contains(field(t, done, "result.structuredContent.content.answer"), "Bob") {
+		t.Fatalf("task 2 through A: %s; want completed with the answer", done)
+	}
+	if got := field(t, pollTask(t, ctx, b, id2, statusOf(t, "completed", "failed", "cancelled")), "status"); got != "completed" {
+		t.Fatalf("task 2 through B: %s", got)
+	}
+
+	st := fx.Stats()
+	if st.Initializes != 1 {
+		t.Errorf("the upstream saw %d initialize requests; want 1 for the one principal", st.Initializes)
+	}
+	if st.Responses != 2 {
+		t.Errorf("the upstream received %d answers; want 2 (each input answered exactly once)", st.Responses)
+	}
+	if st.TasksCreated != 2 {
+		t.Errorf("the upstream created %d tasks; want 2", st.TasksCreated)
+	}
+}
