@@ -10,12 +10,13 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/internal/server"
 	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
+	modernface "github.com/tasksbridge/tasksbridge/modern/face"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
 // twoReplicas runs two bridges (as two replicas) on one shared store in front
 // of one legacy upstream, and a modern client of the same principal on each.
-func twoReplicas(t *testing.T, fo fixture.Options) (fx *fixture.Server, a, b *rawClient) {
+func twoReplicas(t *testing.T, fo fixture.Options, tweakA ...func(*modernface.Options)) (fx *fixture.Server, a, b *rawClient) {
 	t.Helper()
 	fx = fixture.New(fo)
 	up, stop, err := fx.Start()
@@ -25,7 +26,11 @@ func twoReplicas(t *testing.T, fo fixture.Options) (fx *fixture.Server, a, b *ra
 	t.Cleanup(stop)
 	st := sessionmap.NewMemory()
 	t.Cleanup(func() { _ = st.Close() })
-	ra := startBridge(t, server.Config{Upstream: up, UpstreamEra: "legacy", Store: st})
+	cfgA := server.Config{Upstream: up, UpstreamEra: "legacy", Store: st}
+	for _, f := range tweakA {
+		cfgA.Modern = f
+	}
+	ra := startBridge(t, cfgA)
 	rb := startBridge(t, server.Config{Upstream: up, UpstreamEra: "legacy", Store: st})
 	a = newModernClient(t, ra.url, "replicated-app")
 	b = newModernClient(t, rb.url, "replicated-app")
@@ -144,5 +149,57 @@ func TestModernClientsAnyReplicaLegacyUpstream(t *testing.T) {
 	}
 	if st.TasksCreated != 2 {
 		t.Errorf("the upstream created %d tasks; want 2", st.TasksCreated)
+	}
+}
+
+// A legacy task that asks before its creation is answered becomes an MRTR
+// round (M-54); the client's retry may reach the other replica, which must
+// accept the requestState the first one sealed and finish that same task,
+// not start another.
+func TestModernClientsMRTRRetryOnAnotherReplica(t *testing.T) {
+	fx, a, b := twoReplicas(t, fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond, TaskFirstCompose: true})
+	ctx := ctxT(t)
+	round := mustOK(t, "tools/call through A", a.call(ctx, "tools/call", map[string]any{"name": "test_tool_with_task"}))
+	keys := inputKeys(t, round)
+	state := field(t, round, "requestState")
+	if field(t, round, "resultType") != "input_required" || len(keys) != 1 || state == "" {
+		t.Fatalf("tools/call through A: %s; want an MRTR round with one input request", round)
+	}
+	created := mustOK(t, "retry through B", b.call(ctx, "tools/call", map[string]any{"name": "test_tool_with_task",
+		"inputResponses": map[string]any{keys[0]: accept(map[string]any{"name": "Alice"})}, "requestState": state}))
+	id := field(t, created, "taskId")
+	if field(t, created, "resultType") != "task" || id == "" {
+		t.Fatalf("retry through B: %s; want the CreateTaskResult", created)
+	}
+	done := pollTask(t, ctx, a, id, statusOf(t, "completed", "failed", "cancelled"))
+	if !strings.Contains(string(done), "Hello, Alice!") {
+		t.Fatalf("task through A: %s; want completed with Hello, Alice!", done)
+	}
+	st := fx.Stats()
+	if st.TasksCreated != 1 || st.Responses != 1 || st.Initializes != 1 {
+		t.Fatalf("upstream saw %d tasks, %d answers, %d initializes; want 1 each", st.TasksCreated, st.Responses, st.Initializes)
+	}
+}
+
+// The replica that answered a composition round gives up on the task when no
+// retry comes in time (it cancels it: no client could know it). A retry that
+// reached the other replica counts: the task runs on.
+func TestModernClientsMRTRRetryElsewhereKeepsTheTask(t *testing.T) {
+	// TimeScale 10: the task works for a second after its answer, longer
+	// than replica A waits for a retry.
+	_, a, b := twoReplicas(t, fixture.Options{TimeScale: 10, PollInterval: 20 * time.Millisecond, TaskFirstCompose: true},
+		func(o *modernface.Options) { o.MRTRTimeout = 300 * time.Millisecond })
+	ctx := ctxT(t)
+	round := mustOK(t, "tools/call through A", a.call(ctx, "tools/call", map[string]any{"name": "test_tool_with_task"}))
+	keys := inputKeys(t, round)
+	if len(keys) != 1 {
+		t.Fatalf("tools/call through A: %s; want an MRTR round", round)
+	}
+	created := mustOK(t, "retry through B", b.call(ctx, "tools/call", map[string]any{"name": "test_tool_with_task",
+		"inputResponses": map[string]any{keys[0]: accept(map[string]any{"name": "Bob"})}, "requestState": field(t, round, "requestState")}))
+	id := field(t, created, "taskId")
+	done := pollTask(t, ctx, b, id, statusOf(t, "completed", "failed", "cancelled"))
+	if field(t, done, "status") != "completed" || !strings.Contains(string(done), "Hello, Bob!") {
+		t.Fatalf("task: %s; want completed with Hello, Bob! (replica A must not abandon a task retried through B)", done)
 	}
 }

@@ -3,6 +3,7 @@ package upstream
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,6 +63,10 @@ type Session struct {
 	key  string
 	id   string
 	seq  atomic.Int64
+	// idPrefix starts the JSON-RPC ids of this handle's calls ("tb-" and 50
+	// random bits): other bridge processes send on the same upstream session
+	// (shared.go), and a server refuses an id already in flight on it.
+	idPrefix string
 
 	cs   *mcp.ClientSession // nil for a session resumed by id (HTTP)
 	wire wire
@@ -104,7 +109,8 @@ type wire interface {
 
 func newSession(p *Pool, key string) *Session {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Session{pool: p, key: key, ctx: ctx, cancel: cancel, inflight: map[string]*call{}}
+	return &Session{pool: p, key: key, ctx: ctx, cancel: cancel, inflight: map[string]*call{},
+		idPrefix: "tb-" + rand.Text()[:10] + "-"}
 }
 
 // ID is the upstream's Mcp-Session-Id (HTTP; "" when the upstream assigns
@@ -212,7 +218,7 @@ func (s *Session) Call(ctx context.Context, method string, params json.RawMessag
 	if err := s.Err(); err != nil {
 		return nil, err
 	}
-	c := &call{id: "tb-" + strconv.FormatInt(s.seq.Add(1), 10), method: method, opts: opts, resp: make(chan *jsonrpc.Response, 1)}
+	c := &call{id: s.idPrefix + strconv.FormatInt(s.seq.Add(1), 10), method: method, opts: opts, resp: make(chan *jsonrpc.Response, 1)}
 	c.progress = progressTokenOf(params)
 	id, err := jsonrpc.MakeID(c.id)
 	if err != nil {

@@ -133,6 +133,9 @@ func (f *Face) resumeTask(ctx context.Context, c *call, id, name string, respons
 // never retries never learns the task id, so the task is cancelled upstream
 // and recorded cancelled after MRTRTimeout (M-48: do not assume a retry).
 func (f *Face) armCompose(rt *taskRT) {
+	rt.mu.Lock()
+	answered := len(rt.answered)
+	rt.mu.Unlock()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if t := f.composing[rt.id]; t != nil {
@@ -142,8 +145,22 @@ func (f *Face) armCompose(rt *taskRT) {
 		f.mu.Lock()
 		delete(f.composing, rt.id)
 		f.mu.Unlock()
+		if f.retriedElsewhere(rt, answered) {
+			return
+		}
 		f.abandon(rt, "the client never retried the MRTR round that asked for the task's input")
 	})
+}
+
+// retriedElsewhere reports whether a composition round armed when the task
+// had answered keys was retried through another bridge process since: the
+// store then holds more answers, or the task ended. That process answers the
+// client; the task is not abandoned.
+func (f *Face) retriedElsewhere(rt *taskRT, answered int) bool {
+	ctx, cancel := context.WithTimeout(f.ctx, readTimeout)
+	defer cancel()
+	rec, err := f.store.GetTask(ctx, rt.scope, rt.id)
+	return err == nil && (rec.Status.Terminal() || len(rec.AnsweredKeys) > answered)
 }
 
 func (f *Face) disarmCompose(id string) {

@@ -112,10 +112,13 @@ type Face struct {
 	mcp     *mcp.Server
 	sdk     *mcp.StreamableHTTPHandler
 	watch   *watch.Manager
-	sealKey []byte
+	sealKey []byte // this process's own requestState key (statekey.go)
 	ctx     context.Context
 	cancel  context.CancelFunc
 	log     *slog.Logger
+
+	keyMu     sync.Mutex
+	sharedKey []byte // the requestState key shared through the store, once read
 
 	mu      sync.Mutex
 	tasks   map[string]*taskRT      // by local task id

@@ -184,7 +184,7 @@ func (f *Face) seal(pc *pendingCall) string {
 }
 
 func (f *Face) mac(token, principal, method, name string) string {
-	h := hmac.New(sha256.New, f.sealKey)
+	h := hmac.New(sha256.New, f.stateKey())
 	h.Write([]byte(strings.Join([]string{token, principal, method, name}, "\x00")))
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
 }
