@@ -1,7 +1,9 @@
 package upstream_test
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -13,9 +15,13 @@ import (
 
 // sharedPools starts the fixture and n pools (as n bridge processes) that
 // share one store.
-func sharedPools(t *testing.T, n int) (*fixture.Server, []*upstream.Pool, sessionmap.Store) {
+func sharedPools(t *testing.T, n int, fo ...fixture.Options) (*fixture.Server, []*upstream.Pool, sessionmap.Store) {
 	t.Helper()
-	fx := fixture.New(fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
+	o := fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond}
+	if len(fo) > 0 {
+		o = fo[0]
+	}
+	fx := fixture.New(o)
 	url, stop, err := fx.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -150,4 +156,45 @@ func TestSharedSessionConcurrentFirstUse(t *testing.T) {
 	if st.Deletes != st.Initializes-1 {
 		t.Fatalf("%d initializes, %d DELETEs; every session but the recorded one must be ended", st.Initializes, st.Deletes)
 	}
+}
+
+// Two processes call on the same upstream session at once: their JSON-RPC
+// ids must differ, or the server refuses the second as a duplicate in-flight
+// request.
+func TestSharedSessionCallsFromTwoProcessesAtOnce(t *testing.T) {
+	started := make(chan string, 4)
+	_, pools, _ := sharedPools(t, 2, fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond,
+		OnTasksResult: func(id string) { started <- id }})
+	ctx := ctxT(t)
+	a, err := pools[0].Session(ctx, "p", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := pools[1].Session(ctx, "p", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := createTask(t, ctx, a, "slow_task", map[string]any{"ms": 20000, "text": "done"})
+	errs := make(chan error, 2)
+	for _, s := range []*upstream.Session{a, b} {
+		go func() {
+			resp, err := s.TaskResult(ctx, task.TaskID, nil)
+			var r struct {
+				Error json.RawMessage `json:"error"`
+			}
+			if err == nil && json.Unmarshal(resp, &r) == nil && r.Error != nil {
+				err = fmt.Errorf("the upstream answered %s", r.Error)
+			}
+			errs <- err
+		}()
+		select { // this process's tasks/result is in flight before the next one starts
+		case <-started:
+		case err := <-errs:
+			t.Fatalf("tasks/result ended early: %v", err)
+		case <-ctx.Done():
+			t.Fatal("tasks/result never reached the upstream")
+		}
+	}
+	// Both are in the upstream's hands: neither was refused. (They end when
+	// the pools close.)
 }
