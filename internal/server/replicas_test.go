@@ -203,3 +203,37 @@ func TestModernClientsMRTRRetryElsewhereKeepsTheTask(t *testing.T) {
 		t.Fatalf("task: %s; want completed with Hello, Bob! (replica A must not abandon a task retried through B)", done)
 	}
 }
+
+// The upstream restarts and forgets its sessions (HTTP 404): a task created
+// on the lost session is reported failed, saying why, through either replica
+// (never a hang); the principal's next request through the replica that had
+// not noticed yet goes to the session the other replica opened and recorded
+// — one new initialize in all.
+func TestModernClientsUpstreamLostTheSharedSession(t *testing.T) {
+	fx, a, b := twoReplicas(t, fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
+	ctx := ctxT(t)
+	created := mustOK(t, "tools/call through A", a.call(ctx, "tools/call", map[string]any{
+		"name": "slow_task", "arguments": map[string]any{"ms": 600000, "text": "never"}}))
+	id := field(t, created, "taskId")
+	pollTask(t, ctx, b, id, statusOf(t, "working")) // A does not poll it: A never notices the loss itself
+	fx.DropSessions()
+
+	lost := pollTask(t, ctx, b, id, statusOf(t, "completed", "failed", "cancelled"))
+	if field(t, lost, "status") != "failed" || !strings.Contains(field(t, lost, "error.message"), "404") ||
+		!strings.Contains(field(t, lost, "error.message"), "can no longer be reached") {
+		t.Fatalf("task of the lost session through B: %s; want failed, saying the upstream lost its session", lost)
+	}
+	// A has not noticed; its next request must not fail for it.
+	again := mustOK(t, "tools/call through A after the loss", a.call(ctx, "tools/call", map[string]any{
+		"name": "slow_task", "arguments": map[string]any{"ms": 5, "text": "again"}}))
+	done := pollTask(t, ctx, b, field(t, again, "taskId"), statusOf(t, "completed", "failed", "cancelled"))
+	if field(t, done, "status") != "completed" {
+		t.Fatalf("new task through B: %s; want completed", done)
+	}
+	if got := field(t, pollTask(t, ctx, a, id, statusOf(t, "completed", "failed", "cancelled")), "status"); got != "failed" {
+		t.Fatalf("task of the lost session through A: %s; want failed", got)
+	}
+	if got := fx.Stats().Initializes; got != 2 {
+		t.Fatalf("the upstream saw %d initialize requests; want 2 (one before, one after it lost the session)", got)
+	}
+}

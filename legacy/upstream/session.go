@@ -216,7 +216,7 @@ func (s *Session) Close() error {
 // requests cannot be told apart on stdio).
 func (s *Session) Call(ctx context.Context, method string, params json.RawMessage, opts CallOptions) (json.RawMessage, error) {
 	if err := s.Err(); err != nil {
-		return nil, err
+		return nil, unsent{err}
 	}
 	c := &call{id: s.idPrefix + strconv.FormatInt(s.seq.Add(1), 10), method: method, opts: opts, resp: make(chan *jsonrpc.Response, 1)}
 	c.progress = progressTokenOf(params)
