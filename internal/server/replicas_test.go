@@ -1,14 +1,22 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tasksbridge/tasksbridge/internal/server"
+	"github.com/tasksbridge/tasksbridge/interop/peers"
 	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
 	modernface "github.com/tasksbridge/tasksbridge/modern/face"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
@@ -24,6 +32,13 @@ func twoReplicas(t *testing.T, fo fixture.Options, tweakA ...func(*modernface.Op
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
+	a, b = replicasOf(t, up, tweakA...)
+	return fx, a, b
+}
+
+// replicasOf runs two bridges on one shared store in front of upstream up.
+func replicasOf(t *testing.T, up string, tweakA ...func(*modernface.Options)) (a, b *rawClient) {
+	t.Helper()
 	st := sessionmap.NewMemory()
 	t.Cleanup(func() { _ = st.Close() })
 	cfgA := server.Config{Upstream: up, UpstreamEra: "legacy", Store: st}
@@ -35,7 +50,62 @@ func twoReplicas(t *testing.T, fo fixture.Options, tweakA ...func(*modernface.Op
 	a = newModernClient(t, ra.url, "replicated-app")
 	b = newModernClient(t, rb.url, "replicated-app")
 	a.authz, b.authz = "Bearer alice-token", "Bearer alice-token"
-	return fx, a, b
+	return a, b
+}
+
+// upstreamTally counts what reaches a legacy upstream through countingProxy.
+type upstreamTally struct {
+	initializes, answers, taskCalls atomic.Int64
+}
+
+// countingProxy forwards to target and counts initialize requests, the
+// JSON-RPC responses POSTed to the upstream (input answers) and task-augmented
+// tools/call requests.
+func countingProxy(t *testing.T, target string) (string, *upstreamTally) {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tally := &upstreamTally{}
+	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host}) // the request keeps its path
+	rp.FlushInterval = -1 // SSE
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, "cannot read body", http.StatusBadRequest)
+				return
+			}
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Params struct {
+					Task json.RawMessage `json:"task"`
+				} `json:"params"`
+				Result json.RawMessage `json:"result"`
+				Error  json.RawMessage `json:"error"`
+			}
+			if json.Unmarshal(body, &m) == nil {
+				switch {
+				case m.Method == "initialize":
+					tally.initializes.Add(1)
+				case m.Method == "tools/call" && m.Params.Task != nil:
+					tally.taskCalls.Add(1)
+				case m.Method == "" && len(m.ID) > 0 && (m.Result != nil || m.Error != nil):
+					tally.answers.Add(1)
+				}
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		hs.CloseClientConnections()
+		hs.Close()
+	})
+	return hs.URL + u.Path, tally
 }
 
 // pollTask polls tasks/get through c until cond holds (at the client's poll
@@ -84,21 +154,49 @@ func accept(content map[string]any) map[string]any {
 // the other; the principal's upstream session is initialized once for both,
 // and every input request is answered upstream exactly once.
 func TestModernClientsAnyReplicaLegacyUpstream(t *testing.T) {
-	fx, a, b := twoReplicas(t, fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
+	fx := fixture.New(fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
+	up, stop, err := fx.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	proxied, tally := countingProxy(t, up)
+	a, b := replicasOf(t, proxied)
+	replicaFlow(t, a, b, tally, 1000)
+	if st := fx.Stats(); st.Initializes != 1 || st.Responses != 2 || st.TasksCreated != 2 {
+		t.Errorf("the fixture saw %d initializes, %d answers, %d tasks; want 1, 2, 2", st.Initializes, st.Responses, st.TasksCreated)
+	}
+}
+
+// The same against the TypeScript SDK 1.32.2 legacy server.
+func TestModernClientsAnyReplicaTypeScriptLegacyServer(t *testing.T) {
+	srv := peers.StartTSServer(t, peers.TSServerOptions{PollMs: 50, TimeScale: 0.2})
+	proxied, tally := countingProxy(t, srv.URL)
+	a, b := replicasOf(t, proxied)
+	replicaFlow(t, a, b, tally, 250)
+}
+
+// replicaFlow: task 1 (two questions) created through A, its questions seen
+// through both, one answered through B, cancelled through A; task 2 (one
+// question) created through B, polled and answered through A, completed on
+// both. Tools that take delayMs ask that late, after their CreateTaskResult
+// (one that asks at once may be answered with an MRTR round instead, M-54).
+func replicaFlow(t *testing.T, a, b *rawClient, tally *upstreamTally, delayMs int) {
+	t.Helper()
 	ctx := ctxT(t)
 
 	// Task 1 through A; its two questions arrive on A's upstream tasks/result
 	// stream (A polls it first).
 	created := mustOK(t, "tools/call through A", a.call(ctx, "tools/call", map[string]any{
-		"name": "multi_input", "arguments": map[string]any{}}))
+		"name": "multi_input", "arguments": map[string]any{"delayMs": delayMs}}))
 	id := field(t, created, "taskId")
 	if id == "" || field(t, created, "resultType") != "task" {
 		t.Fatalf("tools/call through A: %s; want a task", created)
 	}
-	onA := pollTask(t, ctx, a, id, statusOf(t, "input_required"))
+	onA := pollTask(t, ctx, a, id, func(res json.RawMessage) bool { return len(inputKeys(t, res)) == 2 || terminal(t, res) })
 	keys := inputKeys(t, onA)
 	if len(keys) != 2 {
-		t.Fatalf("input requests through A: %v; want 2", keys)
+		t.Fatalf("input requests through A: %s; want 2", onA)
 	}
 	// B sees the same input requests, under the same keys.
 	onB := mustOK(t, "tasks/get through B", b.call(ctx, "tasks/get", map[string]any{"taskId": id}))
@@ -121,7 +219,7 @@ func TestModernClientsAnyReplicaLegacyUpstream(t *testing.T) {
 
 	// Task 2 through B, polled and answered through A, completed on both.
 	created = mustOK(t, "tools/call through B", b.call(ctx, "tools/call", map[string]any{
-		"name": "elicit_task", "arguments": map[string]any{"question": "Your name?", "delayMs": 1000}}))
+		"name": "elicit_task", "arguments": map[string]any{"question": "Your name?", "delayMs": delayMs}}))
 	id2 := field(t, created, "taskId")
 	if id2 == "" {
 		t.Fatalf("tools/call through B: %s; want a task", created)
@@ -132,24 +230,27 @@ func TestModernClientsAnyReplicaLegacyUpstream(t *testing.T) {
 	}
 	mustOK(t, "tasks/update through A", a.call(ctx, "tasks/update", map[string]any{"taskId": id2,
 		"inputResponses": map[string]any{keys2[0]: accept(map[string]any{"answer": "Bob"})}}))
-	done := pollTask(t, ctx, a, id2, statusOf(t, "completed", "failed", "cancelled"))
-	if field(t, done, "status") != "completed" || !strings.Contains(field(t, done, "result.structuredContent.content.answer"), "Bob") {
+	done := pollTask(t, ctx, a, id2, func(res json.RawMessage) bool { return terminal(t, res) })
+	if field(t, done, "status") != "completed" || !strings.Contains(string(done), "Bob") {
 		t.Fatalf("task 2 through A: %s; want completed with the answer", done)
 	}
-	if got := field(t, pollTask(t, ctx, b, id2, statusOf(t, "completed", "failed", "cancelled")), "status"); got != "completed" {
+	if got := field(t, pollTask(t, ctx, b, id2, func(res json.RawMessage) bool { return terminal(t, res) }), "status"); got != "completed" {
 		t.Fatalf("task 2 through B: %s", got)
 	}
 
-	st := fx.Stats()
-	if st.Initializes != 1 {
-		t.Errorf("the upstream saw %d initialize requests; want 1 for the one principal", st.Initializes)
+	if got := tally.initializes.Load(); got != 1 {
+		t.Errorf("the upstream saw %d initialize requests; want 1 for the one principal", got)
 	}
-	if st.Responses != 2 {
-		t.Errorf("the upstream received %d answers; want 2 (each input answered exactly once)", st.Responses)
+	if got := tally.answers.Load(); got != 2 {
+		t.Errorf("the upstream received %d answers; want 2 (each input answered exactly once)", got)
 	}
-	if st.TasksCreated != 2 {
-		t.Errorf("the upstream created %d tasks; want 2", st.TasksCreated)
+	if got := tally.taskCalls.Load(); got != 2 {
+		t.Errorf("the upstream got %d task-augmented tools/call; want 2", got)
 	}
+}
+
+func terminal(t *testing.T, res json.RawMessage) bool {
+	return statusOf(t, "completed", "failed", "cancelled")(res)
 }
 
 // A legacy task that asks before its creation is answered becomes an MRTR
