@@ -69,7 +69,7 @@ func countingProxy(t *testing.T, target string) (string, *upstreamTally) {
 	}
 	tally := &upstreamTally{}
 	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host}) // the request keeps its path
-	rp.FlushInterval = -1 // SSE
+	rp.FlushInterval = -1                                                              // SSE
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			body, err := io.ReadAll(r.Body)
