@@ -68,8 +68,9 @@ func countingProxy(t *testing.T, target string) (string, *upstreamTally) {
 		t.Fatal(err)
 	}
 	tally := &upstreamTally{}
-	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host}) // the request keeps its path
-	rp.FlushInterval = -1                                                              // SSE
+	// The request keeps its own path; SSE streams are flushed as they come.
+	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})
+	rp.FlushInterval = -1
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			body, err := io.ReadAll(r.Body)
