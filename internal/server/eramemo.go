@@ -26,7 +26,7 @@ import (
 // client request can read it (GetSession matches the principal).
 
 // eraPrincipal owns the bridge's own records in the store.
-const eraPrincipal = "tasksbridge:bridge"
+const eraPrincipal = sessionmap.BridgePrincipal
 
 // probeBackoff is how long requests use the remembered era after a failed
 // probe before one of them probes again (an unreachable upstream is not

@@ -227,7 +227,9 @@ func New(cfg Config) (*Server, error) {
 	newCmd := func() *exec.Cmd { return exec.Command(argv[0], argv[1:]...) }
 	if s.url != nil {
 		s.modernUp = modernup.NewHTTP(cfg.Upstream, hc)
-		s.pool, err = legacyup.NewPool(legacyup.Config{Target: s.target, Endpoint: cfg.Upstream, HTTPClient: hc, Logger: cfg.Logger})
+		// The store shares each principal's upstream session with every bridge
+		// process on the same store (and with this one after a restart).
+		s.pool, err = legacyup.NewPool(legacyup.Config{Target: s.target, Endpoint: cfg.Upstream, HTTPClient: hc, Logger: cfg.Logger, Store: s.store})
 	} else {
 		s.modernUp = modernup.NewCommand(s.target, newCmd)
 		dial := s.modernUp.Dial

@@ -54,3 +54,18 @@ func newError(kind error, cause error, format string, a ...any) *Error {
 
 // Retryable reports whether err is worth retrying later (ErrUnavailable).
 func Retryable(err error) bool { return errors.Is(err, ErrUnavailable) }
+
+// unsent marks a failure that came before the upstream processed the
+// request: the session had already ended, or the upstream answered HTTP 404
+// for it (2025-11-25 transport: it does not know the session, so it did
+// nothing with the request).
+type unsent struct{ error }
+
+func (e unsent) Unwrap() error { return e.error }
+
+// Unsent reports whether err says the request never reached a session the
+// upstream knows: sending it again on another session cannot run it twice.
+func Unsent(err error) bool {
+	var u unsent
+	return errors.As(err, &u)
+}

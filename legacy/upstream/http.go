@@ -68,7 +68,7 @@ func (w *httpWire) post(ctx context.Context, s *Session, msg jsonrpc.Message) (*
 		// session it no longer has (expired, deleted, or the server restarted).
 		g := s.gone(fmt.Sprintf("the upstream answered HTTP 404 for it (session not found%s)", bodyHint(data)))
 		s.fail(g)
-		return nil, g
+		return nil, unsent{g}
 	}
 	status := fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 	if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {

@@ -15,8 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/internal/version"
-	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
 // notifyTimeout bounds a best-effort notification (a cancellation).
@@ -47,6 +47,13 @@ type Config struct {
 	// upstream (e.g. &mcp.CommandTransport{Command: exec.Command(...)}); it is
 	// called once per session, so each session is its own process.
 	NewTransport func() mcp.Transport
+	// Store, when set for an HTTP upstream, records each key's session (its
+	// Mcp-Session-Id and InitializeResult) so that every bridge process
+	// sharing the store uses the same upstream session per principal instead
+	// of initializing its own (shared.go). Such sessions are never ended with
+	// DELETE by one process: the others still use them.
+	Store sessionmap.Store
+
 	// PerKey gives every pool key its own session even with NewTransport (by
 	// default a stdio upstream, which knows no principals, is one shared
 	// session; HTTP upstreams always get one session per key).
@@ -83,8 +90,9 @@ type Pool struct {
 }
 
 type slot struct {
-	mu sync.Mutex // held while a session for the key is being opened
-	s  *Session
+	mu      sync.Mutex // held while a session for the key is being opened
+	s       *Session
+	touched time.Time // when the shared record was last refreshed
 }
 
 // NewPool checks cfg and returns an empty pool; sessions open on first use.
@@ -170,9 +178,20 @@ func (p *Pool) Session(ctx context.Context, key, authorization string) (*Session
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
 	if sl.s != nil && sl.s.Alive() {
+		if sl.s.shared.Load() && time.Since(sl.touched) > sharedTouchEvery {
+			p.touchShared(ctx, key)
+			sl.touched = time.Now()
+		}
 		return sl.s, nil
 	}
-	s, err := p.open(ctx, key, authorization)
+	var s *Session
+	var err error
+	if p.sharing() {
+		s, err = p.sharedSession(ctx, key, authorization)
+		sl.touched = time.Now()
+	} else {
+		s, err = p.open(ctx, key, authorization)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -291,9 +310,21 @@ func (t headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // versionRT stamps MCP-Protocol-Version on go-sdk's own requests after
 // initialize (the connection wrapper hides go-sdk's hook that would set it).
-type versionRT struct{ next http.RoundTripper }
+// It also keeps go-sdk from ending a shared session with DELETE when this
+// process closes it: other processes still use it.
+type versionRT struct {
+	next http.RoundTripper
+	s    *Session
+}
 
 func (t versionRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodDelete && t.s != nil && t.s.shared.Load() {
+		if r.Body != nil {
+			_ = r.Body.Close()
+		}
+		return &http.Response{StatusCode: http.StatusNoContent, Status: "204 No Content", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	}
 	if r.Header.Get(headerProtocolVersion) == "" && r.Header.Get(headerSessionID) != "" {
 		r = r.Clone(r.Context())
 		r.Header.Set(headerProtocolVersion, ProtocolVersion)
@@ -313,7 +344,7 @@ func (p *Pool) open(ctx context.Context, key, authorization string) (*Session, e
 	if p.cfg.Endpoint != "" {
 		hc := p.clientFor(authorization)
 		sdkHC := *hc
-		sdkHC.Transport = versionRT{next: hc.Transport}
+		sdkHC.Transport = versionRT{next: hc.Transport, s: s}
 		st.inner = &mcp.StreamableClientTransport{
 			Endpoint:             p.cfg.Endpoint,
 			HTTPClient:           &sdkHC,
@@ -349,15 +380,13 @@ func (p *Pool) open(ctx context.Context, key, authorization string) (*Session, e
 	} else {
 		s.id = cs.ID()
 	}
-	s.initResult = st.conn.initializeResult()
-	if len(s.initResult) == 0 {
+	init := st.conn.initializeResult()
+	if len(init) == 0 {
 		if b, err := json.Marshal(cs.InitializeResult()); err == nil {
-			s.initResult = b
+			init = b
 		}
 	}
-	if tc, err := legacy.InitializeResultTasks(s.initResult); err == nil {
-		s.tasks = tc
-	}
+	s.setInitializeResult(init)
 	if st.mux {
 		go func() {
 			err := cs.Wait()

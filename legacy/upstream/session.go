@@ -3,6 +3,7 @@ package upstream
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,22 +63,29 @@ type Session struct {
 	key  string
 	id   string
 	seq  atomic.Int64
+	// idPrefix starts the JSON-RPC ids of this handle's calls ("tb-" and 50
+	// random bits): other bridge processes send on the same upstream session
+	// (shared.go), and a server refuses an id already in flight on it.
+	idPrefix string
 
-	initResult json.RawMessage
-	tasks      *legacy.ServerTasksCapability
-	cs         *mcp.ClientSession // nil for a session resumed by id (HTTP)
-	wire       wire
+	cs   *mcp.ClientSession // nil for a session resumed by id (HTTP)
+	wire wire
+	// shared: the session is recorded in the pool's store for every replica
+	// (shared.go), so closing it here must not end it upstream.
+	shared atomic.Bool
 
 	ctx    context.Context // ends when the session dies
 	cancel context.CancelFunc
 	once   sync.Once
 	err    error
 
-	mu       sync.Mutex
-	inflight map[string]*call // by the call's raw id
-	order    int64
-	tools    map[string]legacy.TaskSupport
-	toolsOK  bool
+	mu         sync.Mutex
+	initResult json.RawMessage
+	tasks      *legacy.ServerTasksCapability
+	inflight   map[string]*call // by the call's raw id
+	order      int64
+	tools      map[string]legacy.TaskSupport
+	toolsOK    bool
 }
 
 // call is one request in flight.
@@ -101,7 +109,8 @@ type wire interface {
 
 func newSession(p *Pool, key string) *Session {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Session{pool: p, key: key, ctx: ctx, cancel: cancel, inflight: map[string]*call{}}
+	return &Session{pool: p, key: key, ctx: ctx, cancel: cancel, inflight: map[string]*call{},
+		idPrefix: "tb-" + rand.Text()[:10] + "-"}
 }
 
 // ID is the upstream's Mcp-Session-Id (HTTP; "" when the upstream assigns
@@ -115,12 +124,38 @@ func (s *Session) Key() string { return s.key }
 func (s *Session) Target() string { return s.pool.cfg.Target }
 
 // InitializeResult is the upstream's raw InitializeResult (nil for a session
-// resumed by id after a restart).
-func (s *Session) InitializeResult() json.RawMessage { return s.initResult }
+// resumed by id after a restart whose record did not carry it).
+func (s *Session) InitializeResult() json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.initResult
+}
 
 // TasksCapability is capabilities.tasks of the InitializeResult (nil when the
-// upstream declared none, or the session was resumed by id).
-func (s *Session) TasksCapability() *legacy.ServerTasksCapability { return s.tasks }
+// upstream declared none, or the InitializeResult is unknown).
+func (s *Session) TasksCapability() *legacy.ServerTasksCapability {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tasks
+}
+
+// setInitializeResult records the upstream's InitializeResult of the session
+// (from initialize, or from the shared record of a session another process
+// opened), unless it is already known.
+func (s *Session) setInitializeResult(raw json.RawMessage) {
+	if len(raw) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.initResult) > 0 {
+		return
+	}
+	s.initResult = append(json.RawMessage(nil), raw...)
+	if tc, err := legacy.InitializeResultTasks(s.initResult); err == nil {
+		s.tasks = tc
+	}
+}
 
 // Done is closed when the session has ended.
 func (s *Session) Done() <-chan struct{} { return s.ctx.Done() }
@@ -181,9 +216,9 @@ func (s *Session) Close() error {
 // requests cannot be told apart on stdio).
 func (s *Session) Call(ctx context.Context, method string, params json.RawMessage, opts CallOptions) (json.RawMessage, error) {
 	if err := s.Err(); err != nil {
-		return nil, err
+		return nil, unsent{err}
 	}
-	c := &call{id: "tb-" + strconv.FormatInt(s.seq.Add(1), 10), method: method, opts: opts, resp: make(chan *jsonrpc.Response, 1)}
+	c := &call{id: s.idPrefix + strconv.FormatInt(s.seq.Add(1), 10), method: method, opts: opts, resp: make(chan *jsonrpc.Response, 1)}
 	c.progress = progressTokenOf(params)
 	id, err := jsonrpc.MakeID(c.id)
 	if err != nil {

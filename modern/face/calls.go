@@ -88,6 +88,10 @@ func (f *Face) toolsList(ctx context.Context, c *call) (json.RawMessage, error) 
 		return nil, err
 	}
 	res, err := s.Call(ctx, legacy.MethodToolsList, params, upstream.CallOptions{})
+	if next := f.replacement(ctx, c, s, err); next != nil {
+		s = next
+		res, err = s.Call(ctx, legacy.MethodToolsList, params, upstream.CallOptions{})
+	}
 	if err != nil {
 		return nil, upstreamError(c.method, err)
 	}
@@ -114,6 +118,9 @@ func (f *Face) passthrough(ctx context.Context, c *call) (json.RawMessage, error
 		return f.callWithInput(ctx, c, s, params, nil)
 	}
 	res, err := s.Call(ctx, c.method, params, upstream.CallOptions{})
+	if next := f.replacement(ctx, c, s, err); next != nil {
+		res, err = next.Call(ctx, c.method, params, upstream.CallOptions{})
+	}
 	if err != nil {
 		return nil, upstreamError(c.method, err)
 	}
@@ -135,6 +142,10 @@ func (f *Face) toolsCall(ctx context.Context, c *call) (json.RawMessage, error) 
 		return nil, err
 	}
 	support, err := s.ToolSupport(ctx, p.Name)
+	if next := f.replacement(ctx, c, s, err); next != nil {
+		s = next
+		support, err = s.ToolSupport(ctx, p.Name)
+	}
 	if err != nil {
 		return nil, upstreamError(c.method, err)
 	}

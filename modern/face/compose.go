@@ -133,6 +133,9 @@ func (f *Face) resumeTask(ctx context.Context, c *call, id, name string, respons
 // never retries never learns the task id, so the task is cancelled upstream
 // and recorded cancelled after MRTRTimeout (M-48: do not assume a retry).
 func (f *Face) armCompose(rt *taskRT) {
+	rt.mu.Lock()
+	answered := len(rt.answered)
+	rt.mu.Unlock()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if t := f.composing[rt.id]; t != nil {
@@ -142,8 +145,22 @@ func (f *Face) armCompose(rt *taskRT) {
 		f.mu.Lock()
 		delete(f.composing, rt.id)
 		f.mu.Unlock()
+		if f.retriedElsewhere(rt, answered) {
+			return
+		}
 		f.abandon(rt, "the client never retried the MRTR round that asked for the task's input")
 	})
+}
+
+// retriedElsewhere reports whether a composition round armed when the task
+// had answered keys was retried through another bridge process since: the
+// store then holds more answers, or the task ended. That process answers the
+// client; the task is not abandoned.
+func (f *Face) retriedElsewhere(rt *taskRT, answered int) bool {
+	ctx, cancel := context.WithTimeout(f.ctx, readTimeout)
+	defer cancel()
+	rec, err := f.store.GetTask(ctx, rt.scope, rt.id)
+	return err == nil && (rec.Status.Terminal() || len(rec.AnsweredKeys) > answered)
 }
 
 func (f *Face) disarmCompose(id string) {
@@ -178,6 +195,11 @@ func isTerminalErr(err error) bool { return errors.Is(err, sessionmap.ErrTermina
 // accepted, and each key is recorded answered durably before it is sent, so
 // it is answered upstream at most once even when two answers race (M-58).
 func (f *Face) answerTask(ctx context.Context, rt *taskRT, responses modern.InputResponses, method string) error {
+	// The request may have reached another bridge process than the one
+	// that received the input requests (inputs.go).
+	if err := rt.syncInputs(ctx); err != nil {
+		return rpc.Errorf(rpc.CodeInternalError, "the bridge could not read the task's input requests from its store: %v", err)
+	}
 	rt.mu.Lock()
 	outstanding := rt.outstandingLocked()
 	accept, _ := translate.SelectInputResponses(outstanding, rt.answered, responses)

@@ -112,10 +112,13 @@ type Face struct {
 	mcp     *mcp.Server
 	sdk     *mcp.StreamableHTTPHandler
 	watch   *watch.Manager
-	sealKey []byte
+	sealKey []byte // this process's own requestState key (statekey.go)
 	ctx     context.Context
 	cancel  context.CancelFunc
 	log     *slog.Logger
+
+	keyMu     sync.Mutex
+	sharedKey []byte // the requestState key shared through the store, once read
 
 	mu      sync.Mutex
 	tasks   map[string]*taskRT      // by local task id
@@ -378,6 +381,23 @@ func (f *Face) session(ctx context.Context, c *call) (*upstream.Session, error) 
 		return nil, upstreamFailure(err)
 	}
 	return s, nil
+}
+
+// replacement returns the principal's new upstream session when a request
+// on s failed before the upstream processed it because the upstream lost the
+// session (HTTP 404 after a restart or an expiry; another bridge process may
+// have replaced it already): the request is then sent once more on the new
+// session — it never ran. nil when err is anything else.
+func (f *Face) replacement(ctx context.Context, c *call, s *upstream.Session, err error) *upstream.Session {
+	if !upstream.Unsent(err) || !errorsIsGone(err) {
+		return nil
+	}
+	next, nerr := f.pool.Session(ctx, c.principal, c.authorization)
+	if nerr != nil || next == s {
+		return nil
+	}
+	f.log.Info("modern face: the upstream lost the principal's session; the request goes to its new session", "upstream", f.pool.Target())
+	return next
 }
 
 // upstreamFailure turns a transport failure into the -32603 a modern client

@@ -184,7 +184,7 @@ func (f *Face) seal(pc *pendingCall) string {
 }
 
 func (f *Face) mac(token, principal, method, name string) string {
-	h := hmac.New(sha256.New, f.sealKey)
+	h := hmac.New(sha256.New, f.stateKey())
 	h.Write([]byte(strings.Join([]string{token, principal, method, name}, "\x00")))
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
 }
@@ -244,7 +244,14 @@ func (f *Face) callWithInput(ctx context.Context, c *call, s *upstream.Session, 
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
-		res, err := s.Call(cctx, c.method, params, upstream.CallOptions{OnRequest: pc.onRequest, OnNotify: pc.onNotify})
+		opts := upstream.CallOptions{OnRequest: pc.onRequest, OnNotify: pc.onNotify}
+		res, err := s.Call(cctx, c.method, params, opts)
+		if next := f.replacement(cctx, c, s, err); next != nil {
+			pc.mu.Lock()
+			pc.sess = next // answers go to the session the call runs on
+			pc.mu.Unlock()
+			res, err = next.Call(cctx, c.method, params, opts)
+		}
 		pc.mu.Lock()
 		pc.done, pc.result, pc.err = true, res, err
 		pc.mu.Unlock()

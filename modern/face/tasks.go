@@ -37,6 +37,7 @@ type taskRT struct {
 	pending   map[string]translate.InputEntry
 	order     []string
 	answered  map[string]bool
+	logNext   int // the next input-log number not yet read (inputs.go)
 	streaming bool
 	outcome   *translate.LegacyOutcome
 	streamErr error
@@ -161,10 +162,18 @@ func (rt *taskRT) onSideRequest(sr *upstream.SideRequest) {
 		}
 		return
 	}
+	// Logged for every process first: the client may ask any of them next.
+	ctx, cancel := context.WithTimeout(rt.f.ctx, readTimeout)
+	err = rt.recordInput(ctx, entry)
+	cancel()
+	if err != nil {
+		rt.f.log.Warn("modern face: cannot record a task's input request in the store; only this bridge process can present it",
+			"err", err)
+	}
 	rt.mu.Lock()
-	rt.pending[entry.Key] = entry
-	rt.order = append(rt.order, entry.Key)
-	rt.notifyLocked()
+	if rt.addPendingLocked(entry) {
+		rt.notifyLocked()
+	}
 	rt.mu.Unlock()
 	rt.f.watch.Refresh(rt.key) // listeners see the new request (M-63)
 }
@@ -277,6 +286,9 @@ func (rt *taskRT) poll(ctx context.Context) (*modern.DetailedTask, error) {
 	}
 	sess := rt.sess
 	rt.mu.Unlock()
+	if err := rt.syncInputs(ctx); err != nil {
+		return nil, fmt.Errorf("modern face: read the task's input requests from the store: %w", err) // retried
+	}
 	target := rt.f.pool.Target()
 	if sess == nil {
 		return rt.fail(fmt.Sprintf("the legacy upstream session of this task (on %s) ended with the bridge's previous run; a stdio upstream's sessions do not survive a restart, so the task can no longer be reached", target)), nil
