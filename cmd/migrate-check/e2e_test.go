@@ -91,10 +91,17 @@ type result struct {
 // runIn executes name (the binary or "go") in dir with GOFLAGS=-mod=mod.
 func runIn(t *testing.T, dir, name string, args ...string) result {
 	t.Helper()
+	return runEnv(t, nil, dir, name, args...)
+}
+
+// runEnv is runIn with extra environment variables (they win over the
+// inherited ones).
+func runEnv(t *testing.T, env []string, dir, name string, args ...string) result {
+	t.Helper()
 	setup(t)
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	cmd.Env = append(append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off"), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -121,7 +128,7 @@ func wantCode(t *testing.T, r result, code int, what string) {
 	}
 }
 
-var findingLine = regexp.MustCompile(`(?m)^([^\s:]+\.go):(\d+):(\d+): (MCP\d{3}): (.+)$`)
+var findingLine = regexp.MustCompile(`(?m)^([^\s:]+\.go):(\d+):(\d+): (error|warning|info): (MCP\d{3}): (.+)$`)
 
 // TestExitCodes proves 0 (clean), 3 (findings) and 1 (broken package), and
 // the vet-style text format with a summary line.
@@ -142,7 +149,7 @@ func TestExitCodes(t *testing.T) {
 		if !strings.HasPrefix(m[1], "legacy"+string(filepath.Separator)) {
 			t.Errorf("path %q not relative to the working directory", m[1])
 		}
-		got[m[4]] = true
+		got[m[5]] = true
 	}
 	for _, id := range []string{"MCP001", "MCP002", "MCP004", "MCP008", "MCP009"} {
 		if !got[id] {

@@ -65,10 +65,15 @@ type Options struct {
 	// default only packages of the analysed module are loaded from source and
 	// the rest come from export data, like go vet (much faster).
 	AllDeps bool
-	Version string
-	InfoURI string
-	Stdout  io.Writer
-	Stderr  io.Writer
+	// KeepGoing also reports the findings of packages that did not load or
+	// type-check, from their partial syntax and type information. Either
+	// way such packages are errors (exit 1) and their importers are
+	// analysed.
+	KeepGoing bool
+	Version   string
+	InfoURI   string
+	Stdout    io.Writer
+	Stderr    io.Writer
 }
 
 // Finding is one deduplicated diagnostic with its effective severity.
@@ -88,10 +93,19 @@ type Result struct {
 	Findings []Finding // sorted by position; includes suppressed ones
 	Errors   []string  // package load and analysis errors
 	Packages int       // distinct packages scanned (test variants counted once)
+	// Broken lists the import paths of packages that did not load or
+	// type-check (sorted). Their findings are in Findings only with
+	// KeepGoing.
+	Broken   []string
 	Elapsed  time.Duration
 	graph    *checker.Graph
 	roots    []*packages.Package
 	resolved *Resolved
+	// loadErrs are the errors of Errors that belong to a package (or, with
+	// an empty Package, to the whole pattern list).
+	loadErrs  []LoadError
+	keepGoing bool
+	patterns  []string
 }
 
 // Run executes the driver and returns the process exit code.
@@ -122,6 +136,9 @@ func Run(o Options) int {
 	for _, e := range res.Errors {
 		fmt.Fprintln(o.Stderr, e)
 	}
+	if n := brokenNote(res); n != "" {
+		fmt.Fprintln(o.Stderr, "migrate-check: "+n)
+	}
 	if o.Fix {
 		return finishFix(o, res)
 	}
@@ -139,6 +156,35 @@ func Run(o Options) int {
 		return ExitError
 	}
 	return exitCode(o.Format, res)
+}
+
+// brokenNote says what happened to the findings of packages that did not
+// load or type-check ("" when every package did).
+func brokenNote(res *Result) string {
+	switch n := len(res.Broken); {
+	case n == 0:
+		return ""
+	case res.keepGoing:
+		return fmt.Sprintf("%s did not load or type-check; -keep-going reports %s findings from partial type information, which may be incomplete: %s",
+			plural(n, "package"), pick(n, "its", "their"), strings.Join(res.Broken, ", "))
+	default:
+		return fmt.Sprintf("%s did not load or type-check; %s findings are not reported (fix the errors above, or add -keep-going to report what partial type information allows): %s",
+			plural(n, "package"), pick(n, "its", "their"), strings.Join(res.Broken, ", "))
+	}
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func pick(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // exitCode: errors win (the results are incomplete); otherwise 3 when a
@@ -192,12 +238,31 @@ func Analyze(o Options) (*Result, error) {
 	if len(patterns) == 0 {
 		patterns = []string{"./..."}
 	}
+	res := &Result{resolved: resolved, keepGoing: o.KeepGoing, patterns: patterns}
 	pkgs, err := load(dir, patterns, o.Tags, resolved.Tests, o.AllDeps && needFacts(analyzers))
-	if err != nil {
-		return nil, err
+	if err != nil || len(pkgs) == 0 {
+		// The go command could not list the packages at all: report its
+		// own words as the error of the run, in every output format.
+		res.loadErrs = []LoadError{{Msg: noPackages(dir, o.Tags, patterns, err)}}
+		res.Errors = errorStrings(res.loadErrs)
+		res.Elapsed = time.Since(start)
+		return res, nil
 	}
-	res := &Result{roots: pkgs, resolved: resolved}
-	res.Errors = packageErrors(pkgs, dir)
+	res.roots = pkgs
+	broken := brokenPackages(pkgs)
+	if len(broken) > 0 {
+		var paths []string
+		for _, p := range broken {
+			if path := basePath(p.PkgPath); !slices.Contains(paths, path) {
+				paths = append(paths, path)
+			}
+		}
+		slices.Sort(paths)
+		res.Broken = paths
+		res.loadErrs = packageErrors(broken, dir, rootCauses(dir, o.Tags, resolved.Tests, paths))
+		res.Errors = errorStrings(res.loadErrs)
+		analyseDespiteErrors(pkgs)
+	}
 
 	graph, err := checker.Analyze(analyzers, pkgs, nil)
 	if err != nil {
@@ -205,9 +270,17 @@ func Analyze(o Options) (*Result, error) {
 	}
 	res.graph = graph
 	res.Packages = countPackages(pkgs)
-	res.Findings, res.Errors = collect(graph, resolved, res.Errors)
+	res.Findings, res.Errors = collect(graph, resolved, res.Errors, withheld(res.Broken, o.KeepGoing))
 	res.Elapsed = time.Since(start)
 	return res, nil
+}
+
+// withheld returns the predicate for packages whose findings are not
+// reported: those that did not load or type-check, unless keepGoing.
+func withheld(broken []string, keepGoing bool) func(*packages.Package) bool {
+	return func(p *packages.Package) bool {
+		return !keepGoing && slices.Contains(broken, basePath(p.PkgPath))
+	}
 }
 
 // load loads the packages to analyse. Only the root packages (and packages of
@@ -229,11 +302,8 @@ func load(dir string, patterns []string, tags string, tests, allDeps bool) ([]*p
 	var extra []string
 	for round := 0; ; round++ {
 		pkgs, err := packages.Load(cfg, append(slices.Clone(patterns), extra...)...)
-		if err != nil {
-			return nil, fmt.Errorf("load packages: %w", err)
-		}
-		if len(pkgs) == 0 {
-			return nil, fmt.Errorf("%s matched no packages", strings.Join(patterns, " "))
+		if err != nil || len(pkgs) == 0 {
+			return nil, err
 		}
 		if allDeps {
 			return pkgs, nil
@@ -292,33 +362,6 @@ func roots(pkgs []*packages.Package, extra []string) []*packages.Package {
 	return out
 }
 
-// packageErrors lists load, parse and type errors once each, with paths
-// relative to dir. The compiler output that go list -export adds for a
-// package that does not type-check repeats its type errors and is dropped.
-func packageErrors(pkgs []*packages.Package, dir string) []string {
-	var out []string
-	seen := map[string]bool{}
-	packages.Visit(pkgs, nil, func(p *packages.Package) {
-		typed := slices.ContainsFunc(p.Errors, func(e packages.Error) bool {
-			return e.Kind == packages.TypeError || e.Kind == packages.ParseError
-		})
-		for _, e := range p.Errors {
-			if typed && e.Kind == packages.ListError && strings.HasPrefix(e.Msg, "# ") {
-				continue
-			}
-			s := e.Msg
-			if e.Pos != "" && e.Pos != "-" {
-				s = relPath(dir, e.Pos) + ": " + e.Msg
-			}
-			if !seen[s] {
-				seen[s] = true
-				out = append(out, s)
-			}
-		}
-	})
-	return out
-}
-
 // LoadConfigFor returns the configuration for a run in dir: the explicit
 // file, none ("none"), or the one FindConfig discovers (nil if absent).
 func LoadConfigFor(dir, explicit string) (*Config, error) {
@@ -338,7 +381,7 @@ func LoadConfigFor(dir, explicit string) (*Config, error) {
 
 // collect turns root diagnostics into sorted, deduplicated findings. A file
 // analysed in several package variants (p and p [p.test]) reports once.
-func collect(graph *checker.Graph, r *Resolved, errs []string) ([]Finding, []string) {
+func collect(graph *checker.Graph, r *Resolved, errs []string, withhold func(*packages.Package) bool) ([]Finding, []string) {
 	type key struct {
 		pos, end token.Position
 		rule     string
@@ -348,9 +391,12 @@ func collect(graph *checker.Graph, r *Resolved, errs []string) ([]Finding, []str
 	var out []Finding
 	for _, act := range graph.Roots {
 		if act.Err != nil {
-			if !act.Package.IllTyped { // ill-typed packages already reported their load errors
+			if len(act.Package.Errors) == 0 { // broken packages already reported their load errors
 				errs = append(errs, fmt.Sprintf("%s: %s: %v", act.Package.ID, act.Analyzer.Name, act.Err))
 			}
+			continue
+		}
+		if withhold(act.Package) {
 			continue
 		}
 		fset := act.Package.Fset
@@ -452,7 +498,10 @@ func writeText(o Options, res *Result) error {
 			shown++
 			perRule[f.Rule]++
 		}
-		fmt.Fprintf(w, "%s:%d:%d: %s: %s", relPath(cwd, f.Pos.Filename), f.Pos.Line, f.Pos.Column, f.Rule, f.Message)
+		// "file:line:col: severity: RULE: message": the severity where
+		// compilers put it, so editors and CI problem matchers classify
+		// the line, and the rule ID right before the message.
+		fmt.Fprintf(w, "%s:%d:%d: %s: %s: %s", relPath(cwd, f.Pos.Filename), f.Pos.Line, f.Pos.Column, f.Severity, f.Rule, f.Message)
 		if f.Suppressed {
 			fmt.Fprint(w, " (ignored)")
 		}
@@ -567,17 +616,44 @@ func writeJSON(w io.Writer, res *Result) error {
 		}
 		m[name] = v
 	}
-	for _, act := range res.graph.Roots {
+	// Load errors: per package, or for the whole run under the patterns.
+	perPkg := map[string][]string{}
+	for _, e := range res.loadErrs {
+		perPkg[e.Package] = append(perPkg[e.Package], LoadError{Pos: e.Pos, Msg: e.Msg}.String())
+	}
+	if msgs, ok := perPkg[""]; ok {
+		add(strings.Join(res.patterns, " "), migratecheck.Analyzer.Name, jsonError{strings.Join(msgs, "\n")})
+	}
+	var roots []*checker.Action
+	if res.graph != nil {
+		roots = res.graph.Roots
+	}
+	// A file analysed in several variants of its package (p, p [p.test])
+	// is listed once, under the first variant that reported it.
+	type key struct {
+		posn, end, category, message string
+	}
+	seen := map[key]bool{}
+	withhold := withheld(res.Broken, res.keepGoing)
+	for _, act := range roots {
 		fset := act.Package.Fset
+		if msgs := perPkg[basePath(act.Package.PkgPath)]; len(msgs) > 0 && (withhold(act.Package) || act.Err != nil) {
+			if act.Package.ID == basePath(act.Package.PkgPath) || len(act.Package.Errors) > 0 {
+				add(act.Package.ID, act.Analyzer.Name, jsonError{strings.Join(msgs, "\n")})
+			}
+			continue
+		}
 		if act.Err != nil {
 			add(act.Package.ID, act.Analyzer.Name, jsonError{act.Err.Error()})
 			continue
 		}
-		if len(act.Diagnostics) == 0 {
-			continue
-		}
 		var diags []jsonDiagnostic
 		for _, d := range act.Diagnostics {
+			k := key{fset.Position(d.Pos).String(), fset.Position(cmp.Or(d.End, d.Pos)).String(), d.Category, d.Message}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
 			jd := jsonDiagnostic{
 				Category: d.Category,
 				Posn:     fset.Position(d.Pos).String(),
@@ -605,7 +681,9 @@ func writeJSON(w io.Writer, res *Result) error {
 			}
 			diags = append(diags, jd)
 		}
-		add(act.Package.ID, act.Analyzer.Name, diags)
+		if len(diags) > 0 {
+			add(act.Package.ID, act.Analyzer.Name, diags)
+		}
 	}
 	data, err := json.MarshalIndent(tree, "", "\t")
 	if err != nil {
@@ -662,6 +740,9 @@ func writeSARIF(o Options, res *Result) error {
 	}
 	for _, e := range res.Errors {
 		b.AddNotification(sarif.LevelError, e)
+	}
+	if n := brokenNote(res); n != "" {
+		b.AddNotification(sarif.LevelNote, n)
 	}
 	return b.Encode(o.Stdout)
 }
