@@ -164,7 +164,8 @@ func TestTypeErrorKeepGoing(t *testing.T) {
 		"go.mod": "module example.com/cli\n\ngo 1.26.0\n",
 		"rpc/rpc.go": "package rpc\n\nimport \"encoding/json\"\n\ntype request struct {\n\tMethod string `json:\"method\"`\n}\n\n" +
 			"func Result() ([]byte, error) { return json.Marshal(request{Method: \"tasks/result\"}) }\n\n" +
-			"func List() ([]byte, error) { logf(\"listing\"); return json.Marshal(request{Method: \"tasks/list\"}) }\n",
+			"func List() ([]byte, error) { logf(\"listing\"); return json.Marshal(request{Method: \"tasks/list\"}) }\n\n" +
+			"type Task struct {\n\tTaskID string `json:\"taskId\"`\n\tStatus string `json:\"status\"`\n\tTTL    int    `json:\"ttl\"`\n}\n",
 		"cmd/main.go": rawCall("main", "\n\t_ \"example.com/cli/rpc\"\n") + "\nfunc main() {}\n",
 	})
 	r := runIn(t, dir, binary, "./...")
@@ -183,13 +184,19 @@ func TestTypeErrorKeepGoing(t *testing.T) {
 			t.Errorf("-keep-going: missing %q:\n%s", want, r.stderr)
 		}
 	}
-	if n := len(findingLine.FindAllString(r.stderr, -1)); n != 3 {
-		t.Errorf("-keep-going: %d findings, want 3 (2 in rpc, 1 in cmd):\n%s", n, r.stderr)
+	if n := len(findingLine.FindAllString(r.stderr, -1)); n != 4 {
+		t.Errorf("-keep-going: %d findings, want 4 (3 in rpc, 1 in cmd):\n%s", n, r.stderr)
+	}
+	// No edits in a package whose guards ran on partial type information.
+	r = runIn(t, dir, binary, "-keep-going", "-fix-tags", "-diff", "./...")
+	wantCode(t, r, 1, "-keep-going -fix-tags -diff")
+	if r.stdout != "" {
+		t.Errorf("a fix was offered in a package that does not type-check:\n%s", r.stdout)
 	}
 	r = runIn(t, dir, binary, "-keep-going", "-format", "sarif", "./...")
 	wantCode(t, r, 1, "-keep-going -format sarif")
-	if run := parseSARIF(t, r.stdout); run.Invocations[0].ExecutionSuccessful || len(run.Results) != 3 {
-		t.Errorf("-keep-going SARIF: executionSuccessful %v, %d results; want false, 3", run.Invocations[0].ExecutionSuccessful, len(run.Results))
+	if run := parseSARIF(t, r.stdout); run.Invocations[0].ExecutionSuccessful || len(run.Results) != 4 {
+		t.Errorf("-keep-going SARIF: executionSuccessful %v, %d results; want false, 4", run.Invocations[0].ExecutionSuccessful, len(run.Results))
 	}
 }
 

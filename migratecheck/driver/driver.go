@@ -86,6 +86,7 @@ type Finding struct {
 	Fixes      []analysis.SuggestedFix
 	Suppressed bool
 	fset       *token.FileSet
+	pkg        string // import path of the package that reported it
 }
 
 // Result is what a run found.
@@ -410,6 +411,7 @@ func collect(graph *checker.Graph, r *Resolved, errs []string, withhold func(*pa
 				Fixes:      d.SuggestedFixes,
 				Suppressed: suppressed,
 				fset:       fset,
+				pkg:        basePath(act.Package.PkgPath),
 			}
 			f.Severity = r.SeverityFor(f.Rule, sev)
 			k := key{f.Pos, f.End, f.Rule, f.Message}
@@ -841,7 +843,9 @@ func finishFix(o Options, res *Result) int {
 	var fixes []FileFix
 	without := 0
 	for _, f := range res.Findings {
-		if f.Suppressed {
+		// A package that did not type-check (reported with -keep-going)
+		// gets no edits: its guards ran on partial type information.
+		if f.Suppressed || slices.Contains(res.Broken, f.pkg) {
 			continue
 		}
 		rule, ok := rules.Lookup(f.Rule)
