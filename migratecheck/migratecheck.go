@@ -13,6 +13,8 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/config"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/finding"
+	"github.com/tasksbridge/tasksbridge/migratecheck/passes/capabilities"
+	"github.com/tasksbridge/tasksbridge/migratecheck/passes/era"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/libapi"
 	"github.com/tasksbridge/tasksbridge/migratecheck/rules"
 	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
@@ -123,6 +125,19 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 	}
 	dirs := parseDirectives(pass, cfg)
+	eras := pass.ResultOf[era.Analyzer].(*era.Result)
+	dualStack := eras.Implements && len(pass.ResultOf[capabilities.Analyzer].(*capabilities.Result).Adverts) > 0
+	// bothEras says why the code at pos already serves both eras (its
+	// legacy finding is then a note, and it gets no fix), or "".
+	bothEras := func(pos token.Pos) string {
+		switch {
+		case eras.Branches(pos):
+			return "this code branches on the negotiated protocol version, so it already serves both eras: keep it on the 2025-11-25 path only"
+		case dualStack:
+			return "this package also advertises and implements the extension (a dual stack), so this is its 2025-11-25 path: keep it only for 2025-11-25 sessions"
+		}
+		return ""
+	}
 
 	rep := &Report{}
 	for _, f := range all {
@@ -137,15 +152,23 @@ func run(pass *analysis.Pass) (any, error) {
 		if cfg.Dual() && f.Side == finding.SideServer && (f.Rule == "MCP004" || f.Rule == "MCP005") {
 			level = rules.Info
 		}
+		msg := f.Message
+		both := ""
+		if f.Rule != "MCP014" {
+			both = bothEras(f.Pos)
+		}
+		if both != "" {
+			level = rules.Info
+			msg += "; " + both
+		}
 		if level == "" {
 			level = rule.Severity
 		}
-		msg := f.Message
 		if level != rule.Severity {
 			msg += markers[level]
 		}
 		d := analysis.Diagnostic{Pos: f.Pos, End: f.End, Category: f.Rule, Message: msg, URL: rule.HelpURI, Related: f.Related}
-		if f.Fix != nil && fixOptedIn(cfg, f.FixKind) && !noFix[pass.Fset.File(f.Pos)] {
+		if f.Fix != nil && both == "" && fixOptedIn(cfg, f.FixKind) && !noFix[pass.Fset.File(f.Pos)] {
 			d.SuggestedFixes = []analysis.SuggestedFix{*f.Fix}
 		}
 		suppressed := dirs.suppress(pass.Fset, f.Pos, f.Rule)

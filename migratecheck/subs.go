@@ -4,6 +4,7 @@ import (
 	"golang.org/x/tools/go/analysis"
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/capabilities"
+	"github.com/tasksbridge/tasksbridge/migratecheck/passes/era"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/inputrequired"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/libapi"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/metakeys"
@@ -27,4 +28,5 @@ var subAnalyzers = []*analysis.Analyzer{
 	metakeys.Analyzer,
 	inputrequired.Analyzer,
 	mixed.Analyzer,
+	era.Analyzer,
 }

@@ -268,13 +268,72 @@ const maxRejectStmts = 3
 // whose clause body rejects the method, or of an if condition whose body
 // rejects it (the compliance exemption).
 func InRejectingBranch(info *types.Info, cur inspector.Cursor) bool {
+	return inBranch(cur, func(body []ast.Stmt) bool { return len(body) <= maxRejectStmts && Rejects(info, body) },
+		func(c inspector.Cursor) bool { return guardThenRejects(info, c) })
+}
+
+// InDroppingBranch reports whether the node at cur is part of a case list or
+// an if condition whose body drops the message (see Drops): a client that
+// accepts the legacy notifications/tasks/status and ignores it is compliant.
+func InDroppingBranch(info *types.Info, cur inspector.Cursor) bool {
+	return inBranch(cur, Drops, func(inspector.Cursor) bool { return false })
+}
+
+// Drops reports whether stmts do nothing with a message: they are empty, or
+// at most two statements among a bare return (or return nil), break,
+// continue, and calls of a logger (a callee whose name contains "log",
+// "debug" or "trace", any case).
+func Drops(stmts []ast.Stmt) bool {
+	if len(stmts) > 2 {
+		return false
+	}
+	for _, s := range stmts {
+		switch x := s.(type) {
+		case *ast.EmptyStmt, *ast.BranchStmt:
+		case *ast.ReturnStmt:
+			for _, r := range x.Results {
+				if id, ok := ast.Unparen(r).(*ast.Ident); !ok || id.Name != "nil" {
+					return false
+				}
+			}
+		case *ast.ExprStmt:
+			call, ok := x.X.(*ast.CallExpr)
+			if !ok {
+				return false
+			}
+			name := strings.ToLower(calleeText(call.Fun))
+			if !strings.Contains(name, "log") && !strings.Contains(name, "debug") && !strings.Contains(name, "trace") {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// calleeText renders a callee as dotted names ("s.logger.Debug").
+func calleeText(e ast.Expr) string {
+	switch x := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		return x.Name
+	case *ast.SelectorExpr:
+		return calleeText(x.X) + "." + x.Sel.Name
+	}
+	return ""
+}
+
+// inBranch reports whether the node at cur is part of a case list whose
+// clause body satisfies body, or of an if condition whose body does (or,
+// failing that, whose if statement satisfies guard).
+func inBranch(cur inspector.Cursor, body func([]ast.Stmt) bool, guard func(inspector.Cursor) bool) bool {
 	child := cur
 	for c := cur.Parent(); c.Valid(); child, c = c, c.Parent() {
 		switch n := c.Node().(type) {
 		case *ast.CaseClause:
 			for _, e := range n.List {
 				if e == child.Node() {
-					return len(n.Body) <= maxRejectStmts && Rejects(info, n.Body)
+					return body(n.Body)
 				}
 			}
 			return false
@@ -282,11 +341,11 @@ func InRejectingBranch(info *types.Info, cur inspector.Cursor) bool {
 			if n.Cond != child.Node() {
 				return false
 			}
-			if len(n.Body.List) <= maxRejectStmts && Rejects(info, n.Body.List) {
+			if body(n.Body.List) {
 				return true
 			}
 			// The inverted guard: if m != A && m != B { return }; …reject….
-			return guardThenRejects(info, c)
+			return guard(c)
 		case ast.Stmt, ast.Decl, *ast.FuncLit, *ast.File:
 			return false
 		}
@@ -351,4 +410,61 @@ func guardThenRejects(info *types.Info, cur inspector.Cursor) bool {
 		}
 	}
 	return false
+}
+
+// VarMapKeys returns the constant string keys a local map variable receives
+// in the function enclosing cur: from a map literal it is defined or
+// assigned with, and from index assignments v["k"] = …. Values of literal
+// keys are their KeyValueExpr; keys set by index assignment map to a
+// synthetic KeyValueExpr holding the assigned value.
+func VarMapKeys(info *types.Info, cur inspector.Cursor, obj types.Object) map[string]*ast.KeyValueExpr {
+	v, ok := obj.(*types.Var)
+	if !ok || v.IsField() || v.Pkg() == nil || v.Parent() == v.Pkg().Scope() {
+		return nil
+	}
+	var body ast.Node
+	for c := range cur.Enclosing((*ast.FuncDecl)(nil), (*ast.FuncLit)(nil)) {
+		body = c.Node()
+		break
+	}
+	if body == nil {
+		return nil
+	}
+	out := map[string]*ast.KeyValueExpr{}
+	addLit := func(e ast.Expr) {
+		if lit := MapLit(info, e); lit != nil {
+			for k, kv := range MapKeys(info, lit) {
+				out[k] = kv
+			}
+		}
+	}
+	is := func(e ast.Expr) bool {
+		id, ok := ast.Unparen(e).(*ast.Ident)
+		return ok && (info.Defs[id] == obj || info.Uses[id] == obj)
+	}
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch s := n.(type) {
+		case *ast.AssignStmt:
+			for i, l := range s.Lhs {
+				if len(s.Lhs) != len(s.Rhs) {
+					break
+				}
+				if is(l) {
+					addLit(s.Rhs[i])
+				} else if ix, ok := ast.Unparen(l).(*ast.IndexExpr); ok && is(ix.X) {
+					if k, ok := StringValue(info, ix.Index); ok {
+						out[k] = &ast.KeyValueExpr{Key: ix.Index, Colon: ix.Index.End(), Value: s.Rhs[i]}
+					}
+				}
+			}
+		case *ast.ValueSpec:
+			for i, id := range s.Names {
+				if info.Defs[id] == obj && i < len(s.Values) {
+					addLit(s.Values[i])
+				}
+			}
+		}
+		return true
+	})
+	return out
 }

@@ -41,14 +41,15 @@ func (c *Config) RuleEnabled(id string) bool {
 func (c *Config) Dual() bool { return c.Target != settings.TargetExtensionOnly }
 
 // IsMethodCallFunc reports whether name is in MethodCallFuncs (with trailing
-// "*" wildcards).
+// "*" wildcards), ignoring case: unexported helpers such as call or
+// sendRequest take the method name just like Call and SendRequest do.
 func (c *Config) IsMethodCallFunc(name string) bool {
 	for _, f := range c.MethodCallFuncs {
 		if p, ok := strings.CutSuffix(f, "*"); ok {
-			if strings.HasPrefix(name, p) {
+			if len(name) >= len(p) && strings.EqualFold(name[:len(p)], p) {
 				return true
 			}
-		} else if f == name {
+		} else if strings.EqualFold(f, name) {
 			return true
 		}
 	}

@@ -40,7 +40,9 @@ type Result struct {
 // Span is the source range of an advertisement.
 type Span struct{ Pos, End token.Pos }
 
-var capabilityKeys = []string{"tools", "resources", "prompts", "logging", "completions", "experimental"}
+// capabilityKeys are the sibling keys of "tasks" in server (tools, …) and
+// client (sampling, roots, elicitation) capability objects.
+var capabilityKeys = []string{"tools", "resources", "prompts", "logging", "completions", "experimental", "sampling", "roots", "elicitation"}
 
 var advertFuncs = map[string]bool{"AddExtension": true, "WithExtension": true, "RegisterExtension": true, "SetExtension": true}
 
@@ -50,12 +52,15 @@ func run(pass *analysis.Pass) (any, error) {
 	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
 	hint := extensionHint(libs.Probe(config.Current(), pass.Pkg))
 
-	checkTasksValue := func(keyNode ast.Node, value ast.Expr, side finding.Side) {
+	checkTasksValue := func(cur inspector.Cursor, keyNode ast.Node, value ast.Expr, side finding.Side) {
 		lit := astq.MapLit(info, value)
-		if lit == nil {
-			return
+		var keys map[string]*ast.KeyValueExpr
+		if lit != nil {
+			keys = astq.MapKeys(info, lit)
+		} else if id, ok := ast.Unparen(value).(*ast.Ident); ok {
+			// tasks := map[string]any{…}; tasks["list"] = …; caps["tasks"] = tasks
+			keys = astq.VarMapKeys(info, cur, info.Uses[id])
 		}
-		keys := astq.MapKeys(info, lit)
 		if keys["list"] == nil && keys["cancel"] == nil && keys["requests"] == nil {
 			return
 		}
@@ -78,7 +83,7 @@ func run(pass *analysis.Pass) (any, error) {
 		switch n := cur.Node().(type) {
 		case *ast.CompositeLit:
 			if kv := astq.MapKeys(info, n)["tasks"]; kv != nil {
-				checkTasksValue(kv.Key, kv.Value, finding.SideUnknown)
+				checkTasksValue(cur, kv.Key, kv.Value, finding.SideUnknown)
 			}
 		case *ast.AssignStmt:
 			if len(n.Lhs) != len(n.Rhs) {
@@ -87,7 +92,7 @@ func run(pass *analysis.Pass) (any, error) {
 			for i, l := range n.Lhs {
 				if ix, ok := ast.Unparen(l).(*ast.IndexExpr); ok {
 					if s, ok := astq.StringValue(info, ix.Index); ok && s == "tasks" {
-						checkTasksValue(ix.Index, n.Rhs[i], finding.SideUnknown)
+						checkTasksValue(cur, ix.Index, n.Rhs[i], finding.SideUnknown)
 					}
 				}
 			}

@@ -48,10 +48,6 @@ type Use struct {
 func run(pass *analysis.Pass) (any, error) {
 	cfg := config.Current()
 	res := &Result{}
-	self := strings.TrimSuffix(strings.TrimSuffix(pass.Pkg.Path(), "_test"), ".test")
-	if libs.IsLibrary(cfg, self) {
-		return res, nil // the library itself (and its tests) is exempt
-	}
 	reex := pass.ResultOf[reexport.Analyzer].(*reexport.Result)
 	res.Features = libs.Probe(cfg, pass.Pkg)
 	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
@@ -66,7 +62,11 @@ func run(pass *analysis.Pass) (any, error) {
 	for cur := range ins.Root().Preorder((*ast.Ident)(nil)) {
 		id := cur.Node().(*ast.Ident)
 		obj := info.Uses[id]
-		if obj == nil {
+		if obj == nil || obj.Pkg() == pass.Pkg {
+			// A package's references to its own declarations are not uses of
+			// an API (like staticcheck's SA1019); the raw rules judge what
+			// the declaring package does with them. Other packages of the
+			// same library are analysed like any code.
 			continue
 		}
 		ent, ok := catalog.Resolve(cfg, &k, obj)

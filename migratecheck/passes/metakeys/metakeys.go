@@ -14,6 +14,7 @@ import (
 	"golang.org/x/tools/go/ast/inspector"
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/astq"
+	"github.com/tasksbridge/tasksbridge/migratecheck/internal/catalog"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/config"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/finding"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/libs"
@@ -42,6 +43,7 @@ func run(pass *analysis.Pass) (any, error) {
 	info := pass.TypesInfo
 	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
 	reex := pass.ResultOf[reexport.Analyzer].(*reexport.Result)
+	var k libs.Keyer
 	for cur := range ins.Root().Preorder((*ast.BasicLit)(nil), (*ast.Ident)(nil), (*ast.SelectorExpr)(nil)) {
 		e := cur.Node().(ast.Expr)
 		if k, _ := cur.ParentEdge(); k == edge.SelectorExpr_Sel {
@@ -51,9 +53,12 @@ func run(pass *analysis.Pass) (any, error) {
 		if !ok || !Keys[v] {
 			continue
 		}
-		if obj := astq.ObjectOf(info, e); obj != nil && obj.Pkg() != nil {
-			if _, wrapped := reex.Objects[obj]; wrapped || libs.IsLibrary(cfg, obj.Pkg().Path()) {
-				continue
+		if obj := astq.ObjectOf(info, e); obj != nil && obj.Pkg() != nil && obj.Pkg() != pass.Pkg {
+			if _, wrapped := reex.Objects[obj]; wrapped {
+				continue // reported by passes/libapi
+			}
+			if _, ok := catalog.Resolve(cfg, &k, obj); ok {
+				continue // reported by passes/libapi
 			}
 		}
 		if !mapKey(info, cur) {

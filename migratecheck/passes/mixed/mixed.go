@@ -1,19 +1,17 @@
 package mixed
 
 import (
-	"go/ast"
+	"cmp"
+	"fmt"
 	"go/token"
 	"reflect"
+	"slices"
 
 	"golang.org/x/tools/go/analysis"
-	"golang.org/x/tools/go/analysis/passes/inspect"
-	"golang.org/x/tools/go/ast/edge"
-	"golang.org/x/tools/go/ast/inspector"
-
-	"github.com/tasksbridge/tasksbridge/migratecheck/internal/astq"
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/finding"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/capabilities"
+	"github.com/tasksbridge/tasksbridge/migratecheck/passes/era"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/libapi"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/nestedresult"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/rawmethods"
@@ -24,24 +22,41 @@ var Analyzer = &analysis.Analyzer{
 	Name:       "mixed",
 	Doc:        "find extension advertisements next to a legacy task engine",
 	URL:        "https://github.com/tasksbridge/tasksbridge/blob/main/docs/rules/README.md",
-	Requires:   []*analysis.Analyzer{inspect.Analyzer, capabilities.Analyzer, libapi.Analyzer, rawmethods.Analyzer, nestedresult.Analyzer},
+	Requires:   []*analysis.Analyzer{capabilities.Analyzer, libapi.Analyzer, rawmethods.Analyzer, nestedresult.Analyzer, era.Analyzer},
 	Run:        run,
+	FactTypes:  []analysis.Fact{new(Fact)},
 	ResultType: reflect.TypeFor[*finding.Result](),
 }
 
+// Fact summarises a package for MCP014 across the packages of a module: it
+// advertises the extension, runs a 2025-11-25 task engine (Engine says
+// how), or implements the extension.
+type Fact struct {
+	Module     string // module path of the package ("" if unknown)
+	Adverts    bool
+	Engine     string
+	Implements bool
+}
+
+// AFact implements analysis.Fact.
+func (*Fact) AFact() {}
+
+func (f *Fact) String() string {
+	return fmt.Sprintf("tasks: adverts=%v engine=%q implements=%v", f.Adverts, f.Engine, f.Implements)
+}
+
 const maxRelated = 5
+
+type evidence struct {
+	pos  token.Pos
+	what string
+}
 
 func run(pass *analysis.Pass) (any, error) {
 	res := &finding.Result{}
 	caps := pass.ResultOf[capabilities.Analyzer].(*capabilities.Result)
 	lib := pass.ResultOf[libapi.Analyzer].(*libapi.Result)
-	if len(caps.Adverts) == 0 || lib.Features.Modern {
-		return res, nil
-	}
-	type evidence struct {
-		pos  token.Pos
-		what string
-	}
+	eras := pass.ResultOf[era.Analyzer].(*era.Result)
 	var ev []evidence
 	for _, u := range lib.Engine {
 		ev = append(ev, evidence{u.Pos, u.Name + " (legacy task engine)"})
@@ -54,8 +69,49 @@ func run(pass *analysis.Pass) (any, error) {
 	for _, f := range pass.ResultOf[nestedresult.Analyzer].(*finding.Result).Findings {
 		ev = append(ev, evidence{f.Pos, "nested CreateTaskResult {task: …}"})
 	}
-	if len(ev) == 0 || implementsExtension(pass) {
-		return res, nil
+	for _, f := range caps.Findings {
+		if f.Rule == "MCP004" && f.Side != finding.SideClient {
+			ev = append(ev, evidence{f.Pos, "legacy capabilities.tasks declared here"})
+		}
+	}
+	for _, f := range lib.Findings {
+		if f.Rule == "MCP004" && f.Side == finding.SideServer {
+			ev = append(ev, evidence{f.Pos, "legacy capabilities.tasks declared here"})
+		}
+	}
+	slices.SortFunc(ev, func(a, b evidence) int { return cmp.Compare(a.pos, b.pos) })
+
+	module := ""
+	if pass.Module != nil {
+		module = pass.Module.Path
+	}
+	self := &Fact{Module: module, Adverts: len(caps.Adverts) > 0, Implements: eras.Implements || lib.Features.Modern}
+	if len(ev) > 0 {
+		self.Engine = ev[0].what
+	}
+	if self.Adverts || self.Engine != "" || self.Implements {
+		pass.ExportPackageFact(self)
+	}
+
+	// The same facts of the other packages of the module this one imports.
+	var advertisedBy, engineIn string
+	var engineWhat string
+	implements := self.Implements
+	for _, pf := range pass.AllPackageFacts() {
+		f, ok := pf.Fact.(*Fact)
+		if !ok || pf.Package == pass.Pkg || (module != "" && f.Module != "" && f.Module != module) {
+			continue
+		}
+		implements = implements || f.Implements
+		if f.Adverts && advertisedBy == "" {
+			advertisedBy = pf.Package.Path()
+		}
+		if f.Engine != "" && engineIn == "" {
+			engineIn, engineWhat = pf.Package.Path(), f.Engine
+		}
+	}
+	if implements {
+		return res, nil // a dual stack, which SEP-2663's compatibility table allows
 	}
 	var related []analysis.RelatedInformation
 	for i, e := range ev {
@@ -64,35 +120,23 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		related = append(related, analysis.RelatedInformation{Pos: e.pos, Message: e.what})
 	}
-	for _, a := range caps.Adverts {
-		res.Add(finding.Finding{Pos: a.Pos, End: a.End, Rule: "MCP014", Key: "R8", Related: related,
-			Message: `this package advertises "` + capabilities.ExtensionID + `" but its task engine is the 2025-11-25 one (` + ev[0].what +
-				`): peers will expect resultType "task", ttlMs, tasks/update and tasks/get with inlined results; advertise the extension only from an engine that implements it`})
+	const expect = `: peers will expect resultType "task", ttlMs, tasks/update and tasks/get with inlined results; advertise the extension only from an engine that implements it`
+	switch {
+	case self.Adverts && len(ev) > 0:
+		for _, a := range caps.Adverts {
+			res.Add(finding.Finding{Pos: a.Pos, End: a.End, Rule: "MCP014", Key: "R8", Related: related,
+				Message: `this package advertises "` + capabilities.ExtensionID + `" but its task engine is the 2025-11-25 one (` + ev[0].what + `)` + expect})
+		}
+	case self.Adverts && engineIn != "":
+		for _, a := range caps.Adverts {
+			res.Add(finding.Finding{Pos: a.Pos, End: a.End, Rule: "MCP014", Key: "R8/module",
+				Message: `this package advertises "` + capabilities.ExtensionID + `" but the task engine in package ` + engineIn +
+					` is the 2025-11-25 one (` + engineWhat + `)` + expect})
+		}
+	case len(ev) > 0 && advertisedBy != "":
+		res.Add(finding.Finding{Pos: ev[0].pos, End: ev[0].pos, Rule: "MCP014", Key: "R8/module", Related: related,
+			Message: `package ` + advertisedBy + ` advertises "` + capabilities.ExtensionID + `" for this module, but the task engine here is the 2025-11-25 one (` +
+				ev[0].what + `)` + expect})
 	}
 	return res, nil
-}
-
-// implementsExtension reports whether the package itself shows a modern task
-// engine next to the legacy one (a dual stack, which SEP-2663's
-// compatibility table allows): it uses the extension-only method
-// "tasks/update", or builds a result with resultType "task".
-func implementsExtension(pass *analysis.Pass) bool {
-	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
-	for cur := range ins.Root().Preorder((*ast.BasicLit)(nil), (*ast.Ident)(nil), (*ast.SelectorExpr)(nil), (*ast.KeyValueExpr)(nil)) {
-		if k, _ := cur.ParentEdge(); k == edge.SelectorExpr_Sel {
-			continue
-		}
-		if kv, ok := cur.Node().(*ast.KeyValueExpr); ok {
-			k, kok := astq.StringValue(pass.TypesInfo, kv.Key)
-			v, vok := astq.StringValue(pass.TypesInfo, kv.Value)
-			if kok && vok && k == "resultType" && v == "task" {
-				return true
-			}
-			continue
-		}
-		if v, ok := astq.StringValue(pass.TypesInfo, cur.Node().(ast.Expr)); ok && v == "tasks/update" {
-			return true
-		}
-	}
-	return false
 }

@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"go/types"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,9 +18,12 @@ import (
 	"golang.org/x/tools/go/ast/inspector"
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/astq"
+	"github.com/tasksbridge/tasksbridge/migratecheck/internal/catalog"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/config"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/finding"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/libs"
+	"github.com/tasksbridge/tasksbridge/migratecheck/passes/era"
+	"github.com/tasksbridge/tasksbridge/migratecheck/passes/libapi"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/reexport"
 )
 
@@ -28,8 +32,9 @@ var Analyzer = &analysis.Analyzer{
 	Name:       "rawmethods",
 	Doc:        "find removed MCP task method names in JSON-RPC method position",
 	URL:        "https://github.com/tasksbridge/tasksbridge/blob/main/docs/rules/README.md",
-	Requires:   []*analysis.Analyzer{inspect.Analyzer, reexport.Analyzer},
+	Requires:   []*analysis.Analyzer{inspect.Analyzer, reexport.Analyzer, libapi.Analyzer, era.Analyzer},
 	Run:        run,
+	FactTypes:  []analysis.Fact{new(SinkFact)},
 	ResultType: reflect.TypeFor[*Result](),
 }
 
@@ -43,18 +48,52 @@ var Legacy = map[string]string{
 // NewNotification is the extension's name for task status notifications.
 const NewNotification = "notifications/tasks"
 
+// SinkFact marks a function (of any package, exported or not) whose string
+// parameters at Params reach a JSON-RPC method position: a Method field, a
+// "method" map key, the method argument of a configured call name or of
+// another sink. A legacy method name passed there is reported like one
+// passed to Call. Register is set when the parameter names a handler being
+// registered rather than a message being sent.
+type SinkFact struct {
+	Params   []int
+	Register bool
+}
+
+// AFact implements analysis.Fact.
+func (*SinkFact) AFact() {}
+
+func (f *SinkFact) String() string {
+	kind := "sends"
+	if f.Register {
+		kind = "registers"
+	}
+	return fmt.Sprintf("method sink %s param %v", kind, f.Params)
+}
+
 // Hit is one use of a legacy method name in method position.
 type Hit struct {
 	Pos    token.Pos
 	Method string
 	Side   finding.Side
 	Func   *ast.FuncDecl // enclosing function declaration, if any
+	// Lib is set for a catalogued library constant (reported by
+	// passes/libapi, counted here as evidence only).
+	Lib bool
 }
 
 // Result lists the findings and every hit.
 type Result struct {
 	finding.Result
 	Hits []Hit
+	// Declares is set when the package declares a const or var whose value
+	// is tasks/result or tasks/list: it defines the 2025-11-25 protocol
+	// surface even where this package does not dispatch it itself.
+	Declares bool
+	// serves is why the package still serves 2025-11-25 peers ("" = it
+	// does not), computed once by ServesLegacy.
+	serves string
+	lib    *libapi.Result
+	era    *era.Result
 }
 
 // ServerSide reports whether the package serves a legacy method (dispatches
@@ -68,6 +107,36 @@ func (r *Result) ServerSide() bool {
 	return false
 }
 
+// ServesLegacy says why the package still serves 2025-11-25 peers, or "".
+// It is the guard of every opt-in fix (catalogue §4): no rename may change a
+// type or literal that a 2025-11-25 peer still reads. It does not depend on
+// the library family: a catalogued library's own packages are judged by the
+// same evidence as any code.
+func (r *Result) ServesLegacy() string { return r.serves }
+
+func (r *Result) computeServes() string {
+	for _, h := range r.Hits {
+		if h.Side == finding.SideServer && h.Method != "notifications/tasks/status" {
+			return "the package still serves 2025-11-25 peers (it dispatches " + strconv.Quote(h.Method) + ")"
+		}
+	}
+	if r.Declares {
+		return "the package still serves 2025-11-25 peers (it declares their method names, so its wire types are theirs)"
+	}
+	if len(r.lib.Engine) > 0 {
+		return "the package still serves 2025-11-25 peers (it configures " + r.lib.Engine[0].Name + ")"
+	}
+	for _, f := range r.lib.Findings {
+		if f.Side == finding.SideServer {
+			return "the package still serves 2025-11-25 peers (" + f.Key + " on the server side)"
+		}
+	}
+	if r.era.Implements && r.ServerSide() {
+		return "the package still serves 2025-11-25 peers (it serves both eras)"
+	}
+	return ""
+}
+
 type declUse struct {
 	lit  *ast.BasicLit
 	name string
@@ -76,10 +145,11 @@ type declUse struct {
 
 func run(pass *analysis.Pass) (any, error) {
 	cfg := config.Current()
-	res := &Result{}
+	res := &Result{lib: pass.ResultOf[libapi.Analyzer].(*libapi.Result), era: pass.ResultOf[era.Analyzer].(*era.Result)}
 	info := pass.TypesInfo
 	reex := pass.ResultOf[reexport.Analyzer].(*reexport.Result)
 	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
+	sinks := findSinks(pass, cfg, ins)
 
 	// Pre-scan: local const/var declarations initialised with a legacy
 	// literal, and whether the new notification name is used anywhere.
@@ -102,19 +172,35 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		if obj, name := declaredBy(info, cur); obj != nil {
 			decls[obj] = &declUse{lit: lit, name: name}
+			if v != "notifications/tasks/status" {
+				res.Declares = true
+			}
 		}
 	}
 
-	isLib := func(obj types.Object) bool {
+	var k libs.Keyer
+	// reportedByLibapi: libapi reports this use (a catalogued object of
+	// another package, or a wrapper that re-exports one), so R1 only counts
+	// it as evidence.
+	reportedByLibapi := func(obj types.Object) bool {
 		if obj == nil || obj.Pkg() == nil {
 			return false
 		}
 		if _, ok := reex.Objects[obj]; ok {
 			return true
 		}
-		return libs.IsLibrary(cfg, obj.Pkg().Path())
+		if obj.Pkg() == pass.Pkg {
+			return false
+		}
+		_, ok := catalog.Resolve(cfg, &k, obj)
+		return ok
 	}
 
+	type pending struct {
+		f   finding.Finding
+		lit *ast.BasicLit
+	}
+	var out []pending
 	for cur := range ins.Root().Preorder((*ast.BasicLit)(nil), (*ast.Ident)(nil), (*ast.SelectorExpr)(nil)) {
 		var value string
 		var obj types.Object
@@ -131,7 +217,7 @@ func run(pass *analysis.Pass) (any, error) {
 		case *ast.SelectorExpr:
 			obj = info.Uses[n.Sel]
 			v, ok := astq.StringValue(info, n)
-			if !ok || obj == nil || isLib(obj) {
+			if !ok || obj == nil {
 				continue
 			}
 			value = v
@@ -140,7 +226,7 @@ func run(pass *analysis.Pass) (any, error) {
 				continue
 			}
 			obj = info.Uses[n]
-			if obj == nil || isLib(obj) {
+			if obj == nil {
 				continue
 			}
 			if d, ok := decls[obj]; ok {
@@ -155,22 +241,24 @@ func run(pass *analysis.Pass) (any, error) {
 		if !ok {
 			continue
 		}
-		side, where, ok := classify(cfg, info, cur, value)
+		side, where, ok := classify(pass, cfg, sinks, cur, value)
 		if !ok {
 			continue
 		}
-		h := Hit{Pos: cur.Node().Pos(), Method: value, Side: side, Func: enclosingFunc(cur)}
+		lib := reportedByLibapi(obj)
+		h := Hit{Pos: cur.Node().Pos(), Method: value, Side: side, Func: enclosingFunc(cur), Lib: lib}
 		res.Hits = append(res.Hits, h)
+		if lib {
+			continue
+		}
 		if d, ok := decls[obj]; ok && obj != nil {
 			d.hits = append(d.hits, h)
 			continue
 		}
 		f := finding.Finding{Pos: cur.Node().Pos(), End: cur.Node().End(), Rule: rule, Side: side, Key: "R1",
 			Message: message(value, where, side)}
-		if lit, ok := cur.Node().(*ast.BasicLit); ok && rule == "MCP003" && !hasNew {
-			f.Fix, f.FixKind = renameFix(lit), finding.FixLiterals
-		}
-		res.Add(f)
+		lit, _ := cur.Node().(*ast.BasicLit)
+		out = append(out, pending{f, lit})
 	}
 	for _, d := range decls {
 		if len(d.hits) == 0 {
@@ -189,8 +277,13 @@ func run(pass *analysis.Pass) (any, error) {
 			Related: related,
 			Message: fmt.Sprintf("%s (= %s) is used as a JSON-RPC method name %s, but %s", d.name, d.lit.Value,
 				plural(len(d.hits)), guidance(value, side))}
-		if Legacy[value] == "MCP003" && !hasNew {
-			f.Fix, f.FixKind = renameFix(d.lit), finding.FixLiterals
+		out = append(out, pending{f, d.lit})
+	}
+	res.serves = res.computeServes()
+	for _, p := range out {
+		f := p.f
+		if p.lit != nil && f.Rule == "MCP003" && !hasNew && res.serves == "" && !res.era.Branches(p.lit.Pos()) {
+			f.Fix, f.FixKind = renameFix(p.lit), finding.FixLiterals
 		}
 		res.Add(f)
 	}
@@ -240,39 +333,51 @@ func outer(info *types.Info, cur inspector.Cursor) inspector.Cursor {
 	}
 }
 
-// classify decides whether the string constant at cur is in JSON-RPC method
-// position, and which peer role that position implies.
-func classify(cfg *config.Config, info *types.Info, cur inspector.Cursor, method string) (finding.Side, string, bool) {
+// Position kinds of a method-name expression.
+type position int
+
+const (
+	posNone     position = iota
+	posBuild             // a request or notification being built or sent
+	posDispatch          // a switch case or comparison on a received method
+	posRegister          // a handler being registered for the method
+)
+
+// sinkLookup returns the SinkFact of a called function, if any (this
+// package's sinks or an imported fact).
+type sinkLookup func(fn *types.Func) *SinkFact
+
+// locate decides whether the expression at cur is in JSON-RPC method
+// position, and which kind. It is shared by the R1 check and by the sink
+// computation (a parameter in method position makes its function a sink).
+func locate(info *types.Info, cfg *config.Config, sinks sinkLookup, cur inspector.Cursor) (inspector.Cursor, position, string) {
 	c := outer(info, cur)
-	notif := method == "notifications/tasks/status"
-	dispatch := finding.SideServer // a dispatcher serving a request
-	if notif {
-		dispatch = finding.SideClient // a client receiving the notification
-	}
-	build := finding.SideClient // building a request
-	if notif {
-		build = finding.SideServer // a server emitting the notification
-	}
 	k, idx := c.ParentEdge()
 	parent := c.Parent().Node()
 	switch k {
 	case edge.KeyValueExpr_Value:
 		kv := parent.(*ast.KeyValueExpr)
 		if isMethodKey(info, kv.Key) {
-			return build, "as a method field", true
+			return c, posBuild, "as a method field"
+		}
+	case edge.KeyValueExpr_Key:
+		if handlerTable(info, c.Parent().Parent().Node()) {
+			return c, posRegister, "as a key of a method handler table"
+		}
+	case edge.IndexExpr_Index:
+		ix := parent.(*ast.IndexExpr)
+		if pk, _ := c.Parent().ParentEdge(); pk == edge.AssignStmt_Lhs && handlerMap(info.TypeOf(ix.X)) {
+			return c, posRegister, "as a key of a method handler table"
 		}
 	case edge.AssignStmt_Rhs:
 		as := parent.(*ast.AssignStmt)
 		if len(as.Lhs) == len(as.Rhs) && isMethodTarget(info, as.Lhs[idx]) {
-			return build, "assigned to a method field", true
+			return c, posBuild, "assigned to a method field"
 		}
 	case edge.CaseClause_List:
 		sw, ok := c.Parent().Parent().Parent().Node().(*ast.SwitchStmt)
 		if ok && sw.Tag != nil && astq.IsMethodExpr(info, sw.Tag) {
-			if astq.InRejectingBranch(info, c) {
-				return 0, "", false
-			}
-			return dispatch, "in a method switch", true
+			return c, posDispatch, "in a method switch"
 		}
 	case edge.BinaryExpr_X, edge.BinaryExpr_Y:
 		be := parent.(*ast.BinaryExpr)
@@ -281,30 +386,221 @@ func classify(cfg *config.Config, info *types.Info, cur inspector.Cursor, method
 			other = be.X
 		}
 		if (be.Op == token.EQL || be.Op == token.NEQ) && astq.IsMethodExpr(info, other) {
-			if astq.InRejectingBranch(info, c) {
-				return 0, "", false
-			}
-			return dispatch, "compared with a method name", true
+			return c, posDispatch, "compared with a method name"
 		}
 	case edge.CallExpr_Args:
 		call := parent.(*ast.CallExpr)
-		name := calleeName(call.Fun)
-		if name == "" || !cfg.IsMethodCallFunc(name) || firstStringArg(info, call) != idx {
+		if name := calleeName(call.Fun); name != "" && cfg.IsMethodCallFunc(name) && firstStringArg(info, call) == idx {
+			if registration(name) {
+				return c, posRegister, "registered as a method handler with " + name
+			}
+			return c, posBuild, "passed as the method to " + name
+		}
+		if fn := callee(info, call); fn != nil && sinks != nil {
+			if sf := sinks(fn); sf != nil && slices.Contains(sf.Params, idx) {
+				if sf.Register {
+					return c, posRegister, "registered as a method handler with " + fn.Name() + ", which registers it"
+				}
+				return c, posBuild, "passed as the method to " + fn.Name() + ", which sends it as a JSON-RPC method"
+			}
+		}
+	}
+	return c, posNone, ""
+}
+
+// classify decides whether the string constant at cur is in JSON-RPC method
+// position, and which peer role that position implies. Code that rejects the
+// method (-32601), a client that drops the legacy status notification, and a
+// test that asserts METHOD_NOT_FOUND for a removed method are compliant and
+// not reported.
+func classify(pass *analysis.Pass, cfg *config.Config, sinks sinkLookup, cur inspector.Cursor, method string) (finding.Side, string, bool) {
+	info := pass.TypesInfo
+	notif := method == "notifications/tasks/status"
+	c, pos, where := locate(info, cfg, sinks, cur)
+	switch pos {
+	case posDispatch:
+		if astq.InRejectingBranch(info, c) || (notif && astq.InDroppingBranch(info, c)) {
 			return 0, "", false
 		}
-		if registration(name) {
-			return dispatch, "registered as a method handler with " + name, true
+		if notif {
+			return finding.SideClient, where, true // a client receiving the notification
 		}
-		return build, "passed as the method to " + name, true
+		return finding.SideServer, where, true // a dispatcher serving a request
+	case posRegister:
+		if notif && dropsHandler(c) {
+			return 0, "", false
+		}
+		if notif {
+			return finding.SideClient, where, true
+		}
+		return finding.SideServer, where, true
+	case posBuild:
+		if !notif && assertsRemoved(pass, c) {
+			return 0, "", false
+		}
+		if notif {
+			return finding.SideServer, where, true // a server emitting the notification
+		}
+		return finding.SideClient, where, true // a client building a request
 	}
 	return 0, "", false
+}
+
+// dropsHandler reports whether the call registering a handler for the
+// notification at c passes a function literal that does nothing with it
+// (an empty body or a bare return): accepting and dropping the legacy
+// notification is compliant.
+func dropsHandler(c inspector.Cursor) bool {
+	call, ok := c.Parent().Node().(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	for _, a := range call.Args {
+		if fl, ok := ast.Unparen(a).(*ast.FuncLit); ok {
+			return astq.Drops(fl.Body.List)
+		}
+	}
+	return false
+}
+
+// assertsRemoved reports whether a request for a removed method at c is
+// built in a test that expects METHOD_NOT_FOUND for it (the test asserts the
+// migration, it does not depend on the method).
+func assertsRemoved(pass *analysis.Pass, c inspector.Cursor) bool {
+	if !strings.HasSuffix(pass.Fset.File(c.Node().Pos()).Name(), "_test.go") {
+		return false
+	}
+	for fc := range c.Enclosing((*ast.FuncDecl)(nil)) {
+		fd := fc.Node().(*ast.FuncDecl)
+		return fd.Body != nil && astq.Rejects(pass.TypesInfo, fd.Body.List)
+	}
+	return false
+}
+
+// handlerTable: a map composite literal whose values are functions (or
+// handler types with a func or interface underlying type).
+func handlerTable(info *types.Info, n ast.Node) bool {
+	lit, ok := n.(*ast.CompositeLit)
+	return ok && handlerMap(info.TypeOf(lit))
+}
+
+func handlerMap(t types.Type) bool {
+	if t == nil {
+		return false
+	}
+	m, ok := types.Unalias(t).Underlying().(*types.Map)
+	if !ok || !astq.IsStringKind(m.Key()) {
+		return false
+	}
+	_, isFunc := m.Elem().Underlying().(*types.Signature)
+	return isFunc
+}
+
+// callee returns the statically called function or method of call, if any.
+func callee(info *types.Info, call *ast.CallExpr) *types.Func {
+	fun := ast.Unparen(call.Fun)
+	switch f := fun.(type) {
+	case *ast.IndexExpr:
+		fun = f.X
+	case *ast.IndexListExpr:
+		fun = f.X
+	}
+	fn, _ := astq.ObjectOf(info, fun).(*types.Func)
+	if fn != nil {
+		fn = fn.Origin()
+	}
+	return fn
+}
+
+// findSinks computes this package's method sinks to a fixed point (helpers
+// that call helpers) and exports a SinkFact for each, so that importers see
+// them too.
+func findSinks(pass *analysis.Pass, cfg *config.Config, ins *inspector.Inspector) sinkLookup {
+	info := pass.TypesInfo
+	local := map[*types.Func]*SinkFact{}
+	lookup := func(fn *types.Func) *SinkFact {
+		if sf, ok := local[fn]; ok {
+			return sf
+		}
+		if fn.Pkg() == nil || fn.Pkg() == pass.Pkg {
+			return nil
+		}
+		var sf SinkFact
+		if pass.ImportObjectFact(fn, &sf) {
+			return &sf
+		}
+		return nil
+	}
+	type fnInfo struct {
+		fn     *types.Func
+		params map[*types.Var]int
+		uses   []inspector.Cursor
+	}
+	var fns []fnInfo
+	for cur := range ins.Root().Preorder((*ast.FuncDecl)(nil)) {
+		fd := cur.Node().(*ast.FuncDecl)
+		fn, _ := info.Defs[fd.Name].(*types.Func)
+		if fd.Body == nil || fn == nil {
+			continue
+		}
+		params := map[*types.Var]int{}
+		sig := fn.Type().(*types.Signature)
+		for i := 0; i < sig.Params().Len(); i++ {
+			if p := sig.Params().At(i); astq.IsStringKind(p.Type()) && !(sig.Variadic() && i == sig.Params().Len()-1) {
+				params[p] = i
+			}
+		}
+		if len(params) == 0 {
+			continue
+		}
+		fi := fnInfo{fn: fn, params: params}
+		for c := range cur.Preorder((*ast.Ident)(nil)) {
+			if v, ok := info.Uses[c.Node().(*ast.Ident)].(*types.Var); ok {
+				if _, isParam := params[v]; isParam {
+					fi.uses = append(fi.uses, c)
+				}
+			}
+		}
+		if len(fi.uses) > 0 {
+			fns = append(fns, fi)
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, fi := range fns {
+			sf := local[fi.fn]
+			for _, c := range fi.uses {
+				v := info.Uses[c.Node().(*ast.Ident)].(*types.Var)
+				i := fi.params[v]
+				if sf != nil && slices.Contains(sf.Params, i) {
+					continue
+				}
+				_, pos, _ := locate(info, cfg, lookup, c)
+				if pos != posBuild && pos != posRegister {
+					continue
+				}
+				if sf == nil {
+					sf = &SinkFact{}
+					local[fi.fn] = sf
+				}
+				sf.Params = append(sf.Params, i)
+				sf.Register = sf.Register || pos == posRegister
+				changed = true
+			}
+		}
+	}
+	for fn, sf := range local {
+		slices.Sort(sf.Params)
+		pass.ExportObjectFact(fn, sf)
+	}
+	return lookup
 }
 
 // registration reports whether a call name registers a handler rather than
 // sending a message.
 func registration(name string) bool {
 	for _, p := range []string{"Handle", "Register", "On", "Add"} {
-		if strings.HasPrefix(name, p) {
+		if len(name) >= len(p) && strings.EqualFold(name[:len(p)], p) {
 			return true
 		}
 	}

@@ -45,9 +45,6 @@ type Result struct {
 func run(pass *analysis.Pass) (any, error) {
 	cfg := config.Current()
 	res := &Result{Objects: map[types.Object]catalog.Entry{}}
-	if libs.IsLibrary(cfg, pass.Pkg.Path()) {
-		return res, nil
-	}
 	var k libs.Keyer
 	resolve := func(e ast.Expr) (catalog.Entry, bool) {
 		obj := astq.ObjectOf(pass.TypesInfo, astq.Unwrap(pass.TypesInfo, e))

@@ -37,8 +37,10 @@ func run(pass *analysis.Pass) (any, error) {
 	info := pass.TypesInfo
 	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
 	raw := pass.ResultOf[rawmethods.Analyzer].(*rawmethods.Result)
-	lib := pass.ResultOf[libapi.Analyzer].(*libapi.Result)
-	servesLegacy := raw.ServerSide() || len(lib.Engine) > 0
+	serves := raw.ServesLegacy()
+	if serves == "" && raw.ServerSide() {
+		serves = "the package still emits 2025-11-25 notifications"
+	}
 
 	// Struct types used as the type of a field tagged json:"task".
 	taskFieldTypes := map[*types.Struct]bool{}
@@ -80,8 +82,8 @@ func run(pass *analysis.Pass) (any, error) {
 				}
 			}
 		}
-		if noFix == "" && servesLegacy {
-			noFix = "the package still serves 2025-11-25 peers"
+		if noFix == "" {
+			noFix = serves
 		}
 		for _, f := range stx.Fields.List {
 			jname := astq.FieldJSONName(f)
