@@ -1,0 +1,17 @@
+package taskkit
+
+import "github.com/mark3labs/mcp-go/mcp"
+
+// Capabilities returns the task capability for the negotiated protocol
+// version: the extension for 2026-07-28 sessions, the 2025-11-25
+// capabilities.tasks otherwise.
+func Capabilities(protocolVersion string) map[string]any {
+	if mcp.IsModernProtocol(protocolVersion) {
+		return map[string]any{
+			"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}},
+		}
+	}
+	return map[string]any{
+		"tasks": map[string]any{"list": map[string]any{}, "cancel": map[string]any{}}, // want MCP004:info
+	}
+}
