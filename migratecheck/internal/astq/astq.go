@@ -468,3 +468,29 @@ func VarMapKeys(info *types.Info, cur inspector.Cursor, obj types.Object) map[st
 	})
 	return out
 }
+
+// storageKeys are struct tag keys of storage encoders: a struct with any of
+// them on a field is a storage record, not a wire message.
+var storageKeys = map[string]bool{"db": true, "bson": true, "dynamodbav": true, "dynamo": true, "gorm": true,
+	"datastore": true, "firestore": true, "bigquery": true, "sql": true, "pg": true, "bun": true, "redis": true}
+
+// StorageRecord reports whether a struct type has a storage encoder tag
+// (dynamodbav, db, bson, gorm, …) on any field.
+func StorageRecord(st *ast.StructType) bool {
+	for _, f := range st.Fields.List {
+		if StorageField(f) {
+			return true
+		}
+	}
+	return false
+}
+
+// StorageField reports whether a field carries a storage encoder tag.
+func StorageField(f *ast.Field) bool {
+	for _, k := range TagKeys(FieldTag(f)) {
+		if storageKeys[k] {
+			return true
+		}
+	}
+	return false
+}

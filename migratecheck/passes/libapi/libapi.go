@@ -62,7 +62,7 @@ func run(pass *analysis.Pass) (any, error) {
 	for cur := range ins.Root().Preorder((*ast.Ident)(nil)) {
 		id := cur.Node().(*ast.Ident)
 		obj := info.Uses[id]
-		if obj == nil || obj.Pkg() == pass.Pkg {
+		if _, wrapper := reex.Objects[obj]; obj == nil || (obj.Pkg() == pass.Pkg && !wrapper) {
 			// A package's references to its own declarations are not uses of
 			// an API (like staticcheck's SA1019); the raw rules judge what
 			// the declaring package does with them. Other packages of the
@@ -88,14 +88,21 @@ func run(pass *analysis.Pass) (any, error) {
 		if ent.Rule == "MCP005" && strings.Contains(ent.Name, ".") {
 			side = fieldSide(cur)
 		}
-		if via != "" {
+		if via != "" && reex.Accessors[obj] {
+			subject = via + " (which reads " + subject + ")"
+		} else if via != "" {
 			subject = via + " (which re-exports " + subject + ")"
 		}
 		do := ent.Do
 		if do == "" {
 			do = catalog.RuleDo[ent.Rule]
 		}
-		msg := subject + " " + ent.What + ": " + do + probeNote(ent, res.Features)
+		what := ent.What
+		if rest, ok := strings.CutPrefix(what, "declares "); ok && strings.Contains(ent.Name, ".") && fieldSide(cur) == finding.SideServer {
+			// A read such as `if tool.Execution == nil` declares nothing.
+			what = "is read here; it holds " + rest
+		}
+		msg := subject + " " + what + ": " + do + probeNote(ent, res.Features)
 		tf := pass.Fset.File(id.Pos())
 		lk := lineKey{tf, tf.Line(id.Pos()), ent.Rule}
 		if !seen[lk] {

@@ -44,6 +44,14 @@ func run(pass *analysis.Pass) (any, error) {
 	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
 	reex := pass.ResultOf[reexport.Analyzer].(*reexport.Result)
 	var k libs.Keyer
+	for cur := range ins.Root().Preorder((*ast.Field)(nil)) {
+		// A _meta struct with the key as a json tag: RelatedTask *T `json:"io.modelcontextprotocol/related-task"`.
+		f := cur.Node().(*ast.Field)
+		if name := astq.FieldJSONName(f); Keys[name] {
+			res.Add(finding.Finding{Pos: f.Tag.Pos(), End: f.Tag.End(), Rule: "MCP011", Key: "R7/tag",
+				Message: `_meta key ` + strconv.Quote(name) + ` (a json tag) is absent from the extension and the 2026-07-28 schema: drop it or keep it only on 2025-11-25 paths`})
+		}
+	}
 	for cur := range ins.Root().Preorder((*ast.BasicLit)(nil), (*ast.Ident)(nil), (*ast.SelectorExpr)(nil)) {
 		e := cur.Node().(ast.Expr)
 		if k, _ := cur.ParentEdge(); k == edge.SelectorExpr_Sel {

@@ -9,7 +9,9 @@ import (
 
 	"golang.org/x/tools/go/analysis"
 
+	"github.com/tasksbridge/tasksbridge/migratecheck/internal/config"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/finding"
+	"github.com/tasksbridge/tasksbridge/migratecheck/internal/libs"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/capabilities"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/era"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/libapi"
@@ -97,9 +99,11 @@ func run(pass *analysis.Pass) (any, error) {
 	var advertisedBy, engineIn string
 	var engineWhat string
 	implements := self.Implements
+	cfg := config.Current()
+	ownFamily, _, _ := libs.Match(cfg, pass.Pkg.Path())
 	for _, pf := range pass.AllPackageFacts() {
 		f, ok := pf.Fact.(*Fact)
-		if !ok || pf.Package == pass.Pkg || (module != "" && f.Module != "" && f.Module != module) {
+		if !ok || pf.Package == pass.Pkg || !sameModule(cfg, module, ownFamily, f.Module, pf.Package.Path()) {
 			continue
 		}
 		implements = implements || f.Implements
@@ -139,4 +143,20 @@ func run(pass *analysis.Pass) (any, error) {
 				ev[0].what + `)` + expect})
 	}
 	return res, nil
+}
+
+// sameModule decides whether a dependency's facts speak for the module being
+// analysed. With module paths on both sides they must be equal. Without
+// them (GOPATH-style loading), a catalogued library's packages are another
+// module unless this package belongs to the same library: importing mcp-go
+// does not mean running its task engine.
+func sameModule(cfg *config.Config, module, ownFamily, depModule, depPath string) bool {
+	if module != "" && depModule != "" {
+		return module == depModule
+	}
+	if libs.IsModern(cfg, depPath) {
+		return false
+	}
+	fam, _, lib := libs.Match(cfg, depPath)
+	return !lib || fam == ownFamily
 }

@@ -40,6 +40,9 @@ func run(pass *analysis.Pass) (any, error) {
 			if !ok {
 				continue
 			}
+			if astq.StorageRecord(n) {
+				continue // a storage record (TaskRecord with dynamodbav/db tags) is not a wire result
+			}
 			keys := astq.JSONKeys(st)
 			for _, f := range n.Fields.List {
 				if astq.FieldJSONName(f) != "task" {
@@ -47,7 +50,7 @@ func run(pass *analysis.Pass) (any, error) {
 				}
 				ft := info.TypeOf(f.Type)
 				switch {
-				case taskShapedType(ft):
+				case taskShapedType(ft) || taskStatusType(ft):
 					res.Add(finding.Finding{Pos: fpos(f), End: fend(f), Rule: "MCP008", Side: finding.SideServer, Key: "R3/struct",
 						Message: astq.StructName(cur) + ` nests a task-shaped value under json "task" (the 2025-11-25 CreateTaskResult): ` + do})
 				case keys["content"] && opaque(ft):
@@ -65,6 +68,17 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 	}
 	return res, nil
+}
+
+// taskStatusType: a struct whose JSON keys are exactly taskId and status,
+// the minimal shape a client decodes {"task": {"taskId", "status"}} into.
+func taskStatusType(t types.Type) bool {
+	st := astq.StructOf(t)
+	if st == nil {
+		return false
+	}
+	keys := astq.JSONKeys(st)
+	return len(keys) == 2 && keys["taskId"] && keys["status"]
 }
 
 func taskShapedType(t types.Type) bool {

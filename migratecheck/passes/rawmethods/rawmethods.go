@@ -120,6 +120,13 @@ func (r *Result) computeServes() string {
 			return "the package still serves 2025-11-25 peers (it dispatches " + strconv.Quote(h.Method) + ")"
 		}
 	}
+	for _, h := range r.Hits {
+		if h.Method != "notifications/tasks/status" {
+			// A client that still calls a removed method talks to 2025-11-25
+			// servers, whose tasks carry the legacy field names.
+			return "the package still talks to 2025-11-25 peers (it calls " + strconv.Quote(h.Method) + ")"
+		}
+	}
 	if r.Declares {
 		return "the package still serves 2025-11-25 peers (it declares their method names, so its wire types are theirs)"
 	}

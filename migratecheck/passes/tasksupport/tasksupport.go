@@ -13,6 +13,7 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/astq"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/finding"
+	"github.com/tasksbridge/tasksbridge/migratecheck/passes/era"
 )
 
 // Analyzer implements R6; see the package doc.
@@ -20,7 +21,7 @@ var Analyzer = &analysis.Analyzer{
 	Name:       "tasksupport",
 	Doc:        "find the removed tool execution.taskSupport",
 	URL:        "https://github.com/tasksbridge/tasksbridge/blob/main/docs/rules/README.md",
-	Requires:   []*analysis.Analyzer{inspect.Analyzer},
+	Requires:   []*analysis.Analyzer{inspect.Analyzer, era.Analyzer},
 	Run:        run,
 	ResultType: reflect.TypeFor[*finding.Result](),
 }
@@ -33,6 +34,12 @@ func toolDescriptor(keys map[string]bool) bool {
 
 func run(pass *analysis.Pass) (any, error) {
 	res := &finding.Result{}
+	if pass.ResultOf[era.Analyzer].(*era.Result).Implements {
+		// The extension still uses taskSupport internally (a "required" tool
+		// answers -32021 to clients without the extension, as mcpkit's v2
+		// engine does), so a package implementing it keeps the field.
+		return res, nil
+	}
 	info := pass.TypesInfo
 	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
 

@@ -91,6 +91,9 @@ func run(pass *analysis.Pass) (any, error) {
 			if !ok || keys[r.newName] {
 				continue // not legacy, or a deliberate dual-emit struct
 			}
+			if jname == "ttl" && dynamoTTL(f) {
+				continue // DynamoDB's TTL attribute (epoch seconds) of a storage record, not the wire field
+			}
 			msg := `json tag "` + jname + `" in task-shaped struct ` + name + ` is the legacy Task field: ` + r.what
 			fd := finding.Finding{Pos: f.Tag.Pos(), End: f.Tag.End(), Rule: r.rule, Key: "R2"}
 			if noFix == "" {
@@ -126,4 +129,19 @@ func tagFix(tag *ast.BasicLit, oldName, newName string) *analysis.SuggestedFix {
 		}
 	}
 	return nil
+}
+
+// dynamoTTL reports whether a field is a DynamoDB TTL attribute: it carries
+// a dynamodbav or dynamo tag naming the attribute "ttl".
+func dynamoTTL(f *ast.Field) bool {
+	tag := reflect.StructTag(astq.FieldTag(f))
+	for _, k := range []string{"dynamodbav", "dynamo"} {
+		if v, ok := tag.Lookup(k); ok {
+			name, _, _ := strings.Cut(v, ",")
+			if strings.EqualFold(name, "ttl") {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -14,7 +14,7 @@ func use(t mcp.Task, o mcp.TaskRuntimeOptions) {
 	var cr mcp.CreateTaskResult // want `mcp.CreateTaskResult is the nested`
 	_ = cr.Task                 // want `mcp.CreateTaskResult.Task is the nested`
 	var te mcp.ToolExecution    // the type itself is not catalogued
-	_ = te.TaskSupport          // want `mcp.ToolExecution.TaskSupport declares the removed tool execution.taskSupport`
+	_ = te.TaskSupport          // want `mcp.ToolExecution.TaskSupport is read here; it holds the removed tool execution.taskSupport`
 	_ = mcp.WithTaskRuntime(o)  // want `mcp.WithTaskRuntime enables apptheory's 2025-11-25 task runtime.*\[info\]$`
 	cc := mcp.CapabilityConfig{Tools: true}
 	cc.Tasks = true              // want `mcp.CapabilityConfig.Tasks enables`

@@ -49,8 +49,8 @@ func capabilities() {
 	c.Requests = req                          // want `mcp.TasksCapability.Requests is the legacy`
 	r := c.Requests                           // want `mcp.TasksCapability.Requests`
 	_ = r.Tools                               // want `mcp.TaskRequestsCapability.Tools is the legacy`
-	_ = r.Sampling                            // want `mcp.TaskRequestsCapability.Sampling declares client-hosted`
-	_ = r.Elicitation                         // want `mcp.TaskRequestsCapability.Elicitation declares client-hosted`
+	_ = r.Sampling                            // want `mcp.TaskRequestsCapability.Sampling is read here; it holds client-hosted`
+	_ = r.Elicitation                         // want `mcp.TaskRequestsCapability.Elicitation is read here; it holds client-hosted`
 	_ = mcp.NewTasksCapability()              // want `mcp.NewTasksCapability is the legacy`
 	_ = mcp.NewTasksCapabilityWithToolsOnly() // want `mcp.NewTasksCapabilityWithToolsOnly is the legacy`
 	var s mcp.ServerCapabilities

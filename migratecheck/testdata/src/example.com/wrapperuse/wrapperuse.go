@@ -9,7 +9,7 @@ import (
 func use(t wrapper.Task) {
 	_ = t.TTL                                 // want `mcp-go mcp.Task.TTL is the legacy Task field "ttl"`
 	var e wrapper.ToolExecution               // want `mcp-go mcp.ToolExecution declares the removed tool execution.taskSupport`
-	_ = e.TaskSupport                         // want `mcp.ToolExecution.TaskSupport declares`
+	_ = e.TaskSupport                         // want `mcp.ToolExecution.TaskSupport is read here`
 	_ = wrapper.TaskSupportRequired           // want `wrapper.TaskSupportRequired \(which re-exports mcp-go mcp.TaskSupportRequired\) declares`
 	_ = wrapper.EnableTasks(true, true, true) // want `wrapper.EnableTasks \(which re-exports mcp-go server.WithTaskCapabilities\) enables` `wrapper.EnableTasks.*\(list=true, …\) serves the removed tasks/list method`
 	_ = wrapper.Tasks()                       // want `wrapper.Tasks \(which re-exports mcp-go server.WithTaskCapabilities\) enables`
