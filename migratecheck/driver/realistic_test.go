@@ -31,8 +31,8 @@ import (
 
 // Thresholds for the realistic corpus (docs/PERFORMANCE.md has the figures).
 const (
-	minRecall    = 0.89
-	minPrecision = 0.88
+	minRecall    = 0.95
+	minPrecision = 0.94
 )
 
 type corpusKey struct {
@@ -176,18 +176,19 @@ func TestRealisticCorpus(t *testing.T) {
 		}
 	}
 
+	// Negative files: no line-level expectation (a package-level MCP014
+	// does not belong to one file); silent: no line-level finding either.
 	withWant := map[string]bool{}
 	for k := range wants {
 		withWant[k.file] = true
 	}
-	inFile := func(k corpusKey, f string) bool { return k.file == f || k.file == path.Dir(f)+"/" }
 	negatives, cleanNegatives := 0, 0
 	for _, f := range files {
-		if withWant[f] || withWant[path.Dir(f)+"/"] {
+		if withWant[f] {
 			continue
 		}
 		negatives++
-		if !slices.ContainsFunc(sortedCorpusKeys(gots), func(k corpusKey) bool { return inFile(k, f) }) {
+		if !slices.ContainsFunc(sortedCorpusKeys(gots), func(k corpusKey) bool { return k.file == f }) {
 			cleanNegatives++
 		}
 	}

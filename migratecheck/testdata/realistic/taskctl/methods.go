@@ -4,5 +4,5 @@ package main
 const (
 	methodGet    = "tasks/get"
 	methodCancel = "tasks/cancel"
-	statusPush   = "notifications/tasks/status" // want MCP003+fix
+	statusPush   = "notifications/tasks/status" // want MCP003
 )
