@@ -175,19 +175,20 @@ func (e LoadError) String() string {
 func packageErrors(broken []*packages.Package, dir string, causes map[string][]*listError) []LoadError {
 	var out []LoadError
 	seen := map[string]bool{}
-	add := func(e LoadError) {
-		k := e.Pos + "\x00" + e.Msg
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, e)
-		}
-	}
 	for _, p := range broken {
 		path := basePath(p.PkgPath)
+		var errs []LoadError
+		add := func(e LoadError) {
+			k := e.Pos + "\x00" + e.Msg
+			if !seen[k] {
+				seen[k] = true
+				errs = append(errs, e)
+			}
+		}
 		typed := slices.ContainsFunc(p.Errors, func(e packages.Error) bool {
 			return e.Kind == packages.TypeError || e.Kind == packages.ParseError
 		})
-		explained := false
+		unresolved, explained := false, false
 		for _, e := range p.Errors {
 			if typed && e.Kind == packages.ListError && strings.HasPrefix(e.Msg, "# ") {
 				continue
@@ -197,6 +198,7 @@ func packageErrors(broken []*packages.Package, dir string, causes map[string][]*
 				le.Pos = relPath(dir, e.Pos)
 			}
 			if couldNotImport.MatchString(e.Msg) {
+				unresolved = true
 				le.Msg = explainImport(e.Msg, le.Pos, causes[path])
 				explained = explained || le.Msg != e.Msg
 			}
@@ -204,16 +206,26 @@ func packageErrors(broken []*packages.Package, dir string, causes map[string][]*
 		}
 		// An import that failed without a position match (a test-only
 		// import, an error on an indirect dependency): list go's reasons.
-		if !explained {
+		if unresolved && !explained {
 			for _, c := range causes[path] {
-				if c.Err != "" && slices.ContainsFunc(p.Errors, func(e packages.Error) bool { return couldNotImport.MatchString(e.Msg) }) {
+				if c.Err != "" {
 					add(LoadError{Package: path, Pos: c.Pos, Msg: strings.TrimSpace(c.Err)})
 				}
 			}
 		}
+		// Like the compiler, show at most maxErrors per package: after an
+		// import fails, every use of it repeats as "undefined: …".
+		if len(errs) > maxErrors {
+			more := len(errs) - maxErrors
+			errs = append(errs[:maxErrors], LoadError{Package: path, Msg: fmt.Sprintf("%d more errors", more)})
+		}
+		out = append(out, errs...)
 	}
 	return out
 }
+
+// maxErrors is the number of errors shown per package (go build shows 10).
+const maxErrors = 10
 
 // errorStrings renders load errors for text output and tests.
 func errorStrings(errs []LoadError) []string {
