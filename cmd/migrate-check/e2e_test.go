@@ -65,6 +65,18 @@ func setup(t *testing.T) {
 	}
 }
 
+// fixtureCopy returns a private copy of the fixture module for a test that
+// modifies it.
+func fixtureCopy(t *testing.T) string {
+	t.Helper()
+	setup(t)
+	dir := t.TempDir()
+	if err := copyTree(fixture, dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 func copyTree(src, dst string) error {
 	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -280,11 +292,7 @@ func TestSuppression(t *testing.T) {
 // (unitchecker protocol). The go vet part type-checks every dependency once
 // per tool build (vetx files), so all vet runs share one fixture copy.
 func TestConfigAndVetTool(t *testing.T) {
-	setup(t)
-	dir := t.TempDir()
-	if err := copyTree(fixture, dir); err != nil {
-		t.Fatal(err)
-	}
+	dir := fixtureCopy(t)
 	cfg := "rules: [all, -MCP008, -MCP009]\nseverity:\n  MCP001: info\n"
 	if err := os.WriteFile(filepath.Join(dir, ".migrate-check.yaml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -348,11 +356,7 @@ func TestBuildTags(t *testing.T) {
 // TestFix: fixes are opt-in, previewed with -diff, gofmt-clean, idempotent,
 // and never touch generated files.
 func TestFix(t *testing.T) {
-	setup(t)
-	dir := t.TempDir()
-	if err := copyTree(fixture, dir); err != nil {
-		t.Fatal(err)
-	}
+	dir := fixtureCopy(t)
 	file := filepath.Join(dir, "rawfix", "rawfix.go")
 	gen := filepath.Join(dir, "rawfix", "zz_generated.go")
 	before, _ := os.ReadFile(file)

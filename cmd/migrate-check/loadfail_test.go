@@ -223,11 +223,7 @@ func TestMissingEmbed(t *testing.T) {
 // does not match the module cache), its own message is the error, not
 // "./... matched no packages", and SARIF is still written.
 func TestChecksumMismatch(t *testing.T) {
-	setup(t)
-	dir := t.TempDir()
-	if err := copyTree(fixture, dir); err != nil {
-		t.Fatal(err)
-	}
+	dir := fixtureCopy(t)
 	sum := filepath.Join(dir, "go.sum")
 	data, err := os.ReadFile(sum)
 	if err != nil {
