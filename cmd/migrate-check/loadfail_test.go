@@ -239,6 +239,12 @@ func TestChecksumMismatch(t *testing.T) {
 	if !strings.Contains(r.stderr, "checksum mismatch") || strings.Contains(r.stderr, "matched no packages") {
 		t.Errorf("want the go command's checksum error:\n%s", r.stderr)
 	}
+	r = runEnv(t, env, dir, binary, "-json", "./legacy")
+	wantCode(t, r, 1, "go.sum mismatch, -json")
+	var tree map[string]map[string]struct{ Error string }
+	if err := json.Unmarshal([]byte(r.stdout), &tree); err != nil || !strings.Contains(tree["./legacy"]["migratecheck"].Error, "checksum mismatch") {
+		t.Errorf("-json: want an error entry under the pattern (%v):\n%s", err, r.stdout)
+	}
 	r = runEnv(t, env, dir, binary, "-format", "sarif", "./legacy")
 	wantCode(t, r, 1, "go.sum mismatch, SARIF")
 	run := parseSARIF(t, r.stdout)
