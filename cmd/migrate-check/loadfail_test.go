@@ -193,6 +193,16 @@ func TestTypeErrorKeepGoing(t *testing.T) {
 	if r.stdout != "" {
 		t.Errorf("a fix was offered in a package that does not type-check:\n%s", r.stdout)
 	}
+	r = runIn(t, dir, binary, "-keep-going", "-json", "./...")
+	wantCode(t, r, 1, "-keep-going -json")
+	var tree map[string]map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(r.stdout), &tree); err != nil {
+		t.Fatal(err)
+	}
+	rpc := tree["example.com/cli/rpc"]
+	if !strings.Contains(string(rpc["load"]), "undefined: logf") || !strings.Contains(string(rpc["migratecheck"]), "MCP002") {
+		t.Errorf("-keep-going -json: want the error under \"load\" and the findings under \"migratecheck\":\n%s", r.stdout)
+	}
 	r = runIn(t, dir, binary, "-keep-going", "-format", "sarif", "./...")
 	wantCode(t, r, 1, "-keep-going -format sarif")
 	if run := parseSARIF(t, r.stdout); run.Invocations[0].ExecutionSuccessful || len(run.Results) != 4 {

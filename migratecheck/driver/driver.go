@@ -639,11 +639,19 @@ func writeJSON(w io.Writer, res *Result) error {
 	withhold := withheld(res.Broken, res.keepGoing)
 	for _, act := range roots {
 		fset := act.Package.Fset
-		if msgs := perPkg[basePath(act.Package.PkgPath)]; len(msgs) > 0 && (withhold(act.Package) || act.Err != nil) {
-			if act.Package.ID == basePath(act.Package.PkgPath) || len(act.Package.Errors) > 0 {
-				add(act.Package.ID, act.Analyzer.Name, jsonError{strings.Join(msgs, "\n")})
+		if msgs := perPkg[basePath(act.Package.PkgPath)]; len(msgs) > 0 {
+			// A broken package: its errors replace its findings, or, with
+			// -keep-going, sit next to them under the pseudo-analyzer "load".
+			name := act.Analyzer.Name
+			if !withhold(act.Package) && act.Err == nil {
+				name = "load"
 			}
-			continue
+			if act.Package.ID == basePath(act.Package.PkgPath) || len(act.Package.Errors) > 0 {
+				add(act.Package.ID, name, jsonError{strings.Join(msgs, "\n")})
+			}
+			if name != "load" {
+				continue
+			}
 		}
 		if act.Err != nil {
 			add(act.Package.ID, act.Analyzer.Name, jsonError{act.Err.Error()})
