@@ -23,7 +23,12 @@
 //	passes/tasksupport   R6: execution.taskSupport
 //	passes/metakeys      R7: legacy _meta keys
 //	passes/inputrequired MCP010: input_required handled through tasks/result
-//	passes/mixed         R8: MCP014, extension advertised next to a legacy task engine
+//	passes/mixed         R8: MCP014, extension advertised next to a legacy task engine (facts across the module)
+//	passes/era           code that already serves both eras (branches on the protocol version, dual stack)
+//
+// Library packages are analysed like any code. A finding in code that
+// already serves both eras is lowered to info with a note saying so, and
+// carries no fix.
 //
 // Every diagnostic has Category = rule ID (MCP001…, MCP000 for directives),
 // URL = the rule's HelpURI, and a Message that starts with a human sentence.
@@ -67,10 +72,13 @@
 //
 // Only the fixes allowed by the catalogue's §4 exist, and only when opted in:
 // MCP006/MCP007 json tag renames in task-shaped wire structs whose tags have
-// only json keys, in packages without a 2025-11-25 server path
+// only json keys, in packages that neither serve nor talk to 2025-11-25 peers
 // (-migratecheck.fix-tags), and the MCP003 "notifications/tasks/status" →
 // "notifications/tasks" raw literal rename when the package does not already
-// emit the new name (-migratecheck.fix-literals). Findings in generated files
+// emit the new name and does not serve 2025-11-25 peers either
+// (-migratecheck.fix-literals). The guard is computed by the analysis
+// (rawmethods.Result.ServesLegacy) from the package's own evidence, never
+// from its library family; drivers only apply the fixes attached. Findings in generated files
 // (ast.IsGenerated) and under vendor/ are still reported but never carry a
 // fix. Fixes are minimal in-literal edits and idempotent: the fixed code is
 // not flagged again. Drivers must gofmt after applying (a longer tag can

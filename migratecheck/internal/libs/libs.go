@@ -6,7 +6,13 @@ package libs
 
 import (
 	"go/types"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
+
+	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/semver"
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/config"
 	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
@@ -265,4 +271,62 @@ func hasMethod(scope *types.Scope, typeName, method string) bool {
 	obj, _, _ := types.LookupFieldOrMethod(types.NewPointer(tn.Type()), false, tn.Pkg(), method)
 	_, isFunc := obj.(*types.Func)
 	return isFunc
+}
+
+// modCache caches parsed go.mod requirements by directory.
+var modCache sync.Map // dir → *modInfo
+
+type modInfo struct {
+	path     string
+	requires map[string]string // module path → version (after replace directives)
+}
+
+// RequiredVersion returns the version of the module at prefix (for example
+// "github.com/mark3labs/mcp-go") that the go.mod of the package's own module
+// requires, or "" if it cannot tell (no go.mod above the package's files, a
+// go.mod of another module, a local replace). dir is the directory of one
+// of the package's files; pkgPath its import path.
+func RequiredVersion(dir, pkgPath, prefix string) string {
+	for d := dir; ; {
+		mi := readMod(d)
+		if mi != nil {
+			if mi.path != pkgPath && !strings.HasPrefix(pkgPath, mi.path+"/") {
+				return "" // a go.mod of another module (GOPATH-style layout)
+			}
+			return mi.requires[prefix]
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return ""
+		}
+		d = parent
+	}
+}
+
+func readMod(dir string) *modInfo {
+	if v, ok := modCache.Load(dir); ok {
+		return v.(*modInfo)
+	}
+	var mi *modInfo
+	name := filepath.Join(dir, "go.mod")
+	if data, err := os.ReadFile(name); err == nil {
+		if f, err := modfile.Parse(name, data, nil); err == nil && f.Module != nil {
+			mi = &modInfo{path: f.Module.Mod.Path, requires: map[string]string{}}
+			for _, r := range f.Require {
+				mi.requires[r.Mod.Path] = r.Mod.Version
+			}
+			for _, r := range f.Replace {
+				if _, ok := mi.requires[r.Old.Path]; ok && (r.Old.Version == "" || r.Old.Version == mi.requires[r.Old.Path]) {
+					mi.requires[r.Old.Path] = r.New.Version // "" for a local directory: unknown
+				}
+			}
+		}
+	}
+	modCache.Store(dir, mi)
+	return mi
+}
+
+// AtLeast reports whether version v is known and not older than min.
+func AtLeast(v, min string) bool {
+	return semver.IsValid(v) && semver.Compare(v, min) >= 0
 }

@@ -13,7 +13,10 @@
 // of an unrelated package (the A2A SDK's ListTasks, a local ToolExecution
 // type) is not. Library packages are recognised by the configured path
 // prefixes (-migratecheck.libraries), so forks under other module paths
-// work; the libraries themselves are exempt.
+// work. The libraries' own packages are analysed like any code: only a
+// package's references to its own declarations are skipped (as staticcheck's
+// SA1019 does); the raw rules judge what the declaring package does. A read
+// of a declaration field (if tool.Execution == nil) is worded as a read.
 //
 // The table lives in internal/catalog. Entries without a rule (for example
 // mcp-go's WithTaskHooks) are not reported but recorded in Result.Engine as
@@ -23,6 +26,8 @@
 //
 // Messages adapt to the library version found by the feature probe (for
 // mcp-go: whether server.WithExtensions, client.WaitForTask and
-// mcp.ResultTypeTask exist in the imported packages). The analyzer reports
+// mcp.ResultTypeTask exist in the imported packages) and name the version the
+// package's go.mod requires; when the probe cannot see a package, that
+// version decides. The analyzer reports
 // nothing; the root migratecheck analyzer reports its Result.
 package libapi

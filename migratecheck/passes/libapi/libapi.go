@@ -5,8 +5,10 @@ import (
 	"go/ast"
 	"go/token"
 	"path"
+	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/analysis/passes/inspect"
@@ -53,6 +55,27 @@ func run(pass *analysis.Pass) (any, error) {
 	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
 	info := pass.TypesInfo
 	var k libs.Keyer
+	// mcpgoVersion is the mcp-go version the package's go.mod requires ("" if
+	// unknown), read only when a hint needs it.
+	var mcpgoVersion func() string
+	{
+		var once sync.Once
+		var v string
+		mcpgoVersion = func() string {
+			once.Do(func() {
+				if len(pass.Files) == 0 {
+					return
+				}
+				dir := filepath.Dir(pass.Fset.File(pass.Files[0].Pos()).Name())
+				for _, prefix := range cfg.Libraries[settings.FamilyMCPGo] {
+					if v = libs.RequiredVersion(dir, pass.Pkg.Path(), prefix); v != "" {
+						return
+					}
+				}
+			})
+			return v
+		}
+	}
 	type lineKey struct {
 		file *token.File
 		line int
@@ -102,7 +125,7 @@ func run(pass *analysis.Pass) (any, error) {
 			// A read such as `if tool.Execution == nil` declares nothing.
 			what = "is read here; it holds " + rest
 		}
-		msg := subject + " " + what + ": " + do + probeNote(ent, res.Features)
+		msg := subject + " " + what + ": " + do + probeNote(ent, res.Features, mcpgoVersion)
 		tf := pass.Fset.File(id.Pos())
 		lk := lineKey{tf, tf.Line(id.Pos()), ent.Rule}
 		if !seen[lk] {
@@ -174,21 +197,35 @@ func firstArgIfCalled(cur inspector.Cursor) ast.Expr {
 	return call.Args[0]
 }
 
-// probeNote adapts guidance to the library version in use.
-func probeNote(ent catalog.Entry, f libs.Features) string {
+// Versions of mcp-go APIs that the hints recommend (catalogue §2.1).
+const (
+	mcpgoExtensionsSince  = "v1.0.0-beta.1" // server.WithExtensions, ServerCapabilities.Extensions
+	mcpgoWaitForTaskSince = "v1.0.0"        // client.WaitForTask
+)
+
+// probeNote adapts guidance to the library version in use: the API the
+// type checker sees (the feature probe) and, when the package does not
+// import the probed package, the version its go.mod requires.
+func probeNote(ent catalog.Entry, f libs.Features, version func() string) string {
 	if ent.Family != settings.FamilyMCPGo {
+		return ""
+	}
+	req := func() string {
+		if v := version(); v != "" {
+			return " (go.mod requires " + v + ")"
+		}
 		return ""
 	}
 	var b strings.Builder
 	switch {
-	case ent.Rule == "MCP004" && f.MCPGoExtensions:
-		b.WriteString("; this mcp-go provides server.WithExtensions, but its own task engine still speaks 2025-11-25, so declare the extension only for an engine that implements it")
+	case ent.Rule == "MCP004" && (f.MCPGoExtensions || libs.AtLeast(version(), mcpgoExtensionsSince)):
+		b.WriteString("; this mcp-go" + req() + " provides server.WithExtensions, but its own task engine still speaks 2025-11-25, so declare the extension only for an engine that implements it")
 	case ent.Rule == "MCP004":
-		b.WriteString("; this mcp-go predates the extension APIs (no server.WithExtensions): upgrade to v1.0.0 or later before declaring the extension")
-	case ent.Name == "Client.TaskResult" && f.MCPGoWaitForTask:
-		b.WriteString("; with this mcp-go, client.WaitForTask does the polling, but its GetTaskResult has no result field yet")
+		b.WriteString("; this mcp-go" + req() + " predates the extension APIs (no server.WithExtensions): upgrade to v1.0.0 or later before declaring the extension")
+	case ent.Name == "Client.TaskResult" && (f.MCPGoWaitForTask || libs.AtLeast(version(), mcpgoWaitForTaskSince)):
+		b.WriteString("; with this mcp-go" + req() + ", client.WaitForTask does the polling, but its GetTaskResult has no result field yet")
 	case ent.Name == "Client.TaskResult":
-		b.WriteString("; this mcp-go has no client.WaitForTask (added in v1.0.0), so loop client.GetTask, and note its GetTaskResult has no result field yet")
+		b.WriteString("; this mcp-go" + req() + " has no client.WaitForTask (added in " + mcpgoWaitForTaskSince + "), so loop client.GetTask, and note its GetTaskResult has no result field yet")
 	}
 	if f.MCPGoResultTypeTask && (ent.Rule == "MCP004" || ent.Rule == "MCP008") {
 		fmt.Fprintf(&b, "; this mcp-go defines mcp.ResultTypeTask: check whether it now implements the extension")

@@ -11,11 +11,22 @@
 // identifier (mcp-go WithTaskCapabilities, AddTaskTool, WithTaskHooks,
 // mcpkit RegisterTasksV1, …; passes/libapi), a server-side R1 hit (a
 // tasks/result or tasks/list dispatcher, passes/rawmethods), or a nested
-// CreateTaskResult (R3, passes/nestedresult). Each advertisement is reported
-// with the evidence as related information. The check is per package. A
-// package with a modern engine of its own is a legitimate dual stack and is
-// exempt: it imports a FamilyModern library (a real implementation of the
-// extension, such as mcpkit's ext/tasks), or it uses the extension-only
-// method "tasks/update", or it builds results with resultType "task".
-// MCP014 stays an error in dual mode.
+// CreateTaskResult (R3, passes/nestedresult), or a server-side legacy
+// capabilities.tasks declaration (R4, catalogued capability slots). Each
+// advertisement is reported with the evidence as related information.
+//
+// Across the packages of a module, a package Fact records whether a package
+// advertises the extension, runs a legacy engine or implements the
+// extension. A package with legacy evidence that imports (directly or not)
+// a package of the same module that advertises gets MCP014 at its first
+// evidence; a package that advertises and imports one with a legacy engine
+// gets MCP014 at its advertisements. Without module information, a
+// catalogued library's packages count as another module unless the
+// analysed package belongs to the same library.
+//
+// A dual stack is exempt: the package or one of its module's imported
+// packages imports a FamilyModern library (a real implementation of the
+// extension, such as mcpkit's ext/tasks), uses the extension-only method
+// "tasks/update", builds results with resultType "task" or answers -32021
+// (passes/era). MCP014 stays an error in dual mode.
 package mixed

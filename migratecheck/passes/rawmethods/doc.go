@@ -17,21 +17,36 @@
 //  4. the first string argument of a call to a function or method listed in
 //     -migratecheck.method-call-funcs (Call, CallRaw, SendRequest, Request,
 //     Notify, SendNotification*, HandleMethod, Handle, RegisterMethod, On,
-//     AddNotificationHandler by default);
-//  5. a const or var of this package initialised with such a literal and used
+//     AddNotificationHandler by default; matched in any case, so call and
+//     sendRequest count), or the argument at a method-sink parameter of a
+//     function with a SinkFact (below);
+//  5. a key of a handler table: a map literal or index assignment on a map
+//     from string to functions;
+//  6. a const or var of this package initialised with such a literal and used
 //     in one of the positions above: reported once, at the declaration, with
-//     the uses as related information. Constants of other (non-library)
-//     packages are reported at the use.
+//     the uses as related information. Constants of other packages
+//     (including unexported dispatch constants of a library's own package)
+//     are reported at the use, unless passes/libapi reports them.
 //
-// Literals that merely contain a name (format strings, log lines), comments,
-// and catalogued library constants (reported by passes/libapi) are never
-// reported. A switch case or if condition whose body only rejects the method
-// with -32601 / METHOD_NOT_FOUND / http.StatusNotFound is exempt, as is the
-// inverted guard "if m != A && m != B { return }" followed only by such a
-// rejection: rejecting the old methods is what the new spec requires.
+// Method sinks: a function of any package (exported or not, any case) whose
+// string parameter reaches positions 1, 4 or 5 is itself a sink; the
+// analyzer computes this to a fixed point per package and exports a
+// SinkFact, so rpcRequest(t, "tasks/result", …) is found in importers too.
+//
+// Literals that merely contain a name (format strings, log lines) and
+// comments are never reported. A switch case or if condition whose body only
+// rejects the method with -32601 / METHOD_NOT_FOUND / http.StatusNotFound is
+// exempt, as is the inverted guard "if m != A && m != B { return }" followed
+// only by such a rejection: rejecting the old methods is what the new spec
+// requires. So is a client that accepts notifications/tasks/status and drops
+// it (an empty case, a bare return, a log call, an empty handler literal),
+// and a request for a removed method built in a _test.go function that
+// asserts -32601 / METHOD_NOT_FOUND.
 //
 // For MCP003 the analyzer proposes the opt-in literal rename to
 // "notifications/tasks" unless the package already uses the new name (a
-// dual-emit path). Result.Hits lists every position with its peer role, used
+// dual-emit path) or still serves or talks to 2025-11-25 peers
+// (Result.ServesLegacy, the guard of every fix, which never depends on the
+// library family). Result.Hits lists every position with its peer role, used
 // by passes/tasktags (fix condition), passes/inputrequired and passes/mixed.
 package rawmethods

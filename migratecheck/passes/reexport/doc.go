@@ -18,6 +18,12 @@
 // call) resolves to a catalogued object, or to another wrapper with a fact,
 // the analyzer exports a *Fact naming the catalogue entry. Its Result maps
 // the objects used by the current package that carry such a fact to their
-// entries; passes/libapi reports those uses. Library packages themselves are
-// skipped. The analyzer reports nothing.
+// entries; passes/libapi reports those uses.
+//
+// Accessors get a fact too: a function (of any package, exported or not)
+// whose return statements yield or test a catalogued per-request task field
+// (MCP005: req.Params.Task, its TTL), directly, through a local variable or
+// through another accessor, such as a "has task params" or "extract task
+// ttl" helper. Calls of it, in its own package and in importers, are
+// reported as reads of that field. The analyzer reports nothing.
 package reexport

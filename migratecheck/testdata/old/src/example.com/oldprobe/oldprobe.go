@@ -12,9 +12,9 @@ import (
 
 func New() *server.MCPServer {
 	return server.NewMCPServer("s", "1",
-		server.WithTaskCapabilities(false, true, true)) // want `this mcp-go predates the extension APIs \(no server.WithExtensions\): upgrade to v1.0.0 or later`
+		server.WithTaskCapabilities(false, true, true)) // want `this mcp-go \(go.mod requires v0.47.0\) predates the extension APIs \(no server.WithExtensions\): upgrade to v1.0.0 or later`
 }
 
 func poll(ctx context.Context, c *client.Client) {
-	_, _ = c.TaskResult(ctx, mcp.TaskResultRequest{}) // want `this mcp-go has no client.WaitForTask \(added in v1.0.0\), so loop client.GetTask`
+	_, _ = c.TaskResult(ctx, mcp.TaskResultRequest{}) // want `this mcp-go \(go.mod requires v0.47.0\) has no client.WaitForTask \(added in v1.0.0\), so loop client.GetTask`
 }
