@@ -28,14 +28,22 @@ func TestCatalogue(t *testing.T) {
 	resetConfig(t)
 	results := analysistest.Run(t, analysistest.TestData(), migratecheck.Analyzer, positives...)
 	seen := map[string]bool{}
+	category := map[string]string{}
 	for _, r := range results {
 		if rep, ok := r.Result.(*migratecheck.Report); ok {
 			for _, f := range rep.Findings {
 				seen[f.Key] = true
+				category[f.Key] = f.Diagnostic.Category
 			}
 			for _, id := range rep.Engine {
 				seen[id] = true
 			}
+		}
+	}
+	// A helper that calls tasks/get is not about the removed tasks/result.
+	for _, key := range []string{"mcpgo:mcp.GetTaskResult", "mcpkit:client.GetTaskV1", "mcpkit:core.GetTaskResultV1"} {
+		if category[key] != "MCP015" {
+			t.Errorf("%s reported as %q, want MCP015 (tasks/get result shape)", key, category[key])
 		}
 	}
 	for _, e := range catalog.Table() {

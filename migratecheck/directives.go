@@ -113,7 +113,7 @@ func parseDirectives(pass *analysis.Pass, cfg *config.Config) *directives {
 						continue // a staticcheck check such as SA1019: not ours
 					}
 					if _, known := rules.Lookup(uid); !known || uid == rules.DirectiveID || !ruleIDRe.MatchString(uid) {
-						bad(c, "directive names unknown rule %q; rules are MCP001…MCP014 (MCP000 cannot be suppressed)", id)
+						bad(c, "directive names unknown rule %q; rules are MCP001…MCP015 (MCP000 cannot be suppressed)", id)
 						ok = false
 						continue
 					}

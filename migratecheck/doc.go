@@ -7,7 +7,7 @@
 //
 // # Analyzer: migratecheck
 //
-// migratecheck: report uses of removed MCP legacy task APIs (MCP001–MCP014)
+// migratecheck: report uses of removed MCP legacy task APIs (MCP001–MCP015)
 //
 // Analyzers returns a single root analyzer, "migratecheck". It requires one
 // sub-analyzer per concern (package passes/…) and is the only analyzer that
@@ -85,7 +85,7 @@
 // shift the alignment of trailing comments).
 package migratecheck
 
-const doc = `report uses of removed MCP legacy task APIs (MCP001–MCP014)
+const doc = `report uses of removed MCP legacy task APIs (MCP001–MCP015)
 
 migratecheck finds Go code that depends on the MCP 2025-11-25 experimental
 tasks surface (tasks/result, tasks/list, notifications/tasks/status,

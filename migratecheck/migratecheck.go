@@ -5,17 +5,20 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
+	"go/types"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
 
+	"github.com/tasksbridge/tasksbridge/migratecheck/internal/astq"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/config"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/finding"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/capabilities"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/era"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/libapi"
+	"github.com/tasksbridge/tasksbridge/migratecheck/passes/rawmethods"
 	"github.com/tasksbridge/tasksbridge/migratecheck/rules"
 	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
@@ -71,6 +74,12 @@ type Report struct {
 	// library identifiers that were matched only as evidence of a 2025-11-25
 	// task engine (they have no rule of their own; MCP014 uses them).
 	Engine []string
+	// LegacyTypes lists task-shaped struct types of other packages
+	// ("example.com/wire.Task") that this package uses while it still
+	// serves or talks to 2025-11-25 peers. A fix whose FixSubject is listed
+	// by any package of a run must not be applied: the type still serves
+	// 2025-11-25 there (the declaring package cannot see its importers).
+	LegacyTypes []string
 }
 
 // Reported is one finding as the root analyzer decided it.
@@ -79,6 +88,9 @@ type Reported struct {
 	Severity   rules.Severity      // effective severity (see SeverityOf)
 	Key        string              // what matched: "mcpgo:mcp.MethodTasksResult", "R1", …
 	Suppressed bool                // silenced by a directive (not reported)
+	// FixSubject is the qualified name of the type the attached fix edits
+	// (see Report.LegacyTypes), or "".
+	FixSubject string
 }
 
 // Severity markers appended to a diagnostic message whose severity differs
@@ -172,7 +184,11 @@ func run(pass *analysis.Pass) (any, error) {
 			d.SuggestedFixes = []analysis.SuggestedFix{*f.Fix}
 		}
 		suppressed := dirs.suppress(pass.Fset, f.Pos, f.Rule)
-		rep.Findings = append(rep.Findings, Reported{Diagnostic: d, Severity: level, Key: f.Key, Suppressed: suppressed})
+		r := Reported{Diagnostic: d, Severity: level, Key: f.Key, Suppressed: suppressed}
+		if len(d.SuggestedFixes) > 0 {
+			r.FixSubject = f.Subject
+		}
+		rep.Findings = append(rep.Findings, r)
 		if !suppressed {
 			pass.Report(d)
 		}
@@ -183,6 +199,9 @@ func run(pass *analysis.Pass) (any, error) {
 				rep.Engine = append(rep.Engine, u.Entry.ID())
 			}
 		}
+	}
+	if raw, ok := pass.ResultOf[rawmethods.Analyzer].(*rawmethods.Result); ok && raw.ServesLegacy() != "" {
+		rep.LegacyTypes = legacyTypes(pass)
 	}
 	for _, d := range dirs.problems(cfg) {
 		rep.Findings = append(rep.Findings, Reported{Diagnostic: d, Severity: SeverityOf(d), Key: "directive"})
@@ -206,3 +225,41 @@ func isVendored(filename string) bool {
 }
 
 const analyzerName = "migratecheck"
+
+// legacyTypes returns the task-shaped named struct types of other packages
+// that carry a legacy ttl/pollInterval key and are used by this package
+// (directly, or as a field type of a used struct type).
+func legacyTypes(pass *analysis.Pass) []string {
+	seen := map[*types.TypeName]bool{}
+	var out []string
+	var visit func(t types.Type, depth int)
+	visit = func(t types.Type, depth int) {
+		if p, ok := types.Unalias(t).(*types.Pointer); ok {
+			t = p.Elem()
+		}
+		n, ok := types.Unalias(t).(*types.Named)
+		if !ok || seen[n.Obj()] || n.Obj().Pkg() == nil || n.Obj().Pkg() == pass.Pkg {
+			return
+		}
+		seen[n.Obj()] = true
+		st, ok := n.Underlying().(*types.Struct)
+		if !ok {
+			return
+		}
+		if keys := astq.JSONKeys(st); astq.TaskShaped(keys) && (keys["ttl"] || keys["pollInterval"]) {
+			out = append(out, n.Obj().Pkg().Path()+"."+n.Obj().Name())
+		}
+		if depth < 2 {
+			for i := 0; i < st.NumFields(); i++ {
+				visit(st.Field(i).Type(), depth+1)
+			}
+		}
+	}
+	for _, obj := range pass.TypesInfo.Uses {
+		if tn, ok := obj.(*types.TypeName); ok {
+			visit(tn.Type(), 0)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

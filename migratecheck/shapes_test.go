@@ -6,6 +6,7 @@ import (
 	"golang.org/x/tools/go/analysis/analysistest"
 
 	"github.com/tasksbridge/tasksbridge/migratecheck"
+	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
 
 // TestIndirectShapes covers the legacy uses that are only visible through
@@ -39,5 +40,42 @@ func TestTraps(t *testing.T) {
 		if !pkgs[want] {
 			t.Errorf("trap package %s was not analysed", want)
 		}
+	}
+}
+
+// TestFixGuardAcrossPackages: a wire type whose own package shows no legacy
+// evidence gets the opt-in tag fix in its package's pass, but the package
+// that still serves 2025-11-25 with it lists the type in
+// Report.LegacyTypes, and the fix names its type in FixSubject, so a driver
+// that sees both withholds the fix.
+func TestFixGuardAcrossPackages(t *testing.T) {
+	resetConfig(t)
+	s := settings.Default()
+	s.FixTags = true
+	if err := migratecheck.Configure(s); err != nil {
+		t.Fatal(err)
+	}
+	results := analysistest.RunWithSuggestedFixes(t, analysistest.TestData(), migratecheck.Analyzer, "example.com/crossfix/...")
+	legacy := map[string]bool{}
+	var subjects []string
+	for _, r := range results {
+		rep, ok := r.Result.(*migratecheck.Report)
+		if !ok {
+			continue
+		}
+		for _, ty := range rep.LegacyTypes {
+			legacy[ty] = true
+		}
+		for _, f := range rep.Findings {
+			if len(f.Diagnostic.SuggestedFixes) > 0 {
+				subjects = append(subjects, f.FixSubject)
+			}
+		}
+	}
+	if len(subjects) != 1 || subjects[0] != "example.com/crossfix/wire.Task" {
+		t.Fatalf("fix subjects = %q, want [example.com/crossfix/wire.Task]", subjects)
+	}
+	if !legacy[subjects[0]] {
+		t.Errorf("LegacyTypes = %v: the server package serves tasks/result with %s", legacy, subjects[0])
 	}
 }

@@ -1,5 +1,5 @@
 // Package rules is migrate-check's rule catalogue as data: one Rule per check
-// (MCP001–MCP014) plus the MCP000 pseudo-rule for malformed or unused
+// (MCP001–MCP015) plus the MCP000 pseudo-rule for malformed or unused
 // suppression directives. Drivers use it for -list-rules, -explain, SARIF rule
 // metadata and default severities; the analyzers use it for diagnostic URLs.
 package rules
@@ -256,9 +256,21 @@ var all = []Rule{
 		Severity: Error,
 		Fix:      FixNone,
 	},
+	{
+		ID:       "MCP015",
+		Name:     "tasks-get-result",
+		Title:    "tasks/get returns a DetailedTask that inlines result, error and inputRequests",
+		Summary:  "The method name tasks/get is unchanged, but its result changed: the extension's tasks/get returns a DetailedTask (resultType \"complete\") that inlines the final result of a completed task, the error of a failed one and the inputRequests of an input_required one, with ttlMs and pollIntervalMs. Code that decodes the legacy bare Task result finds none of them; decode the DetailedTask.",
+		Spec:     extSpec + "#tasksget; " + sep2663,
+		HelpURI:  uri("MCP015"),
+		Before:   "res, err := c.GetTask(ctx, req) // *mcp.GetTaskResult: a bare Task\nif res.Status == mcp.TaskStatusCompleted {\n\tout, _ := c.TaskResult(ctx, resultReq) // a second call for the result\n}",
+		After:    "t, err := getTask(ctx, id) // DetailedTask\nif t.Status == \"completed\" {\n\tuse(t.Result) // inlined; a failed task carries t.Error\n}",
+		Severity: Info,
+		Fix:      FixNone,
+	},
 }
 
-// All returns the rules MCP001…MCP014 in order. The MCP000 pseudo-rule is not
+// All returns the rules MCP001…MCP015 in order. The MCP000 pseudo-rule is not
 // included; see Directive. The returned slice is a copy.
 func All() []Rule { return append([]Rule(nil), all...) }
 

@@ -99,7 +99,7 @@ var groups = []group{
 			"CreateTaskResult.StructuredContent", "NewCreateTaskResult"}},
 	{fam: mcpgo, pkg: "mcp", rule: "MCP012", what: "is the legacy tasks/cancel result that carries the Task",
 		names: []string{"CancelTaskResult", "NewCancelTaskResult", "ParseCancelTaskResult"}},
-	{fam: mcpgo, pkg: "mcp", rule: "MCP001", level: rules.Info, what: "is the legacy tasks/get result (a bare Task)",
+	{fam: mcpgo, pkg: "mcp", rule: "MCP015", what: "is the legacy tasks/get result (a bare Task)",
 		do:    `tasks/get now returns a DetailedTask that inlines "result", "error" and "inputRequests" (resultType "complete"); mcp-go's GetTaskResult has no fields for them`,
 		names: []string{"GetTaskResult", "ParseGetTaskResult", "NewGetTaskResult"}},
 	{fam: mcpgo, pkg: "mcp", rule: "MCP011", what: `is the legacy _meta key "io.modelcontextprotocol/related-task"`,
@@ -138,7 +138,7 @@ var groups = []group{
 		do:    `use client.ToolCall and res.IsTask(): the extension's task result is flat`,
 		names: []string{"ToolCallAsTaskV1"}},
 	{fam: mcpkit, pkg: "client", rule: "MCP005", side: client, what: "sets the removed per-request params.task", names: []string{"TaskCallOptionsV1"}},
-	{fam: mcpkit, pkg: "client", rule: "MCP001", level: rules.Info, side: client, what: "returns the legacy tasks/get result",
+	{fam: mcpkit, pkg: "client", rule: "MCP015", side: client, what: "calls tasks/get and returns its legacy result (a bare Task)",
 		do: `client.GetTask returns the extension's DetailedTask with the inlined result`, names: []string{"GetTaskV1"}},
 	{fam: mcpkit, pkg: "client", rule: "MCP012", side: client, what: "expects tasks/cancel to return the Task",
 		do: `client.CancelTask(ctx, c, id) returns only an error`, names: []string{"CancelTaskV1"}},
@@ -151,7 +151,7 @@ var groups = []group{
 		do: `the extension's Task has no parentTaskId`, names: []string{"TaskInfo.ParentTaskID"}},
 	{fam: mcpkit, pkg: "core", rule: "MCP008", what: "is the nested 2025-11-25 CreateTaskResult {task: Task}",
 		do: `core.CreateTaskResult is the flat extension shape (resultType "task")`, names: []string{"CreateTaskResultV1"}},
-	{fam: mcpkit, pkg: "core", rule: "MCP001", level: rules.Info, what: "is the legacy tasks/get result",
+	{fam: mcpkit, pkg: "core", rule: "MCP015", what: "is the legacy tasks/get result",
 		do: `the extension's tasks/get returns core.DetailedTask`, names: []string{"GetTaskResultV1"}},
 	{fam: mcpkit, pkg: "core", rule: "MCP012", what: "is the legacy tasks/cancel result that carries the Task", names: []string{"CancelTaskResultV1"}},
 	{fam: mcpkit, pkg: "core", rule: "MCP002", what: "belongs to the removed tasks/list method", names: []string{"ListTasksResultV1"}},
@@ -268,7 +268,7 @@ func Resolve(cfg *config.Config, k *libs.Keyer, obj types.Object) (Entry, bool) 
 	if obj == nil || obj.Pkg() == nil {
 		return Entry{}, false
 	}
-	fam, sub, ok := libs.Match(cfg, obj.Pkg().Path())
+	fam, sub, ok := k.Match(cfg, obj.Pkg())
 	if !ok {
 		return Entry{}, false
 	}

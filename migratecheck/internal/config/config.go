@@ -23,7 +23,7 @@ type Config struct {
 	Libraries       map[string][]string // every family present; empty = disabled
 	MethodCallFuncs []string
 	Target          string          // settings.TargetDual or settings.TargetExtensionOnly
-	Enabled         map[string]bool // every rule ID MCP001…MCP014
+	Enabled         map[string]bool // every rule ID MCP001…MCP015
 	FixTags         bool
 	FixLiterals     bool
 }

@@ -48,10 +48,10 @@ func TestParseRules(t *testing.T) {
 		}
 	}
 	en, err := ParseRules("MCP001,MCP014")
-	if err != nil || !en["MCP001"] || !en["MCP014"] || en["MCP002"] || len(en) != 14 {
+	if err != nil || !en["MCP001"] || !en["MCP014"] || en["MCP002"] || len(en) != 15 {
 		t.Errorf("only-listed rules: %v %v", en, err)
 	}
-	for _, bad := range []string{"-MCP000", "MCP015", "all,-nope"} {
+	for _, bad := range []string{"-MCP000", "MCP016", "all,-nope"} {
 		if _, err := ParseRules(bad); err == nil {
 			t.Errorf("ParseRules(%q) accepted", bad)
 		}

@@ -45,6 +45,10 @@ type Finding struct {
 	// Key records what matched: a library table key such as
 	// "mcpgo:mcp.MethodTasksResult", or a raw rule such as "R1".
 	Key string
+	// Subject is the qualified name of the named type a Fix edits
+	// ("example.com/wire.Task"), so that a driver can withhold the fix when
+	// another package still serves 2025-11-25 with that type.
+	Subject string
 }
 
 // Result is the ResultType of every finding-producing sub-analyzer.

@@ -76,7 +76,27 @@ func IsModern(cfg *config.Config, path string) bool {
 // named struct types (through aliases and generic origins). It caches the
 // field owners of each package it sees; use one Keyer per pass.
 type Keyer struct {
-	owners map[*types.Package]map[*types.Var]string
+	owners  map[*types.Package]map[*types.Var]string
+	matches map[*types.Package]match
+}
+
+type match struct {
+	family, sub string
+	ok          bool
+}
+
+// Match is Match for a package, cached: the library analyzers resolve
+// every identifier they see, so the prefix scan runs once per package.
+func (k *Keyer) Match(cfg *config.Config, pkg *types.Package) (family, sub string, ok bool) {
+	if k.matches == nil {
+		k.matches = map[*types.Package]match{}
+	}
+	m, seen := k.matches[pkg]
+	if !seen {
+		m.family, m.sub, m.ok = Match(cfg, pkg.Path())
+		k.matches[pkg] = m
+	}
+	return m.family, m.sub, m.ok
 }
 
 // Key returns the key of obj within its package, or "" if obj has none (for

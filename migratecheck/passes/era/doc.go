@@ -8,11 +8,15 @@
 //
 // A function serves both eras when it branches on the negotiated protocol
 // version: an if condition, switch tag or case, or comparison mentions a
-// date-shaped protocol version constant ("2025-11-25", "2026-07-28"), or an
-// identifier whose name says protocol version or era (ProtocolVersion,
-// IsModernProtocol, isLegacySession, …). A package implements the extension
-// when it uses the extension-only method "tasks/update", builds a result with
-// resultType "task", or answers -32021 (Missing Required Client Capability):
-// together with an advertisement of io.modelcontextprotocol/tasks that is a
-// dual stack, which SEP-2663's compatibility table allows.
+// date-shaped protocol version constant ("2025-11-25", "2026-07-28", or a
+// named constant with such a value), or a predicate whose name says the era
+// (IsModernProtocol, isLegacySession, …). A bare protocolVersion field does
+// not count: only a comparison with a version says which era a branch
+// serves.
+//
+// A package implements the extension when it uses the extension-only method
+// "tasks/update", builds a result with resultType "task", or answers -32021
+// (Missing Required Client Capability): together with an advertisement of
+// io.modelcontextprotocol/tasks that is a dual stack, which SEP-2663's
+// compatibility table allows.
 package era

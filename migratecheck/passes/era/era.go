@@ -53,9 +53,11 @@ func (r *Result) Branches(pos token.Pos) bool {
 // versionLike matches MCP protocol version strings.
 var versionLike = regexp.MustCompile(`^20\d\d-\d\d-\d\d$`)
 
-// eraWords are lower-cased identifier fragments that name the protocol
-// version or era of a session or request.
-var eraWords = []string{"protocolversion", "ismodern", "modernprotocol", "islegacy", "legacyprotocol", "legacysession", "negotiatedversion"}
+// eraWords are lower-cased identifier fragments of predicates that tell the
+// era of a session or request (IsModernProtocol, isLegacySession). A bare
+// protocolVersion field does not count: only a comparison with a version
+// constant says which era a branch serves.
+var eraWords = []string{"ismodern", "modernprotocol", "islegacy", "legacyprotocol", "legacysession", "modernsession"}
 
 func run(pass *analysis.Pass) (any, error) {
 	res := &Result{}
@@ -96,60 +98,35 @@ func run(pass *analysis.Pass) (any, error) {
 	return res, nil
 }
 
-// branchesOnVersion reports whether body has a condition, switch or
-// comparison that mentions a protocol version.
+// branchesOnVersion reports whether body compares something with a protocol
+// version constant (==, !=, <, …, or a switch case) or calls or reads an era
+// predicate. It walks the body once.
 func branchesOnVersion(info *types.Info, body *ast.BlockStmt) bool {
 	found := false
-	check := func(e ast.Expr) {
-		if e != nil && !found && mentionsVersion(info, e) {
-			found = true
-		}
+	isVersion := func(e ast.Expr) bool {
+		s, ok := astq.StringValue(info, e)
+		return ok && versionLike.MatchString(s)
 	}
 	ast.Inspect(body, func(n ast.Node) bool {
 		if found {
 			return false
 		}
-		switch s := n.(type) {
-		case *ast.FuncLit:
-			return false // a closure is judged on its own when it is a declaration
-		case *ast.IfStmt:
-			check(s.Cond)
-		case *ast.SwitchStmt:
-			check(s.Tag)
-		case *ast.CaseClause:
-			for _, e := range s.List {
-				check(e)
-			}
-		case *ast.BinaryExpr:
-			switch s.Op {
-			case token.EQL, token.NEQ, token.LSS, token.LEQ, token.GTR, token.GEQ:
-				check(s)
-			}
-		}
-		return true
-	})
-	return found
-}
-
-func mentionsVersion(info *types.Info, e ast.Expr) bool {
-	found := false
-	ast.Inspect(e, func(n ast.Node) bool {
-		if found {
-			return false
-		}
 		switch x := n.(type) {
 		case *ast.FuncLit:
-			return false
+			return false // a closure is not the declaration's own branching
+		case *ast.BinaryExpr:
+			switch x.Op {
+			case token.EQL, token.NEQ, token.LSS, token.LEQ, token.GTR, token.GEQ:
+				found = isVersion(x.X) || isVersion(x.Y)
+			}
+		case *ast.CaseClause:
+			for _, e := range x.List {
+				found = found || isVersion(e)
+			}
 		case *ast.Ident:
 			l := strings.ToLower(x.Name)
 			for _, w := range eraWords {
-				if strings.Contains(l, w) {
-					found = true
-				}
-			}
-		case ast.Expr:
-			if s, ok := astq.StringValue(info, x); ok && versionLike.MatchString(s) {
-				found = true
+				found = found || strings.Contains(l, w)
 			}
 		}
 		return !found

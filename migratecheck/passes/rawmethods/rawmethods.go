@@ -25,6 +25,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/era"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/libapi"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/reexport"
+	"github.com/tasksbridge/tasksbridge/migratecheck/rules"
 )
 
 // Analyzer implements R1; see the package doc.
@@ -135,7 +136,7 @@ func (r *Result) computeServes() string {
 	}
 	for _, f := range r.lib.Findings {
 		if f.Side == finding.SideServer {
-			return "the package still serves 2025-11-25 peers (" + f.Key + " on the server side)"
+			return "the package still serves 2025-11-25 peers (it uses the legacy task API on the server side, " + f.Rule + ")"
 		}
 	}
 	if r.era.Implements && r.ServerSide() {
@@ -284,6 +285,12 @@ func run(pass *analysis.Pass) (any, error) {
 			Related: related,
 			Message: fmt.Sprintf("%s (= %s) is used as a JSON-RPC method name %s, but %s", d.name, d.lit.Value,
 				plural(len(d.hits)), guidance(value, side))}
+		if allBranch(res.era, d.hits) {
+			f.Level = rules.Info
+			f.Message += "; every use is in code that branches on the negotiated protocol version, so it already serves both eras: keep it on the 2025-11-25 path only"
+			out = append(out, pending{f, nil}) // no fix on a dual-era path
+			continue
+		}
 		out = append(out, pending{f, d.lit})
 	}
 	res.serves = res.computeServes()
@@ -295,6 +302,17 @@ func run(pass *analysis.Pass) (any, error) {
 		res.Add(f)
 	}
 	return res, nil
+}
+
+// allBranch reports whether every hit lies in a function that branches on
+// the negotiated protocol version.
+func allBranch(e *era.Result, hits []Hit) bool {
+	for _, h := range hits {
+		if !e.Branches(h.Pos) {
+			return false
+		}
+	}
+	return len(hits) > 0
 }
 
 func plural(n int) string {

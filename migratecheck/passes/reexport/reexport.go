@@ -154,8 +154,21 @@ func run(pass *analysis.Pass) (any, error) {
 		})
 		return found, ok
 	}
-	// Accessors first, to a fixed point (accessors calling accessors).
-	for changed := true; changed; {
+	// Accessors first, to a fixed point (accessors calling accessors). Only
+	// a package that imports a catalogued library, or a package with an
+	// accessor fact, can have one: skip the walk otherwise.
+	mayAccess := false
+	for _, imp := range pass.Pkg.Imports() {
+		if libs.IsLibrary(cfg, imp.Path()) {
+			mayAccess = true
+		}
+	}
+	for _, of := range pass.AllObjectFacts() {
+		if f, ok := of.Fact.(*Fact); ok && f.Reads {
+			mayAccess = true
+		}
+	}
+	for changed := mayAccess; changed; {
 		changed = false
 		for _, f := range pass.Files {
 			for _, decl := range f.Decls {

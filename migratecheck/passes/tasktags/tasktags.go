@@ -96,6 +96,9 @@ func run(pass *analysis.Pass) (any, error) {
 			}
 			msg := `json tag "` + jname + `" in task-shaped struct ` + name + ` is the legacy Task field: ` + r.what
 			fd := finding.Finding{Pos: f.Tag.Pos(), End: f.Tag.End(), Rule: r.rule, Key: "R2"}
+			if tn, ok := cur.Parent().Node().(*ast.TypeSpec); ok && tn.Type == stx {
+				fd.Subject = pass.Pkg.Path() + "." + tn.Name.Name
+			}
 			if noFix == "" {
 				if fix := tagFix(f.Tag, jname, r.newName); fix != nil {
 					fd.Fix, fd.FixKind = fix, finding.FixTags

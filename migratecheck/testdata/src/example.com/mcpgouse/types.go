@@ -108,7 +108,7 @@ func cancelAndGet(raw *json.RawMessage, t mcp.Task) {
 	var c mcp.CancelTaskResult              // want `mcp.CancelTaskResult is the legacy tasks/cancel result`
 	c = mcp.NewCancelTaskResult(t)          // want `mcp.NewCancelTaskResult is the legacy tasks/cancel`
 	pc, _ := mcp.ParseCancelTaskResult(raw) // want `mcp.ParseCancelTaskResult is the legacy tasks/cancel`
-	var g mcp.GetTaskResult                 // want `mcp.GetTaskResult is the legacy tasks/get result.*\[info\]$`
+	var g mcp.GetTaskResult                 // want `mcp.GetTaskResult is the legacy tasks/get result \(a bare Task\): tasks/get now returns a DetailedTask`
 	g = mcp.NewGetTaskResult(t)             // want `mcp.NewGetTaskResult is the legacy tasks/get`
 	pg, _ := mcp.ParseGetTaskResult(raw)    // want `mcp.ParseGetTaskResult is the legacy tasks/get`
 	_, _, _, _ = c, pc, g, pg

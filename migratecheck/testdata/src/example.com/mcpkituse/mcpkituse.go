@@ -18,7 +18,7 @@ func serverSide(srv *server.Server) {
 func clientSide(ctx context.Context, c *client.Client) {
 	_, _ = client.ToolCallAsTaskV1(ctx, c, "render", nil) // want `mcpkit client.ToolCallAsTaskV1 calls a tool as a legacy task`
 	var opts client.TaskCallOptionsV1                     // want `client.TaskCallOptionsV1 sets the removed per-request params.task`
-	_, _ = client.GetTaskV1(ctx, c, "t")                  // want `client.GetTaskV1 returns the legacy tasks/get result.*\[info\]$`
+	_, _ = client.GetTaskV1(ctx, c, "t")                  // want `client.GetTaskV1 calls tasks/get and returns its legacy result`
 	_, _ = client.CancelTaskV1(ctx, c, "t")               // want `client.CancelTaskV1 expects tasks/cancel to return the Task`
 	_, _ = client.WaitForTaskV1(ctx, c, "t", 0)           // want `client.WaitForTaskV1 uses the removed tasks/result method`
 	_, _ = client.GetTaskPayloadV1(ctx, c, "t")           // want `client.GetTaskPayloadV1 uses the removed tasks/result method`
