@@ -87,6 +87,8 @@ type Finding struct {
 	Suppressed bool
 	fset       *token.FileSet
 	pkg        string // import path of the package that reported it
+	// fixWithheld: the analyzer offered a fix that withholdFix removed.
+	fixWithheld bool
 }
 
 // Result is what a run found.
@@ -389,6 +391,17 @@ func collect(graph *checker.Graph, r *Resolved, errs []string, withhold func(*pa
 		msg      string
 	}
 	seen := map[key]bool{}
+	// Wire types that some package of the run still serves to 2025-11-25
+	// peers: a tag fix on them would break those peers, and the declaring
+	// package cannot see its importers (spec §4 fix guard).
+	legacy := map[string]bool{}
+	for _, act := range graph.Roots {
+		if rep, ok := act.Result.(*migratecheck.Report); ok && rep != nil {
+			for _, t := range rep.LegacyTypes {
+				legacy[t] = true
+			}
+		}
+	}
 	var out []Finding
 	for _, act := range graph.Roots {
 		if act.Err != nil {
@@ -401,17 +414,18 @@ func collect(graph *checker.Graph, r *Resolved, errs []string, withhold func(*pa
 			continue
 		}
 		fset := act.Package.Fset
-		add := func(d analysis.Diagnostic, sev rules.Severity, suppressed bool) {
+		add := func(d analysis.Diagnostic, sev rules.Severity, suppressed, fixWithheld bool) {
 			f := Finding{
-				Rule:       cmp.Or(d.Category, act.Analyzer.Name),
-				Message:    stripMarker(d.Message),
-				Pos:        fset.Position(d.Pos),
-				End:        fset.Position(cmp.Or(d.End, d.Pos)),
-				Related:    d.Related,
-				Fixes:      d.SuggestedFixes,
-				Suppressed: suppressed,
-				fset:       fset,
-				pkg:        basePath(act.Package.PkgPath),
+				fixWithheld: fixWithheld,
+				Rule:        cmp.Or(d.Category, act.Analyzer.Name),
+				Message:     stripMarker(d.Message),
+				Pos:         fset.Position(d.Pos),
+				End:         fset.Position(cmp.Or(d.End, d.Pos)),
+				Related:     d.Related,
+				Fixes:       d.SuggestedFixes,
+				Suppressed:  suppressed,
+				fset:        fset,
+				pkg:         basePath(act.Package.PkgPath),
 			}
 			f.Severity = r.SeverityFor(f.Rule, sev)
 			k := key{f.Pos, f.End, f.Rule, f.Message}
@@ -423,12 +437,16 @@ func collect(graph *checker.Graph, r *Resolved, errs []string, withhold func(*pa
 		}
 		if rep, ok := act.Result.(*migratecheck.Report); ok && rep != nil {
 			for _, rf := range rep.Findings {
-				add(rf.Diagnostic, rf.Severity, rf.Suppressed)
+				withhold := rf.FixSubject != "" && legacy[rf.FixSubject]
+				if withhold {
+					rf.Diagnostic = withholdFix(rf.Diagnostic)
+				}
+				add(rf.Diagnostic, rf.Severity, rf.Suppressed, withhold)
 			}
 			continue
 		}
 		for _, d := range act.Diagnostics {
-			add(d, migratecheck.SeverityOf(d), false)
+			add(d, migratecheck.SeverityOf(d), false, false)
 		}
 	}
 	slices.SortFunc(out, func(a, b Finding) int {
@@ -436,6 +454,15 @@ func collect(graph *checker.Graph, r *Resolved, errs []string, withhold func(*pa
 			cmp.Compare(a.Pos.Column, b.Pos.Column), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Message, b.Message))
 	})
 	return out, errs
+}
+
+// withholdFix drops the fix of a finding on a wire type that another
+// package still serves to 2025-11-25 peers, and says so in the message.
+func withholdFix(d analysis.Diagnostic) analysis.Diagnostic {
+	d.SuggestedFixes = nil
+	d.Message = strings.Replace(d.Message, "; the opt-in fix (-fix-tags) renames it",
+		"; not renamed automatically: another package of this run still serves the type to 2025-11-25 peers", 1)
+	return d
 }
 
 // stripMarker removes the " [info]"-style severity marker the analyzer
@@ -637,6 +664,15 @@ func writeJSON(w io.Writer, res *Result) error {
 	}
 	seen := map[key]bool{}
 	withhold := withheld(res.Broken, res.keepGoing)
+	type at struct {
+		posn, rule string
+	}
+	noFix := map[at]bool{}
+	for _, f := range res.Findings {
+		if f.fixWithheld {
+			noFix[at{f.Pos.String(), f.Rule}] = true
+		}
+	}
 	for _, act := range roots {
 		fset := act.Package.Fset
 		if msgs := perPkg[basePath(act.Package.PkgPath)]; len(msgs) > 0 {
@@ -664,6 +700,9 @@ func writeJSON(w io.Writer, res *Result) error {
 				continue
 			}
 			seen[k] = true
+			if noFix[at{k.posn, d.Category}] {
+				d = withholdFix(d)
+			}
 			jd := jsonDiagnostic{
 				Category: d.Category,
 				Posn:     fset.Position(d.Pos).String(),

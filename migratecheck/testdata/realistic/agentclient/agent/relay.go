@@ -18,6 +18,6 @@ func ElicitationFor(req mcp.ElicitationRequest) string {
 }
 
 // Wait polls with the library helper until the task is terminal.
-func (a *Agent) Wait(ctx context.Context, id string) (*mcp.GetTaskResult, error) {
+func (a *Agent) Wait(ctx context.Context, id string) (*mcp.GetTaskResult, error) { // want MCP015:info
 	return a.c.WaitForTask(ctx, mcp.GetTaskRequest{Params: mcp.GetTaskParams{TaskId: id}}, 0) // want MCP007:info
 }

@@ -3,6 +3,8 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+
+	"example.com/gateway/wiretypes"
 )
 
 type handlerFunc func(g *Gateway, ctx context.Context, req Request) Response
@@ -14,7 +16,16 @@ var extraHandlers = map[string]handlerFunc{
 }
 
 func (g *Gateway) blockingResult(ctx context.Context, req Request) Response {
-	return g.forwardTask(ctx, req)
+	resp := g.forwardTask(ctx, req)
+	if raw, ok := resp.Result.(json.RawMessage); ok {
+		var t wiretypes.UpstreamTask
+		if json.Unmarshal(raw, &t) == nil && t.TaskID != "" {
+			g.mu.Lock()
+			delete(g.owners, t.TaskID)
+			g.mu.Unlock()
+		}
+	}
+	return resp
 }
 
 type outNotification struct {
