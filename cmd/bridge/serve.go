@@ -185,8 +185,15 @@ func runServe(c *cli.Context) error {
 			}
 			_ = al.Close()
 		}()
-		// L-79, L-80 for legacy clients.
+		// L-79, L-80 for clients of either era.
 		cfg.Legacy = func(lc *face.Config) { lc.Audit = al }
+		modernTweak := cfg.Modern
+		cfg.Modern = func(o *modernface.Options) {
+			if modernTweak != nil {
+				modernTweak(o)
+			}
+			o.Audit = al
+		}
 	}
 	rs, err := openRedisStore(c, sessionmap.WithLogger(logger))
 	if err != nil {
