@@ -67,6 +67,27 @@ func Record(s Sink, e Event) {
 	s.Record(e)
 }
 
+// Memory keeps events in memory (for tests and embedders that inspect
+// them); the zero value is ready.
+type Memory struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+// Record keeps e.
+func (m *Memory) Record(e Event) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.events = append(m.events, e)
+}
+
+// Events returns a copy of the events kept so far, in order.
+func (m *Memory) Events() []Event {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]Event(nil), m.events...)
+}
+
 // Outcome classifies how a request about a task ended: ok, abandoned (the
 // client went away or cancelled the request), or error with its JSON-RPC
 // code.

@@ -3,7 +3,6 @@ package server_test
 import (
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,24 +12,6 @@ import (
 	modernface "github.com/tasksbridge/tasksbridge/modern/face"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
-
-// memSink keeps audit events in memory.
-type memSink struct {
-	mu     sync.Mutex
-	events []audit.Event
-}
-
-func (s *memSink) Record(e audit.Event) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.events = append(s.events, e)
-}
-
-func (s *memSink) all() []audit.Event {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]audit.Event(nil), s.events...)
-}
 
 // A modern client of the modern face is audited (L-79): task creation,
 // input answers, cancel and the delivery of a terminal state, with era
@@ -43,7 +24,7 @@ func TestModernFaceAudit(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
-	sink := &memSink{}
+	sink := &audit.Memory{}
 	br := startBridge(t, server.Config{Upstream: up, UpstreamEra: "legacy",
 		Modern: func(o *modernface.Options) { o.Audit = sink }})
 	c := newModernClient(t, br.url, "audited-app")
@@ -68,7 +49,7 @@ func TestModernFaceAudit(t *testing.T) {
 	principal := sessionmap.PrincipalFromAuthorization(token)
 	type key struct{ action, task, outcome string }
 	got := map[key]int{}
-	for _, e := range sink.all() {
+	for _, e := range sink.Events() {
 		if e.Era != "modern" || e.Principal != principal || e.Session != "" || e.Time.IsZero() {
 			t.Errorf("audit event %+v; want era modern, the principal hash, no session, a time", e)
 		}
@@ -85,7 +66,7 @@ func TestModernFaceAudit(t *testing.T) {
 	if got[key{audit.ActionInput, id, "accept"}] != 2 {
 		t.Errorf("input events %d; want one per answer (2)", got[key{audit.ActionInput, id, "accept"}])
 	}
-	b, _ := json.Marshal(sink.all())
+	b, _ := json.Marshal(sink.Events())
 	if strings.Contains(string(b), "audit-secret-token") {
 		t.Fatalf("the audit records carry the token:\n%s", b)
 	}
