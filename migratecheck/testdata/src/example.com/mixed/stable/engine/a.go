@@ -1,24 +1,25 @@
 package engine
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
+// Padding: the legacy use of this file is further down than the others'.
+//
+//
+//
+//
+//
+//
+//
+//
+//
+//
+//
+//
+//
+//
+//
+//
+//
+//
+//
 
 func servea(method string) any {
 	switch method {
