@@ -45,7 +45,8 @@
 // exempt, as is the inverted guard "if m != A && m != B { return }" followed
 // only by such a rejection: rejecting the old methods is what the new spec
 // requires. So is a client that accepts notifications/tasks/status and drops
-// it (an empty case, a bare return, a log call, an empty handler literal),
+// it (an empty case, a return of zero values, a log call, a metric counter
+// call or ++, an empty handler literal),
 // and a request for a removed method built in a _test.go function that
 // asserts -32601 / METHOD_NOT_FOUND.
 //
