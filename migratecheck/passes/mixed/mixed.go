@@ -64,7 +64,7 @@ func run(pass *analysis.Pass) (any, error) {
 		ev = append(ev, evidence{u.Pos, u.Name + " (legacy task engine)"})
 	}
 	for _, h := range pass.ResultOf[rawmethods.Analyzer].(*rawmethods.Result).Hits {
-		if h.Side == finding.SideServer {
+		if h.Side == finding.SideServer && !h.Delegated {
 			ev = append(ev, evidence{h.Pos, `"` + h.Method + `" served or emitted here`})
 		}
 	}

@@ -87,6 +87,10 @@ type Hit struct {
 	// Lib is set for a catalogued library constant (reported by
 	// passes/libapi, counted here as evidence only).
 	Lib bool
+	// Delegated is set when the method is handed to a function of another
+	// package with no handler of this package (router.Handle(ctx,
+	// "tasks/list", nil)): the engine that serves it is the callee's.
+	Delegated bool
 }
 
 // Result lists the findings and every hit.
@@ -261,7 +265,8 @@ func run(pass *analysis.Pass) (any, error) {
 			continue
 		}
 		lib := reportedByLibapi(obj)
-		h := Hit{Pos: cur.Node().Pos(), Method: value, Side: side, Func: enclosingFunc(cur), Lib: lib}
+		h := Hit{Pos: cur.Node().Pos(), Method: value, Side: side, Func: enclosingFunc(cur), Lib: lib,
+			Delegated: delegated(pass, cur)}
 		res.Hits = append(res.Hits, h)
 		if lib {
 			continue
@@ -309,6 +314,30 @@ func run(pass *analysis.Pass) (any, error) {
 		res.Add(f)
 	}
 	return res, nil
+}
+
+// delegated reports whether the method at cur is an argument of a call to a
+// function declared in another package, with no function among the
+// arguments: this package asks that package's engine to serve the method,
+// it registers no handler of its own.
+func delegated(pass *analysis.Pass, cur inspector.Cursor) bool {
+	c := outer(pass.TypesInfo, cur)
+	if k, _ := c.ParentEdge(); k != edge.CallExpr_Args {
+		return false
+	}
+	call := c.Parent().Node().(*ast.CallExpr)
+	fn := callee(pass.TypesInfo, call)
+	if fn == nil || fn.Pkg() == nil || fn.Pkg() == pass.Pkg {
+		return false
+	}
+	for _, a := range call.Args {
+		if t := pass.TypesInfo.TypeOf(a); t != nil {
+			if _, isFunc := t.Underlying().(*types.Signature); isFunc {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // allBranch reports whether every hit lies in a function that branches on
