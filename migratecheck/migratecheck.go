@@ -122,8 +122,13 @@ func run(pass *analysis.Pass) (any, error) {
 			all = append(all, r.All()...)
 		}
 	}
+	// By file name and line, not token.Pos (whose order across files follows
+	// the loader's concurrent parsing): drivers that print diagnostics in
+	// report order (go vet -vettool) then print them in the same order on
+	// every run.
 	slices.SortStableFunc(all, func(a, b finding.Finding) int {
-		return cmp.Or(cmp.Compare(a.Pos, b.Pos), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Message, b.Message))
+		pa, pb := pass.Fset.Position(a.Pos), pass.Fset.Position(b.Pos)
+		return cmp.Or(cmp.Compare(pa.Filename, pb.Filename), cmp.Compare(a.Pos, b.Pos), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Message, b.Message))
 	})
 	all = slices.CompactFunc(all, func(a, b finding.Finding) bool {
 		return a.Pos == b.Pos && a.Rule == b.Rule && a.Message == b.Message

@@ -311,9 +311,13 @@ func TestConfigAndVetTool(t *testing.T) {
 		return runIn(t, dir, "go", append([]string{"vet", "-vettool=" + binary}, args...)...)
 	}
 	r = vet("./legacy", "./clean")
-	vetLine := regexp.MustCompile(`(?m)^legacy[/\\]client\.go:\d+:\d+: MCP001: `)
+	// Severity as in the text output, after the config's MCP001=info.
+	vetLine := regexp.MustCompile(`(?m)^legacy[/\\]client\.go:\d+:\d+: info: MCP001: .*[^\]]$`)
 	if r.code != 1 || !vetLine.MatchString(r.stderr) {
-		t.Errorf("go vet on legacy: exit %d, want 1 with \"file:line:col: MCP001: message\" findings\n%s", r.code, r.stderr)
+		t.Errorf("go vet on legacy: exit %d, want 1 with \"file:line:col: info: MCP001: message\" findings\n%s", r.code, r.stderr)
+	}
+	if regexp.MustCompile(`(?m)^legacy[/\\]\S+: MCP`).MatchString(r.stderr) {
+		t.Errorf("go vet printed a finding without its severity:\n%s", r.stderr)
 	}
 	if strings.Contains(r.stderr, "MCP008") {
 		t.Errorf("go vet mode ignored the config file:\n%s", r.stderr)

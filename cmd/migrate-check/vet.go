@@ -49,7 +49,7 @@ func vetMain() {
 		raw = cfg.Raw
 	}
 	flag.Var(versionFlag{config: raw}, "V", "print version and exit")
-	unitchecker.Main(driver.PrefixedAnalyzers()...)
+	unitchecker.Main(driver.VetAnalyzers(r)...)
 }
 
 type versionFlag struct{ config []byte }

@@ -89,6 +89,8 @@ type Finding struct {
 	pkg        string // import path of the package that reported it
 	// fixWithheld: the analyzer offered a fix that withholdFix removed.
 	fixWithheld bool
+	// testVariant: reported by the package's test variant (p [p.test]).
+	testVariant bool
 }
 
 // Result is what a run found.
@@ -426,6 +428,7 @@ func collect(graph *checker.Graph, r *Resolved, errs []string, withhold func(*pa
 				Suppressed:  suppressed,
 				fset:        fset,
 				pkg:         basePath(act.Package.PkgPath),
+				testVariant: strings.Contains(act.Package.ID, " ["),
 			}
 			f.Severity = r.SeverityFor(f.Rule, sev)
 			k := key{f.Pos, f.End, f.Rule, f.Message}
@@ -453,7 +456,28 @@ func collect(graph *checker.Graph, r *Resolved, errs []string, withhold func(*pa
 		return cmp.Or(cmp.Compare(a.Pos.Filename, b.Pos.Filename), cmp.Compare(a.Pos.Line, b.Pos.Line),
 			cmp.Compare(a.Pos.Column, b.Pos.Column), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Message, b.Message))
 	})
-	return out, errs
+	return dropShadowed(out), errs
+}
+
+// dropShadowed keeps one finding per position and rule of a package when
+// the package and its test variant both report it with different words
+// (the test variant counts the uses in _test.go files too: "used 2 times"
+// against "once", or "calls" against "dispatches"). The test variant's
+// finding is kept: it saw every file.
+func dropShadowed(fs []Finding) []Finding {
+	type key struct {
+		pos, end  token.Position
+		rule, pkg string
+	}
+	hasTest := map[key]bool{}
+	for _, f := range fs {
+		if f.testVariant {
+			hasTest[key{f.Pos, f.End, f.Rule, f.pkg}] = true
+		}
+	}
+	return slices.DeleteFunc(fs, func(f Finding) bool {
+		return !f.testVariant && hasTest[key{f.Pos, f.End, f.Rule, f.pkg}]
+	})
 }
 
 // withholdFix drops the fix of a finding on a wire type that another

@@ -1,8 +1,11 @@
 package driver
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/rules"
@@ -66,5 +69,63 @@ func TestStripMarker(t *testing.T) {
 	}
 	if got := stripMarker("x [other]"); got != "x [other]" {
 		t.Errorf("stripMarker = %q", got)
+	}
+}
+
+// TestTestVariantReportsOnce: a constant used in method position by the
+// package and by its _test.go file is reported by the package ("once") and
+// by its test variant ("2 times"); the run lists it once, in the test
+// variant's words, which count every file.
+func TestTestVariantReportsOnce(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"go.mod": "module example.com/tv\n\ngo 1.26\n",
+		"p/p.go": `package p
+
+type request struct{ Method string }
+
+const methodResult = "tasks/result"
+
+func get() request { return request{Method: methodResult} }
+`,
+		"p/p_test.go": `package p
+
+import "testing"
+
+func TestGet(t *testing.T) {
+	if get().Method != methodResult {
+		t.Fatal("wrong method")
+	}
+	_ = request{Method: methodResult}
+}
+`,
+	}
+	for name, content := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("GOFLAGS", "-mod=mod")
+	t.Setenv("GOPROXY", "off")
+	t.Setenv("GOWORK", "off")
+	res, err := Analyze(Options{Dir: dir, Patterns: []string{"./..."}, ConfigPath: "none", Stdout: io.Discard, Stderr: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) > 0 {
+		t.Fatalf("load errors: %v", res.Errors)
+	}
+	var got []string
+	for _, f := range res.Findings {
+		if f.Rule == "MCP001" {
+			got = append(got, fmt.Sprintf("%s:%d: %s", filepath.Base(f.Pos.Filename), f.Pos.Line, f.Message))
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0], "p.go:5:") || !strings.Contains(got[0], "3 times") {
+		t.Errorf("want one MCP001 at p.go:5 counting both uses, got %d:\n%s", len(got), strings.Join(got, "\n"))
 	}
 }

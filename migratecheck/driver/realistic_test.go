@@ -21,7 +21,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -41,13 +40,10 @@ type corpusKey struct {
 	rule string
 }
 
-// newCorpusKey keys a finding by line, except MCP014: it is one claim about
-// a package (it advertises the extension but runs a legacy engine), reported
-// at one of the engine's uses, so it is matched per package directory.
+// newCorpusKey keys a finding by file, line and rule. MCP014 too: it is one
+// claim about a package, reported at its first advertisement or engine use
+// by file name and line, the same position in every run.
 func newCorpusKey(file string, line int, rule string) corpusKey {
-	if rule == "MCP014" {
-		return corpusKey{path.Dir(file) + "/", 0, rule}
-	}
 	return corpusKey{file, line, rule}
 }
 
@@ -176,8 +172,7 @@ func TestRealisticCorpus(t *testing.T) {
 		}
 	}
 
-	// Negative files: no line-level expectation (a package-level MCP014
-	// does not belong to one file); silent: no line-level finding either.
+	// Negative files: no expectation; silent: no finding either.
 	withWant := map[string]bool{}
 	for k := range wants {
 		withWant[k.file] = true

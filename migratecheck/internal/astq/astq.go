@@ -10,6 +10,7 @@ import (
 	"go/token"
 	"go/types"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -280,19 +281,25 @@ func InDroppingBranch(info *types.Info, cur inspector.Cursor) bool {
 }
 
 // Drops reports whether stmts do nothing with a message: they are empty, or
-// at most two statements among a bare return (or return nil), break,
-// continue, and calls of a logger (a callee whose name contains "log",
-// "debug" or "trace", any case).
+// at most three statements among a return of zero values only (nil, "", 0,
+// false: nothing to forward), break, continue, calls of a logger (a callee
+// whose name contains "log", "debug" or "trace", any case), and counting a
+// metric (x++, or a counter call such as dropped.Add(1) or Inc() whose
+// arguments are constants).
 func Drops(stmts []ast.Stmt) bool {
-	if len(stmts) > 2 {
+	if len(stmts) > 3 {
 		return false
 	}
 	for _, s := range stmts {
 		switch x := s.(type) {
 		case *ast.EmptyStmt, *ast.BranchStmt:
+		case *ast.IncDecStmt:
+			if x.Tok != token.INC {
+				return false
+			}
 		case *ast.ReturnStmt:
 			for _, r := range x.Results {
-				if id, ok := ast.Unparen(r).(*ast.Ident); !ok || id.Name != "nil" {
+				if !zeroLiteral(r) {
 					return false
 				}
 			}
@@ -302,10 +309,40 @@ func Drops(stmts []ast.Stmt) bool {
 				return false
 			}
 			name := strings.ToLower(calleeText(call.Fun))
-			if !strings.Contains(name, "log") && !strings.Contains(name, "debug") && !strings.Contains(name, "trace") {
+			if !strings.Contains(name, "log") && !strings.Contains(name, "debug") && !strings.Contains(name, "trace") && !countsMetric(call) {
 				return false
 			}
 		default:
+			return false
+		}
+	}
+	return true
+}
+
+// zeroLiteral: nil, false, "" or 0 written literally.
+func zeroLiteral(e ast.Expr) bool {
+	switch x := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		return x.Name == "nil" || x.Name == "false"
+	case *ast.BasicLit:
+		return x.Value == `""` || x.Value == "``" || x.Value == "0"
+	}
+	return false
+}
+
+// counterMethods are the method names of metrics counters (expvar, atomic,
+// Prometheus, OpenTelemetry).
+var counterMethods = []string{"Add", "Inc", "Incr", "Increment"}
+
+// countsMetric: a counter call (dropped.Add(1), metric.Inc()) whose
+// arguments are literals, so the message itself goes nowhere.
+func countsMetric(call *ast.CallExpr) bool {
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok || !slices.Contains(counterMethods, sel.Sel.Name) {
+		return false
+	}
+	for _, a := range call.Args {
+		if _, ok := ast.Unparen(a).(*ast.BasicLit); !ok {
 			return false
 		}
 	}

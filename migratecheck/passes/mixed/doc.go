@@ -12,15 +12,20 @@
 // mcpkit RegisterTasksV1, …; passes/libapi), a server-side R1 hit (a
 // tasks/result or tasks/list dispatcher, passes/rawmethods), or a nested
 // CreateTaskResult (R3, passes/nestedresult), or a server-side legacy
-// capabilities.tasks declaration (R4, catalogued capability slots). Each
-// advertisement is reported with the evidence as related information.
+// capabilities.tasks declaration (R4, catalogued capability slots). A
+// method handed to another package's function without a handler of its own
+// (a CLI calling a library's router.Handle(ctx, "tasks/list", nil)) is that
+// package's engine, not evidence here. Each advertisement is reported with
+// the evidence as related information.
 //
 // Across the packages of a module, a package Fact records whether a package
 // advertises the extension, runs a legacy engine or implements the
 // extension. A package with legacy evidence that imports (directly or not)
 // a package of the same module that advertises gets MCP014 at its first
 // evidence; a package that advertises and imports one with a legacy engine
-// gets MCP014 at its advertisements. Without module information, a
+// gets MCP014 at its advertisements. The reported evidence is the first by
+// file name, line and column, and the advertising package named is the
+// first by import path, so every run reports the same position. Without module information, a
 // catalogued library's packages count as another module unless the
 // analysed package belongs to the same library.
 //

@@ -64,7 +64,7 @@ func run(pass *analysis.Pass) (any, error) {
 		ev = append(ev, evidence{u.Pos, u.Name + " (legacy task engine)"})
 	}
 	for _, h := range pass.ResultOf[rawmethods.Analyzer].(*rawmethods.Result).Hits {
-		if h.Side == finding.SideServer {
+		if h.Side == finding.SideServer && !h.Delegated {
 			ev = append(ev, evidence{h.Pos, `"` + h.Method + `" served or emitted here`})
 		}
 	}
@@ -81,7 +81,10 @@ func run(pass *analysis.Pass) (any, error) {
 			ev = append(ev, evidence{f.Pos, "legacy capabilities.tasks declared here"})
 		}
 	}
-	slices.SortFunc(ev, func(a, b evidence) int { return cmp.Compare(a.pos, b.pos) })
+	// By file name and line, not token.Pos: the loader parses a package's
+	// files concurrently, so the order of their Pos ranges varies from run
+	// to run, and an audit must report the same position every time.
+	slices.SortFunc(ev, func(a, b evidence) int { return comparePos(pass.Fset, a.pos, b.pos) })
 
 	module := ""
 	if pass.Module != nil {
@@ -101,7 +104,11 @@ func run(pass *analysis.Pass) (any, error) {
 	implements := self.Implements
 	cfg := config.Current()
 	ownFamily, _, _ := libs.Match(cfg, pass.Pkg.Path())
-	for _, pf := range pass.AllPackageFacts() {
+	// AllPackageFacts comes from a map: sort it by package path so that the
+	// package named in the message is the same in every run.
+	pfs := pass.AllPackageFacts()
+	slices.SortFunc(pfs, func(a, b analysis.PackageFact) int { return cmp.Compare(a.Package.Path(), b.Package.Path()) })
+	for _, pf := range pfs {
 		f, ok := pf.Fact.(*Fact)
 		if !ok || pf.Package == pass.Pkg || !sameModule(cfg, module, ownFamily, f.Module, pf.Package.Path()) {
 			continue
@@ -159,4 +166,10 @@ func sameModule(cfg *config.Config, module, ownFamily, depModule, depPath string
 	}
 	fam, _, lib := libs.Match(cfg, depPath)
 	return !lib || fam == ownFamily
+}
+
+// comparePos orders positions by file name, line and column.
+func comparePos(fset *token.FileSet, a, b token.Pos) int {
+	pa, pb := fset.Position(a), fset.Position(b)
+	return cmp.Or(cmp.Compare(pa.Filename, pb.Filename), cmp.Compare(pa.Line, pb.Line), cmp.Compare(pa.Column, pb.Column))
 }

@@ -22,16 +22,22 @@
 //     function with a SinkFact (below);
 //  5. a key of a handler table: a map literal or index assignment on a map
 //     from string to functions;
-//  6. a const or var of this package initialised with such a literal and used
+//  6. a key of a map literal passed where a function looks the map up by a
+//     received method name (replies[req.Method] in a fake server; a
+//     map[string]bool allow-list or a counter of metrics labels does not
+//     count);
+//  7. a const or var of this package initialised with such a literal and used
 //     in one of the positions above: reported once, at the declaration, with
 //     the uses as related information. Constants of other packages
 //     (including unexported dispatch constants of a library's own package)
 //     are reported at the use, unless passes/libapi reports them.
 //
 // Method sinks: a function of any package (exported or not, any case) whose
-// string parameter reaches positions 1, 4 or 5 is itself a sink; the
-// analyzer computes this to a fixed point per package and exports a
-// SinkFact, so rpcRequest(t, "tasks/result", …) is found in importers too.
+// string parameter reaches positions 1, 4 or 5 (or whose string-keyed map
+// parameter is looked up as in 6) is itself a sink; the analyzer computes
+// this to a fixed point per package (helpers calling helpers, also within a
+// test file) and exports a SinkFact, so rpcRequest(t, "tasks/result", …) is
+// found in importers too.
 //
 // Literals that merely contain a name (format strings, log lines) and
 // comments are never reported. A switch case or if condition whose body only
@@ -39,7 +45,8 @@
 // exempt, as is the inverted guard "if m != A && m != B { return }" followed
 // only by such a rejection: rejecting the old methods is what the new spec
 // requires. So is a client that accepts notifications/tasks/status and drops
-// it (an empty case, a bare return, a log call, an empty handler literal),
+// it (an empty case, a return of zero values, a log call, a metric counter
+// call or ++, an empty handler literal),
 // and a request for a removed method built in a _test.go function that
 // asserts -32601 / METHOD_NOT_FOUND.
 //

@@ -54,10 +54,14 @@ const NewNotification = "notifications/tasks"
 // "method" map key, the method argument of a configured call name or of
 // another sink. A legacy method name passed there is reported like one
 // passed to Call. Register is set when the parameter names a handler being
-// registered rather than a message being sent.
+// registered rather than a message being sent. Tables lists the string-keyed
+// map parameters that the function looks up by a received method name
+// (results[req.Method], as in a fake server): the keys of a map passed there
+// are methods being served.
 type SinkFact struct {
 	Params   []int
 	Register bool
+	Tables   []int
 }
 
 // AFact implements analysis.Fact.
@@ -67,6 +71,9 @@ func (f *SinkFact) String() string {
 	kind := "sends"
 	if f.Register {
 		kind = "registers"
+	}
+	if len(f.Tables) > 0 {
+		return fmt.Sprintf("method sink %s param %v, method tables %v", kind, f.Params, f.Tables)
 	}
 	return fmt.Sprintf("method sink %s param %v", kind, f.Params)
 }
@@ -80,6 +87,10 @@ type Hit struct {
 	// Lib is set for a catalogued library constant (reported by
 	// passes/libapi, counted here as evidence only).
 	Lib bool
+	// Delegated is set when the method is handed to a function of another
+	// package with no handler of this package (router.Handle(ctx,
+	// "tasks/list", nil)): the engine that serves it is the callee's.
+	Delegated bool
 }
 
 // Result lists the findings and every hit.
@@ -254,7 +265,8 @@ func run(pass *analysis.Pass) (any, error) {
 			continue
 		}
 		lib := reportedByLibapi(obj)
-		h := Hit{Pos: cur.Node().Pos(), Method: value, Side: side, Func: enclosingFunc(cur), Lib: lib}
+		h := Hit{Pos: cur.Node().Pos(), Method: value, Side: side, Func: enclosingFunc(cur), Lib: lib,
+			Delegated: delegated(pass, cur)}
 		res.Hits = append(res.Hits, h)
 		if lib {
 			continue
@@ -302,6 +314,30 @@ func run(pass *analysis.Pass) (any, error) {
 		res.Add(f)
 	}
 	return res, nil
+}
+
+// delegated reports whether the method at cur is an argument of a call to a
+// function declared in another package, with no function among the
+// arguments: this package asks that package's engine to serve the method,
+// it registers no handler of its own.
+func delegated(pass *analysis.Pass, cur inspector.Cursor) bool {
+	c := outer(pass.TypesInfo, cur)
+	if k, _ := c.ParentEdge(); k != edge.CallExpr_Args {
+		return false
+	}
+	call := c.Parent().Node().(*ast.CallExpr)
+	fn := callee(pass.TypesInfo, call)
+	if fn == nil || fn.Pkg() == nil || fn.Pkg() == pass.Pkg {
+		return false
+	}
+	for _, a := range call.Args {
+		if t := pass.TypesInfo.TypeOf(a); t != nil {
+			if _, isFunc := t.Underlying().(*types.Signature); isFunc {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // allBranch reports whether every hit lies in a function that branches on
@@ -388,6 +424,9 @@ func locate(info *types.Info, cfg *config.Config, sinks sinkLookup, cur inspecto
 	case edge.KeyValueExpr_Key:
 		if handlerTable(info, c.Parent().Parent().Node()) {
 			return c, posRegister, "as a key of a method handler table"
+		}
+		if name, ok := passedAsTable(info, sinks, c.Parent().Parent()); ok {
+			return c, posDispatch, "as a key of a method table that " + name + " looks up by the received method"
 		}
 	case edge.IndexExpr_Index:
 		ix := parent.(*ast.IndexExpr)
@@ -571,7 +610,7 @@ func findSinks(pass *analysis.Pass, cfg *config.Config, ins *inspector.Inspector
 		params := map[*types.Var]int{}
 		sig := fn.Type().(*types.Signature)
 		for i := 0; i < sig.Params().Len(); i++ {
-			if p := sig.Params().At(i); astq.IsStringKind(p.Type()) && !(sig.Variadic() && i == sig.Params().Len()-1) {
+			if p := sig.Params().At(i); (astq.IsStringKind(p.Type()) || stringKeyedMap(p.Type())) && !(sig.Variadic() && i == sig.Params().Len()-1) {
 				params[p] = i
 			}
 		}
@@ -597,6 +636,18 @@ func findSinks(pass *analysis.Pass, cfg *config.Config, ins *inspector.Inspector
 			for _, c := range fi.uses {
 				v := info.Uses[c.Node().(*ast.Ident)].(*types.Var)
 				i := fi.params[v]
+				if stringKeyedMap(v.Type()) {
+					if (sf != nil && slices.Contains(sf.Tables, i)) || !tableUse(info, lookup, c) {
+						continue
+					}
+					if sf == nil {
+						sf = &SinkFact{}
+						local[fi.fn] = sf
+					}
+					sf.Tables = append(sf.Tables, i)
+					changed = true
+					continue
+				}
 				if sf != nil && slices.Contains(sf.Params, i) {
 					continue
 				}
@@ -616,9 +667,68 @@ func findSinks(pass *analysis.Pass, cfg *config.Config, ins *inspector.Inspector
 	}
 	for fn, sf := range local {
 		slices.Sort(sf.Params)
+		slices.Sort(sf.Tables)
 		pass.ExportObjectFact(fn, sf)
 	}
 	return lookup
+}
+
+func stringKeyedMap(t types.Type) bool {
+	m, ok := types.Unalias(t).Underlying().(*types.Map)
+	return ok && astq.IsStringKind(m.Key())
+}
+
+// tableUse reports whether the map parameter used at c is looked up by a
+// received method name (m[req.Method]) or passed on as another function's
+// method table.
+func tableUse(info *types.Info, sinks sinkLookup, c inspector.Cursor) bool {
+	if k, _ := c.ParentEdge(); k == edge.IndexExpr_X {
+		// A read whose value is a reply: an allow-list (map[string]bool) or
+		// a counter (m[method]++) of metrics labels does not serve anything.
+		if pk, _ := c.Parent().ParentEdge(); pk == edge.AssignStmt_Lhs || pk == edge.IncDecStmt_X {
+			return false
+		}
+		return replyElem(info.TypeOf(c.Node().(ast.Expr))) && astq.IsMethodExpr(info, c.Parent().Node().(*ast.IndexExpr).Index)
+	}
+	_, ok := passedAsTable(info, sinks, c)
+	return ok
+}
+
+// replyElem: the map's values can be replies (not flags, counters or empty
+// structs).
+func replyElem(t types.Type) bool {
+	m, ok := types.Unalias(t).Underlying().(*types.Map)
+	if !ok {
+		return false
+	}
+	switch e := m.Elem().Underlying().(type) {
+	case *types.Basic:
+		return e.Info()&(types.IsBoolean|types.IsNumeric) == 0
+	case *types.Struct:
+		return e.NumFields() > 0
+	}
+	return true
+}
+
+// passedAsTable reports whether the expression at c is an argument that a
+// sink takes as a method table, and names the sink.
+func passedAsTable(info *types.Info, sinks sinkLookup, c inspector.Cursor) (string, bool) {
+	if sinks == nil {
+		return "", false
+	}
+	c = outer(info, c)
+	k, idx := c.ParentEdge()
+	if k != edge.CallExpr_Args {
+		return "", false
+	}
+	fn := callee(info, c.Parent().Node().(*ast.CallExpr))
+	if fn == nil {
+		return "", false
+	}
+	if sf := sinks(fn); sf != nil && slices.Contains(sf.Tables, idx) {
+		return fn.Name(), true
+	}
+	return "", false
 }
 
 // registration reports whether a call name registers a handler rather than

@@ -16,6 +16,9 @@
 // the legacy key is a deliberate dual-emit shape and is not reported. A
 // struct whose only JSON key is ttl and that is the type of a field tagged
 // json:"task" is the legacy per-request task parameter: its ttl is MCP005.
+// DynamoDB attributes are storage, not wire: a field tagged dynamodbav:"ttl"
+// (the table's expiry attribute), and the pollInterval attribute of a
+// DynamoDB record (every field has a dynamodbav or dynamo tag).
 //
 // The opt-in fix (-migratecheck.fix-tags) inserts "Ms" after the json name
 // ("ttl" → "ttlMs", "pollInterval" → "pollIntervalMs"). It is offered only

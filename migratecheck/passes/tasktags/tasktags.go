@@ -94,6 +94,9 @@ func run(pass *analysis.Pass) (any, error) {
 			if jname == "ttl" && dynamoTTL(f) {
 				continue // DynamoDB's TTL attribute (epoch seconds) of a storage record, not the wire field
 			}
+			if jname == "pollInterval" && dynamoRecord(stx) && dynamoAttr(f) == jname {
+				continue // an attribute of a DynamoDB storage record, named like the legacy field but not on the wire
+			}
 			msg := `json tag "` + jname + `" in task-shaped struct ` + name + ` is the legacy Task field: ` + r.what
 			fd := finding.Finding{Pos: f.Tag.Pos(), End: f.Tag.End(), Rule: r.rule, Key: "R2"}
 			if tn, ok := cur.Parent().Node().(*ast.TypeSpec); ok && tn.Type == stx {
@@ -137,14 +140,29 @@ func tagFix(tag *ast.BasicLit, oldName, newName string) *analysis.SuggestedFix {
 // dynamoTTL reports whether a field is a DynamoDB TTL attribute: it carries
 // a dynamodbav or dynamo tag naming the attribute "ttl".
 func dynamoTTL(f *ast.Field) bool {
+	return strings.EqualFold(dynamoAttr(f), "ttl")
+}
+
+// dynamoAttr returns the attribute name of a field's dynamodbav or dynamo
+// tag, or "".
+func dynamoAttr(f *ast.Field) string {
 	tag := reflect.StructTag(astq.FieldTag(f))
 	for _, k := range []string{"dynamodbav", "dynamo"} {
 		if v, ok := tag.Lookup(k); ok {
 			name, _, _ := strings.Cut(v, ",")
-			if strings.EqualFold(name, "ttl") {
-				return true
-			}
+			return name
 		}
 	}
-	return false
+	return ""
+}
+
+// dynamoRecord reports whether a struct is a DynamoDB storage record: every
+// field has a dynamodbav or dynamo tag (its json tags, if any, mirror them).
+func dynamoRecord(st *ast.StructType) bool {
+	for _, f := range st.Fields.List {
+		if dynamoAttr(f) == "" {
+			return false
+		}
+	}
+	return len(st.Fields.List) > 0
 }

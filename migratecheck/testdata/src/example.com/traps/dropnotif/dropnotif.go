@@ -35,6 +35,32 @@ func (c *client) onMessage(m message) error {
 
 func (c *client) update(p []byte) error { return nil }
 
+type counter struct{ n int64 }
+
+func (c *counter) Add(n int64) { c.n += n }
+
+type gateway struct {
+	dropped counter
+	seen    int
+}
+
+// filter runs on 2026-07-28 sessions: it counts the legacy status push from
+// an upstream and drops it (returns nothing to forward).
+func (g *gateway) filter(method string, params []byte) (string, []byte, bool) {
+	switch method {
+	case "notifications/tasks/status":
+		g.dropped.Add(1)
+		return "", nil, false
+	case "notifications/tasks":
+		return method, params, true
+	}
+	if method == "notifications/tasks/status" {
+		g.seen++
+		return "", nil, false
+	}
+	return method, params, true
+}
+
 func (c *client) register(k conn) {
 	k.AddNotificationHandler("notifications/tasks/status", func(params []byte) {})
 }

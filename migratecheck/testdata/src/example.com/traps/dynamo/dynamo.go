@@ -25,6 +25,8 @@ type taskItem struct {
 	Status    string `dynamodbav:"status" json:"status"`
 	CreatedAt string `dynamodbav:"createdAt" json:"createdAt"`
 	TTL       int64  `dynamodbav:"ttl,omitempty" json:"ttl,omitempty"`
+	// The record's own polling hint, stored as an attribute.
+	PollInterval int64 `dynamodbav:"pollInterval,omitempty" json:"pollInterval,omitempty"`
 }
 
 var _ = []any{TaskRecord{}, taskItem{}}
