@@ -18,6 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tasksbridge/tasksbridge/internal/audit"
+	"github.com/tasksbridge/tasksbridge/internal/coord"
 	"github.com/tasksbridge/tasksbridge/internal/oplog"
 	"github.com/tasksbridge/tasksbridge/internal/server"
 	"github.com/tasksbridge/tasksbridge/legacy/face"
@@ -195,6 +196,10 @@ func runServe(c *cli.Context) error {
 	if rs != nil {
 		defer rs.Close() // after the server: it does not close a store it was given
 		cfg.Store, cfg.DataDir = rs, ""
+		// One upstream watcher per task across the replicas on this Redis.
+		co := coord.NewRedis(rs.Client(), rs.Prefix(), logger)
+		defer co.Close()
+		cfg.Coord = co
 	} else if cfg.DataDir == "" {
 		return errors.New("serve: --data-dir must not be empty")
 	} else if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
