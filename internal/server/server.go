@@ -276,6 +276,9 @@ func New(cfg Config) (*Server, error) {
 		cfg.Legacy(&lc)
 	}
 	lc.Watch.Coord = cfg.Coord
+	if cfg.Coord != nil {
+		lc.Outbox.Leases = cfg.Coord // one replica sends each owed upstream cancel
+	}
 	lc.Hooks.Session = func(ev legacyface.SessionEvent) {
 		if ev.Kind == "end" {
 			m.SessionClosed(metrics.EraLegacy)
