@@ -10,9 +10,11 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/tasksbridge/tasksbridge/internal/audit"
 	"github.com/tasksbridge/tasksbridge/internal/coord"
 	"github.com/tasksbridge/tasksbridge/internal/redistest"
 	"github.com/tasksbridge/tasksbridge/internal/server"
+	legacyface "github.com/tasksbridge/tasksbridge/legacy/face"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -34,10 +36,21 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
+// endCounter counts the audit log's task.end events of all bridges.
+type endCounter struct{ n atomic.Int64 }
+
+func (c *endCounter) Record(e audit.Event) {
+	if e.Action == audit.ActionEnd {
+		c.n.Add(1)
+	}
+}
+
 // Three bridges on one Redis (store and coordination under one prefix):
 // tasks/result waits for one task on each of them are served by ONE
 // upstream watcher — only one bridge reads the task upstream, the others
-// relay its snapshots — and every wait gets the result.
+// relay its snapshots — and every wait gets the result. Only the reader
+// records the task's end (L-79: one task.end in the audit log, not one per
+// replica).
 func TestRedisReplicasShareOneWatcher(t *testing.T) {
 	ctx := ctxT(t)
 	srv := redistest.Start(t)
@@ -45,6 +58,7 @@ func TestRedisReplicasShareOneWatcher(t *testing.T) {
 	up := startModern(t)
 	var bridges []*bridgeEnv
 	var counts []*countingTransport
+	ends := &endCounter{}
 	for range 3 {
 		st, err := sessionmap.OpenRedis(context.Background(), sessionmap.RedisConfig{URL: srv.URL, Prefix: prefix},
 			sessionmap.WithLogger(quietLogger()))
@@ -55,7 +69,8 @@ func TestRedisReplicasShareOneWatcher(t *testing.T) {
 		t.Cleanup(func() { _ = co.Close(); _ = st.Close() })
 		ct := &countingTransport{}
 		counts = append(counts, ct)
-		bridges = append(bridges, startBridge(t, server.Config{Upstream: up, Store: st, Coord: co, Transport: ct}))
+		bridges = append(bridges, startBridge(t, server.Config{Upstream: up, Store: st, Coord: co, Transport: ct,
+			Legacy: func(c *legacyface.Config) { c.Audit = ends }}))
 	}
 
 	c := newLegacyClient(t, bridges[0].url, "replicas-test")
@@ -93,5 +108,11 @@ func TestRedisReplicasShareOneWatcher(t *testing.T) {
 	t.Logf("upstream tasks/get per bridge: %v", got)
 	if pollers != 1 {
 		t.Fatalf("%d bridges read the task upstream (tasks/get per bridge %v), want 1", pollers, got)
+	}
+	for _, br := range bridges {
+		_ = br.srv.Close() // waits for its watchers, and so for their sinks
+	}
+	if n := ends.n.Load(); n != 1 {
+		t.Fatalf("audit log: %d task.end events across the bridges, want 1", n)
 	}
 }
