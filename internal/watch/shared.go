@@ -56,6 +56,9 @@ type shared struct {
 	ttl   time.Duration
 	msgs  <-chan []byte // nil while not subscribed
 	unsub func()
+	// greeted: a hello went out on the current subscription (one is
+	// enough: the holder shares everything after it).
+	greeted bool
 
 	renewAt time.Time // lead: next renewal (watcher clock)
 	upFrom  string    // follow: the holder whose snapshots were relayed last
@@ -121,7 +124,7 @@ func (sh *shared) subscribe() {
 		m.cfg.Logger.Warn("watch: cannot subscribe to other replicas' task snapshots; retrying", "err", err)
 		return
 	}
-	sh.msgs, sh.unsub = msgs, unsub
+	sh.msgs, sh.unsub, sh.greeted = msgs, unsub, false
 }
 
 func (sh *shared) acquire() (bool, error) {
@@ -218,7 +221,10 @@ func (sh *shared) leaderMessage(ctx context.Context, raw []byte, seq uint64, cur
 func (w *watcher) follow(sh *shared) outcome {
 	m, clk := w.m, w.m.cfg.Clock
 	ctx := m.ctx
-	sh.send(ctx, wireMsg{Kind: kindHello})
+	if !sh.greeted && sh.msgs != nil {
+		sh.send(ctx, wireMsg{Kind: kindHello})
+		sh.greeted = true
+	}
 	nextTry := clk.Now().Add(sh.ttl / 3)
 	for {
 		now := clk.Now()

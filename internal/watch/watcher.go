@@ -63,6 +63,7 @@ func (w *watcher) lead(sh *shared) outcome {
 		share = func(s Snapshot) { sh.share(ctx, s, clk.Now()) }
 		remote = sh.msgs
 		sh.renewAt = clk.Now().Add(sh.ttl / 3)
+		sh.greeted = false // should it follow again, it greets the new holder
 	}
 	start := clk.Now()
 	nextPoll := start // the first read happens at once
