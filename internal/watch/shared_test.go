@@ -207,6 +207,35 @@ func TestSharedTakeoverWhenHolderDies(t *testing.T) {
 	}
 }
 
+// A holder that stops cleanly (shutdown, rolling restart) releases its
+// lease and says so: a replica with waiters takes over at once, not after
+// the lease period (an hour here).
+func TestSharedHandoverOnShutdown(t *testing.T) {
+	newCoord := redisCoords(t)
+	src := newFakeSource()
+	src.set(task("T", modern.StatusWorking, 100))
+	cb := newCoord()
+	a := newReplica(t, "A", newCoord(), src, nil, func(c *Config) { c.LeaseTTL = time.Hour })
+	b := newReplica(t, "B", cb, src, nil, func(c *Config) { c.LeaseTTL = time.Hour })
+	sa, err := a.Attach(context.Background(), key("T"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sa.Close()
+	holderOf(t, cb, key("T"), "A")
+	sb, err := b.Attach(context.Background(), key("T"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	until(t, sb, func(s Snapshot) bool { return s.Relayed && s.Task != nil })
+	a.Close()
+	src.set(task("T", modern.StatusCompleted, 100))
+	if snap := until(t, sb, terminal); snap.Relayed || snap.Task.Status != modern.StatusCompleted {
+		t.Fatalf("B's terminal snapshot = %+v (relayed %v), want completed, read by B itself", snap.Task, snap.Relayed)
+	}
+}
+
 // relayCompletion drives one task through a holder with push upstream (a)
 // and a follower (b) and returns how long the completion took from the
 // upstream's notification to b's waiter.
