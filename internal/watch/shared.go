@@ -170,7 +170,9 @@ func (sh *shared) send(ctx context.Context, msg wireMsg) {
 	msg.From = sh.token
 	raw, err := json.Marshal(msg)
 	if err == nil {
-		pctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
+		// Bounded like a renewal: an unreachable Redis must not hold the
+		// holder's reads back for long.
+		pctx, cancel := context.WithTimeout(ctx, min(sh.ttl/3, m.cfg.RequestTimeout))
 		err = m.cfg.Coord.Publish(pctx, sh.name, raw)
 		cancel()
 	}

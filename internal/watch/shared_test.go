@@ -22,7 +22,10 @@ import (
 // redisCoords returns a factory of coordinators on one real Redis under one
 // fresh prefix: each call is one "replica" with its own connections.
 func redisCoords(t testing.TB) func() coord.Coordinator {
-	srv := redistest.Start(t)
+	return coordsOn(t, redistest.Start(t))
+}
+
+func coordsOn(t testing.TB, srv *redistest.Server) func() coord.Coordinator {
 	prefix := srv.Prefix(t)
 	return func() coord.Coordinator {
 		o, err := redis.ParseURL(srv.URL)
@@ -233,6 +236,36 @@ func TestSharedHandoverOnShutdown(t *testing.T) {
 	src.set(task("T", modern.StatusCompleted, 100))
 	if snap := until(t, sb, terminal); snap.Relayed || snap.Task.Status != modern.StatusCompleted {
 		t.Fatalf("B's terminal snapshot = %+v (relayed %v), want completed, read by B itself", snap.Task, snap.Relayed)
+	}
+}
+
+// Redis goes away while a replica holds a task's lease: the holder keeps
+// reading the upstream (nobody can take the lease from an unreachable
+// Redis) and its own waiters still get the terminal state.
+func TestSharedHolderKeepsReadingWhenRedisIsDown(t *testing.T) {
+	srv := redistest.StartLocal(t)
+	newCoord := coordsOn(t, srv)
+	src := newFakeSource()
+	src.set(task("T", modern.StatusWorking, 100))
+	ca := newCoord()
+	// Renewals every 100 ms, so several fail while Redis is down.
+	a := newReplica(t, "A", ca, src, nil, func(c *Config) { c.LeaseTTL = 300 * time.Millisecond })
+	sa, err := a.Attach(context.Background(), key("T"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sa.Close()
+	holderOf(t, ca, key("T"), "A")
+	until(t, sa, func(s Snapshot) bool { return s.Task != nil })
+	srv.Stop()
+	before := src.getCount("T")
+	waitGets(t, src, 5) // still polling (100 ms apart) across failed renewals
+	src.set(task("T", modern.StatusCompleted, 100))
+	if snap := until(t, sa, terminal); snap.Task.Status != modern.StatusCompleted {
+		t.Fatalf("terminal snapshot = %+v", snap.Task)
+	}
+	if src.getCount("T") < before+5 {
+		t.Fatalf("the holder stopped polling while Redis was down")
 	}
 }
 
