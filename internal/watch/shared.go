@@ -121,7 +121,7 @@ func (sh *shared) subscribe() {
 	defer cancel()
 	msgs, unsub, err := m.cfg.Coord.Subscribe(ctx, sh.name)
 	if err != nil {
-		m.cfg.Logger.Warn("watch: cannot subscribe to other replicas' task snapshots; retrying", "err", err)
+		m.cfg.Logger.Debug("watch: cannot subscribe to other replicas' task snapshots; retrying", "err", err)
 		return
 	}
 	sh.msgs, sh.unsub, sh.greeted = msgs, unsub, false
@@ -144,7 +144,9 @@ func (sh *shared) renew(ctx context.Context, now time.Time) bool {
 	defer cancel()
 	ok, err := m.cfg.Coord.Renew(rctx, sh.name, sh.token, sh.ttl)
 	if err != nil {
-		m.cfg.Logger.Warn("watch: cannot renew a task's lease; still reading the upstream", "err", err)
+		// Debug: an unreachable Redis is reported once by the store and
+		// /readyz, not once per task every renewal.
+		m.cfg.Logger.Debug("watch: cannot renew a task's lease; still reading the upstream", "err", err)
 		return true
 	}
 	return ok
