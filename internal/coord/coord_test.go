@@ -112,6 +112,24 @@ func conformance(t *testing.T, c coord.Coordinator, ttl time.Duration, expire fu
 			t.Fatalf("topic U received %q published on T", got)
 		default:
 		}
+		// The last subscriber left and a new one comes at once (a task's
+		// watcher stopping as the next starts): it gets the messages.
+		for i := range 20 {
+			m, cancel, err := c.Subscribe(ctx, "T")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = c.Publish(ctx, "T", []byte("round"))
+			select {
+			case got := <-m:
+				if string(got) != "round" {
+					t.Fatalf("round %d: got %q", i, got)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("round %d: message not delivered after resubscribing", i)
+			}
+			cancel()
+		}
 	})
 }
 

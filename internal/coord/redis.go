@@ -25,6 +25,10 @@ type Redis struct {
 	prefix string
 	log    *slog.Logger
 
+	// cmdMu orders this process's SUBSCRIBE and UNSUBSCRIBE commands as
+	// its bookkeeping changed: an UNSUBSCRIBE overtaken by a later
+	// SUBSCRIBE of the same channel would leave it unsubscribed.
+	cmdMu     sync.Mutex
 	mu        sync.Mutex
 	ps        *redis.PubSub
 	subs      map[string]map[*redisSub]struct{} // channel → subscribers
@@ -118,9 +122,11 @@ func (r *Redis) Publish(ctx context.Context, topic string, msg []byte) error {
 func (r *Redis) Subscribe(ctx context.Context, topic string) (<-chan []byte, func(), error) {
 	ch := r.channel(topic)
 	s := &redisSub{ch: make(chan []byte, subBuffer)}
+	r.cmdMu.Lock()
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
+		r.cmdMu.Unlock()
 		return nil, nil, errors.New("coord: closed")
 	}
 	if r.ps == nil {
@@ -140,11 +146,14 @@ func (r *Redis) Subscribe(ctx context.Context, topic string) (<-chan []byte, fun
 	ps := r.ps
 	r.mu.Unlock()
 	cancel := func() { r.unsubscribe(ch, s) }
+	var err error
 	if first {
-		if err := ps.Subscribe(ctx, ch); err != nil {
-			cancel()
-			return nil, nil, fmt.Errorf("coord: subscribe: %w", err)
-		}
+		err = ps.Subscribe(ctx, ch)
+	}
+	r.cmdMu.Unlock()
+	if err != nil {
+		cancel()
+		return nil, nil, fmt.Errorf("coord: subscribe: %w", err)
 	}
 	if wait != nil {
 		select {
@@ -158,6 +167,8 @@ func (r *Redis) Subscribe(ctx context.Context, topic string) (<-chan []byte, fun
 }
 
 func (r *Redis) unsubscribe(ch string, s *redisSub) {
+	r.cmdMu.Lock()
+	defer r.cmdMu.Unlock()
 	r.mu.Lock()
 	if s.done {
 		r.mu.Unlock()
