@@ -73,6 +73,24 @@ func holderOf(t testing.TB, c coord.Coordinator, k Key, replica string) time.Dur
 	return 0
 }
 
+// holdAndFollow attaches a waiter for k on a, waits until a holds k's lease
+// (seen through cb), then attaches one on b and waits until b relays a's
+// snapshots.
+func holdAndFollow(t testing.TB, a, b *Manager, cb coord.Coordinator, k Key) (sa, sb *Subscription) {
+	t.Helper()
+	sa, err := a.Attach(context.Background(), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holderOf(t, cb, k, "A")
+	if sb, err = b.Attach(context.Background(), k); err != nil {
+		sa.Close()
+		t.Fatal(err)
+	}
+	until(t, sb, func(s Snapshot) bool { return s.Relayed && s.Task != nil })
+	return sa, sb
+}
+
 // Invariant 2 across replicas: waiters for one task spread over 3 replicas
 // cost the upstream the tasks/get of ONE watcher (fan-in ratio 1, goal ≤ 1.1).
 func TestSharedOnePollStreamAcrossReplicas(t *testing.T) {
@@ -180,18 +198,9 @@ func TestSharedTakeoverWhenHolderDies(t *testing.T) {
 	a := newReplica(t, "A", ca, src, nil, func(c *Config) { c.LeaseTTL = ttl })
 	b := newReplica(t, "B", cb, src, nil, func(c *Config) { c.LeaseTTL = ttl })
 
-	sa, err := a.Attach(context.Background(), key("T"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sa, sb := holdAndFollow(t, a, b, cb, key("T"))
 	defer sa.Close()
-	holderOf(t, cb, key("T"), "A")
-	sb, err := b.Attach(context.Background(), key("T"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer sb.Close()
-	until(t, sb, func(s Snapshot) bool { return s.Relayed && s.Task != nil })
 
 	// Crash A: its lease stays in Redis until it expires. B takes it over,
 	// reads the upstream itself and answers its waiter.
@@ -220,18 +229,9 @@ func TestSharedHandoverOnShutdown(t *testing.T) {
 	cb := newCoord()
 	a := newReplica(t, "A", newCoord(), src, nil, func(c *Config) { c.LeaseTTL = time.Hour })
 	b := newReplica(t, "B", cb, src, nil, func(c *Config) { c.LeaseTTL = time.Hour })
-	sa, err := a.Attach(context.Background(), key("T"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sa, sb := holdAndFollow(t, a, b, cb, key("T"))
 	defer sa.Close()
-	holderOf(t, cb, key("T"), "A")
-	sb, err := b.Attach(context.Background(), key("T"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer sb.Close()
-	until(t, sb, func(s Snapshot) bool { return s.Relayed && s.Task != nil })
 	a.Close()
 	src.set(task("T", modern.StatusCompleted, 100))
 	if snap := until(t, sb, terminal); snap.Relayed || snap.Task.Status != modern.StatusCompleted {
@@ -274,23 +274,14 @@ func TestSharedHolderKeepsReadingWhenRedisIsDown(t *testing.T) {
 // upstream's notification to b's waiter.
 func relayCompletion(t testing.TB, src *fakeSource, a, b *Manager, cb coord.Coordinator, id string) time.Duration {
 	src.set(task(id, modern.StatusWorking, 1000))
-	sa, err := a.Attach(context.Background(), key(id))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sa, sb := holdAndFollow(t, a, b, cb, key(id))
 	defer sa.Close()
-	holderOf(t, cb, key(id), "A")
+	defer sb.Close()
 	select {
 	case <-src.listened:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the holder did not listen upstream")
 	}
-	sb, err := b.Attach(context.Background(), key(id))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
-	until(t, sb, func(s Snapshot) bool { return s.Relayed && s.Task != nil })
 	done := task(id, modern.StatusCompleted, 1000)
 	start := time.Now()
 	src.feed().send(done)
