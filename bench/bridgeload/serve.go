@@ -260,7 +260,7 @@ func RunChild(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	idle := fs.Duration("session-idle-timeout", 0, "legacy session idle timeout (0: face default)")
 	memory := fs.Bool("memory", false, "use the in-memory store instead of Badger (isolates disk latency)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of this process's whole life here")
-	idleConns := fs.Int("upstream-idle-conns", 0, "bridge: keep-alive connections per upstream host (0: as deployed, http.DefaultTransport's)")
+	idleConns := fs.Int("upstream-idle-conns", 0, "bridge: keep-alive connections per upstream host (0: as deployed, internal/server.UpstreamIdleConns)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -332,7 +332,7 @@ type ServerOptions struct {
 	SessionIdleTimeout time.Duration
 	// UpstreamIdleConns, when positive, replaces the upstream transport's
 	// MaxIdleConnsPerHost (diagnosis: the deployed default is
-	// http.DefaultTransport's 2, fewer than the load's concurrency).
+	// server.UpstreamIdleConns).
 	UpstreamIdleConns int
 	// Logger defaults to warnings on stderr.
 	Logger *slog.Logger

@@ -145,7 +145,7 @@ func parse(args []string) (config, error) {
 	fs.BoolVar(&c.memStore, "memory-store", false, "run the bridge on the in-memory store instead of Badger (diagnosis: removes fsync latency)")
 	fs.StringVar(&c.memLimit, "bridge-gomemlimit", "", "waiters: GOMEMLIMIT of the bridge process (e.g. 200MiB; default none)")
 	fs.StringVar(&c.profileDir, "profile-dir", "", "waiters: save the loaded bridge's heap and goroutine profiles here")
-	fs.IntVar(&c.idleConns, "bridge-upstream-idle-conns", 0, "keep-alive connections per upstream host in the bridge (diagnosis; 0: as deployed, http.DefaultTransport's 2)")
+	fs.IntVar(&c.idleConns, "bridge-upstream-idle-conns", 0, "keep-alive connections per upstream host in the bridge (diagnosis; 0: as deployed, internal/server.UpstreamIdleConns)")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "directory: every bridge and reverse-proxy child writes its CPU profile there (bridge-PHASE.pprof, revproxy-PHASE.pprof)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
