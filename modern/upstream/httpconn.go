@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -154,14 +155,36 @@ func (c *httpConn) setServed() {
 func (c *httpConn) Close() error {
 	c.mu.Lock()
 	c.closed = true
-	resp := c.resp
+	resp, served, br, sse := c.resp, c.served, c.br, c.sse
+	c.resp = nil
 	c.mu.Unlock()
 	c.once.Do(func() { close(c.ready) })
-	if resp != nil {
-		resp.Body.Close()
+	if resp == nil {
+		return nil
 	}
+	if !served || !sse {
+		// A JSON answer was read to its end; otherwise the call was
+		// abandoned (M-12) or broke, and closing the stream is the signal.
+		resp.Body.Close()
+		return nil
+	}
+	// Answered: the upstream ends the stream right after the answer, so
+	// reading to its end lets the keep-alive connection be reused instead of
+	// dialling the next call afresh; a stream held open longer is cut off.
+	go func() {
+		t := time.AfterFunc(drainWait, func() { resp.Body.Close() })
+		_, _ = io.Copy(io.Discard, io.LimitReader(br, maxDrain))
+		t.Stop()
+		resp.Body.Close()
+	}()
 	return nil
 }
+
+// drainWait and maxDrain bound reading the rest of an answered stream.
+const (
+	drainWait = time.Second
+	maxDrain  = 256 << 10
+)
 
 // nextEvent reads one server-sent event and returns its data (data lines
 // joined by "\n"); io.EOF at the end of the stream.
