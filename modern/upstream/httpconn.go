@@ -40,6 +40,8 @@ type httpConn struct {
 	forID jsonrpc.ID // the call whose answer ends the exchange
 
 	mu     sync.Mutex
+	cancel context.CancelFunc // ends the POST
+	detach func() bool        // stops the call's ctx from ending it
 	closed bool
 	br     *bufio.Reader
 	sse    bool
@@ -68,7 +70,16 @@ func (c *httpConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
+	// The POST lives until the call is abandoned (ctx ends before the
+	// answer: the stream is closed, M-12) or, once answered, until the rest
+	// of the stream is read (Close): a request context cancelled while the
+	// body is still open would discard the keep-alive connection.
+	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	detach := context.AfterFunc(ctx, cancel)
+	c.mu.Lock()
+	c.cancel, c.detach = cancel, detach
+	c.mu.Unlock()
+	hr, err := http.NewRequestWithContext(hctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -156,26 +167,36 @@ func (c *httpConn) Close() error {
 	c.mu.Lock()
 	c.closed = true
 	resp, served, br, sse := c.resp, c.served, c.br, c.sse
-	c.resp = nil
+	cancel, detach := c.cancel, c.detach
+	c.resp, c.cancel = nil, nil
 	c.mu.Unlock()
 	c.once.Do(func() { close(c.ready) })
-	if resp == nil {
-		return nil
+	if cancel == nil {
+		return nil // never written, or closed before
 	}
-	if !served || !sse {
+	if resp == nil || !served || !sse {
 		// A JSON answer was read to its end; otherwise the call was
 		// abandoned (M-12) or broke, and closing the stream is the signal.
-		resp.Body.Close()
+		if resp != nil {
+			resp.Body.Close()
+		}
+		cancel()
 		return nil
 	}
 	// Answered: the upstream ends the stream right after the answer, so
 	// reading to its end lets the keep-alive connection be reused instead of
 	// dialling the next call afresh; a stream held open longer is cut off.
+	if !detach() {
+		// The call's ctx ended meanwhile: the POST is cancelled already.
+		resp.Body.Close()
+		return nil
+	}
 	go func() {
-		t := time.AfterFunc(drainWait, func() { resp.Body.Close() })
+		t := time.AfterFunc(drainWait, cancel)
 		_, _ = io.Copy(io.Discard, io.LimitReader(br, maxDrain))
 		t.Stop()
 		resp.Body.Close()
+		cancel()
 	}()
 	return nil
 }
