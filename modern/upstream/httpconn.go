@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/modern"
 )
 
@@ -43,7 +43,8 @@ type httpConn struct {
 	cancel context.CancelFunc // ends the POST
 	detach func() bool        // stops the call's ctx from ending it
 	closed bool
-	br     *bufio.Reader
+	body   io.Reader          // JSON answer
+	events *mcpio.EventReader // SSE answer
 	sse    bool
 	served bool // the JSON body was read, or the stream's answer seen
 }
@@ -102,7 +103,11 @@ func (c *httpConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	c.mu.Lock()
 	c.resp, c.forID, c.sse = resp, req.ID, mt == "text/event-stream"
-	c.br = bufio.NewReader(resp.Body)
+	if c.sse {
+		c.events = mcpio.NewEventReader(resp.Body, maxAnswer)
+	} else {
+		c.body = io.LimitReader(resp.Body, maxAnswer)
+	}
 	closed := c.closed
 	c.mu.Unlock()
 	if closed {
@@ -120,13 +125,13 @@ func (c *httpConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return nil, ctx.Err()
 	}
 	c.mu.Lock()
-	br, sse, served, closed := c.br, c.sse, c.served, c.closed
+	body, events, served, closed := c.body, c.events, c.served, c.closed
 	c.mu.Unlock()
-	if closed || br == nil || served {
+	if closed || (body == nil && events == nil) || served {
 		return nil, io.EOF
 	}
-	if !sse {
-		b, err := io.ReadAll(br)
+	if events == nil {
+		b, err := io.ReadAll(body)
 		c.setServed()
 		if err != nil {
 			return nil, err
@@ -134,7 +139,7 @@ func (c *httpConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return decodeMessage(b)
 	}
 	for {
-		data, err := nextEvent(br)
+		data, err := events.Next()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				// M-13: the stream ended without the answer.
@@ -142,9 +147,6 @@ func (c *httpConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				return &jsonrpc.Response{ID: c.forID, Error: errStreamEnded}, nil
 			}
 			return nil, err
-		}
-		if len(data) == 0 {
-			continue // a priming or keep-alive event
 		}
 		msg, err := decodeMessage(data)
 		if err != nil {
@@ -166,7 +168,7 @@ func (c *httpConn) setServed() {
 func (c *httpConn) Close() error {
 	c.mu.Lock()
 	c.closed = true
-	resp, served, br, sse := c.resp, c.served, c.br, c.sse
+	resp, served, sse := c.resp, c.served, c.sse
 	cancel, detach := c.cancel, c.detach
 	c.resp, c.cancel = nil, nil
 	c.mu.Unlock()
@@ -193,7 +195,7 @@ func (c *httpConn) Close() error {
 	}
 	go func() {
 		t := time.AfterFunc(drainWait, cancel)
-		_, _ = io.Copy(io.Discard, io.LimitReader(br, maxDrain))
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
 		t.Stop()
 		resp.Body.Close()
 		cancel()
@@ -201,57 +203,13 @@ func (c *httpConn) Close() error {
 	return nil
 }
 
-// drainWait and maxDrain bound reading the rest of an answered stream.
+// drainWait and maxDrain bound reading the rest of an answered stream;
+// maxAnswer bounds one JSON answer or SSE event.
 const (
 	drainWait = time.Second
 	maxDrain  = 256 << 10
+	maxAnswer = 16 << 20
 )
-
-// nextEvent reads one server-sent event and returns its data (data lines
-// joined by "\n"); io.EOF at the end of the stream.
-func nextEvent(br *bufio.Reader) ([]byte, error) {
-	var data []byte
-	seen := false
-	for {
-		line, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			// A line longer than the buffer: collect it whole.
-			rest, err2 := br.ReadBytes('\n')
-			line = append(append([]byte(nil), line...), rest...)
-			err = err2
-		}
-		if err != nil && len(line) == 0 {
-			if seen && errors.Is(err, io.EOF) {
-				return data, nil
-			}
-			return nil, err
-		}
-		line = bytes.TrimRight(line, "\r\n")
-		if len(line) == 0 {
-			if seen {
-				return data, nil
-			}
-			if err != nil {
-				return nil, err
-			}
-			continue
-		}
-		seen = true
-		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			v = bytes.TrimPrefix(v, []byte(" "))
-			if data != nil {
-				data = append(data, '\n')
-			}
-			data = append(data, v...)
-			if data == nil {
-				data = []byte{}
-			}
-		}
-		if err != nil {
-			return data, nil
-		}
-	}
-}
 
 // encodeRequest writes {"jsonrpc":"2.0","id":…,"method":…,"params":…}.
 func encodeRequest(req *jsonrpc.Request) ([]byte, error) {

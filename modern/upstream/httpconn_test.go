@@ -1,44 +1,14 @@
 package upstream
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
 	"strings"
 	"testing"
 
 	"github.com/tasksbridge/tasksbridge/internal/demo"
 	"github.com/tasksbridge/tasksbridge/modern"
 )
-
-// The response stream reader follows the SSE framing the upstreams use:
-// multi-line data joined by "\n", CRLF line ends, comments and priming events
-// without data, a last event without its blank line.
-func TestNextEvent(t *testing.T) {
-	stream := ": keep-alive\n\n" +
-		"id: 1\nretry: 100\n\n" +
-		"event: message\ndata: {\"a\":\ndata: 1}\n\n" +
-		"data:{\"b\":2}\r\n\r\n" +
-		"data: {\"c\":3}"
-	br := bufio.NewReaderSize(strings.NewReader(stream), 16) // lines longer than the buffer too
-	var got []string
-	for {
-		data, err := nextEvent(br)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, string(data))
-	}
-	want := []string{"", "", "{\"a\":\n1}", `{"b":2}`, `{"c":3}`}
-	if strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Fatalf("events %q, want %q", got, want)
-	}
-}
 
 // With Stamped the caller's params go upstream byte for byte (no second
 // stamp); only a progress token is still rewritten per call, and restored
