@@ -176,12 +176,19 @@ func (c *httpConn) Close() error {
 	if cancel == nil {
 		return nil // never written, or closed before
 	}
-	if resp == nil || !served || !sse {
-		// A JSON answer was read to its end; otherwise the call was
-		// abandoned (M-12) or broke, and closing the stream is the signal.
+	if resp == nil || !served {
+		// Abandoned (M-12) or broken: ending the POST's context before
+		// closing the stream tells every RoundTripper on the way (the
+		// bridge's upstream meter) that the caller gave up, not the
+		// upstream.
+		cancel()
 		if resp != nil {
 			resp.Body.Close()
 		}
+		return nil
+	}
+	if !sse {
+		resp.Body.Close() // read to its end: the connection is reused
 		cancel()
 		return nil
 	}
@@ -190,6 +197,7 @@ func (c *httpConn) Close() error {
 	// dialling the next call afresh; a stream held open longer is cut off.
 	if !detach() {
 		// The call's ctx ended meanwhile: the POST is cancelled already.
+		cancel()
 		resp.Body.Close()
 		return nil
 	}
