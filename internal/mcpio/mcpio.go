@@ -4,7 +4,9 @@
 // streams, and the bookkeeping of task listens on a stdio connection. Both
 // take subscriptions/listen for task ids before go-sdk sees it (go-sdk v1.8.0
 // has no task filter and cannot send notifications/tasks), so both need the
-// same framing; what a listen reports stays with each server.
+// same framing; what a listen reports stays with each server. The two
+// upstream clients (legacy/upstream, modern/upstream) read SSE answers with
+// its EventReader.
 package mcpio
 
 import (

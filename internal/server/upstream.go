@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -178,8 +179,17 @@ func (c *upstreamCall) done(err error) {
 
 // message handles one JSON-RPC message of the response.
 func (c *upstreamCall) message(b []byte) {
-	msg, ok := decodeWire(b)
-	if !ok || msg.Method != "" || idKey(msg.ID) != c.pc.id {
+	// Only the id, method and error code matter here: decoding into this
+	// view skips the result without building it (decodeWire's views are
+	// for the client-side exchange).
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Error  *struct {
+			Code int64 `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(b, &msg) != nil || msg.Method != "" || idKey(msg.ID) != c.pc.id {
 		return
 	}
 	if msg.Error == nil {

@@ -227,6 +227,97 @@ func checkParams(method string, raw json.RawMessage, clientEra legacyup.Era) str
 // scanJSON checks that t is exactly one JSON value and reports the first
 // member name that appears twice in one object (as a dotted path).
 func scanJSON(t []byte) (dup string, err error) {
+	if dup, ok := scanValidJSON(t); ok {
+		return dup, nil
+	}
+	return scanJSONTokens(t)
+}
+
+// scanValidJSON is scanJSON's allocation-light path, run on every POST: when
+// t is one valid JSON value (json.Valid) it walks the bytes once and compares
+// member names as they are written. It gives up (ok false) on invalid JSON,
+// whose error message scanJSONTokens words, and on a member name with an
+// escape, whose decoded spelling only the token decoder compares.
+func scanValidJSON(t []byte) (dup string, ok bool) {
+	if !json.Valid(t) {
+		return "", false
+	}
+	type frame struct {
+		obj  bool
+		path string   // dotted path of this container
+		keys [][]byte // object: names seen so far
+	}
+	var stack []frame
+	var lastKey []byte // the name whose value comes next (object)
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; c {
+		case '{', '[':
+			path := ""
+			if n := len(stack); n > 0 {
+				path = stack[n-1].path
+				if stack[n-1].obj {
+					path = joinPath(path, lastKey)
+				}
+			}
+			stack = append(stack, frame{obj: c == '{', path: path})
+		case '}', ']':
+			stack = stack[:len(stack)-1]
+		case '"':
+			j := i + 1
+			for t[j] != '"' {
+				if t[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			n := len(stack)
+			if n > 0 && stack[n-1].obj && isKeyPosition(t, i) {
+				name := t[i+1 : j]
+				if bytes.IndexByte(name, '\\') >= 0 {
+					return "", false
+				}
+				f := &stack[n-1]
+				if dup == "" {
+					for _, k := range f.keys {
+						if bytes.Equal(k, name) {
+							dup = joinPath(f.path, name)
+							break
+						}
+					}
+				}
+				f.keys = append(f.keys, name)
+				lastKey = name
+			}
+			i = j
+		}
+	}
+	return dup, true
+}
+
+// isKeyPosition reports whether the string at t[i] is a member name: the
+// previous significant byte opens the object or separates members.
+func isKeyPosition(t []byte, i int) bool {
+	for i--; i >= 0; i-- {
+		switch t[i] {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '{', ',':
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+func joinPath(path string, name []byte) string {
+	if path == "" {
+		return string(name)
+	}
+	return path + "." + string(name)
+}
+
+// scanJSONTokens is scanJSON with encoding/json's token decoder.
+func scanJSONTokens(t []byte) (dup string, err error) {
 	dec := json.NewDecoder(bytes.NewReader(t))
 	dec.UseNumber()
 	var walk func(path string) error

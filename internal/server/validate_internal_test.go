@@ -110,3 +110,39 @@ func TestCheckBody(t *testing.T) {
 		})
 	}
 }
+
+// The byte-level duplicate scan agrees with the token decoder's on valid
+// JSON: same first duplicate, same dotted path, none where there is none.
+func TestScanValidJSONMatchesTokens(t *testing.T) {
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":"{\"a\":1,\"a\":2}"}}}`,
+		`{"a":1,"b":{"c":[{"d":1,"d":2}],"c":3},"a":4}`,
+		`{"params":{"x":[1,{"y":1},{"y":2,"y":3}]}}`,
+		`{"a":"b","b":"a",  "c" : { "a" : "a" } , "d":[ "a", "a" ] }`,
+		`[{"a":1},{"a":2,"a":3}]`,
+		`{"a\"b":1,"a\"b":2}`,
+		`{"\u0061":1,"a":2}`,
+		`{"":1,"":2}`,
+		"{\n\t\"k\"\r\n:\"v\",\"k\":[]}",
+		`"just a string"`,
+		`{"a":1} x`,
+	} {
+		want, wantErr := scanJSONTokens([]byte(body))
+		got, gotErr := scanJSON([]byte(body))
+		if got != want || (gotErr == nil) != (wantErr == nil) {
+			t.Errorf("scanJSON(%s) = %q, %v; token decoder says %q, %v", body, got, gotErr, want, wantErr)
+		}
+	}
+}
+
+func FuzzScanJSON(f *testing.F) {
+	f.Add(`{"a":1,"b":{"a":[{"c":1,"c":2}]},"a":2}`)
+	f.Add(`[{"a":"\"a\""},{"a":1}]`)
+	f.Fuzz(func(t *testing.T, body string) {
+		want, wantErr := scanJSONTokens([]byte(body))
+		got, gotErr := scanJSON([]byte(body))
+		if got != want || (gotErr == nil) != (wantErr == nil) {
+			t.Fatalf("scanJSON(%q) = %q, %v; token decoder says %q, %v", body, got, gotErr, want, wantErr)
+		}
+	})
+}

@@ -34,6 +34,7 @@ func (s *session) forward(ctx context.Context, ri *reqInfo, method string) (mcp.
 	}
 	relay := s.relay(ctx, ri)
 	opts.OnNotify = relay.push
+	opts.Stamped = true // RequestToModern stamped this session's _meta
 	_, raw, err := s.callUpstream(ctx, method, up.Params, opts)
 	relay.stop()
 	if err != nil {
@@ -59,6 +60,7 @@ func (s *session) toolsList(ctx context.Context, ri *reqInfo) (mcp.Result, error
 	if err != nil {
 		return nil, err
 	}
+	opts.Stamped = true // RequestToModern stamped this session's _meta
 	raw, err := s.b.upstreamCall(ctx, legacy.MethodToolsList, up.Params, opts)
 	if err != nil {
 		return nil, s.b.upstreamError(legacy.MethodToolsList, false, err)

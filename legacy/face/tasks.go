@@ -62,7 +62,11 @@ func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error
 	opts.OnNotify = relay.push
 	// M-11: callToolUpstream adds the Mcp-Param-* headers (mcpparam.go) to
 	// this call only; opts stays header-free for the task's later requests.
-	kind, raw, err := s.callToolUpstream(ctx, up.Params, opts)
+	// RequestToModern stamped this session's _meta into up.Params; the
+	// task's later requests (built here, unstamped) use opts as it is.
+	stamped := opts
+	stamped.Stamped = true
+	kind, raw, err := s.callToolUpstream(ctx, up.Params, stamped)
 	relay.stop()
 	if err != nil {
 		return nil, s.b.upstreamError(legacy.MethodToolsCall, asTask, err)

@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -13,7 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 )
 
 // Header names of the 2025-11-25 Streamable HTTP transport.
@@ -203,70 +202,17 @@ func (w *httpWire) send(ctx context.Context, s *Session, msg jsonrpc.Message) er
 // "message" event until fn returns false or the stream ends. It returns the
 // read error (nil at a clean end of stream).
 func readSSE(r io.Reader, fn func(data []byte) bool) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var data bytes.Buffer
-	event := ""
-	hasData := false
+	er := mcpio.NewEventReader(r, maxMessage)
 	for {
-		line, err := readLine(br)
+		data, err := er.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
 			return err
 		}
-		if len(line) == 0 {
-			if hasData && (event == "" || event == "message") && data.Len() > 0 {
-				if !fn(bytes.Clone(data.Bytes())) {
-					return nil
-				}
-			}
-			data.Reset()
-			event, hasData = "", false
-			continue
-		}
-		if line[0] == ':' {
-			continue // comment (keep-alive)
-		}
-		field, value, _ := bytes.Cut(line, []byte(":"))
-		value = bytes.TrimPrefix(value, []byte(" "))
-		switch string(field) {
-		case "data":
-			if hasData {
-				data.WriteByte('\n')
-			}
-			if data.Len()+len(value) > maxMessage {
-				return rpc.Errorf(rpc.CodeInternalError, "SSE event exceeds %d bytes", maxMessage)
-			}
-			data.Write(value)
-			hasData = true
-		case "event":
-			event = string(value)
+		if !fn(data) {
+			return nil
 		}
 	}
-}
-
-// readLine reads one line without its terminator (\n, \r\n or \r-less).
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var out []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		out = append(out, chunk...)
-		if len(out) > maxMessage+1024 {
-			return nil, rpc.Errorf(rpc.CodeInternalError, "SSE line exceeds %d bytes", maxMessage)
-		}
-		if err == nil {
-			break
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if len(out) > 0 && errors.Is(err, io.EOF) {
-			break
-		}
-		return nil, err
-	}
-	out = bytes.TrimSuffix(out, []byte("\n"))
-	out = bytes.TrimSuffix(out, []byte("\r"))
-	return out, nil
 }

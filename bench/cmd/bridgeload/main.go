@@ -143,7 +143,7 @@ func parse(args []string) (config, error) {
 	fs.IntVar(&c.storeWriters, "store-writers", 8, "store: concurrent durable creators")
 	fs.IntVar(&c.storePer, "store-per", 100, "store: creates per writer")
 	fs.BoolVar(&c.memStore, "memory-store", false, "run the bridge on the in-memory store instead of Badger (diagnosis: removes fsync latency)")
-	fs.StringVar(&c.memLimit, "bridge-gomemlimit", "", "waiters: GOMEMLIMIT of the bridge process (e.g. 200MiB; default none)")
+	fs.StringVar(&c.memLimit, "bridge-gomemlimit", "", "waiters, sessions (the flood): GOMEMLIMIT of the bridge process (e.g. 200MiB; default none)")
 	fs.StringVar(&c.profileDir, "profile-dir", "", "waiters: save the loaded bridge's heap and goroutine profiles here")
 	fs.IntVar(&c.idleConns, "bridge-upstream-idle-conns", 0, "keep-alive connections per upstream host in the bridge (diagnosis; 0: as deployed, the bridge's own pool)")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "directory: every bridge and reverse-proxy child writes its CPU profile there (bridge-PHASE.pprof, revproxy-PHASE.pprof)")
@@ -528,8 +528,12 @@ func phaseSessions(ctx context.Context, c config, exe string, rep *report) error
 		return err
 	}
 	defer up.Close()
+	var env []string
+	if c.memLimit != "" {
+		env = append(env, "GOMEMLIMIT="+c.memLimit)
+	}
 	var flood bridgeload.SessionsResult
-	err = withChildren(ctx, c, exe, "sessions", []child{{kind: bridgeload.KindBridge, upstream: up.URL, era: "modern"}},
+	err = withChildren(ctx, c, exe, "sessions", []child{{kind: bridgeload.KindBridge, upstream: up.URL, era: "modern", env: env}},
 		func(ps []*bridgeload.Proc) error {
 			var err error
 			flood, err = bridgeload.IdleSessions(ctx, ps[0].URL, ps[0].Pid(), c.sessions)
