@@ -32,6 +32,7 @@ type Bridge struct {
 	cfg    Config
 	log    *slog.Logger
 	store  sessionmap.Store
+	events sessionmap.EventStore // resumable streams (resume.go); nil: none
 	up     *upstream.Client
 	target string // the upstream's name in errors and watcher keys
 
@@ -143,6 +144,16 @@ func New(cfg Config) (*Bridge, error) {
 		b.store, b.ownStore = st, true
 	default:
 		return nil, errors.New("face: no store: set DataDir or Store")
+	}
+
+	if cfg.StreamRetention > 0 {
+		b.events = cfg.Events
+		if es, ok := b.store.(sessionmap.EventStore); ok && b.events == nil {
+			b.events = es
+		}
+		if b.events == nil {
+			b.events = sessionmap.NewMemoryEvents()
+		}
 	}
 
 	wc := cfg.Watch
