@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/interop/peers"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
+	"github.com/tasksbridge/tasksbridge/interop/peers"
 	"github.com/tasksbridge/tasksbridge/legacy/face"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
