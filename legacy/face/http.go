@@ -202,6 +202,7 @@ func (b *Bridge) serveGET(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sw := newStreamWriter(w)
+	sw.res = b.newListenStream(s)
 	s.setGETStream(sw)
 	b.sdk.ServeHTTP(sw, r)
 	s.clearGETStream(sw)

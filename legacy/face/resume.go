@@ -167,6 +167,10 @@ func (b *Bridge) serveResume(w http.ResponseWriter, r *http.Request, s *session,
 		http.Error(w, "Service Unavailable: cannot read the stream's events; try again", http.StatusServiceUnavailable)
 		return
 	}
+	if rec.Method == listenStream {
+		b.resumeListen(w, r, s, rec, evs)
+		return
+	}
 	var idv any
 	if err := json.Unmarshal(rec.RequestID, &idv); err != nil {
 		http.Error(w, "Not Found: no stream of this session has that Last-Event-ID", http.StatusNotFound)
@@ -234,4 +238,36 @@ func (b *Bridge) serveResume(w http.ResponseWriter, r *http.Request, s *session,
 		}
 	}
 	b.runLean(r, s, ri, out, id, run)
+}
+
+// listenStream is the Method of a standalone GET stream's record.
+const listenStream = "GET"
+
+// newListenStream prepares the record of a session's standalone GET
+// stream, whose injected notifications (notifications/tasks/status, L-61)
+// get ids and are kept like a request stream's.
+func (b *Bridge) newListenStream(s *session) *resumable {
+	if b.events == nil {
+		return nil
+	}
+	return &resumable{b: b, rec: sessionmap.StreamRecord{ID: randomID(), Scope: s.scope(), Method: listenStream}}
+}
+
+// resumeListen serves a resumed standalone GET stream: the missed events,
+// then the live stream as before, under the same stream id.
+func (b *Bridge) resumeListen(w http.ResponseWriter, r *http.Request, s *session, rec sessionmap.StreamRecord, evs []sessionmap.StreamEvent) {
+	if err := b.materialize(r, s); err != nil {
+		b.log.Warn("face: cannot give a session its go-sdk half", "err", err)
+		http.Error(w, "Internal Server Error: cannot resume the session", http.StatusInternalServerError)
+		return
+	}
+	b.log.Info("face: a client resumed its listening stream", "replayed", len(evs))
+	sw := newStreamWriter(w)
+	sw.res = &resumable{b: b, rec: rec, open: true}
+	sw.replay = evs
+	s.setGETStream(sw)
+	r.Header.Del("Last-Event-ID") // go-sdk serves it as the session's standalone stream
+	b.sdk.ServeHTTP(sw, r)
+	s.clearGETStream(sw)
+	sw.close()
 }

@@ -53,7 +53,9 @@ func openSSE(t *testing.T, ctx context.Context, c *rawClient, url string, body [
 	if body == nil {
 		req.Header.Del("Content-Type")
 		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Last-Event-ID", lastID)
+		if lastID != "" {
+			req.Header.Set("Last-Event-ID", lastID)
+		}
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -384,5 +386,48 @@ func TestResumePlainToolsCallNeverReissued(t *testing.T) {
 	}
 	if n := len(up.rec.byMethod("tools/call")); n != 1 {
 		t.Errorf("upstream tools/call %d times, want 1", n)
+	}
+}
+
+// The standalone GET stream primes with an id too and its notifications
+// (notifications/tasks/status) are kept: a client resuming it on another
+// replica gets those after its Last-Event-ID, then the live stream.
+func TestResumeListenStreamOnAnotherReplica(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	up := startUpstream(t, demo.Options{})
+	open := sharedStores(t)["memory"]
+	brA := startBridge(t, up, face.Config{Store: open(), StatusNotifications: true})
+	brB := startBridge(t, up, face.Config{Store: open(), StatusNotifications: true})
+	c := newRawClient(t, brA.url)
+	c.initialize(ctx, nil)
+	g := openSSE(t, ctx, c, brA.url, nil, "")
+	if g.sc == nil {
+		t.Fatalf("GET: HTTP %d %s", g.status, g.body)
+	}
+	primeID := g.prime()
+	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "x"}, "task": map[string]any{}}))
+	up.srv.CompleteNow(upstreamTaskID(t, brA.b.Store(), id))
+	var seen []sseEvent
+	for {
+		ev, ok := g.next()
+		if !ok {
+			t.Fatal("GET stream ended")
+		}
+		seen = append(seen, ev)
+		if bytes.Contains(ev.data, []byte(`"completed"`)) {
+			break
+		}
+	}
+	g.cut()
+
+	r := openSSE(t, ctx, c, brB.url, nil, primeID)
+	if r.status != http.StatusOK || r.sc == nil {
+		t.Fatalf("resume: HTTP %d %s", r.status, r.body)
+	}
+	for i, want := range seen {
+		ev, ok := r.next()
+		if !ok || ev.id != want.id || !bytes.Equal(ev.data, want.data) {
+			t.Fatalf("replayed event %d = %+v %v, want %+v", i, ev, ok, want)
+		}
 	}
 }
