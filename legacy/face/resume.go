@@ -15,7 +15,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
-// Resumable streams (Streamable HTTP, 2025-11-25, L-87): a tools/call or
+// Resumable streams (Streamable HTTP 2025-11-25, resumability): a tools/call or
 // tasks/result answered as an event stream primes it at once with an event
 // id and empty data, and gives every later event an id, after storing the
 // event in the EventStore shared by the replicas. A client whose stream
