@@ -141,6 +141,17 @@ func twoReplicas(t *testing.T, up *upEnv, open func() sessionmap.Store) (a, b *b
 	return a, b
 }
 
+// resumeSetup starts an upstream, two replicas on the stores open makes,
+// and a client initialized on the first.
+func resumeSetup(t *testing.T, open func() sessionmap.Store) (context.Context, *upEnv, *bridgeEnv, *bridgeEnv, *rawClient) {
+	ctx := ctxT(t, 30*time.Second)
+	up := startUpstream(t, demo.Options{})
+	brA, brB := twoReplicas(t, up, open)
+	c := newRawClient(t, brA.url)
+	c.initialize(ctx, nil)
+	return ctx, up, brA, brB, c
+}
+
 func sharedStores(t *testing.T) map[string]func() sessionmap.Store {
 	mem := sessionmap.NewMemory()
 	srv := redistest.Start(t)
@@ -165,11 +176,7 @@ func sharedStores(t *testing.T) map[string]func() sessionmap.Store {
 func TestResumeTasksResultOnAnotherReplica(t *testing.T) {
 	for name, open := range sharedStores(t) {
 		t.Run(name, func(t *testing.T) {
-			ctx := ctxT(t, 30*time.Second)
-			up := startUpstream(t, demo.Options{})
-			brA, brB := twoReplicas(t, up, open)
-			c := newRawClient(t, brA.url)
-			c.initialize(ctx, nil)
+			ctx, up, brA, brB, c := resumeSetup(t, open)
 			id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "late"}, "task": map[string]any{}}))
 
 			s := openSSE(t, ctx, c, brA.url, rpcBody(77, "tasks/result", map[string]any{"taskId": id}), "")
@@ -200,12 +207,7 @@ func TestResumeTasksResultOnAnotherReplica(t *testing.T) {
 // Replay gives the events of the named stream after the given id, and never
 // another stream's, even of the same session.
 func TestResumeReplaysOnlyThatStream(t *testing.T) {
-	ctx := ctxT(t, 30*time.Second)
-	up := startUpstream(t, demo.Options{})
-	open := sharedStores(t)["memory"]
-	brA, brB := twoReplicas(t, up, open)
-	c := newRawClient(t, brA.url)
-	c.initialize(ctx, nil)
+	ctx, up, brA, brB, c := resumeSetup(t, sharedStores(t)["memory"])
 	var ids, primes, answerIDs []string
 	var streams []*sseStream
 	for i, text := range []string{"first", "second"} {
@@ -242,11 +244,7 @@ func TestResumeReplaysOnlyThatStream(t *testing.T) {
 func TestResumeRepresentsOnlyUnansweredInput(t *testing.T) {
 	for name, open := range sharedStores(t) {
 		t.Run(name, func(t *testing.T) {
-			ctx := ctxT(t, 30*time.Second)
-			up := startUpstream(t, demo.Options{})
-			brA, brB := twoReplicas(t, up, open)
-			c := newRawClient(t, brA.url)
-			c.initialize(ctx, nil)
+			ctx, up, brA, brB, c := resumeSetup(t, open)
 			id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "elicit_task", "arguments": map[string]any{"question": "Q?", "count": 2}, "task": map[string]any{}}))
 
 			s := openSSE(t, ctx, c, brA.url, rpcBody(9, "tasks/result", map[string]any{"taskId": id}), "")
@@ -325,11 +323,7 @@ func msgOf(params json.RawMessage) string {
 // A Last-Event-ID of another session's stream answers exactly like an
 // unknown one: 404 with the same body.
 func TestResumeForeignSessionIsUnknown(t *testing.T) {
-	ctx := ctxT(t, 30*time.Second)
-	up := startUpstream(t, demo.Options{})
-	brA, brB := twoReplicas(t, up, sharedStores(t)["memory"])
-	c := newRawClient(t, brA.url)
-	c.initialize(ctx, nil)
+	ctx, _, brA, brB, c := resumeSetup(t, sharedStores(t)["memory"])
 	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "x"}, "task": map[string]any{}}))
 	s := openSSE(t, ctx, c, brA.url, rpcBody(5, "tasks/result", map[string]any{"taskId": id}), "")
 	primeID := s.prime()
@@ -355,11 +349,7 @@ func TestResumeForeignSessionIsUnknown(t *testing.T) {
 // A plain tools/call (no "task") whose upstream made a task resumes by
 // waiting on that task: the tool is never sent upstream twice (M-13).
 func TestResumePlainToolsCallNeverReissued(t *testing.T) {
-	ctx := ctxT(t, 30*time.Second)
-	up := startUpstream(t, demo.Options{})
-	brA, brB := twoReplicas(t, up, sharedStores(t)["memory"])
-	c := newRawClient(t, brA.url)
-	c.initialize(ctx, nil)
+	ctx, up, brA, brB, c := resumeSetup(t, sharedStores(t)["memory"])
 	s := openSSE(t, ctx, c, brA.url, rpcBody(3, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "plain"}}), "")
 	if s.sc == nil {
 		t.Fatalf("tools/call answered without a stream: %d %s", s.status, s.body)
