@@ -328,6 +328,13 @@ func (b *Bridge) runLean(r *http.Request, s *session, ri *reqInfo, out *leanOut,
 		out.end()
 		return
 	}
+	if err != nil && b.drain.Err() != nil && out.resumableOpen() {
+		// Shutting down: the stream ends unanswered and the client resumes
+		// it with Last-Event-ID on another replica (resume.go), so a rolling
+		// restart drops no wait.
+		out.end()
+		return
+	}
 	buf := getBuf()
 	defer putBuf(buf)
 	var raw json.RawMessage

@@ -135,6 +135,14 @@ func (o *leanOut) resumable() bool {
 	return o.res != nil
 }
 
+// resumableOpen reports whether the client holds an event id of this
+// stream, so it can resume it elsewhere.
+func (o *leanOut) resumableOpen() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.sse && o.res.isOpen()
+}
+
 // messageKind tells a stored event's JSON-RPC message apart.
 func messageKind(msg []byte) (request, response bool) {
 	var m struct {

@@ -421,3 +421,32 @@ func TestResumeListenStreamOnAnotherReplica(t *testing.T) {
 		}
 	}
 }
+
+// Graceful stop with resumable streams: a blocked tasks/result stream ends
+// without an answer (no "call again" error), and the client resumes it on
+// another replica, which answers when the task completes: a rolling restart
+// drops no wait.
+func TestShutdownLeavesStreamsToResume(t *testing.T) {
+	ctx, up, brA, brB, c := resumeSetup(t, sharedStores(t)["memory"])
+	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "kept"}, "task": map[string]any{}}))
+	s := openSSE(t, ctx, c, brA.url, rpcBody(21, "tasks/result", map[string]any{"taskId": id}), "")
+	primeID := s.prime()
+	if err := brA.b.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ev, ok := s.next(); ok {
+		t.Fatalf("the draining replica answered %s; want the stream closed for the client to resume", ev.data)
+	}
+	r := openSSE(t, ctx, c, brB.url, nil, primeID)
+	if r.status != http.StatusOK || r.sc == nil {
+		t.Fatalf("resume: HTTP %d %s", r.status, r.body)
+	}
+	up.srv.CompleteNow(upstreamTaskID(t, brB.b.Store(), id))
+	ev, ok := r.next()
+	if !ok {
+		t.Fatal("resumed stream ended without the answer")
+	}
+	if rid, _, _, res := ev.msg(t); string(rid) != "21" || !bytes.Contains(res, []byte(`"kept"`)) {
+		t.Fatalf("resumed answer %s", ev.data)
+	}
+}
