@@ -33,8 +33,11 @@ type Bridge struct {
 	log    *slog.Logger
 	store  sessionmap.Store
 	events sessionmap.EventStore // resumable streams (resume.go); nil: none
-	up     *upstream.Client
-	target string // the upstream's name in errors and watcher keys
+	// eventsOutlive: the events are kept outside this process (a shared
+	// store), so a stream can be resumed after this process is gone.
+	eventsOutlive bool
+	up            *upstream.Client
+	target        string // the upstream's name in errors and watcher keys
 
 	ownStore, ownUp bool
 
@@ -151,6 +154,7 @@ func New(cfg Config) (*Bridge, error) {
 		if es, ok := b.store.(sessionmap.EventStore); ok && b.events == nil {
 			b.events = es
 		}
+		b.eventsOutlive = b.events != nil
 		if b.events == nil {
 			b.events = sessionmap.NewMemoryEvents()
 		}

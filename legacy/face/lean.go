@@ -328,10 +328,11 @@ func (b *Bridge) runLean(r *http.Request, s *session, ri *reqInfo, out *leanOut,
 		out.end()
 		return
 	}
-	if err != nil && b.drain.Err() != nil && out.resumableOpen() {
+	if err != nil && b.drain.Err() != nil && b.eventsOutlive && out.resumableOpen() {
 		// Shutting down: the stream ends unanswered and the client resumes
 		// it with Last-Event-ID on another replica (resume.go), so a rolling
-		// restart drops no wait.
+		// restart drops no wait. Events kept in this process's memory die
+		// with it: those clients get the "call again" error instead.
 		out.end()
 		return
 	}
