@@ -125,12 +125,6 @@ func (o *leanOut) eventLocked(msg []byte) error {
 	return writeEventID(o.w, o.rc, o.res.store(msg), msg)
 }
 
-// writeEvent writes one JSON-RPC message as an SSE "message" event and
-// flushes it.
-func writeEvent(w io.Writer, rc *http.ResponseController, msg []byte) error {
-	return writeEventID(w, rc, "", msg)
-}
-
 // writeEventID writes one JSON-RPC message as an SSE "message" event with
 // the given id ("": none) and flushes it.
 func writeEventID(w io.Writer, rc *http.ResponseController, id string, msg []byte) error {
