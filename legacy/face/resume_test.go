@@ -104,6 +104,20 @@ func (s *sseStream) next() (ev sseEvent, ok bool) {
 	return ev, false
 }
 
+// answer reads the next event, which must be the answer to request id
+// holding text.
+func (s *sseStream) answer(id, text string) sseEvent {
+	s.t.Helper()
+	ev, ok := s.next()
+	if !ok {
+		s.t.Fatal("resumed stream ended without the answer")
+	}
+	if rid, _, _, res := ev.msg(s.t); string(rid) != id || !bytes.Contains(res, []byte(`"`+text+`"`)) {
+		s.t.Fatalf("resumed answer %s, want id %s with %q", ev.data, id, text)
+	}
+	return ev
+}
+
 // msg decodes an event's JSON-RPC message.
 func (e sseEvent) msg(t *testing.T) (id json.RawMessage, method string, params, result json.RawMessage) {
 	t.Helper()
@@ -188,14 +202,7 @@ func TestResumeTasksResultOnAnotherReplica(t *testing.T) {
 				t.Fatalf("resume: HTTP %d %s", r.status, r.body)
 			}
 			up.srv.CompleteNow(upstreamTaskID(t, brA.b.Store(), id))
-			ev, ok := r.next()
-			if !ok {
-				t.Fatal("resumed stream ended without the answer")
-			}
-			rid, _, _, res := ev.msg(t)
-			if string(rid) != "77" || !bytes.Contains(res, []byte(`"late"`)) {
-				t.Fatalf("resumed answer %s", ev.data)
-			}
+			ev := r.answer("77", "late")
 			stream, _, _ := strings.Cut(primeID, ".")
 			if !strings.HasPrefix(ev.id, stream+".") || ev.id == primeID {
 				t.Errorf("answer event id %q is not a later id of stream %q", ev.id, stream)
@@ -367,13 +374,7 @@ func TestResumePlainToolsCallNeverReissued(t *testing.T) {
 		t.Fatalf("tasks %v %v", tasks, err)
 	}
 	up.srv.CompleteNow(tasks[0].UpstreamTaskID)
-	ev, ok := r.next()
-	if !ok {
-		t.Fatal("resumed stream ended without the answer")
-	}
-	if rid, _, _, res := ev.msg(t); string(rid) != "3" || !bytes.Contains(res, []byte(`"plain"`)) {
-		t.Fatalf("resumed answer %s", ev.data)
-	}
+	r.answer("3", "plain")
 	if n := len(up.rec.byMethod("tools/call")); n != 1 {
 		t.Errorf("upstream tools/call %d times, want 1", n)
 	}
@@ -442,11 +443,5 @@ func TestShutdownLeavesStreamsToResume(t *testing.T) {
 		t.Fatalf("resume: HTTP %d %s", r.status, r.body)
 	}
 	up.srv.CompleteNow(upstreamTaskID(t, brB.b.Store(), id))
-	ev, ok := r.next()
-	if !ok {
-		t.Fatal("resumed stream ended without the answer")
-	}
-	if rid, _, _, res := ev.msg(t); string(rid) != "21" || !bytes.Contains(res, []byte(`"kept"`)) {
-		t.Fatalf("resumed answer %s", ev.data)
-	}
+	r.answer("21", "kept")
 }
