@@ -18,25 +18,20 @@ import (
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
-// methodFaults answers the first n upstream requests of method (default
-// tasks/cancel) with HTTP 503 and passes everything else (and later ones)
-// to next.
+// methodFaults answers the first n upstream requests of method with HTTP
+// 503 and passes everything else (and later ones) to next.
 type methodFaults struct {
 	next   http.Handler
 	method string
 
 	mu     sync.Mutex
-	n      int // cancels still to fail
+	n      int // requests still to fail
 	failed int
 	passed int
 }
 
 func (f *methodFaults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	method := f.method
-	if method == "" {
-		method = "tasks/cancel"
-	}
-	if r.Header.Get("Mcp-Method") == method {
+	if r.Header.Get("Mcp-Method") == f.method {
 		f.mu.Lock()
 		fail := f.n > 0
 		if fail {
@@ -115,6 +110,18 @@ func (p *outboxProbe) awaitEnd(t *testing.T, ctx context.Context) {
 	}
 }
 
+// faultyBridge is a bridge (memory store, probed outbox) in front of an
+// upstream whose first n requests of method fail with 503.
+func faultyBridge(t *testing.T, method string, n int) (*upEnv, *methodFaults, *outboxProbe, *bridgeEnv) {
+	t.Helper()
+	up := startUpstream(t, demo.Options{})
+	faults := &methodFaults{next: up.rec, method: method, n: n}
+	fs := httptest.NewServer(faults)
+	t.Cleanup(fs.Close)
+	probe := newOutboxProbe()
+	return up, faults, probe, startBridge(t, up, face.Config{Upstream: fs.URL + "/mcp", Outbox: probe.config()})
+}
+
 func owedCancel(t *testing.T, st sessionmap.Store, id string) bool {
 	t.Helper()
 	rec, err := st.(sessionmap.Admin).LookupTask(context.Background(), id)
@@ -129,12 +136,7 @@ func owedCancel(t *testing.T, st sessionmap.Store, id string) bool {
 // then nothing is owed any more.
 func TestUpstreamCancelRetriedUntilAcknowledged(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
-	up := startUpstream(t, demo.Options{})
-	faults := &methodFaults{next: up.rec, n: 2}
-	fs := httptest.NewServer(faults)
-	t.Cleanup(fs.Close)
-	probe := newOutboxProbe()
-	br := startBridge(t, up, face.Config{Upstream: fs.URL + "/mcp", Outbox: probe.config()})
+	_, faults, probe, br := faultyBridge(t, "tasks/cancel", 2)
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "x"}, "task": map[string]any{}}))
@@ -169,39 +171,88 @@ func TestUpstreamCancelOwedAcrossRestart(t *testing.T) {
 	}
 }
 
-func testOwedAcrossRestart(t *testing.T, authz string) {
-	ctx := ctxT(t, 30*time.Second)
-	up := startUpstream(t, demo.Options{})
-	faults := &methodFaults{next: up.rec, n: 1 << 30}
-	fs := httptest.NewServer(faults)
-	t.Cleanup(fs.Close)
-	dir := t.TempDir()
+// restartRig is an upstream whose requests of one method fail (503) until
+// heal, and a first bridge on a data directory with one client.
+type restartRig struct {
+	up     *upEnv
+	faults *methodFaults
+	fsURL  string
+	dir    string
+	b1     *face.Bridge
+	hs1    *httptest.Server
+	probe1 *outboxProbe
+	c      *rawClient
+}
 
-	probe1 := newOutboxProbe()
-	b1, err := face.New(face.Config{Upstream: fs.URL + "/mcp", DataDir: dir, Logger: quietLogger(), Watch: fastWatch(), Outbox: probe1.config()})
+func newRestartRig(t *testing.T, ctx context.Context, method, authz string) *restartRig {
+	t.Helper()
+	r := &restartRig{up: startUpstream(t, demo.Options{}), dir: t.TempDir(), probe1: newOutboxProbe()}
+	r.faults = &methodFaults{next: r.up.rec, method: method, n: 1 << 30}
+	fs := httptest.NewServer(r.faults)
+	t.Cleanup(fs.Close)
+	r.fsURL = fs.URL + "/mcp"
+	var err error
+	r.b1, err = face.New(face.Config{Upstream: r.fsURL, DataDir: r.dir, Logger: quietLogger(), Watch: fastWatch(), Outbox: r.probe1.config()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs1 := httptest.NewServer(b1.Mux())
-	c := newRawClient(t, hs1.URL+"/mcp")
-	c.authz = authz
-	c.initialize(ctx, nil)
+	r.hs1 = httptest.NewServer(r.b1.Mux())
+	r.c = newRawClient(t, r.hs1.URL+"/mcp")
+	r.c.authz = authz
+	r.c.initialize(ctx, nil)
+	return r
+}
+
+// restart stops the first bridge (drained is called once it has shut
+// down), heals the upstream and starts a second bridge on the same data
+// directory with probe's outbox.
+func (r *restartRig) restart(t *testing.T, ctx context.Context, probe *outboxProbe, drained func()) *bridgeEnv {
+	t.Helper()
+	_ = r.b1.Shutdown(ctx)
+	if drained != nil {
+		drained()
+	}
+	r.hs1.Close()
+	if err := r.b1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r.faults.mu.Lock()
+	r.faults.n = 0 // the upstream is healthy again
+	r.faults.mu.Unlock()
+	return startBridge(t, r.up, face.Config{Upstream: r.fsURL, DataDir: r.dir, Outbox: probe.config()})
+}
+
+// checkDelivered asserts that the upstream took the owed side effect once
+// after the restart, with the owner's credentials when it has some.
+func (r *restartRig) checkDelivered(t *testing.T, authz string) {
+	t.Helper()
+	method := r.faults.method
+	if _, passed := r.faults.counts(); passed != 1 {
+		t.Errorf("upstream took %d %s after the restart, want 1", passed, method)
+	}
+	if authz == "" {
+		return
+	}
+	var got string
+	for _, q := range r.up.rec.byMethod(method) {
+		got = q.Header.Get("Authorization")
+	}
+	if got != authz {
+		t.Errorf("the resumed %s carried Authorization %q, want the owner's", method, got)
+	}
+}
+
+func testOwedAcrossRestart(t *testing.T, authz string) {
+	ctx := ctxT(t, 30*time.Second)
+	rig := newRestartRig(t, ctx, "tasks/cancel", authz)
+	faults, c := rig.faults, rig.c
 	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "x"}, "task": map[string]any{}}))
 	if r := c.call(ctx, "tasks/cancel", map[string]any{"taskId": id}); statusOf(t, r) != "cancelled" {
 		t.Fatalf("tasks/cancel: %s", r.Envelope)
 	}
-	probe1.awaitWait(t, ctx) // the first attempt failed; the next waits
-	_ = b1.Shutdown(ctx)
-	hs1.Close()
-	if err := b1.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	faults.mu.Lock()
-	faults.n = 0 // the upstream is healthy again
-	faults.mu.Unlock()
+	rig.probe1.awaitWait(t, ctx) // the first attempt failed; the next waits
 	probe2 := newOutboxProbe()
-	br := startBridge(t, up, face.Config{Upstream: fs.URL + "/mcp", DataDir: dir, Outbox: probe2.config()})
+	br := rig.restart(t, ctx, probe2, nil)
 	if authz != "" {
 		if _, passed := faults.counts(); passed != 0 {
 			t.Fatalf("the owed cancel went out without the owner's credentials")
@@ -212,18 +263,7 @@ func testOwedAcrossRestart(t *testing.T, authz string) {
 		c2.call(ctx, "tasks/list", nil)
 	}
 	probe2.awaitEnd(t, ctx)
-	if _, passed := faults.counts(); passed != 1 {
-		t.Errorf("upstream took %d tasks/cancel after the restart, want 1", passed)
-	}
-	if authz != "" {
-		var got string
-		for _, r := range up.rec.byMethod("tasks/cancel") {
-			got = r.Header.Get("Authorization")
-		}
-		if got != authz {
-			t.Errorf("the resumed cancel carried Authorization %q, want the owner's", got)
-		}
-	}
+	rig.checkDelivered(t, authz)
 	adm := br.b.Store().(sessionmap.Admin)
 	rec, err := adm.LookupTask(ctx, id)
 	if err != nil || rec.UpstreamCancelPending || rec.Status != sessionmap.StatusCancelled {
@@ -265,12 +305,7 @@ func owedAnswers(t *testing.T, st sessionmap.Store, id string) sessionmap.Task {
 // client is asked once, and the retries are counted under tasks/update.
 func TestUpstreamInputAnswerRetriedUntilAcknowledged(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
-	up := startUpstream(t, demo.Options{})
-	faults := &methodFaults{next: up.rec, method: "tasks/update", n: 2}
-	fs := httptest.NewServer(faults)
-	t.Cleanup(fs.Close)
-	probe := newOutboxProbe()
-	br := startBridge(t, up, face.Config{Upstream: fs.URL + "/mcp", Outbox: probe.config()})
+	up, faults, probe, br := faultyBridge(t, "tasks/update", 2)
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	var ans elicitAnswer
@@ -318,42 +353,19 @@ func TestUpstreamInputAnswerOwedAcrossRestart(t *testing.T) {
 
 func testAnswerOwedAcrossRestart(t *testing.T, authz string) {
 	ctx := ctxT(t, 30*time.Second)
-	up := startUpstream(t, demo.Options{})
-	faults := &methodFaults{next: up.rec, method: "tasks/update", n: 1 << 30}
-	fs := httptest.NewServer(faults)
-	t.Cleanup(fs.Close)
-	dir := t.TempDir()
-
-	probe1 := newOutboxProbe()
-	b1, err := face.New(face.Config{Upstream: fs.URL + "/mcp", DataDir: dir, Logger: quietLogger(), Watch: fastWatch(), Outbox: probe1.config()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs1 := httptest.NewServer(b1.Mux())
-	c := newRawClient(t, hs1.URL+"/mcp")
-	c.authz = authz
-	c.initialize(ctx, nil)
+	rig := newRestartRig(t, ctx, "tasks/update", authz)
+	up, faults, c := rig.up, rig.faults, rig.c
 	var ans elicitAnswer
 	c.setHandler(ans.handle)
 	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "elicit_task", "arguments": map[string]any{"question": "Q?"}, "task": map[string]any{}}))
 	first := make(chan *reply, 1)
 	go func() { first <- c.call(ctx, "tasks/result", map[string]any{"taskId": id}) }()
-	probe1.awaitWait(t, ctx) // the client answered; the first tasks/update failed
-	_ = b1.Shutdown(ctx)
-	<-first
-	hs1.Close()
-	if err := b1.Close(); err != nil {
-		t.Fatal(err)
-	}
+	rig.probe1.awaitWait(t, ctx) // the client answered; the first tasks/update failed
+	probe2 := newOutboxProbe()
+	br := rig.restart(t, ctx, probe2, func() { <-first })
 	if n := ans.asked(); n != 1 {
 		t.Fatalf("before the restart the client was asked %d times, want once", n)
 	}
-
-	faults.mu.Lock()
-	faults.n = 0 // the upstream is healthy again
-	faults.mu.Unlock()
-	probe2 := newOutboxProbe()
-	br := startBridge(t, up, face.Config{Upstream: fs.URL + "/mcp", DataDir: dir, Outbox: probe2.config()})
 	if authz != "" {
 		if _, passed := faults.counts(); passed != 0 {
 			t.Fatalf("the owed answer went out without the owner's credentials")
@@ -377,20 +389,9 @@ func testAnswerOwedAcrossRestart(t *testing.T, authz string) {
 	if n := ans.asked(); n != 1 {
 		t.Errorf("the client was asked %d times in all, want once (its stored answer is delivered, not asked again)", n)
 	}
-	if _, passed := faults.counts(); passed != 1 {
-		t.Errorf("upstream took %d tasks/update after the restart, want 1", passed)
-	}
+	rig.checkDelivered(t, authz)
 	if cn := up.srv.Counters(); cn.InputResponses != 1 || cn.DuplicateKeys != 0 {
 		t.Errorf("upstream input responses %d, duplicates %d; want exactly one", cn.InputResponses, cn.DuplicateKeys)
-	}
-	if authz != "" {
-		var got string
-		for _, q := range up.rec.byMethod("tasks/update") {
-			got = q.Header.Get("Authorization")
-		}
-		if got != authz {
-			t.Errorf("the resumed answer carried Authorization %q, want the owner's", got)
-		}
 	}
 	if rec := owedAnswers(t, br.b.Store(), id); rec.OwedAnswers != nil || len(rec.AnsweredKeys) != 1 {
 		t.Errorf("record after restart: answered %v, owed %s; want one key, nothing owed", rec.AnsweredKeys, rec.OwedAnswers)
