@@ -10,7 +10,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
-// Fuzz targets for every decoder (issue 2 item 6). The properties:
+// Fuzz targets for every decoder. The properties:
 //   - no panic;
 //   - a failure is an *rpc.Error with code -32700, -32600 or -32602;
 //   - a decoded value that passes Validate encodes, and encoding is stable:

@@ -14,7 +14,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
-// Benchmarks for docs/PERFORMANCE.md (issue 3 item 7). Each reports p50/p99
+// Benchmarks for docs/PERFORMANCE.md. Each reports p50/p99
 // per-operation latency next to ns/op; the targets (list-page p99 <= 5 ms,
 // durable create p99 <= 5 ms) are checked by reading the numbers, not
 // asserted here.

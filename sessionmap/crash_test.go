@@ -17,7 +17,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
-// The crash test (issue 3 item 6; architecture invariants 1, 3, 5): a child
+// The crash test (a durable write survives SIGKILL): a child
 // process writes sessions and tasks in a loop and prints an ACK line after
 // each write has returned; the parent SIGKILLs it after a random number of
 // ACKs, reopens the store and checks that every acknowledged write is there,

@@ -6,7 +6,7 @@ import (
 )
 
 // Stored bytes and client cursors are untrusted input: decoding them must
-// return an error, never panic (issue 3 robustness; L-51 for cursors).
+// return an error, never panic (L-51 for cursors).
 func FuzzDecode(f *testing.F) {
 	secret := make([]byte, secretLen)
 	sc := Scope{Session: "s"}

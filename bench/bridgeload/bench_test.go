@@ -66,8 +66,8 @@ func startEcho(b *testing.B, workers int) *echoEnv {
 	return env
 }
 
-// BenchmarkEchoLatency: one client calling echo back to back (issue 4
-// figure 1, added p50 latency). Reports p50 and p99 besides the mean ns/op.
+// BenchmarkEchoLatency: one client calling echo back to back (the
+// echo figure of docs/PERFORMANCE.md, with p50 latency added). Reports p50 and p99 besides the mean ns/op.
 func BenchmarkEchoLatency(b *testing.B) {
 	env := startEcho(b, 1)
 	for _, c := range []struct {
@@ -94,8 +94,8 @@ func BenchmarkEchoLatency(b *testing.B) {
 	}
 }
 
-// BenchmarkEchoThroughput: 8 clients calling echo concurrently (issue 4
-// figure 1, throughput ratio = direct ns/op ÷ bridge ns/op).
+// BenchmarkEchoThroughput: 8 clients calling echo concurrently
+// (throughput ratio = direct ns/op ÷ bridge ns/op).
 func BenchmarkEchoThroughput(b *testing.B) {
 	const workers = 8
 	env := startEcho(b, workers)
@@ -123,7 +123,7 @@ func BenchmarkEchoThroughput(b *testing.B) {
 }
 
 // BenchmarkResultDelay: one op = create a task, park tasks/result, complete
-// the task upstream, read the answer (issue 4 figure 4). Reports the
+// the task upstream, read the answer. Reports the
 // completion → answer delay percentiles. push-memstore swaps Badger for
 // the in-memory store: the difference is the durable write (fsync) of the
 // terminal snapshot, which the bridge makes before it wakes the waiters.

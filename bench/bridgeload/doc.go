@@ -1,5 +1,4 @@
-// Package bridgeload measures the bridge's legacy face (issue 4,
-// "Benchmarks"): it drives a legacy 2025-11-25 client through the bridge and a
+// Package bridgeload measures the bridge's legacy face: it drives a legacy 2025-11-25 client through the bridge and a
 // modern 2026-07-28 client straight to the same embedded upstream
 // (internal/demo), and reports each figure next to its direct baseline from
 // the same run.

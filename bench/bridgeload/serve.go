@@ -239,7 +239,8 @@ const ChildMode = "bridge-child"
 const (
 	// KindBridge is the bridge as `bridge serve` runs it: internal/server
 	// (era detection, metering, all four paths) with the upstream's era
-	// pinned, a Badger store with SyncWrites in a fresh temporary directory.
+	// pinned, a Badger store (durable group commit, as deployed) in a fresh
+	// temporary directory.
 	KindBridge = "bridge"
 	// KindRevProxy is the cost floor: a bare httputil.ReverseProxy in front
 	// of the same upstream, with a keep-alive pool sized like the clients'.

@@ -13,7 +13,8 @@ import (
 // ---- 8. durable task creation, one writer and many -------------------
 
 // StoreResult compares durable CreateTask latency with one writer and with
-// Writers concurrent ones on the bridge's Badger store (SyncWrites).
+// Writers concurrent ones on the bridge's Badger store (each create durable through its
+// group commit, as deployed).
 type StoreResult struct {
 	Writers        int
 	Single, Shared Summary // per create

@@ -66,8 +66,7 @@ func bridgeMetrics(t *testing.T, withLegacy bool) string {
 	return srv.URL + "/metrics"
 }
 
-// TestRolloutMetricsURL: the table and the verdict with exit codes 4 and 0
-// (issue 7 acceptance).
+// TestRolloutMetricsURL: the table and the verdict with exit codes 4 and 0.
 func TestRolloutMetricsURL(t *testing.T) {
 	out, code, err := runRolloutCmd(t, "--metrics-url", bridgeMetrics(t, true))
 	if code != rollout.ExitLegacyRemains {

@@ -81,7 +81,7 @@ func init() {
 			&cli.BoolFlag{Name: "require-auth", Usage: "in front of a legacy server, refuse 2026-07-28 requests without an Authorization header (HTTP 401); without it, unauthenticated modern clients share one scope in which the unguessable task ids act as bearer tokens", EnvVars: []string{"TASKSBRIDGE_REQUIRE_AUTH"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"TASKSBRIDGE_LOG_LEVEL"}},
 			&cli.StringFlag{Name: "log-format", Value: oplog.FormatText, Usage: "text or json (one JSON object per line)", EnvVars: []string{"TASKSBRIDGE_LOG_FORMAT"}},
-			&cli.BoolFlag{Name: "log-libraries", Usage: "also log the internals of the MCP SDK and the Badger store below error level (for debugging them)", EnvVars: []string{"TASKSBRIDGE_LOG_LIBRARIES"}},
+			&cli.BoolFlag{Name: "log-libraries", Usage: "also log the internals of the MCP SDK and the Badger store below error level (for debugging them; the store engine's warnings are always logged)", EnvVars: []string{"TASKSBRIDGE_LOG_LIBRARIES"}},
 			&cli.StringFlag{Name: "audit-log", Usage: "append an audit record (one JSON line: time, action, principal hash, session, task, outcome; never a credential) for each task creation, cancel, input answer, result delivery and task end to this file (`PATH`, created 0600)", EnvVars: []string{"TASKSBRIDGE_AUDIT_LOG"}},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 10 * time.Second, Usage: "how long a graceful stop may take", EnvVars: []string{"TASKSBRIDGE_SHUTDOWN_TIMEOUT"}},
 		}, storeFlags(true)...),
@@ -185,8 +185,15 @@ func runServe(c *cli.Context) error {
 			}
 			_ = al.Close()
 		}()
-		// L-79, L-80 for legacy clients.
+		// L-79, L-80 for clients of either era.
 		cfg.Legacy = func(lc *face.Config) { lc.Audit = al }
+		modernTweak := cfg.Modern
+		cfg.Modern = func(o *modernface.Options) {
+			if modernTweak != nil {
+				modernTweak(o)
+			}
+			o.Audit = al
+		}
 	}
 	rs, err := openRedisStore(c, sessionmap.WithLogger(logger))
 	if err != nil {

@@ -64,7 +64,7 @@ func startServe(ctx context.Context, t *testing.T, wantMetricsLine bool, args ..
 // `bridge serve --metrics-listen`: /metrics moves to its own listener, and
 // `bridge rollout --metrics-url` over it gates the rollout: exit 4 while a
 // legacy client uses the bridge, exit 0 for a bridge that saw only modern
-// clients (issue 7 acceptance, through the real CLI).
+// clients (through the real CLI).
 func TestServeMetricsListenAndRolloutGate(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

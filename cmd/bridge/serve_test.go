@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/internal/demo"
 	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
+	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
 func startDemoUpstream(t *testing.T) string {
@@ -271,17 +273,21 @@ func TestServeRequireAuth(t *testing.T) {
 	}
 	t.Cleanup(stopUp)
 	runCtx, stop := context.WithCancel(ctx)
+	auditPath := filepath.Join(t.TempDir(), "audit.log")
 	lines, _, done := runApp(runCtx, t, nil, "serve", "--upstream", upURL, "--upstream-era", "legacy",
-		"--require-auth", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--log-level", "error")
+		"--require-auth", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--log-level", "error", "--audit-log", auditPath)
 	url := awaitLine(ctx, t, lines, done, "bridge: ")
-	discover := func(auth string) int {
-		body := `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{` +
-			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	post := func(auth, method, params string) int {
+		body := `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{` + params + `"_meta":{` +
+			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-		req.Header.Set("Mcp-Method", "server/discover")
+		req.Header.Set("Mcp-Method", method)
+		if method == "tools/call" {
+			req.Header.Set("Mcp-Name", "slow_required")
+		}
 		if auth != "" {
 			req.Header.Set("Authorization", auth)
 		}
@@ -293,14 +299,26 @@ func TestServeRequireAuth(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	if s := discover(""); s != http.StatusUnauthorized {
+	if s := post("", "server/discover", ""); s != http.StatusUnauthorized {
 		t.Errorf("modern request without Authorization: HTTP %d, want 401", s)
 	}
-	if s := discover("Bearer alice"); s != http.StatusOK {
+	if s := post("Bearer alice", "server/discover", ""); s != http.StatusOK {
 		t.Errorf("modern request with Authorization: HTTP %d, want 200", s)
+	}
+	// --audit-log records modern clients too (L-79), by principal hash (L-80).
+	if s := post("Bearer alice", "tools/call", `"name":"slow_required","arguments":{"ms":10,"text":"x"},`); s != http.StatusOK {
+		t.Errorf("modern task tools/call: HTTP %d, want 200", s)
 	}
 	stop()
 	if err := <-done; err != nil {
 		t.Fatalf("serve returned %v", err)
+	}
+	b, err := os.ReadFile(auditPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `"action":"task.create","era":"modern","principal":"` + sessionmap.PrincipalFromAuthorization("Bearer alice") + `"`
+	if !strings.Contains(string(b), want) || strings.Contains(string(b), "alice") {
+		t.Errorf("audit log %q; want a modern task.create by the principal hash, never the token", b)
 	}
 }

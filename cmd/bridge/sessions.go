@@ -125,27 +125,56 @@ func init() {
 		Subcommands: []*cli.Command{
 			{
 				Name:   "list",
-				Usage:  "list live sessions, newest first",
-				Flags:  adminFlags(),
+				Usage:  "list live client sessions, newest first",
+				Flags:  append(adminFlags(), internalFlag),
 				Action: runSessionsList,
 			},
 			{
 				Name:      "show",
 				Usage:     "show one session",
 				ArgsUsage: "ID",
-				Flags:     adminFlags(),
+				Flags:     append(adminFlags(), internalFlag),
 				Action:    runSessionsShow,
 			},
 		},
 	})
 }
 
+// The bridge keeps records of its own as sessions owned by
+// sessionmap.BridgePrincipal (the upstream's era, shared upstream sessions,
+// pending input requests, the HMAC key of MRTR requestStates). They are not
+// client sessions, so the admin views leave them out unless --internal, and
+// never print their payloads: one of them is a secret key.
+var internalFlag = &cli.BoolFlag{Name: "internal",
+	Usage: "also show the bridge's own internal records (their payloads are never shown)"}
+
+const redactedPayload = `"not shown: an internal record of the bridge"`
+
+func isInternal(x sessionmap.Session) bool { return x.Principal == sessionmap.BridgePrincipal }
+
+// adminSessions keeps the sessions an admin view shows: client sessions, and
+// with --internal the bridge's own records, their payloads redacted.
+func adminSessions(c *cli.Context, all []sessionmap.Session) []sessionmap.Session {
+	out := all[:0]
+	for _, x := range all {
+		if isInternal(x) {
+			if !c.Bool("internal") {
+				continue
+			}
+			x.InitializeParams = json.RawMessage(redactedPayload)
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
 func runSessionsList(c *cli.Context) error {
 	return withAdminStore(c, func(ctx context.Context, s adminStore) error {
 		all, lerr := s.AllSessions(ctx)
+		all = adminSessions(c, all)
 		w := c.App.Writer
 		if c.Bool("json") {
-			if all == nil {
+			if len(all) == 0 {
 				all = []sessionmap.Session{}
 			}
 			if err := printJSON(w, all); err != nil {
@@ -193,6 +222,12 @@ func runSessionsShow(c *cli.Context) error {
 		}
 		if err != nil {
 			return err
+		}
+		if isInternal(x) && !c.Bool("internal") {
+			return fmt.Errorf("%q is an internal record of the bridge, not a client session (add --internal to show it)", id)
+		}
+		if isInternal(x) {
+			x.InitializeParams = json.RawMessage(redactedPayload)
 		}
 		w := c.App.Writer
 		if c.Bool("json") {

@@ -97,6 +97,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.Context, "c", -1, "print `N` lines of source context around each finding")
 	fs.StringVar(&o.SrcRoot, "srcroot", "", "SARIF: `dir` that URIs are relative to (default: the git repository root, else the module root)")
 	fs.BoolVar(&o.AllDeps, "all-deps", false, "type-check dependencies outside the analysed module from source too, so re-export wrapper facts flow from other modules (slower; go vet -vettool always does this)")
+	fs.BoolVar(&o.KeepGoing, "keep-going", false, "also report findings in packages that did not load or type-check, as far as their partial type information allows (the run still exits 1)")
 	fs.BoolVar(&o.ShowIgnored, "show-ignored", false, "text: also print findings silenced by suppression directives")
 	fs.BoolVar(&listRules, "list-rules", false, "list the rules with severity, fix policy and whether they are enabled, then exit")
 	fs.StringVar(&explain, "explain", "", "explain `RULE` (what changed, before/after code, spec section), then exit")
@@ -154,7 +155,7 @@ Usage:
   migrate-check [flags] [packages]        (packages default to ./...)
 
 Three ways to run it:
-  1. Standalone; findings go to stderr as file:line:col: MCPxxx: message,
+  1. Standalone; findings go to stderr as file:line:col: severity: MCPxxx: message,
      followed by a summary line:
        migrate-check ./...
        migrate-check -tags integration ./...
@@ -174,7 +175,10 @@ Exit status:
   0  no findings (or none at/above -fail-on)
   3  findings
   1  error: a package failed to load or type-check, bad flag or config file;
-     errors win over findings because the results are incomplete
+     errors win over findings because the results are incomplete. The
+     go command's reason is printed (and is a SARIF notification); packages
+     that import a broken one are still analysed; -keep-going also reports
+     the broken packages' findings from partial type information
   Text output fails on any finding. -json and -format sarif exit 0 even with
   findings (like go vet -json) so the report is always produced; add
   -fail-on=error|warning|info to make them exit 3 too. -fix/-diff exit 0

@@ -8,6 +8,7 @@
 package audit
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
 // Actions (Event.Action).
@@ -62,6 +65,55 @@ func Record(s Sink, e Event) {
 		e.Time = time.Now().UTC()
 	}
 	s.Record(e)
+}
+
+// Memory keeps events in memory (for tests and embedders that inspect
+// them); the zero value is ready.
+type Memory struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+// Record keeps e.
+func (m *Memory) Record(e Event) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.events = append(m.events, e)
+}
+
+// Events returns a copy of the events kept so far, in order.
+func (m *Memory) Events() []Event {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]Event(nil), m.events...)
+}
+
+// Outcome classifies how a request about a task ended: ok, abandoned (the
+// client went away or cancelled the request), or error with its JSON-RPC
+// code.
+func Outcome(err error) (string, int64) {
+	switch {
+	case err == nil:
+		return "ok", 0
+	case errors.Is(err, context.Canceled):
+		return "abandoned", 0
+	}
+	return "error", rpc.CodeOf(err)
+}
+
+// InputAction is the outcome of an input answer: an elicitation's action,
+// or "answered" for sampling and roots.
+func InputAction(answer []byte) string {
+	var a struct {
+		Action string `json:"action"`
+	}
+	if json.Unmarshal(answer, &a) == nil {
+		switch a.Action {
+		case "accept", "decline", "cancel":
+			return a.Action
+		}
+	}
+	return "answered"
 }
 
 // Log appends events as JSON lines to a file.

@@ -219,7 +219,7 @@ func parseDocs(t *testing.T, root string) (map[string][]Block, []Mention) {
 	return all, mentions
 }
 
-// TestDocsStructure checks what the documents must contain (issue 7) and
+// TestDocsStructure checks what the documents must contain and
 // that their blocks follow the conventions; it needs no binaries.
 func TestDocsStructure(t *testing.T) {
 	root := moduleRoot(t)
@@ -241,7 +241,7 @@ func TestDocsStructure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The seven parts of the guide, in order (issue 7).
+	// The seven parts of the guide, in order.
 	parts := []string{
 		`(?m)^## 1\. What changed and why`,
 		`(?m)^## 2\. Phase 1: audit`,

@@ -1,5 +1,5 @@
 // Package metrics is the bridge's Prometheus instrumentation: every collector
-// of the rollout-tracking contract (issue 7, docs/METRICS.md), registered once
+// of the rollout-tracking contract (docs/METRICS.md), registered once
 // on a registry owned by a [Metrics] value, behind small typed methods that the
 // faces, upstream adapters, watchers and store callers call.
 //

@@ -38,7 +38,7 @@ func registered(t *testing.T) map[string]bool {
 	return names
 }
 
-// The issue 7 contract: every one of these must be registered.
+// The docs/METRICS.md contract: every one of these must be registered.
 var contract = []string{
 	"tasksbridge_requests_total", "tasksbridge_legacy_calls_total", "tasksbridge_clients",
 	"tasksbridge_sessions_active", "tasksbridge_tasks_active", "tasksbridge_tasks_created_total",
@@ -136,7 +136,7 @@ func dashboardExprs(t *testing.T) (titles []string, exprs []string, raw []byte) 
 }
 
 // TestGrafanaDashboard: docs/grafana/tasksbridge.json parses, has the panels
-// issue 7 asks for, and every PromQL expression names only metrics the bridge
+// docs/METRICS.md names, and every PromQL expression names only metrics the bridge
 // registers.
 func TestGrafanaDashboard(t *testing.T) {
 	titles, exprs, raw := dashboardExprs(t)

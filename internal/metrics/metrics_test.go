@@ -106,7 +106,7 @@ func script(t *testing.T) (*Metrics, *fakeClock) {
 }
 
 // TestScriptedCountersExact pins the exact series and values after a
-// scripted sequence: the metric names and labels are a contract (issue 7).
+// scripted sequence: the metric names and labels are a contract (docs/METRICS.md).
 func TestScriptedCountersExact(t *testing.T) {
 	m, clock := script(t)
 	lastLegacy := float64(clock.Now().Add(-time.Minute).Unix())

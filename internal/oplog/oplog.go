@@ -22,34 +22,45 @@ const (
 	FormatJSON = "json"
 )
 
-// libraries are the packages whose log records are internals: the MCP Go
-// SDK and the Badger store (whose logger adapter lives in sessionmap).
-var libraries = []struct{ prefix, name string }{
-	{"github.com/modelcontextprotocol/go-sdk/", "go-sdk"},
-	{"github.com/dgraph-io/badger", "badger"},
-	{"github.com/tasksbridge/tasksbridge/sessionmap.badgerLogger", "badger"},
+// library is a package whose log records are internals: below min they
+// are dropped unless libraries are asked for.
+type library struct {
+	prefix, name string
+	min          slog.Level
 }
 
-// libraryOf names the library a record was logged from, or "".
-func libraryOf(pc uintptr) string {
+// libraries are the MCP Go SDK and the Badger store. Badger's logger adapter
+// (in sessionmap) turns the engine's warnings into WARN records in plain
+// words naming the data directory: a damaged or full disk is something the
+// operator must see, so they pass by default, while the adapter's DEBUG
+// records (Badger's info and debug chatter) do not. go-sdk's warnings are
+// advice to the SDK's user, which the bridge has already taken.
+var libraries = []library{
+	{"github.com/modelcontextprotocol/go-sdk/", "go-sdk", slog.LevelError},
+	{"github.com/dgraph-io/badger", "badger", slog.LevelError},
+	{"github.com/tasksbridge/tasksbridge/sessionmap.badgerLogger", "badger", slog.LevelWarn},
+}
+
+// libraryOf returns the library a record was logged from, or nil.
+func libraryOf(pc uintptr) *library {
 	if pc == 0 {
-		return ""
+		return nil
 	}
 	f, _ := runtime.CallersFrames([]uintptr{pc}).Next()
-	for _, l := range libraries {
+	for i, l := range libraries {
 		if strings.HasPrefix(f.Function, l.prefix) {
-			return l.name
+			return &libraries[i]
 		}
 	}
-	return ""
+	return nil
 }
 
 // NewHandler returns the handler of the bridge's logs on w: format is text
 // or json (slog's handlers), level the minimum level. Records logged by a
 // library (go-sdk, Badger) are internals an operator cannot act on (such as
 // go-sdk's advice to "set StreamableHTTPOptions.Stateless"): they are
-// dropped below Error unless withLibraries, and always carry
-// library=<name>.
+// dropped below Error (below Warn for the store engine's warnings) unless
+// withLibraries, and always carry library=<name>.
 func NewHandler(w io.Writer, format string, level slog.Level, withLibraries bool) (slog.Handler, error) {
 	opts := &slog.HandlerOptions{Level: level}
 	var h slog.Handler
@@ -74,12 +85,12 @@ func (f *libraryFilter) Enabled(ctx context.Context, l slog.Level) bool {
 }
 
 func (f *libraryFilter) Handle(ctx context.Context, r slog.Record) error {
-	if lib := libraryOf(r.PC); lib != "" {
-		if !f.with && r.Level < slog.LevelError {
+	if lib := libraryOf(r.PC); lib != nil {
+		if !f.with && r.Level < lib.min {
 			return nil
 		}
 		r = r.Clone()
-		r.AddAttrs(slog.String("library", lib))
+		r.AddAttrs(slog.String("library", lib.name))
 	}
 	return f.next.Handle(ctx, r)
 }

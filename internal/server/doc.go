@@ -2,7 +2,7 @@
 // /mcp that serves clients of either era in front of an upstream of either
 // era, plus /healthz, /readyz and /metrics, with every request metered.
 //
-// # Routing (issue 5 Deliver 1, modern-tasks.md §3.4)
+// # Routing
 //
 // Per client request: modern/face.DetectClientEra decides — a body whose
 // _meta carries io.modelcontextprotocol/protocolVersion, server/discover, or
@@ -53,7 +53,7 @@
 // 202 and dropped. Passthrough requests are judged as messages only: the
 // upstream knows its own methods.
 //
-// # Metering (issue 7)
+// # Metering
 //
 // Client traffic is metered on the wire (wireMeter): every request body is
 // read once by the router and every answer is parsed as it streams out

@@ -165,7 +165,7 @@ func total(fams map[string]*dto.MetricFamily, name string) float64 {
 	return n
 }
 
-// TestMetricsAcceptance is issue 7's acceptance test: a legacy and a modern
+// TestMetricsAcceptance is the metrics acceptance test: a legacy and a modern
 // client drive traffic through ONE bridge listener (legacy client ⇒ legacy
 // face ⇒ modern upstream; modern client ⇒ passthrough ⇒ the same upstream),
 // and /metrics shows exact counter values and label sets; the rollout

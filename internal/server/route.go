@@ -34,8 +34,8 @@ func eraLabel(e legacyup.Era) string {
 	return metrics.EraUnknown
 }
 
-// clientEra decides which era a client request speaks (issue 5 Deliver 1,
-// modern-tasks.md §3.4): modern/face.DetectClientEra's rules — per-request
+// clientEra decides which era a client request speaks:
+// modern/face.DetectClientEra's rules — per-request
 // _meta protocolVersion, server/discover or an MCP-Protocol-Version header of
 // 2026-07-28 or later ⇒ modern; initialize, a JSON-RPC response, a batch or
 // nothing modern ⇒ legacy — except that a request carrying the

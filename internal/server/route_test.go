@@ -11,7 +11,7 @@ import (
 )
 
 // TestFourPathsOnOneListener drives all four client/upstream era
-// combinations (issue 5 Deliver 1): for each upstream era one bridge listener
+// combinations: for each upstream era one bridge listener
 // serves a legacy and a modern client, and what each gets shows which path
 // served it.
 func TestFourPathsOnOneListener(t *testing.T) {

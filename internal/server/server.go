@@ -207,7 +207,7 @@ func New(cfg Config) (*Server, error) {
 	default:
 		return nil, errors.New("server: no store: set DataDir or Store")
 	}
-	s.store = newMeteredStore(st, m)
+	s.store = newMeteredStore(st, m, cfg.Logger)
 	s.meter = newWireMeter(m, s.store)
 	s.meter.refusals = &oplog.Refusals{Log: cfg.Logger}
 	if mode == legacyup.EraAuto {

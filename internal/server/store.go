@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -21,10 +22,23 @@ import (
 // It also remembers each tracked task's direction and origin, so that the
 // wire observer can label a task it sees handed to a client
 // (tasksbridge_tasks_created_total) without reading the store again.
+//
+// And it is where a failure of the store itself (Redis down, a disk error)
+// stops short of the client: every face formats store errors into its
+// -32603 messages, and those words name infrastructure (the Redis address)
+// a client must not see. Such an error is logged here at WARN with its
+// detail (which never holds a password: sessionmap names addresses only)
+// and handed on as errStoreUnavailable, whose text is what a client can act
+// on; errors.Is still sees the original.
 type meteredStore struct {
 	next sessionmap.Store
 	m    *metrics.Metrics
 	now  func() time.Time
+	log  *slog.Logger
+
+	warnMu     sync.Mutex
+	lastWarn   time.Time
+	suppressed int
 
 	mu        sync.Mutex
 	tracked   map[string]trackedTask // by local task id (never a label)
@@ -43,14 +57,43 @@ type trackedTask struct {
 // set (on the next create after the interval).
 const sweepEvery = 30 * time.Second
 
-func newMeteredStore(next sessionmap.Store, m *metrics.Metrics) *meteredStore {
-	return &meteredStore{next: next, m: m, now: time.Now, tracked: map[string]trackedTask{}}
+func newMeteredStore(next sessionmap.Store, m *metrics.Metrics, log *slog.Logger) *meteredStore {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &meteredStore{next: next, m: m, now: time.Now, log: log, tracked: map[string]trackedTask{}}
 }
 
 var _ sessionmap.Store = (*meteredStore)(nil)
 
-// op runs one store operation under the metrics hook.
-func (s *meteredStore) op(name string, fn func() error) error { return s.m.StoreOp(name, fn) }
+// storeWarnEvery bounds the WARN lines of an outage: every operation fails
+// then, and one line per interval (with the count left out) says enough.
+const storeWarnEvery = 10 * time.Second
+
+// storeUnavailable is a store failure as clients see it.
+type storeUnavailable struct{ err error }
+
+func (e storeUnavailable) Error() string { return "the bridge's task store is unavailable; try again" }
+func (e storeUnavailable) Unwrap() error { return e.err }
+
+// op runs one store operation under the metrics hook; a failure of the
+// store itself is logged and hidden (see meteredStore).
+func (s *meteredStore) op(name string, fn func() error) error {
+	err := s.m.StoreOp(name, fn)
+	if err == nil || metrics.StoreOutcome(err) != metrics.StoreError {
+		return err // not found, exists, terminal, invalid argument or cursor, cancelled: the request's own outcome
+	}
+	s.warnMu.Lock()
+	if now := s.now(); now.Sub(s.lastWarn) >= storeWarnEvery {
+		s.log.Warn("task store operation failed; clients are told the store is unavailable",
+			"op", name, "err", err, "failures_not_logged", s.suppressed)
+		s.lastWarn, s.suppressed = now, 0
+	} else {
+		s.suppressed++
+	}
+	s.warnMu.Unlock()
+	return storeUnavailable{err}
+}
 
 func (s *meteredStore) CreateSession(ctx context.Context, sess sessionmap.Session) error {
 	return s.op("create_session", func() error { return s.next.CreateSession(ctx, sess) })
@@ -159,8 +202,9 @@ func (s *meteredStore) DeleteSessionTasks(ctx context.Context, sc sessionmap.Sco
 	return n, err
 }
 
+// Close reports its error unchanged: only the operator sees it.
 func (s *meteredStore) Close() error {
-	return s.op("close", s.next.Close)
+	return s.m.StoreOp("close", s.next.Close)
 }
 
 // observe moves the task's tasks_active series to its current status,

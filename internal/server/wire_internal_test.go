@@ -138,7 +138,7 @@ func TestMeteredStoreTracksTasks(t *testing.T) {
 	ctx := context.Background()
 	m := metrics.New(metrics.Options{})
 	now := time.Now()
-	st := newMeteredStore(sessionmap.NewMemory(sessionmap.WithClock(func() time.Time { return now })), m)
+	st := newMeteredStore(sessionmap.NewMemory(sessionmap.WithClock(func() time.Time { return now })), m, nil)
 	st.now = func() time.Time { return now }
 	sc := sessionmap.Scope{Session: "s1"}
 	ttl := int64(60_000)

@@ -1,27 +1,9 @@
 package face
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
-
 	"github.com/tasksbridge/tasksbridge/internal/audit"
-	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
-
-// auditOutcome classifies how a request about a task ended, for the audit
-// log: ok, abandoned (the client went away or cancelled the request), or
-// error with its JSON-RPC code.
-func auditOutcome(err error) (string, int64) {
-	switch {
-	case err == nil:
-		return "ok", 0
-	case errors.Is(err, context.Canceled):
-		return "abandoned", 0
-	}
-	return "error", rpc.CodeOf(err)
-}
 
 // audit records one action of this session's client on task id (L-79; the
 // principal hash, never the credential, L-80).
@@ -32,7 +14,7 @@ func (s *session) audit(action, task, tool, outcome string, code int64) {
 
 // auditErr is audit with the outcome of err.
 func (s *session) auditErr(action, task, tool string, err error) {
-	o, c := auditOutcome(err)
+	o, c := audit.Outcome(err)
 	s.audit(action, task, tool, o, c)
 }
 
@@ -46,19 +28,4 @@ func (b *Bridge) taskEnded(rec sessionmap.Task) {
 	b.log.Debug("face: task ended", "task", rec.ID, "status", rec.Status)
 	audit.Record(b.cfg.Audit, audit.Event{Action: audit.ActionEnd, Era: "legacy", Principal: rec.Scope.Principal,
 		Session: rec.Scope.Session, Task: rec.ID, Tool: rec.ToolName, Outcome: string(rec.Status)})
-}
-
-// inputAction is the audit outcome of an input answer: an elicitation's
-// action, or "answered" for sampling and roots.
-func inputAction(answer []byte) string {
-	var a struct {
-		Action string `json:"action"`
-	}
-	if json.Unmarshal(answer, &a) == nil {
-		switch a.Action {
-		case "accept", "decline", "cancel":
-			return a.Action
-		}
-	}
-	return "answered"
 }

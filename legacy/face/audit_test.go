@@ -3,7 +3,6 @@ package face_test
 import (
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,21 +13,10 @@ import (
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
-type auditSink struct {
-	mu     sync.Mutex
-	events []audit.Event
-}
-
-func (s *auditSink) Record(e audit.Event) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.events = append(s.events, e)
-}
+type auditSink struct{ audit.Memory }
 
 func (s *auditSink) find(action, task string) (audit.Event, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, e := range s.events {
+	for _, e := range s.Events() {
 		if e.Action == action && e.Task == task {
 			return e, true
 		}
@@ -77,10 +65,8 @@ func TestAuditLogL79L80(t *testing.T) {
 			t.Errorf("%s event = %+v, want outcome %q, principal %s, session %s", want.action, e, want.outcome, principal, c.sessionID())
 		}
 	}
-	sink.mu.Lock()
-	defer sink.mu.Unlock()
 	refused := 0
-	for _, e := range sink.events {
+	for _, e := range sink.Events() {
 		b, _ := json.Marshal(e)
 		if strings.Contains(string(b), "audit-secret-token") {
 			t.Errorf("audit event carries the credential: %s", b)

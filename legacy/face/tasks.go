@@ -628,7 +628,7 @@ func (s *session) present(ctx context.Context, rec sessionmap.Task, key string, 
 		s.audit(audit.ActionInput, rec.ID, rec.ToolName, "error", rpc.CodeOf(err))
 		return
 	}
-	s.audit(audit.ActionInput, rec.ID, rec.ToolName, inputAction(answer), 0)
+	s.audit(audit.ActionInput, rec.ID, rec.ToolName, audit.InputAction(answer), 0)
 	s.b.answer(rec, key, answer, opts)
 }
 

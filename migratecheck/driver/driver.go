@@ -65,10 +65,15 @@ type Options struct {
 	// default only packages of the analysed module are loaded from source and
 	// the rest come from export data, like go vet (much faster).
 	AllDeps bool
-	Version string
-	InfoURI string
-	Stdout  io.Writer
-	Stderr  io.Writer
+	// KeepGoing also reports the findings of packages that did not load or
+	// type-check, from their partial syntax and type information. Either
+	// way such packages are errors (exit 1) and their importers are
+	// analysed.
+	KeepGoing bool
+	Version   string
+	InfoURI   string
+	Stdout    io.Writer
+	Stderr    io.Writer
 }
 
 // Finding is one deduplicated diagnostic with its effective severity.
@@ -81,6 +86,9 @@ type Finding struct {
 	Fixes      []analysis.SuggestedFix
 	Suppressed bool
 	fset       *token.FileSet
+	pkg        string // import path of the package that reported it
+	// fixWithheld: the analyzer offered a fix that withholdFix removed.
+	fixWithheld bool
 }
 
 // Result is what a run found.
@@ -88,10 +96,19 @@ type Result struct {
 	Findings []Finding // sorted by position; includes suppressed ones
 	Errors   []string  // package load and analysis errors
 	Packages int       // distinct packages scanned (test variants counted once)
+	// Broken lists the import paths of packages that did not load or
+	// type-check (sorted). Their findings are in Findings only with
+	// KeepGoing.
+	Broken   []string
 	Elapsed  time.Duration
 	graph    *checker.Graph
 	roots    []*packages.Package
 	resolved *Resolved
+	// loadErrs are the errors of Errors that belong to a package (or, with
+	// an empty Package, to the whole pattern list).
+	loadErrs  []LoadError
+	keepGoing bool
+	patterns  []string
 }
 
 // Run executes the driver and returns the process exit code.
@@ -122,6 +139,9 @@ func Run(o Options) int {
 	for _, e := range res.Errors {
 		fmt.Fprintln(o.Stderr, e)
 	}
+	if n := brokenNote(res); n != "" {
+		fmt.Fprintln(o.Stderr, "migrate-check: "+n)
+	}
 	if o.Fix {
 		return finishFix(o, res)
 	}
@@ -139,6 +159,35 @@ func Run(o Options) int {
 		return ExitError
 	}
 	return exitCode(o.Format, res)
+}
+
+// brokenNote says what happened to the findings of packages that did not
+// load or type-check ("" when every package did).
+func brokenNote(res *Result) string {
+	switch n := len(res.Broken); {
+	case n == 0:
+		return ""
+	case res.keepGoing:
+		return fmt.Sprintf("%s did not load or type-check; -keep-going reports %s findings from partial type information, which may be incomplete: %s",
+			plural(n, "package"), pick(n, "its", "their"), strings.Join(res.Broken, ", "))
+	default:
+		return fmt.Sprintf("%s did not load or type-check; %s findings are not reported (fix the errors above, or add -keep-going to report what partial type information allows): %s",
+			plural(n, "package"), pick(n, "its", "their"), strings.Join(res.Broken, ", "))
+	}
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func pick(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // exitCode: errors win (the results are incomplete); otherwise 3 when a
@@ -192,12 +241,31 @@ func Analyze(o Options) (*Result, error) {
 	if len(patterns) == 0 {
 		patterns = []string{"./..."}
 	}
+	res := &Result{resolved: resolved, keepGoing: o.KeepGoing, patterns: patterns}
 	pkgs, err := load(dir, patterns, o.Tags, resolved.Tests, o.AllDeps && needFacts(analyzers))
-	if err != nil {
-		return nil, err
+	if err != nil || len(pkgs) == 0 {
+		// The go command could not list the packages at all: report its
+		// own words as the error of the run, in every output format.
+		res.loadErrs = []LoadError{{Msg: noPackages(dir, o.Tags, patterns, err)}}
+		res.Errors = errorStrings(res.loadErrs)
+		res.Elapsed = time.Since(start)
+		return res, nil
 	}
-	res := &Result{roots: pkgs, resolved: resolved}
-	res.Errors = packageErrors(pkgs, dir)
+	res.roots = pkgs
+	broken := brokenPackages(pkgs)
+	if len(broken) > 0 {
+		var paths []string
+		for _, p := range broken {
+			if path := basePath(p.PkgPath); !slices.Contains(paths, path) {
+				paths = append(paths, path)
+			}
+		}
+		slices.Sort(paths)
+		res.Broken = paths
+		res.loadErrs = packageErrors(broken, dir, rootCauses(dir, o.Tags, resolved.Tests, paths))
+		res.Errors = errorStrings(res.loadErrs)
+		analyseDespiteErrors(pkgs)
+	}
 
 	graph, err := checker.Analyze(analyzers, pkgs, nil)
 	if err != nil {
@@ -205,9 +273,17 @@ func Analyze(o Options) (*Result, error) {
 	}
 	res.graph = graph
 	res.Packages = countPackages(pkgs)
-	res.Findings, res.Errors = collect(graph, resolved, res.Errors)
+	res.Findings, res.Errors = collect(graph, resolved, res.Errors, withheld(res.Broken, o.KeepGoing))
 	res.Elapsed = time.Since(start)
 	return res, nil
+}
+
+// withheld returns the predicate for packages whose findings are not
+// reported: those that did not load or type-check, unless keepGoing.
+func withheld(broken []string, keepGoing bool) func(*packages.Package) bool {
+	return func(p *packages.Package) bool {
+		return !keepGoing && slices.Contains(broken, basePath(p.PkgPath))
+	}
 }
 
 // load loads the packages to analyse. Only the root packages (and packages of
@@ -229,11 +305,8 @@ func load(dir string, patterns []string, tags string, tests, allDeps bool) ([]*p
 	var extra []string
 	for round := 0; ; round++ {
 		pkgs, err := packages.Load(cfg, append(slices.Clone(patterns), extra...)...)
-		if err != nil {
-			return nil, fmt.Errorf("load packages: %w", err)
-		}
-		if len(pkgs) == 0 {
-			return nil, fmt.Errorf("%s matched no packages", strings.Join(patterns, " "))
+		if err != nil || len(pkgs) == 0 {
+			return nil, err
 		}
 		if allDeps {
 			return pkgs, nil
@@ -292,33 +365,6 @@ func roots(pkgs []*packages.Package, extra []string) []*packages.Package {
 	return out
 }
 
-// packageErrors lists load, parse and type errors once each, with paths
-// relative to dir. The compiler output that go list -export adds for a
-// package that does not type-check repeats its type errors and is dropped.
-func packageErrors(pkgs []*packages.Package, dir string) []string {
-	var out []string
-	seen := map[string]bool{}
-	packages.Visit(pkgs, nil, func(p *packages.Package) {
-		typed := slices.ContainsFunc(p.Errors, func(e packages.Error) bool {
-			return e.Kind == packages.TypeError || e.Kind == packages.ParseError
-		})
-		for _, e := range p.Errors {
-			if typed && e.Kind == packages.ListError && strings.HasPrefix(e.Msg, "# ") {
-				continue
-			}
-			s := e.Msg
-			if e.Pos != "" && e.Pos != "-" {
-				s = relPath(dir, e.Pos) + ": " + e.Msg
-			}
-			if !seen[s] {
-				seen[s] = true
-				out = append(out, s)
-			}
-		}
-	})
-	return out
-}
-
 // LoadConfigFor returns the configuration for a run in dir: the explicit
 // file, none ("none"), or the one FindConfig discovers (nil if absent).
 func LoadConfigFor(dir, explicit string) (*Config, error) {
@@ -338,32 +384,48 @@ func LoadConfigFor(dir, explicit string) (*Config, error) {
 
 // collect turns root diagnostics into sorted, deduplicated findings. A file
 // analysed in several package variants (p and p [p.test]) reports once.
-func collect(graph *checker.Graph, r *Resolved, errs []string) ([]Finding, []string) {
+func collect(graph *checker.Graph, r *Resolved, errs []string, withhold func(*packages.Package) bool) ([]Finding, []string) {
 	type key struct {
 		pos, end token.Position
 		rule     string
 		msg      string
 	}
 	seen := map[key]bool{}
+	// Wire types that some package of the run still serves to 2025-11-25
+	// peers: a tag fix on them would break those peers, and the declaring
+	// package cannot see its importers (spec §4 fix guard).
+	legacy := map[string]bool{}
+	for _, act := range graph.Roots {
+		if rep, ok := act.Result.(*migratecheck.Report); ok && rep != nil {
+			for _, t := range rep.LegacyTypes {
+				legacy[t] = true
+			}
+		}
+	}
 	var out []Finding
 	for _, act := range graph.Roots {
 		if act.Err != nil {
-			if !act.Package.IllTyped { // ill-typed packages already reported their load errors
+			if len(act.Package.Errors) == 0 { // broken packages already reported their load errors
 				errs = append(errs, fmt.Sprintf("%s: %s: %v", act.Package.ID, act.Analyzer.Name, act.Err))
 			}
 			continue
 		}
+		if withhold(act.Package) {
+			continue
+		}
 		fset := act.Package.Fset
-		add := func(d analysis.Diagnostic, sev rules.Severity, suppressed bool) {
+		add := func(d analysis.Diagnostic, sev rules.Severity, suppressed, fixWithheld bool) {
 			f := Finding{
-				Rule:       cmp.Or(d.Category, act.Analyzer.Name),
-				Message:    stripMarker(d.Message),
-				Pos:        fset.Position(d.Pos),
-				End:        fset.Position(cmp.Or(d.End, d.Pos)),
-				Related:    d.Related,
-				Fixes:      d.SuggestedFixes,
-				Suppressed: suppressed,
-				fset:       fset,
+				fixWithheld: fixWithheld,
+				Rule:        cmp.Or(d.Category, act.Analyzer.Name),
+				Message:     stripMarker(d.Message),
+				Pos:         fset.Position(d.Pos),
+				End:         fset.Position(cmp.Or(d.End, d.Pos)),
+				Related:     d.Related,
+				Fixes:       d.SuggestedFixes,
+				Suppressed:  suppressed,
+				fset:        fset,
+				pkg:         basePath(act.Package.PkgPath),
 			}
 			f.Severity = r.SeverityFor(f.Rule, sev)
 			k := key{f.Pos, f.End, f.Rule, f.Message}
@@ -375,12 +437,16 @@ func collect(graph *checker.Graph, r *Resolved, errs []string) ([]Finding, []str
 		}
 		if rep, ok := act.Result.(*migratecheck.Report); ok && rep != nil {
 			for _, rf := range rep.Findings {
-				add(rf.Diagnostic, rf.Severity, rf.Suppressed)
+				withhold := rf.FixSubject != "" && legacy[rf.FixSubject]
+				if withhold {
+					rf.Diagnostic = withholdFix(rf.Diagnostic)
+				}
+				add(rf.Diagnostic, rf.Severity, rf.Suppressed, withhold)
 			}
 			continue
 		}
 		for _, d := range act.Diagnostics {
-			add(d, migratecheck.SeverityOf(d), false)
+			add(d, migratecheck.SeverityOf(d), false, false)
 		}
 	}
 	slices.SortFunc(out, func(a, b Finding) int {
@@ -388,6 +454,15 @@ func collect(graph *checker.Graph, r *Resolved, errs []string) ([]Finding, []str
 			cmp.Compare(a.Pos.Column, b.Pos.Column), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Message, b.Message))
 	})
 	return out, errs
+}
+
+// withholdFix drops the fix of a finding on a wire type that another
+// package still serves to 2025-11-25 peers, and says so in the message.
+func withholdFix(d analysis.Diagnostic) analysis.Diagnostic {
+	d.SuggestedFixes = nil
+	d.Message = strings.Replace(d.Message, "; the opt-in fix (-fix-tags) renames it",
+		"; not renamed automatically: another package of this run still serves the type to 2025-11-25 peers", 1)
+	return d
 }
 
 // stripMarker removes the " [info]"-style severity marker the analyzer
@@ -452,7 +527,10 @@ func writeText(o Options, res *Result) error {
 			shown++
 			perRule[f.Rule]++
 		}
-		fmt.Fprintf(w, "%s:%d:%d: %s: %s", relPath(cwd, f.Pos.Filename), f.Pos.Line, f.Pos.Column, f.Rule, f.Message)
+		// "file:line:col: severity: RULE: message": the severity where
+		// compilers put it, so editors and CI problem matchers classify
+		// the line, and the rule ID right before the message.
+		fmt.Fprintf(w, "%s:%d:%d: %s: %s: %s", relPath(cwd, f.Pos.Filename), f.Pos.Line, f.Pos.Column, f.Severity, f.Rule, f.Message)
 		if f.Suppressed {
 			fmt.Fprint(w, " (ignored)")
 		}
@@ -567,17 +645,64 @@ func writeJSON(w io.Writer, res *Result) error {
 		}
 		m[name] = v
 	}
-	for _, act := range res.graph.Roots {
+	// Load errors: per package, or for the whole run under the patterns.
+	perPkg := map[string][]string{}
+	for _, e := range res.loadErrs {
+		perPkg[e.Package] = append(perPkg[e.Package], LoadError{Pos: e.Pos, Msg: e.Msg}.String())
+	}
+	if msgs, ok := perPkg[""]; ok {
+		add(strings.Join(res.patterns, " "), migratecheck.Analyzer.Name, jsonError{strings.Join(msgs, "\n")})
+	}
+	var roots []*checker.Action
+	if res.graph != nil {
+		roots = res.graph.Roots
+	}
+	// A file analysed in several variants of its package (p, p [p.test])
+	// is listed once, under the first variant that reported it.
+	type key struct {
+		posn, end, category, message string
+	}
+	seen := map[key]bool{}
+	withhold := withheld(res.Broken, res.keepGoing)
+	type at struct {
+		posn, rule string
+	}
+	noFix := map[at]bool{}
+	for _, f := range res.Findings {
+		if f.fixWithheld {
+			noFix[at{f.Pos.String(), f.Rule}] = true
+		}
+	}
+	for _, act := range roots {
 		fset := act.Package.Fset
+		if msgs := perPkg[basePath(act.Package.PkgPath)]; len(msgs) > 0 {
+			// A broken package: its errors replace its findings, or, with
+			// -keep-going, sit next to them under the pseudo-analyzer "load".
+			name := act.Analyzer.Name
+			if !withhold(act.Package) && act.Err == nil {
+				name = "load"
+			}
+			if act.Package.ID == basePath(act.Package.PkgPath) || len(act.Package.Errors) > 0 {
+				add(act.Package.ID, name, jsonError{strings.Join(msgs, "\n")})
+			}
+			if name != "load" {
+				continue
+			}
+		}
 		if act.Err != nil {
 			add(act.Package.ID, act.Analyzer.Name, jsonError{act.Err.Error()})
 			continue
 		}
-		if len(act.Diagnostics) == 0 {
-			continue
-		}
 		var diags []jsonDiagnostic
 		for _, d := range act.Diagnostics {
+			k := key{fset.Position(d.Pos).String(), fset.Position(cmp.Or(d.End, d.Pos)).String(), d.Category, d.Message}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			if noFix[at{k.posn, d.Category}] {
+				d = withholdFix(d)
+			}
 			jd := jsonDiagnostic{
 				Category: d.Category,
 				Posn:     fset.Position(d.Pos).String(),
@@ -605,7 +730,9 @@ func writeJSON(w io.Writer, res *Result) error {
 			}
 			diags = append(diags, jd)
 		}
-		add(act.Package.ID, act.Analyzer.Name, diags)
+		if len(diags) > 0 {
+			add(act.Package.ID, act.Analyzer.Name, diags)
+		}
 	}
 	data, err := json.MarshalIndent(tree, "", "\t")
 	if err != nil {
@@ -662,6 +789,9 @@ func writeSARIF(o Options, res *Result) error {
 	}
 	for _, e := range res.Errors {
 		b.AddNotification(sarif.LevelError, e)
+	}
+	if n := brokenNote(res); n != "" {
+		b.AddNotification(sarif.LevelNote, n)
 	}
 	return b.Encode(o.Stdout)
 }
@@ -760,7 +890,9 @@ func finishFix(o Options, res *Result) int {
 	var fixes []FileFix
 	without := 0
 	for _, f := range res.Findings {
-		if f.Suppressed {
+		// A package that did not type-check (reported with -keep-going)
+		// gets no edits: its guards ran on partial type information.
+		if f.Suppressed || slices.Contains(res.Broken, f.pkg) {
 			continue
 		}
 		rule, ok := rules.Lookup(f.Rule)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/internal/audit"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/modern"
@@ -239,6 +240,7 @@ func (f *Face) createTask(ctx context.Context, c *call, s *upstream.Session, res
 	mt.Status = modern.StatusWorking
 	mt.Meta = f.resultMeta()
 	f.log.Debug("modern face: task created", "task", rec.ID, "tool", rec.ToolName)
+	f.audit(audit.ActionCreate, c.principal, rec.ID, rec.ToolName, "created", 0)
 	return marshalResult(mt)
 }
 

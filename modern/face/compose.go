@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tasksbridge/tasksbridge/internal/audit"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
@@ -126,6 +127,8 @@ func (f *Face) resumeTask(ctx context.Context, c *call, id, name string, respons
 	if !t.Status.IsTerminal() {
 		t.Status = modern.StatusWorking
 	}
+	// The client learns the task's id only now.
+	f.audit(audit.ActionCreate, c.principal, rec.ID, rec.ToolName, "created", 0)
 	return marshalResult(modern.CreateTaskResult{Task: t, Meta: f.resultMeta()})
 }
 
@@ -247,8 +250,13 @@ func (f *Face) answerTask(ctx context.Context, rt *taskRT, responses modern.Inpu
 		if !isFresh[a.key] || sess == nil {
 			continue
 		}
-		if err := sess.Respond(ctx, a.entry.LegacyID, a.raw, nil); err != nil {
+		err := sess.Respond(ctx, a.entry.LegacyID, a.raw, nil)
+		if err != nil {
 			errs = append(errs, err)
+			o, code := audit.Outcome(upstreamError(method, err))
+			f.audit(audit.ActionInput, rt.principal, rt.id, "", o, code)
+		} else {
+			f.audit(audit.ActionInput, rt.principal, rt.id, "", audit.InputAction(accept[a.key]), 0)
 		}
 	}
 	f.watch.Refresh(rt.key)

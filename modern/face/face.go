@@ -46,6 +46,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/internal/audit"
 	"github.com/tasksbridge/tasksbridge/internal/version"
 	"github.com/tasksbridge/tasksbridge/internal/watch"
 	"github.com/tasksbridge/tasksbridge/legacy/upstream"
@@ -100,6 +101,10 @@ type Options struct {
 	// Logger defaults to slog.Default(). Task ids and principals are logged
 	// at debug level only.
 	Logger *slog.Logger
+	// Audit receives a record of each task created, cancelled, input
+	// answered and terminal state delivered (L-79), with the principal hash,
+	// never the credential (L-80); nil records nothing.
+	Audit audit.Sink
 }
 
 // Face is the modern face. It is an http.Handler (mount it at /mcp) and
@@ -286,6 +291,14 @@ type call struct {
 }
 
 func (c *call) scope() sessionmap.Scope { return scopeOf(c.principal) }
+
+// audit records one action of a client on task id (L-79); principal is the
+// caller's hash, never its credential (L-80). Modern clients have no
+// sessions.
+func (f *Face) audit(action, principal, task, tool, outcome string, code int64) {
+	audit.Record(f.opts.Audit, audit.Event{Action: action, Era: "modern", Principal: principal,
+		Task: task, Tool: tool, Outcome: outcome, Code: code})
+}
 
 // caps are the client capabilities this request declared (none when absent).
 func (c *call) caps() modern.ClientCapabilities {

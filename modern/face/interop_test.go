@@ -10,7 +10,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
 )
 
-// Interop with real legacy upstreams (issue 5): a go-sdk modern client →
+// Interop with real legacy upstreams: a go-sdk modern client →
 // the bridge's modern face → the TypeScript SDK 1.32.2 legacy server and
 // mcp-go v1.2.1's legacy server. The same client runs against the in-repo
 // Go fixture, which needs no Node.

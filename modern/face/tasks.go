@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tasksbridge/tasksbridge/internal/audit"
 	"github.com/tasksbridge/tasksbridge/internal/watch"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/legacy/upstream"
@@ -451,6 +452,9 @@ func (f *Face) tasksGet(ctx context.Context, c *call) (json.RawMessage, error) {
 		return nil, err
 	}
 	d := f.current(ctx, c, rec)
+	if d.Status.IsTerminal() {
+		f.audit(audit.ActionResult, c.principal, rec.ID, rec.ToolName, string(d.Status), 0)
+	}
 	// M-39: a client is never handed an input request it did not declare
 	// the capability for on this request (capabilities are per request and
 	// never inferred from the one that created the task, M-40); it learns
@@ -493,7 +497,7 @@ func (f *Face) tasksUpdate(ctx context.Context, c *call) (json.RawMessage, error
 
 // tasksCancel forwards the cancel upstream and acknowledges (M-59);
 // cancelling a terminal task is the same acknowledgement.
-func (f *Face) tasksCancel(ctx context.Context, c *call) (json.RawMessage, error) {
+func (f *Face) tasksCancel(ctx context.Context, c *call) (_ json.RawMessage, err error) {
 	if _, err := translate.CheckModernTaskRequest(c.method, c.params); err != nil {
 		return nil, err
 	}
@@ -501,14 +505,24 @@ func (f *Face) tasksCancel(ctx context.Context, c *call) (json.RawMessage, error
 	if err != nil {
 		return nil, err
 	}
+	outcome, tool := "cancelled", ""
+	defer func() {
+		code := int64(0)
+		if err != nil {
+			outcome, code = audit.Outcome(err)
+		}
+		f.audit(audit.ActionCancel, c.principal, p.TaskID, tool, outcome, code)
+	}()
 	rec, err := f.lookup(ctx, c, p.TaskID)
 	if err != nil {
 		return nil, err
 	}
+	tool = rec.ToolName
 	ack := func() (json.RawMessage, error) {
 		return marshalResult(modern.CancelTaskResult{Meta: f.resultMeta()})
 	}
 	if rec.Status.Terminal() {
+		outcome = "terminal"
 		return ack()
 	}
 	rt := f.runtime(rec, c.principal, c.authorization, nil)

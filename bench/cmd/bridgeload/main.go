@@ -197,7 +197,7 @@ func run(args []string, out io.Writer) error {
 		return err
 	}
 	rep := &report{out: out}
-	store := "Badger in a temporary directory (SyncWrites, as deployed)"
+	store := "Badger in a temporary directory (durable group commit, as deployed)"
 	if c.memStore {
 		store = "in-memory (diagnostic run: no fsync)"
 	}

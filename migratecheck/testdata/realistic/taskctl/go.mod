@@ -1,0 +1,3 @@
+module example.com/taskctl
+
+go 1.26.0

@@ -1,0 +1,3 @@
+module example.com/taskstore
+
+go 1.26.0
