@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -565,6 +566,26 @@ func (b *Badger) RecordAnswered(ctx context.Context, sc Scope, id string, keys [
 	return fresh, nil
 }
 
+func (b *Badger) OweAnswers(ctx context.Context, sc Scope, id string, answers map[string]json.RawMessage) ([]string, error) {
+	var fresh []string
+	_, err := b.mutateTask(ctx, sc, id, func(cur Task, now time.Time) (Task, bool, error) {
+		next, f, err := oweAnswers(cur, answers, now)
+		fresh = f
+		return next, len(f) > 0, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return fresh, nil
+}
+
+func (b *Badger) SettleAnswers(ctx context.Context, sc Scope, id string, keys []string) (Task, error) {
+	return b.mutateTask(ctx, sc, id, func(cur Task, now time.Time) (Task, bool, error) {
+		next, changed := settleAnswers(cur, keys, now)
+		return next, changed, nil
+	})
+}
+
 func (b *Badger) SettleUpstream(ctx context.Context, sc Scope, id string) (Task, error) {
 	return b.mutateTask(ctx, sc, id, func(cur Task, now time.Time) (Task, bool, error) {
 		next, changed := settleUpstream(cur, now)
@@ -573,7 +594,7 @@ func (b *Badger) SettleUpstream(ctx context.Context, sc Scope, id string) (Task,
 }
 
 func (b *Badger) PendingUpstream(ctx context.Context) ([]Task, error) {
-	return b.AllTasks(ctx, TaskFilter{UpstreamCancelPending: true})
+	return b.AllTasks(ctx, TaskFilter{OwesUpstream: true})
 }
 
 func (b *Badger) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor string) (Page, error) {

@@ -54,8 +54,11 @@ type taskV1 struct {
 	CancelPinned      bool            `json:"cancelPinned,omitempty"`
 	// Added without a new version: an older bridge ignores it (and so forgets
 	// an owed upstream cancel when it rewrites the record, nothing worse).
-	UpstreamCancelPending bool      `json:"upstreamCancelPending,omitempty"`
-	WrittenAt             time.Time `json:"writtenAt"`
+	UpstreamCancelPending bool `json:"upstreamCancelPending,omitempty"`
+	// Added the same way: an older bridge forgets the owed answers when it
+	// rewrites the record (their keys stay answered).
+	OwedAnswers map[string]json.RawMessage `json:"owedAnswers,omitempty"`
+	WrittenAt   time.Time                  `json:"writtenAt"`
 }
 
 func encodeSession(s Session) ([]byte, error) {
@@ -75,7 +78,7 @@ func encodeTask(t Task) ([]byte, error) {
 		StatusMessage: t.StatusMessage, CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt,
 		PollIntervalMs: t.PollIntervalMs, Result: t.Result, Error: t.Error,
 		AnsweredKeys: t.AnsweredKeys, CancelPinned: t.CancelPinned, UpstreamCancelPending: t.UpstreamCancelPending,
-		WrittenAt: t.WrittenAt,
+		OwedAnswers: t.OwedAnswers, WrittenAt: t.WrittenAt,
 	})
 }
 
@@ -139,7 +142,7 @@ func decodeTask(what string, b []byte) (Task, error) {
 		StatusMessage: r.StatusMessage, CreatedAt: r.CreatedAt, LastUpdatedAt: r.LastUpdatedAt,
 		PollIntervalMs: r.PollIntervalMs, Result: r.Result, Error: r.Error,
 		AnsweredKeys: r.AnsweredKeys, CancelPinned: r.CancelPinned, UpstreamCancelPending: r.UpstreamCancelPending,
-		WrittenAt: r.WrittenAt,
+		OwedAnswers: r.OwedAnswers, WrittenAt: r.WrittenAt,
 	}
 	if !validID(t.ID) || !t.Scope.Valid() || !t.Status.Valid() || !t.Direction.Valid() || !t.Origin.Valid() {
 		return Task{}, fmt.Errorf("%w: %s: missing or unknown id, scope, status, direction or origin", ErrCorrupt, what)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 )
@@ -94,7 +95,19 @@ func cloneTask(t Task) Task {
 	t.Result = slices.Clone(t.Result)
 	t.Error = slices.Clone(t.Error)
 	t.AnsweredKeys = slices.Clone(t.AnsweredKeys)
+	t.OwedAnswers = cloneAnswers(t.OwedAnswers)
 	return t
+}
+
+func cloneAnswers(m map[string]json.RawMessage) map[string]json.RawMessage {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]json.RawMessage, len(m))
+	for k, v := range m {
+		out[k] = slices.Clone(v)
+	}
+	return out
 }
 
 func clonePtr(p *int64) *int64 {
@@ -147,8 +160,31 @@ func prepareTask(t Task, now time.Time) (Task, error) {
 		t.Result, t.Error = nil, nil
 	}
 	t.AnsweredKeys = normalizeKeys(t.AnsweredKeys)
+	if len(t.OwedAnswers) > 0 {
+		if t.Status.Terminal() {
+			t.OwedAnswers = nil
+		} else if err := checkAnswers(t.OwedAnswers); err != nil {
+			return t, err
+		}
+		for k := range t.OwedAnswers {
+			if _, found := slices.BinarySearch(t.AnsweredKeys, k); !found {
+				return t, invalid("owed answer %q is not an answered key", k)
+			}
+		}
+	}
 	t.WrittenAt = now.UTC()
 	return t, nil
+}
+
+// checkAnswers requires every owed payload to be a JSON object (an
+// inputResponses value).
+func checkAnswers(m map[string]json.RawMessage) error {
+	for k, v := range m {
+		if v = bytes.TrimSpace(v); len(v) == 0 || v[0] != '{' || !json.Valid(v) {
+			return invalid("answer %q is not a JSON object", k)
+		}
+	}
+	return nil
 }
 
 func checkPayload(st Status, result, rpcErr json.RawMessage) error {
@@ -220,6 +256,7 @@ func applySnapshot(cur Task, s Snapshot, now time.Time) (Task, bool, error) {
 	if s.Status.Terminal() {
 		next.Result, next.Error = compactJSON(s.Result), compactJSON(s.Error)
 		next.UpstreamCancelPending = s.CancelUpstream && cur.UpstreamTaskID != ""
+		next.OwedAnswers = nil // an ended task takes no answers
 	}
 	if !s.Status.Terminal() && next.Status == cur.Status && next.StatusMessage == cur.StatusMessage &&
 		ptrEq(next.PollIntervalMs, cur.PollIntervalMs) {
@@ -245,6 +282,7 @@ func pinCancel(cur Task, now time.Time) (Task, error) {
 	next.UpstreamCancelPending = cur.UpstreamTaskID != ""
 	next.StatusMessage = "cancelled by the client"
 	next.Result, next.Error = nil, nil
+	next.OwedAnswers = nil // a cancelled task takes no answers
 	if now.After(next.LastUpdatedAt) {
 		next.LastUpdatedAt = now.UTC()
 	}
@@ -283,6 +321,44 @@ func recordAnswered(cur Task, keys []string, now time.Time) (Task, []string) {
 	next.AnsweredKeys = normalizeKeys(append(slices.Clone(cur.AnsweredKeys), fresh...))
 	next.WrittenAt = now.UTC()
 	return next, fresh
+}
+
+// oweAnswers is recordAnswered keeping the payloads of the fresh keys as
+// owed; fresh is sorted.
+func oweAnswers(cur Task, answers map[string]json.RawMessage, now time.Time) (Task, []string, error) {
+	if err := checkAnswers(answers); err != nil {
+		return cur, nil, err
+	}
+	keys := slices.Sorted(maps.Keys(answers))
+	next, fresh := recordAnswered(cur, keys, now)
+	if len(fresh) == 0 {
+		return cur, nil, nil
+	}
+	next.OwedAnswers = cloneAnswers(cur.OwedAnswers)
+	if next.OwedAnswers == nil {
+		next.OwedAnswers = make(map[string]json.RawMessage, len(fresh))
+	}
+	for _, k := range fresh {
+		next.OwedAnswers[k] = compactJSON(answers[k])
+	}
+	return next, fresh, nil
+}
+
+// settleAnswers drops the owed payloads of keys.
+func settleAnswers(cur Task, keys []string, now time.Time) (Task, bool) {
+	next := cur
+	next.OwedAnswers = cloneAnswers(cur.OwedAnswers)
+	for _, k := range keys {
+		delete(next.OwedAnswers, k)
+	}
+	if len(next.OwedAnswers) == len(cur.OwedAnswers) {
+		return cur, false
+	}
+	if len(next.OwedAnswers) == 0 {
+		next.OwedAnswers = nil
+	}
+	next.WrittenAt = now.UTC()
+	return next, true
 }
 
 func clampPageSize(n int) int {

@@ -3,6 +3,7 @@ package sessionmap
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -171,6 +172,33 @@ func (m *Memory) RecordAnswered(ctx context.Context, sc Scope, id string, keys [
 	return fresh, nil
 }
 
+func (m *Memory) OweAnswers(ctx context.Context, sc Scope, id string, answers map[string]json.RawMessage) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.visible(sc, id)
+	if !ok {
+		return nil, ErrNotFound
+	}
+	next, fresh, err := oweAnswers(t, answers, m.now())
+	if err != nil {
+		return nil, err
+	}
+	m.tasks[id] = next
+	return fresh, nil
+}
+
+func (m *Memory) SettleAnswers(ctx context.Context, sc Scope, id string, keys []string) (Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.visible(sc, id)
+	if !ok {
+		return Task{}, ErrNotFound
+	}
+	next, _ := settleAnswers(t, keys, m.now())
+	m.tasks[id] = next
+	return cloneTask(next), nil
+}
+
 func (m *Memory) SettleUpstream(ctx context.Context, sc Scope, id string) (Task, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -184,7 +212,7 @@ func (m *Memory) SettleUpstream(ctx context.Context, sc Scope, id string) (Task,
 }
 
 func (m *Memory) PendingUpstream(ctx context.Context) ([]Task, error) {
-	return m.AllTasks(ctx, TaskFilter{UpstreamCancelPending: true})
+	return m.AllTasks(ctx, TaskFilter{OwesUpstream: true})
 }
 
 func (m *Memory) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor string) (Page, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -616,7 +617,7 @@ func (r *Redis) SettleUpstream(ctx context.Context, sc Scope, id string) (Task, 
 // PendingUpstream scans every task of the prefix, like Badger's (the debt is
 // rare and read at start-up). Every replica sees the same debts.
 func (r *Redis) PendingUpstream(ctx context.Context) ([]Task, error) {
-	return r.AllTasks(ctx, TaskFilter{UpstreamCancelPending: true})
+	return r.AllTasks(ctx, TaskFilter{OwesUpstream: true})
 }
 
 func (r *Redis) RecordAnswered(ctx context.Context, sc Scope, id string, keys []string) ([]string, error) {
@@ -639,10 +640,36 @@ func (r *Redis) RecordAnswered(ctx context.Context, sc Scope, id string, keys []
 	return fresh, nil
 }
 
-// forgetAnswered removes keys from a task's answered set (best effort).
+func (r *Redis) OweAnswers(ctx context.Context, sc Scope, id string, answers map[string]json.RawMessage) ([]string, error) {
+	var fresh []string
+	_, err := r.mutateTask(ctx, "record owed input answers", sc, id, func(cur Task, now time.Time) (Task, bool, error) {
+		next, f, err := oweAnswers(cur, answers, now)
+		fresh = f
+		return next, len(f) > 0, err
+	})
+	if errors.Is(err, ErrNotReplicated) && len(fresh) > 0 {
+		// As in RecordAnswered: the caller neither sends these answers nor
+		// asks again while they are recorded, so take them back.
+		r.forgetAnswered(ctx, sc, id, fresh)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return fresh, nil
+}
+
+func (r *Redis) SettleAnswers(ctx context.Context, sc Scope, id string, keys []string) (Task, error) {
+	return r.mutateTask(ctx, "settle owed input answers", sc, id, func(cur Task, now time.Time) (Task, bool, error) {
+		next, changed := settleAnswers(cur, keys, now)
+		return next, changed, nil
+	})
+}
+
+// forgetAnswered removes keys from a task's answered set, with any owed
+// payloads (best effort).
 func (r *Redis) forgetAnswered(ctx context.Context, sc Scope, id string, keys []string) {
 	_, err := r.mutateTask(ctx, "take back answered input", sc, id, func(cur Task, now time.Time) (Task, bool, error) {
-		next := cur
+		next, _ := settleAnswers(cur, keys, now)
 		next.AnsweredKeys = slices.DeleteFunc(slices.Clone(cur.AnsweredKeys), func(k string) bool { return slices.Contains(keys, k) })
 		return next, len(next.AnsweredKeys) != len(cur.AnsweredKeys), nil
 	})

@@ -2,6 +2,7 @@ package sessionmap
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"time"
 )
@@ -45,6 +46,16 @@ type Store interface {
 	// only those. Durable on return. A terminal task records nothing and
 	// returns no keys: there is nothing left to answer.
 	RecordAnswered(ctx context.Context, sc Scope, id string, keys []string) ([]string, error)
+	// OweAnswers is RecordAnswered for answers the caller delivers upstream
+	// itself: in the same durable write, the payload of each fresh key is
+	// kept in OwedAnswers until SettleAnswers, so a restarted bridge still
+	// delivers it (PendingUpstream) and never asks its client again. It
+	// returns the fresh keys, sorted. Payloads must be JSON objects.
+	OweAnswers(ctx context.Context, sc Scope, id string, answers map[string]json.RawMessage) ([]string, error)
+	// SettleAnswers drops the owed payloads of keys (the upstream
+	// acknowledged them, or they no longer matter), on any status, durably;
+	// the keys stay answered. It returns the record.
+	SettleAnswers(ctx context.Context, sc Scope, id string, keys []string) (Task, error)
 	// ListTasks returns up to pageSize of sc's live tasks, newest first
 	// (CreatedAt descending, then id ascending), starting after cursor ("" for
 	// the first page). Cursors are opaque, tamper-evident and bound to the
@@ -58,8 +69,8 @@ type Store interface {
 	// any status, durably. It returns the record.
 	SettleUpstream(ctx context.Context, sc Scope, id string) (Task, error)
 	// PendingUpstream returns every unexpired task, of any scope, whose
-	// UpstreamCancelPending is set: what a restarted bridge still owes its
-	// upstreams.
+	// UpstreamCancelPending is set or that has OwedAnswers: what a restarted
+	// bridge still owes its upstreams.
 	PendingUpstream(ctx context.Context) ([]Task, error)
 	// DeleteSessionTasks deletes the tasks owned by exactly sc (principal and
 	// session), e.g. on an HTTP DELETE of the session, and returns how many.
@@ -87,11 +98,15 @@ type TaskFilter struct {
 	Status  Status
 	// UpstreamCancelPending: only tasks whose upstream cancel is still owed.
 	UpstreamCancelPending bool
+	// OwesUpstream: only tasks that owe their upstream a cancel or answers
+	// (PendingUpstream).
+	OwesUpstream bool
 }
 
 func (f TaskFilter) match(t Task) bool {
 	return (f.Session == "" || t.Scope.Session == f.Session) && (f.Status == "" || t.Status == f.Status) &&
-		(!f.UpstreamCancelPending || t.UpstreamCancelPending)
+		(!f.UpstreamCancelPending || t.UpstreamCancelPending) &&
+		(!f.OwesUpstream || t.UpstreamCancelPending || len(t.OwedAnswers) > 0)
 }
 
 // Page sizes for ListTasks.

@@ -244,6 +244,12 @@ type Task struct {
 
 	// AnsweredKeys are the input keys already answered upstream (sorted).
 	AnsweredKeys []string `json:"answeredKeys,omitempty"`
+	// OwedAnswers are the answers (an inputResponses value per key) the
+	// bridge owes the upstream: each key is also in AnsweredKeys, so the
+	// client is never asked for it again, and its payload stays here until
+	// the upstream acknowledges it (SettleAnswers) or the task ends.
+	// OweAnswers sets them.
+	OwedAnswers map[string]json.RawMessage `json:"owedAnswers,omitempty"`
 	// CancelPinned: the bridge pinned "cancelled" locally (legacy tasks/cancel);
 	// later upstream states are ignored.
 	CancelPinned bool `json:"cancelPinned,omitempty"`

@@ -221,7 +221,7 @@ func eraLabel(s string) string {
 // sessionmap.Store/Admin methods in snake_case. StoreOp also accepts the Go
 // method names ("CreateTask").
 var storeOps = set("create_session", "get_session", "touch_session", "delete_session",
-	"create_task", "get_task", "update_status", "pin_cancel", "record_answered", "settle_upstream", "pending_upstream", "list_tasks",
+	"create_task", "get_task", "update_status", "pin_cancel", "record_answered", "owe_answers", "settle_answers", "settle_upstream", "pending_upstream", "list_tasks",
 	"delete_session_tasks", "all_sessions", "all_tasks", "lookup_session", "lookup_task", "gc", "open", "close")
 
 // Store outcomes (label outcome of tasksbridge_store_operations_total).

@@ -604,10 +604,10 @@ func TestOutboxMetrics(t *testing.T) {
 	m.OutboxRetry("tasks/cancel")
 	m.OutboxRetry("secret-task-id")
 	expected := `
-# HELP tasksbridge_upstream_outbox_pending Upstream side effects (tasks/cancel) the bridge owes and is still delivering, by method.
+# HELP tasksbridge_upstream_outbox_pending Upstream side effects (tasks/cancel, tasks/update input answers) the bridge owes and is still delivering, by method.
 # TYPE tasksbridge_upstream_outbox_pending gauge
 tasksbridge_upstream_outbox_pending{method="tasks/cancel"} 1
-# HELP tasksbridge_upstream_outbox_retries_total Retries of upstream side effects (tasks/cancel) after a failed attempt, by method.
+# HELP tasksbridge_upstream_outbox_retries_total Retries of upstream side effects (tasks/cancel, tasks/update input answers) after a failed attempt, by method.
 # TYPE tasksbridge_upstream_outbox_retries_total counter
 tasksbridge_upstream_outbox_retries_total{method="other"} 1
 tasksbridge_upstream_outbox_retries_total{method="tasks/cancel"} 2

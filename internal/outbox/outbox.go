@@ -1,13 +1,15 @@
 // Package outbox delivers the side effects the bridge owes an upstream (a
 // tasks/cancel after a legacy client cancelled, or after the bridge failed a
-// task itself) until the upstream acknowledges them or they stop mattering.
+// task itself; a tasks/update with a legacy client's input answer) until the
+// upstream acknowledges them or they stop mattering.
 //
 // The outbox is the in-process half: it retries one delivery per key with
 // exponential backoff and counts what is pending and how often it retried.
 // Durability is the caller's: the debt is recorded in the session store
 // before Deliver is called and cleared when the delivery settles, so a
 // restarted bridge finds it and calls Deliver again (L-57: try to stop the
-// execution; L-59: the local cancelled state never depends on it).
+// execution; L-59: the local cancelled state never depends on it; M-28:
+// fulfil the input requests).
 package outbox
 
 import (

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"sync"
@@ -153,6 +154,16 @@ func (s *meteredStore) PinCancel(ctx context.Context, sc sessionmap.Scope, id st
 
 func (s *meteredStore) RecordAnswered(ctx context.Context, sc sessionmap.Scope, id string, keys []string) (out []string, err error) {
 	err = s.op("record_answered", func() error { out, err = s.next.RecordAnswered(ctx, sc, id, keys); return err })
+	return out, err
+}
+
+func (s *meteredStore) OweAnswers(ctx context.Context, sc sessionmap.Scope, id string, answers map[string]json.RawMessage) (out []string, err error) {
+	err = s.op("owe_answers", func() error { out, err = s.next.OweAnswers(ctx, sc, id, answers); return err })
+	return out, err
+}
+
+func (s *meteredStore) SettleAnswers(ctx context.Context, sc sessionmap.Scope, id string, keys []string) (out sessionmap.Task, err error) {
+	err = s.op("settle_answers", func() error { out, err = s.next.SettleAnswers(ctx, sc, id, keys); return err })
 	return out, err
 }
 

@@ -42,7 +42,7 @@ type Bridge struct {
 	ownStore, ownUp bool
 
 	watch  *watch.Manager
-	outbox *outbox.Outbox // upstream cancels owed (outbox.go)
+	outbox *outbox.Outbox // upstream cancels and input answers owed (outbox.go)
 	owed   owed
 	sdk    *mcp.StreamableHTTPHandler
 	base   *mcp.Server // answers go-sdk's version checks for requests that carry a session id

@@ -67,13 +67,19 @@
 // (never more often upstream than pollInterval); tasks/result blocks on the
 // shared watcher and relays input requests as real elicitation/create,
 // sampling/createMessage and roots/list requests on its own stream, each key
-// answered upstream exactly once (answered keys persisted first). An input
+// answered upstream exactly once: the key and the client's answer are
+// persisted in one write, and a key whose answer is stored is never asked
+// again, also after a restart (M-30). An input
 // request the client did not declare a capability for is never relayed
 // (L-82) nor waited on: the task fails at once, naming the capability
 // (undeclared.go). tasks/list reads sessionmap; tasks/cancel pins cancelled
 // before replying, and the upstream tasks/cancel it owes is recorded with
-// the pin and delivered by an outbox that retries until the upstream takes
-// it, in this process or the next (outbox.go, L-57). Task creation, cancels,
+// the pin. Both side effects the bridge owes the upstream, that cancel and
+// each stored answer (a tasks/update with its key), are delivered by an
+// outbox that retries with backoff until the upstream acknowledges them or
+// the task is over, in this process or the next; credentials are never
+// stored, so a task with a principal gets its debts delivered with the
+// owner's next request (outbox.go, L-57, M-28). Task creation, cancels,
 // input answers, result deliveries and task ends go to Config.Audit
 // (audit.go, L-79, L-80).
 //

@@ -2,7 +2,10 @@ package face
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -13,13 +16,15 @@ import (
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
-// cancelSettled decides, from one upstream tasks/cancel attempt, whether the
-// bridge still owes the upstream that cancel: no after an acknowledgement,
-// and no after a JSON-RPC answer other than an internal error (-32602: the
-// task is unknown or already over there; -32601: the upstream has no
-// tasks/cancel, and never will). An unreachable upstream, a broken answer
-// or a -32603 are worth retrying (L-57: try to stop the execution).
-func cancelSettled(err error) bool {
+// upstreamSettled decides, from one upstream tasks/cancel or tasks/update
+// attempt, whether the bridge still owes the upstream that side effect: no
+// after an acknowledgement, and no after a JSON-RPC answer other than an
+// internal error (-32602: the task is unknown or already over there, or the
+// answered key is not outstanding any more; -32601: the upstream has no such
+// method, and never will). An unreachable upstream, a broken answer or a
+// -32603 are worth retrying (L-57: try to stop the execution; M-28: fulfil
+// the input requests).
+func upstreamSettled(err error) bool {
 	// Transport failures, timeouts and invalid answers are -32603 too
 	// (upstream.Error unwraps to one).
 	return err == nil || rpc.CodeOf(err) != rpc.CodeInternalError
@@ -28,7 +33,7 @@ func cancelSettled(err error) bool {
 // cancelUpstream delivers the tasks/cancel the bridge owes the upstream for
 // rec (PinCancel, or a failure the bridge recorded with CancelUpstream, set
 // rec.UpstreamCancelPending in the store first). The outbox retries it with
-// backoff until the upstream settles it (cancelSettled), the record expires,
+// backoff until the upstream settles it (upstreamSettled), the record expires,
 // or the bridge stops; the store then still says it is owed, and the next
 // bridge delivers it (resumeOwed). The local state never waits for it (L-58,
 // L-59).
@@ -55,7 +60,7 @@ func (b *Bridge) cancelUpstream(rec sessionmap.Task, opts upstream.CallOptions) 
 		err := b.up.CancelTask(cctx, rec.UpstreamTaskID, opts)
 		cancel()
 		b.reportUpstream(modern.MethodTasksCancel, start, err)
-		if !cancelSettled(err) {
+		if !upstreamSettled(err) {
 			if ctx.Err() != nil {
 				return true, nil // the bridge stops; the store keeps the debt
 			}
@@ -84,10 +89,78 @@ func (b *Bridge) cancelUpstream(rec sessionmap.Task, opts upstream.CallOptions) 
 	})
 }
 
-// owed are the upstream cancels a previous process left undelivered whose
-// owner has a principal: the upstream binds tasks to the owner's credentials,
-// which the store never holds, so they go out with the first request that
-// carries that principal's Authorization.
+// answerUpstream delivers the answer to one input key that the store holds
+// as owed (OweAnswers wrote it with the key answered): tasks/update with
+// that key alone, retried by the outbox with backoff until the upstream
+// acknowledges it (or refuses it for good, upstreamSettled), the task ends
+// or expires here, or the bridge stops; the store then still holds the
+// payload, and the next bridge delivers it (resumeOwed) without asking the
+// client again (M-28, M-30). Once acknowledged it is never sent again: the
+// payload is settled, and a failed settle is retried on its own.
+func (b *Bridge) answerUpstream(rec sessionmap.Task, key string, payload json.RawMessage, opts upstream.CallOptions) {
+	if rec.UpstreamTaskID == "" || b.outbox == nil {
+		return
+	}
+	opts.OnNotify, opts.Header = nil, nil
+	warned, acked := false, false
+	b.outbox.Deliver(rec.ID+"\x00"+key, modern.MethodTasksUpdate, func(ctx context.Context) (bool, error) {
+		if !acked {
+			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			start := time.Now()
+			err := b.up.UpdateTask(cctx, rec.UpstreamTaskID, modern.InputResponses{key: payload}, opts)
+			cancel()
+			b.reportUpstream(modern.MethodTasksUpdate, start, err)
+			if !upstreamSettled(err) {
+				if ctx.Err() != nil {
+					return true, nil // the bridge stops; the store keeps the debt
+				}
+				if cur, gerr := b.store.GetTask(ctx, rec.Scope, rec.ID); errors.Is(gerr, sessionmap.ErrNotFound) || gerr == nil && cur.OwedAnswers[key] == nil {
+					return true, nil // expired, ended or settled meanwhile: nothing is owed
+				}
+				if !warned {
+					warned = true
+					b.log.Warn("upstream did not take a client's input answer; retrying with backoff until it does",
+						"upstream", b.target, "err", rpc.As(err).Message)
+				}
+				return false, err
+			}
+			acked = true
+			if err != nil {
+				b.log.Warn("upstream refused a client's input answer: the task is over there or no longer waits for it",
+					"upstream", b.target, "err", rpc.As(err).Message)
+			} else {
+				b.watch.Refresh(b.keyOf(rec)) // the task's next state, now
+				if warned {
+					b.log.Info("upstream took a client's input answer after retries", "upstream", b.target)
+				}
+			}
+		}
+		if _, serr := b.store.SettleAnswers(ctx, rec.Scope, rec.ID, []string{key}); serr != nil && !errors.Is(serr, sessionmap.ErrNotFound) {
+			if ctx.Err() != nil {
+				return true, nil
+			}
+			return false, serr // only the settle is tried again
+		}
+		return true, nil
+	})
+}
+
+// deliverDebts hands everything rec owes the upstream to the outbox, with
+// opts (the owner's credentials when it has a principal).
+func (b *Bridge) deliverDebts(rec sessionmap.Task, opts upstream.CallOptions) {
+	if rec.UpstreamCancelPending {
+		b.cancelUpstream(rec, opts)
+	}
+	for _, k := range slices.Sorted(maps.Keys(rec.OwedAnswers)) {
+		b.claimSent(rec.ID, k)
+		b.answerUpstream(rec, k, rec.OwedAnswers[k], opts)
+	}
+}
+
+// owed are the upstream side effects (cancels, input answers) a previous
+// process left undelivered whose owner has a principal: the upstream binds
+// tasks to the owner's credentials, which the store never holds, so they go
+// out with the first request that carries that principal's Authorization.
 type owed struct {
 	mu          sync.Mutex
 	byPrincipal map[string][]sessionmap.Task
@@ -99,14 +172,16 @@ type owed struct {
 func (b *Bridge) resumeOwed(ctx context.Context) {
 	recs, err := b.store.PendingUpstream(ctx)
 	if err != nil {
-		b.log.Warn("cannot read the upstream cancels a previous run still owed; they are retried when their tasks are next used", "err", err)
+		b.log.Warn("cannot read the upstream cancels and input answers a previous run still owed; they are retried when their tasks are next used", "err", err)
 	}
+	n := 0
 	for _, rec := range recs {
 		if rec.Direction != sessionmap.LegacyToModern || rec.Upstream != b.target {
 			continue
 		}
+		n++
 		if rec.Scope.Principal == "" {
-			b.cancelUpstream(rec, upstream.CallOptions{})
+			b.deliverDebts(rec, upstream.CallOptions{})
 			continue
 		}
 		b.owed.mu.Lock()
@@ -116,12 +191,12 @@ func (b *Bridge) resumeOwed(ctx context.Context) {
 		b.owed.byPrincipal[rec.Scope.Principal] = append(b.owed.byPrincipal[rec.Scope.Principal], rec)
 		b.owed.mu.Unlock()
 	}
-	if len(recs) > 0 {
-		b.log.Info("resuming upstream cancels a previous run still owed", "upstream", b.target, "count", len(recs))
+	if n > 0 {
+		b.log.Info("resuming upstream cancels and input answers a previous run still owed", "upstream", b.target, "tasks", n)
 	}
 }
 
-// deliverOwed hands the owed cancels of the request's principal to the
+// deliverOwed hands the owed side effects of the request's principal to the
 // outbox, with the request's credentials.
 func (s *session) deliverOwed(ri *reqInfo) {
 	if ri == nil || ri.authz == "" || s.principal == "" {
@@ -140,7 +215,7 @@ func (s *session) deliverOwed(ri *reqInfo) {
 		return
 	}
 	for _, rec := range recs {
-		b.cancelUpstream(rec, opts)
+		b.deliverDebts(rec, opts)
 	}
 }
 

@@ -587,16 +587,18 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 				return nil, out.Error
 			}
 			for _, k := range out.Present {
-				// Answered keys are in the store, so a wait resumed on
-				// another replica does not ask again (invariant 5).
-				if s.b.wasSent(rec.ID, k) || slices.Contains(cur.AnsweredKeys, k) || !s.markPresented(rec.ID, k) {
+				// A key answered in this process, or whose answer the
+				// store holds (perhaps still owed upstream, from before a
+				// restart, or recorded by another replica), is never asked
+				// again (M-30).
+				if s.b.wasSent(rec.ID, k) || answered(cur, k) || !s.markPresented(rec.ID, k) {
 					continue
 				}
 				req := d.InputRequests[k]
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					s.present(ctx, cur, k, req)
+					s.present(ctx, cur, k, req, opts)
 				}()
 			}
 		case <-pinned:
@@ -619,7 +621,7 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 // present shows one upstream input request to the client as a legacy
 // server→client request with related-task _meta (L-33) and sends the answer
 // upstream (exactly once per key, invariant 5).
-func (s *session) present(ctx context.Context, rec sessionmap.Task, key string, req modern.InputRequest) {
+func (s *session) present(ctx context.Context, rec sessionmap.Task, key string, req modern.InputRequest, opts upstream.CallOptions) {
 	side, err := translate.InputRequestToLegacy(rec.ID, key, req, s.clientCaps(), presentIDs(rec.ID, key))
 	if err != nil {
 		s.b.log.Warn("face: cannot relay an input request to the client", "err", rpc.As(err).Message)
@@ -637,7 +639,13 @@ func (s *session) present(ctx context.Context, rec sessionmap.Task, key string, 
 		return
 	}
 	s.audit(audit.ActionInput, rec.ID, rec.ToolName, audit.InputAction(answer), 0)
-	s.b.answer(rec, key, answer)
+	s.b.answer(rec, key, answer, opts)
+}
+
+// answered reports whether the store holds an answer to key of rec.
+func answered(rec sessionmap.Task, key string) bool {
+	_, found := slices.BinarySearch(rec.AnsweredKeys, key)
+	return found
 }
 
 func (s *session) markPresented(id, key string) bool {

@@ -298,36 +298,29 @@ func (b *Bridge) forgetSent(id string) {
 	delete(b.sentKeys, id)
 }
 
-// answer sends the client's answer to one input key upstream: the key is
-// claimed in this process and recorded durably first, then tasks/update
-// goes out (retried until acknowledged) even if the waiter that presented it
-// is gone. After a crash between the record and the acknowledgement the key
-// is still outstanding upstream but unclaimed in the new process, so it is
-// presented and answered again; the upstream ignores a duplicate key.
-func (b *Bridge) answer(rec sessionmap.Task, key string, resp json.RawMessage) {
+// answer sends the client's answer to one input key upstream, exactly once
+// per key (invariant 5, M-30): the key is claimed in this process, then
+// recorded answered with its payload owed in one durable write
+// (OweAnswers), then the outbox delivers it as tasks/update until the
+// upstream acknowledges it (answerUpstream), even if the waiter that
+// presented it is gone, and after a restart too. A key whose answer is
+// stored is never presented to the client again (await checks
+// AnsweredKeys). Only when the write fails is the key released, so a later
+// wait asks again.
+func (b *Bridge) answer(rec sessionmap.Task, key string, resp json.RawMessage, opts upstream.CallOptions) {
 	if !b.claimSent(rec.ID, key) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	_, err := b.store.RecordAnswered(ctx, rec.Scope, rec.ID, []string{key})
+	fresh, err := b.store.OweAnswers(ctx, rec.Scope, rec.ID, map[string]json.RawMessage{key: resp})
 	cancel()
 	if err != nil {
 		b.unclaimSent(rec.ID, key)
-		b.log.Warn("face: cannot record an input answer; it will be asked again", "err", err)
+		b.log.Warn("cannot record a client's input answer; the client will be asked again", "err", err)
 		return
 	}
-	wk := b.keyOf(rec)
-	b.goBackground(func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		stop := context.AfterFunc(b.drain, cancel)
-		defer stop()
-		start := time.Now()
-		err := b.watch.Answer(ctx, wk, modern.InputResponses{key: resp})
-		b.reportUpstream(modern.MethodTasksUpdate, start, err)
-		if err != nil {
-			b.unclaimSent(rec.ID, key)
-			b.log.Warn("face: tasks/update failed; the input will be asked again", "upstream", b.target, "err", err)
-		}
-	})
+	if len(fresh) == 0 {
+		return // answered before (by another bridge), or the task is over
+	}
+	b.answerUpstream(rec, key, resp, opts)
 }

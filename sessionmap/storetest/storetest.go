@@ -65,6 +65,7 @@ func Run(t *testing.T, f Factory) {
 		{"UpstreamCancelOwedDurably_L57", testUpstreamCancelOwed},
 		{"AnsweredKeysIdempotent_Invariant5", testAnsweredKeys},
 		{"AnsweredKeysConcurrent", testAnsweredConcurrent},
+		{"InputAnswersOwedDurably_M28_M30", testAnswersOwed},
 		{"PaginationNewestFirstStable_L49_L50_L54", testPagination},
 		{"CursorTamper_L51", testCursorTamper},
 		{"ListMatchesGet_L52", testListMatchesGet},
@@ -609,6 +610,95 @@ func testUpstreamCancelOwed(t *testing.T, e *env) {
 	e.reopen()
 	if owed, err := e.s.PendingUpstream(e.ctx); err != nil || len(owed) != 1 || owed[0].ID != failed.ID {
 		t.Fatalf("PendingUpstream after settle = %v, %v", owed, err)
+	}
+}
+
+// testAnswersOwed: OweAnswers records the fresh keys as answered and keeps
+// their payloads owed in the same durable write; a key is owed once, whatever
+// payload comes later; the debt survives a reopen and PendingUpstream finds
+// it across scopes; SettleAnswers drops a payload but keeps its key
+// answered; an ended task owes no answers (M-28, M-30).
+func testAnswersOwed(t *testing.T, e *env) {
+	a := sessionmap.Scope{Principal: sessionmap.PrincipalFromAuthorization("Bearer a"), Session: "s1"}
+	b := sessionmap.Scope{Session: "s2"}
+	task, ends, pinned := e.create(a), e.create(b), e.create(b)
+	yes := json.RawMessage(`{"action":"accept", "content":{"answer":"yes"}}`)
+	msg := json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}`)
+	fresh, err := e.s.OweAnswers(e.ctx, a, task.ID, map[string]json.RawMessage{"sample-1": msg, "elicit-1": yes})
+	if err != nil || !slices.Equal(fresh, []string{"elicit-1", "sample-1"}) {
+		t.Fatalf("OweAnswers = %v, %v; want both keys, sorted", fresh, err)
+	}
+	if fresh, err := e.s.OweAnswers(e.ctx, a, task.ID, map[string]json.RawMessage{"elicit-1": json.RawMessage(`{"action":"decline"}`)}); err != nil || len(fresh) != 0 {
+		t.Fatalf("OweAnswers of an answered key = %v, %v; want nothing fresh", fresh, err)
+	}
+	if fresh, err := e.s.RecordAnswered(e.ctx, a, task.ID, []string{"sample-1"}); err != nil || len(fresh) != 0 {
+		t.Fatalf("RecordAnswered of an owed key = %v, %v; want nothing fresh", fresh, err)
+	}
+	for _, bad := range []string{`"yes"`, `[1]`, `{"action":`} {
+		if _, err := e.s.OweAnswers(e.ctx, a, task.ID, map[string]json.RawMessage{"elicit-2": json.RawMessage(bad)}); !errors.Is(err, sessionmap.ErrInvalidArgument) {
+			t.Fatalf("OweAnswers(%s) = %v, want ErrInvalidArgument", bad, err)
+		}
+	}
+	_, err = e.s.OweAnswers(e.ctx, b, task.ID, map[string]json.RawMessage{"elicit-2": yes})
+	sameNotFound(t, "foreign OweAnswers", err)
+	_, err = e.s.SettleAnswers(e.ctx, b, task.ID, []string{"elicit-1"})
+	sameNotFound(t, "foreign SettleAnswers", err)
+	got := e.get(a, task.ID)
+	if !slices.Equal(got.AnsweredKeys, []string{"elicit-1", "sample-1"}) || len(got.OwedAnswers) != 2 ||
+		string(got.OwedAnswers["elicit-1"]) != `{"action":"accept","content":{"answer":"yes"}}` {
+		t.Fatalf("after OweAnswers: answered %v, owed %s", got.AnsweredKeys, got.OwedAnswers)
+	}
+	got.OwedAnswers["elicit-1"][2] = 'X'
+	if again := e.get(a, task.ID); string(again.OwedAnswers["elicit-1"]) != `{"action":"accept","content":{"answer":"yes"}}` {
+		t.Fatalf("store aliased a returned payload: %s", again.OwedAnswers["elicit-1"])
+	}
+
+	for _, id := range []string{ends.ID, pinned.ID} {
+		if fresh, err := e.s.OweAnswers(e.ctx, b, id, map[string]json.RawMessage{"k": yes}); err != nil || len(fresh) != 1 {
+			t.Fatalf("OweAnswers(%s) = %v, %v", id, fresh, err)
+		}
+	}
+	e.clock.Advance(time.Millisecond)
+	if got, err := e.s.UpdateStatus(e.ctx, b, ends.ID, sessionmap.Snapshot{Status: sessionmap.StatusCompleted, Result: json.RawMessage(`{}`)}); err != nil || got.OwedAnswers != nil {
+		t.Fatalf("completion = %+v, %v; want no answers owed", got, err)
+	}
+	if got, err := e.s.PinCancel(e.ctx, b, pinned.ID); err != nil || got.OwedAnswers != nil || !got.UpstreamCancelPending {
+		t.Fatalf("PinCancel = %+v, %v; want a cancel and no answers owed", got, err)
+	}
+	if fresh, err := e.s.OweAnswers(e.ctx, b, ends.ID, map[string]json.RawMessage{"k2": yes}); err != nil || len(fresh) != 0 {
+		t.Fatalf("OweAnswers on a completed task = %v, %v; want nothing", fresh, err)
+	}
+
+	e.reopen()
+	pending := func() map[string]sessionmap.Task {
+		t.Helper()
+		owed, err := e.s.PendingUpstream(e.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]sessionmap.Task{}
+		for _, o := range owed {
+			out[o.ID] = o
+		}
+		return out
+	}
+	p := pending()
+	if len(p) != 2 || len(p[task.ID].OwedAnswers) != 2 || string(p[task.ID].OwedAnswers["sample-1"]) != string(msg) || !p[pinned.ID].UpstreamCancelPending {
+		t.Fatalf("PendingUpstream after reopen = %+v; want the task owing two answers and the pinned one", p)
+	}
+	if got, err := e.s.SettleAnswers(e.ctx, a, task.ID, []string{"elicit-1", "never-owed"}); err != nil || len(got.OwedAnswers) != 1 || got.OwedAnswers["sample-1"] == nil ||
+		!slices.Equal(got.AnsweredKeys, []string{"elicit-1", "sample-1"}) {
+		t.Fatalf("SettleAnswers = %+v, %v; want sample-1 still owed, both keys answered", got, err)
+	}
+	e.reopen()
+	if _, err := e.s.SettleAnswers(e.ctx, a, task.ID, []string{"sample-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.get(a, task.ID); got.OwedAnswers != nil || len(got.AnsweredKeys) != 2 {
+		t.Fatalf("after settling everything: %+v", got)
+	}
+	if p := pending(); len(p) != 1 || p[pinned.ID].ID == "" {
+		t.Fatalf("PendingUpstream after settling = %v; want only the pinned task's cancel", p)
 	}
 }
 
