@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -72,7 +73,10 @@ func init() {
 			&cli.StringSliceFlag{Name: "allowed-origin", Usage: "an Origin accepted besides loopback ones and the request's own host (repeatable)", EnvVars: []string{"TASKSBRIDGE_ALLOWED_ORIGINS"}},
 			&cli.Int64Flag{Name: "max-body-bytes", Value: face.DefaultMaxBodyBytes, Usage: "largest request body; larger ones get 413", EnvVars: []string{"TASKSBRIDGE_MAX_BODY_BYTES"}},
 			&cli.DurationFlag{Name: "keepalive", Value: face.DefaultKeepAlive, Usage: "interval of SSE keep-alive comments on long waits (0 or less: none)", EnvVars: []string{"TASKSBRIDGE_KEEPALIVE"}},
-			&cli.DurationFlag{Name: "session-idle-timeout", Value: face.DefaultSessionIdleTimeout, Usage: "how long an idle legacy session can still be resumed", EnvVars: []string{"TASKSBRIDGE_SESSION_IDLE_TIMEOUT"}},
+			&cli.DurationFlag{Name: "session-idle-timeout", Value: face.DefaultSessionIdleTimeout, Usage: "how long an idle legacy session lives: after it the session answers 404 and is released", EnvVars: []string{"TASKSBRIDGE_SESSION_IDLE_TIMEOUT"}},
+			&cli.IntFlag{Name: "max-sessions", Value: face.DefaultMaxSessionsPerCPU * runtime.NumCPU(), Usage: fmt.Sprintf("most legacy sessions this process holds (about 1 KiB each while idle); a new one beyond it gets HTTP 503 (default: %d per CPU; -1: no bound)", face.DefaultMaxSessionsPerCPU), EnvVars: []string{"TASKSBRIDGE_MAX_SESSIONS"}},
+			&cli.IntFlag{Name: "max-tasks-per-principal", Value: face.DefaultMaxTasksPerPrincipal, Usage: "most tools/call requests one legacy client (its Authorization, else its session) has in flight (-1: no bound)", EnvVars: []string{"TASKSBRIDGE_MAX_TASKS_PER_PRINCIPAL"}},
+			&cli.IntFlag{Name: "max-waiters-per-principal", Value: face.DefaultMaxWaitersPerPrincipal, Usage: "most blocked waits on tasks (tasks/result, plain tools/call on a task) one legacy client has open (-1: no bound)", EnvVars: []string{"TASKSBRIDGE_MAX_WAITERS_PER_PRINCIPAL"}},
 			&cli.BoolFlag{Name: "status-notifications", Usage: "send notifications/tasks/status when a legacy client's task changes (stdio, or an open GET stream)", EnvVars: []string{"TASKSBRIDGE_STATUS_NOTIFICATIONS"}},
 			&cli.BoolFlag{Name: "require-auth", Usage: "in front of a legacy server, refuse 2026-07-28 requests without an Authorization header (HTTP 401); without it, unauthenticated modern clients share one scope in which the unguessable task ids act as bearer tokens", EnvVars: []string{"TASKSBRIDGE_REQUIRE_AUTH"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"TASKSBRIDGE_LOG_LEVEL"}},
@@ -152,6 +156,15 @@ func runServe(c *cli.Context) error {
 		KeepAlive:           c.Duration("keepalive"),
 		SessionIdleTimeout:  c.Duration("session-idle-timeout"),
 		StatusNotifications: c.Bool("status-notifications"),
+	}
+	maxSessions, maxTasks, maxWaiters := c.Int("max-sessions"), c.Int("max-tasks-per-principal"), c.Int("max-waiters-per-principal")
+	for name, v := range map[string]int{"max-tasks-per-principal": maxTasks, "max-waiters-per-principal": maxWaiters} {
+		if v == 0 {
+			return fmt.Errorf("serve: --%s 0 would refuse every request; use -1 for no bound", name)
+		}
+	}
+	cfg.Legacy = func(lc *face.Config) {
+		lc.MaxSessions, lc.MaxTasksPerPrincipal, lc.MaxWaitersPerPrincipal = maxSessions, maxTasks, maxWaiters
 	}
 	if c.Bool("require-auth") {
 		// M-65: every task request authenticated; modern has no sessions to

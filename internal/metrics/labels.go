@@ -299,3 +299,12 @@ func set(vs ...string) map[string]bool {
 func keys(m map[string]bool) []string {
 	return slices.Sorted(maps.Keys(m))
 }
+
+// Limit values of tasksbridge_refused_total.
+const (
+	LimitSessions = "sessions"
+	LimitTasks    = "tasks"
+	LimitWaiters  = "waiters"
+)
+
+var limits = set(LimitSessions, LimitTasks, LimitWaiters)

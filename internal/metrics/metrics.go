@@ -57,6 +57,7 @@ type Metrics struct {
 	legacyCalls      *prometheus.CounterVec
 	clientRequests   *prometheus.CounterVec
 	sessionsActive   *prometheus.GaugeVec
+	refused          *prometheus.CounterVec
 	tasksActive      *prometheus.GaugeVec
 	tasksCreated     *prometheus.CounterVec
 	resultWait       prometheus.Histogram
@@ -107,7 +108,10 @@ func New(o Options) *Metrics {
 			"Client requests by client era, clientInfo name and version (for the bridge rollout table).",
 			"era", "client", "version"),
 		sessionsActive: gauge("sessions_active", "Client sessions open in this process, by era.", "era"),
-		tasksActive:    gauge("tasks_active", "Tasks this process tracks, by current status.", "status"),
+		refused: counter("refused_total",
+			"Requests refused by a limit: a new session beyond --max-sessions (limit sessions), a call or wait beyond a per-principal limit (limit tasks, waiters).",
+			"limit"),
+		tasksActive: gauge("tasks_active", "Tasks this process tracks, by current status.", "status"),
 		tasksCreated: counter("tasks_created_total",
 			"Tasks handed to clients, by direction (client era _to_ upstream era) and origin (upstream task or synthesized from a synchronous answer).",
 			"direction", "origin"),
@@ -142,7 +146,7 @@ func New(o Options) *Metrics {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.requests, m.legacyCalls, m.clientRequests, m.sessionsActive, m.tasksActive, m.tasksCreated,
+		m.requests, m.legacyCalls, m.clientRequests, m.sessionsActive, m.refused, m.tasksActive, m.tasksCreated,
 		m.resultWait, m.inputRequests, m.upstreamRequests, m.upstreamDuration, m.upstreamPolls,
 		m.outboxPending, m.outboxRetries, m.storeOps, m.storeDuration, cc,
 	)
@@ -248,6 +252,15 @@ func (m *Metrics) SessionOpened(era string) {
 func (m *Metrics) SessionClosed(era string) {
 	if m != nil {
 		m.sessionsActive.WithLabelValues(eraLabel(era)).Dec()
+	}
+}
+
+// Refused counts a request refused by a limit (tasksbridge_refused_total):
+// limit is LimitSessions, LimitTasks or LimitWaiters; anything else is
+// "other".
+func (m *Metrics) Refused(limit string) {
+	if m != nil {
+		m.refused.WithLabelValues(oneOf(limits, limit)).Inc()
 	}
 }
 

@@ -64,6 +64,7 @@ func script(t *testing.T) (*Metrics, *fakeClock) {
 			ClientName: "claude-code", ClientVersion: "1.2.0", Legacy: true})
 	}
 	m.SessionOpened(EraLegacy)
+	m.Refused(LimitSessions)
 	legacyCall("initialize", nil)
 	legacyCall("tools/call", nil) // with params.task
 	m.TaskCreated(Direction(EraLegacy, EraModern), OriginUpstream)
@@ -541,6 +542,7 @@ func TestNilMetricsIsNoOp(t *testing.T) {
 	m.LegacyCall("", "")
 	m.ClientSeen("", "", "")
 	m.SessionOpened(EraLegacy)
+	m.Refused(LimitSessions)
 	m.SessionClosed(EraLegacy)
 	m.SetSessionsActive(EraLegacy, 1)
 	m.TaskCreated("", "")

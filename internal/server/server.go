@@ -276,6 +276,7 @@ func New(cfg Config) (*Server, error) {
 			m.SessionOpened(metrics.EraLegacy)
 		}
 	}
+	lc.Hooks.Refused = func(ev legacyface.RefusedEvent) { m.Refused(ev.Limit) }
 	if s.legacy, err = legacyface.New(lc); err != nil {
 		return fail(fmt.Errorf("server: legacy face: %w", err))
 	}

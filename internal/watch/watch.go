@@ -95,6 +95,11 @@ type Config struct {
 	Source func(Key) (Source, error)
 	// Sink receives the snapshots (nil: none).
 	Sink Sink
+	// EarlyTerminal hands a terminal snapshot to the subscribers before the
+	// Sink records it, so waiters are not held behind a durable write. Set
+	// it only when a waiter may answer from a terminal snapshot the Sink has
+	// not recorded yet (the legacy face may, see its observe).
+	EarlyTerminal bool
 	// Clock defaults to the wall clock.
 	Clock Clock
 	// DefaultPollInterval is used when a task suggests none, or ≤ 0 (M-24).
@@ -408,10 +413,9 @@ func (m *Manager) start(e *entry) error {
 // news, then to every subscriber. A terminal snapshot also retires the
 // watcher.
 func (m *Manager) publish(ctx context.Context, e *entry, snap Snapshot) {
-	if m.cfg.Sink != nil && snap.Err == nil && (snap.Task != nil || snap.Gone != nil) {
-		if err := m.cfg.Sink.Observe(ctx, e.key, snap); err != nil {
-			m.cfg.Logger.Warn("watch: sink failed; snapshot delivered anyway", "upstream", e.key.Target, "err", err)
-		}
+	early := m.cfg.EarlyTerminal && snap.Terminal()
+	if !early {
+		m.sink(ctx, e, snap)
 	}
 	m.mu.Lock()
 	e.snap = snap
@@ -431,6 +435,18 @@ func (m *Manager) publish(ctx context.Context, e *entry, snap Snapshot) {
 	m.mu.Unlock()
 	for _, s := range subs {
 		s.offer(snap)
+	}
+	if early {
+		m.sink(ctx, e, snap)
+	}
+}
+
+// sink hands a snapshot with news to the Sink.
+func (m *Manager) sink(ctx context.Context, e *entry, snap Snapshot) {
+	if m.cfg.Sink != nil && snap.Err == nil && (snap.Task != nil || snap.Gone != nil) {
+		if err := m.cfg.Sink.Observe(ctx, e.key, snap); err != nil {
+			m.cfg.Logger.Warn("watch: sink failed; snapshot delivered anyway", "upstream", e.key.Target, "err", err)
+		}
 	}
 }
 

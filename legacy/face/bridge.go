@@ -49,13 +49,19 @@ type Bridge struct {
 	closed      atomic.Bool
 
 	mu         sync.Mutex
-	sessions   map[string]*session                   // live sessions by id
+	sessions   map[string]*session                   // the session table (sessions.go), by id
 	rehydrates map[string]*sync.Mutex                // one rehydration at a time per id
 	pinWaiters map[string]map[chan struct{}]struct{} // local task id → tasks/result waits to wake on a cancel
 	sentKeys   map[string]map[string]bool            // local task id → input keys this process answered (exactly once)
 
 	bindings sync.Map // watch.Key → *binding
 	reqs     sync.Map // request nonce → *reqInfo
+	calls    sync.Map // callKey → *leanCall: lean requests in flight
+	pending  sync.Map // callKey → chan []byte: lean server→client requests awaiting the client's answer
+
+	alive  streams   // long streams the keep-alive ticker writes to
+	beat   heartbeat // the keep-alive ticker's beats
+	limits limits    // per-principal limits (L-72, L-73)
 
 	discMu    sync.Mutex
 	discovers map[string]discoverEntry // by principal ("" = shared)
@@ -91,6 +97,7 @@ func New(cfg Config) (*Bridge, error) {
 		nonceSeed:  randomID(),
 	}
 	b.drain, b.cancelDrain = context.WithCancel(context.Background())
+	b.limits = limits{maxTasks: cfg.MaxTasksPerPrincipal, maxWaiters: cfg.MaxWaitersPerPrincipal, refused: cfg.Hooks.Refused}
 
 	switch n := countSet(cfg.Upstream != "", cfg.UpstreamCommand != "", cfg.UpstreamClient != nil); {
 	case n == 0:
@@ -141,6 +148,7 @@ func New(cfg Config) (*Bridge, error) {
 	wc := cfg.Watch
 	wc.Source = b.watchSource
 	wc.Sink = watch.SinkFunc(b.observe)
+	wc.EarlyTerminal = true
 	if wc.Logger == nil {
 		wc.Logger = cfg.Logger
 	}
@@ -155,6 +163,8 @@ func New(cfg Config) (*Bridge, error) {
 		// The bridge's own handler checks Host before this one runs.
 		DisableLocalhostProtection: cfg.DisableHostCheck,
 	})
+	b.keepAlives()
+	b.sweeper()
 	return b, nil
 }
 
@@ -200,6 +210,10 @@ func (b *Bridge) Shutdown(ctx context.Context) error {
 		defer close(done)
 		var wg sync.WaitGroup
 		for _, s := range live {
+			if s.serverSession() == nil {
+				s.close() // a record only: nothing to wait for
+				continue
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -294,6 +308,9 @@ func (b *Bridge) goBackground(f func()) {
 		f()
 	}()
 }
+
+// errDrained is the cause of a wait cut short by Shutdown.
+var errDrained = errors.New("the bridge is draining")
 
 // errShuttingDown is the answer to a wait cut short by Shutdown.
 func errShuttingDown() *rpc.Error {

@@ -15,7 +15,7 @@ import (
 const (
 	DefaultMaxBodyBytes       = 4 << 20
 	DefaultSessionIdleTimeout = 24 * time.Hour
-	DefaultLiveSessionTimeout = 30 * time.Minute
+	DefaultLiveSessionTimeout = 5 * time.Minute
 	DefaultKeepAlive          = 15 * time.Second
 	DefaultMaxTaskTTL         = 24 * time.Hour
 	DefaultPollInterval       = time.Second
@@ -59,9 +59,26 @@ type Config struct {
 	// SessionIdleTimeout is how long a stored session survives without
 	// traffic (it can be rehydrated until then). Negative: forever.
 	SessionIdleTimeout time.Duration
-	// LiveSessionTimeout closes an idle in-memory session (it is rehydrated
-	// from the store on its next request). Negative: never.
+	// LiveSessionTimeout ends the go-sdk half of an idle session (the part
+	// that serves GET streams, subscriptions and the less common methods);
+	// it is rebuilt from the session record on the next such request.
+	// Negative: never.
 	LiveSessionTimeout time.Duration
+	// MaxSessions bounds the HTTP sessions this process holds; a new
+	// session beyond it gets HTTP 503 with a JSON-RPC error (default:
+	// DefaultMaxSessionsPerCPU per CPU). Negative: no bound.
+	MaxSessions int
+	// MaxTasksPerPrincipal bounds the tools/call requests one principal (or
+	// one session without credentials) has in flight (L-73; default
+	// DefaultMaxTasksPerPrincipal). Negative: no bound.
+	MaxTasksPerPrincipal int
+	// MaxWaitersPerPrincipal bounds the blocked waits on tasks (tasks/result,
+	// plain tools/call answered by a task) of one principal (L-72; default
+	// DefaultMaxWaitersPerPrincipal). Negative: no bound.
+	MaxWaitersPerPrincipal int
+
+	// Clock is the session table's clock (idle expiry; default time.Now).
+	Clock func() time.Time
 
 	// KeepAlive is the interval of SSE comment keep-alives on long
 	// tools/call and tasks/result streams, so idle proxies do not cut them.
@@ -108,6 +125,15 @@ type Hooks struct {
 	// Session is called when a legacy session starts, is rehydrated after a
 	// restart, or ends.
 	Session func(SessionEvent)
+	// Refused is called when a limit refuses a request (a new session
+	// beyond MaxSessions, a call or wait beyond a per-principal limit).
+	Refused func(RefusedEvent)
+}
+
+// RefusedEvent names the limit that refused a request: LimitSessions,
+// LimitTasks or LimitWaiters.
+type RefusedEvent struct {
+	Limit string
 }
 
 // Outcome classifies how a request ended.
@@ -153,6 +179,21 @@ func (c *Config) defaults() {
 	}
 	if c.SessionIdleTimeout == 0 {
 		c.SessionIdleTimeout = DefaultSessionIdleTimeout
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	switch {
+	case c.MaxSessions == 0:
+		c.MaxSessions = defaultMaxSessions()
+	case c.MaxSessions < 0:
+		c.MaxSessions = int(^uint(0) >> 1)
+	}
+	if c.MaxTasksPerPrincipal == 0 {
+		c.MaxTasksPerPrincipal = DefaultMaxTasksPerPrincipal
+	}
+	if c.MaxWaitersPerPrincipal == 0 {
+		c.MaxWaitersPerPrincipal = DefaultMaxWaitersPerPrincipal
 	}
 	if c.LiveSessionTimeout == 0 {
 		c.LiveSessionTimeout = DefaultLiveSessionTimeout

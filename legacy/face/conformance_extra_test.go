@@ -161,6 +161,8 @@ func TestCancelForwardedAsTasksCancel_L57_M31(t *testing.T) {
 	if s := statusOf(t, c.call(ctx, "tasks/cancel", map[string]any{"taskId": id})); s != "cancelled" {
 		t.Fatalf("tasks/cancel answered %s", s)
 	}
+	// The outbox sends the upstream cancel after the answer (L-58, L-59).
+	up.rec.awaitServed(t, ctx, "tasks/cancel")
 	cancels := up.rec.byMethod("tasks/cancel")
 	if len(cancels) != 1 || !bytes.Contains(cancels[0].Body, []byte(`"taskId":"`+upID+`"`)) {
 		t.Errorf("upstream tasks/cancel %d times, want once for %s: %v", len(cancels), upID, cancels)
@@ -201,8 +203,9 @@ func TestMaxTTLEnforcedAndDocumented_L74_L76(t *testing.T) {
 	if !regexp.MustCompile(`(?i)capped at 24 hours`).Match(guide) {
 		t.Error("docs/MIGRATION.md no longer documents the maximum ttl (\"capped at 24 hours\", L-76)")
 	}
-	// L-77: the guide states the (absent) per-requestor concurrency limit.
-	if !regexp.MustCompile(`(?i)no limit on concurrent tasks per requestor`).Match(guide) {
+	// L-77: the guide states the per-requestor concurrency limit.
+	if !regexp.MustCompile(`(?i)concurrent tasks per requestor are limited`).Match(guide) ||
+		!regexp.MustCompile(`--max-tasks-per-principal\x60 \(256\)`).Match(guide) || face.DefaultMaxTasksPerPrincipal != 256 {
 		t.Error("docs/MIGRATION.md no longer documents the concurrent-task limit per requestor (L-77)")
 	}
 }

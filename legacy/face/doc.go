@@ -7,39 +7,55 @@
 //
 // A Bridge (New) owns the upstream client (modern/upstream), the durable
 // index (sessionmap), one watcher per upstream task (internal/watch) and the
-// legacy sessions. Each legacy session is served by its own go-sdk mcp.Server
-// whose receiving middleware does the translation (translate) and whose custom
-// methods implement tasks/*. Over HTTP those servers sit behind go-sdk's
-// stateful StreamableHTTPHandler, wrapped by the bridge's own http.Handler
-// (Handler), which adds what the SDK lacks:
+// session table. Over HTTP, Handler is the bridge's own endpoint:
 //
-//   - a session map of its own: a request whose Mcp-Session-Id the process
-//     does not know, but the store does (a restart), is rehydrated by
-//     replaying the stored initialize (and log level) into a fresh go-sdk
-//     session under the same id, then served — the client never
-//     re-initializes (issue 4 item 9; go-sdk.md §7.3);
-//   - the request body is read once (size limit → 413) and the raw params
-//     are handed to the middleware through a per-request record, because
-//     go-sdk's typed params drop members such as tools/call "task" (go-sdk.md
-//     §6);
-//   - Host and Origin checks against DNS rebinding (403);
-//   - SSE comment keep-alives on long tools/call and tasks/result streams,
-//     and plain application/json answers for tasks/get, tasks/list and
-//     tasks/cancel (L-40: no SSE where it is not needed).
+//   - Sessions are records, not servers (sessions.go): a session is its
+//     store record plus a small table entry, with no goroutine and no go-sdk
+//     server while it is idle. initialize is answered without go-sdk (the
+//     version negotiated as go-sdk does, the result from the upstream's
+//     server/discover, the record durable before the reply). A session the
+//     table does not know is loaded from the store on its first request
+//     (after a restart, or when another process created it): the client
+//     never re-initializes. The table is bounded (Config.MaxSessions: 503
+//     and a JSON-RPC error beyond it) and enforces the idle timeout while
+//     the bridge runs (404 after it, the entry and record released).
+//   - The lean path (lean.go) serves tools/call, tools/list, tasks/get,
+//     tasks/list, tasks/cancel, tasks/result, ping and notifications: each
+//     body is read and decoded once, the handler runs, and the answer is
+//     written straight onto the response with pooled buffers, as
+//     application/json, or as an event stream once something must go out
+//     first (a progress or log notification, an elicitation/create,
+//     sampling/createMessage or roots/list request with its answer coming
+//     back as a POST of its own, a prime, a keep-alive). L-40: tasks/get
+//     and its kin never need a stream.
+//   - Everything else (the standalone GET stream, subscriptions, prompts,
+//     resources, completion, logging/setLevel, batches) is served by a
+//     go-sdk mcp.Server per session behind go-sdk's StreamableHTTPHandler.
+//     A session gets that go-sdk half on the first such request, by
+//     replaying its stored initialize (and log level) into a fresh go-sdk
+//     session under the same id, and loses it again when go-sdk's idle
+//     timeout (Config.LiveSessionTimeout) ends it. The handler adds what the
+//     SDK lacks: the raw params handed to the middleware through a
+//     per-request record (go-sdk's typed params drop members such as
+//     tools/call "task"), and Host and Origin checks against DNS rebinding
+//     (403).
+//   - One keep-alive ticker per process (keepalive.go) writes SSE comments
+//     on every long stream and paces the progress of waits (L-63); a wait
+//     holds no goroutine or timer of its own (context.AfterFunc).
+//   - Per-principal limits (limits.go, L-72, L-73) bound the calls and
+//     waits one client has in flight.
 //
-// ServeStdio serves one legacy client over a byte stream with the same
+// ServeStdio serves one legacy client over a byte stream with the go-sdk
 // server code.
 //
-// # Why not a raw StreamableServerTransport
+// # Why replay initialize instead of a raw StreamableServerTransport
 //
-// go-sdk.md §7.3 sketches rehydration with StreamableServerTransport and
-// ServerSessionOptions.State. That works for standard methods only: a
-// transport connected outside StreamableHTTPHandler has no server reference
-// (go-sdk v1.8.0 sets it in an unexported helper), so the transport rejects
-// every custom method (tasks/*) with a plain-text HTTP 400 before the server
-// sees it. Replaying initialize through the SDK handler gives the same result
-// (a go-sdk session under the old id, initialized with the stored params)
-// using exported API only, and keeps every SDK behaviour of the handler.
+// A transport connected outside StreamableHTTPHandler has no server
+// reference (go-sdk v1.8.0 sets it in an unexported helper), so the
+// transport rejects every custom method (tasks/*) with a plain-text HTTP 400
+// before the server sees it. Replaying initialize through the SDK handler
+// gives a go-sdk session under the old id, initialized with the stored
+// params, using exported API only.
 //
 // # Task flows
 //

@@ -32,7 +32,7 @@ func (s *session) forward(ctx context.Context, ri *reqInfo, method string) (mcp.
 	if err != nil {
 		return nil, err
 	}
-	relay := s.relay(ctx)
+	relay := s.relay(ctx, ri)
 	opts.OnNotify = relay.push
 	_, raw, err := s.callUpstream(ctx, method, up.Params, opts)
 	relay.stop()
@@ -174,6 +174,7 @@ func (s *session) fulfil(ctx context.Context, inputRequired json.RawMessage) (mo
 // the client, in order, on the call's own stream (issue 4 item 2).
 type relayer struct {
 	s    *session
+	ri   *reqInfo
 	ctx  context.Context
 	ch   chan upstreamNote
 	done chan struct{}
@@ -186,8 +187,8 @@ type upstreamNote struct {
 	params json.RawMessage
 }
 
-func (s *session) relay(ctx context.Context) *relayer {
-	r := &relayer{s: s, ctx: ctx, ch: make(chan upstreamNote, 64), done: make(chan struct{})}
+func (s *session) relay(ctx context.Context, ri *reqInfo) *relayer {
+	r := &relayer{s: s, ri: ri, ctx: ctx, ch: make(chan upstreamNote, 64), done: make(chan struct{})}
 	go r.run()
 	return r
 }
@@ -221,12 +222,30 @@ func (r *relayer) stop() {
 func (r *relayer) run() {
 	defer close(r.done)
 	for n := range r.ch {
-		r.s.deliver(r.ctx, n.method, n.params)
+		r.s.deliver(r.ctx, r.ri, n.method, n.params)
 	}
 }
 
-// deliver sends one upstream notification to the client through go-sdk.
-func (s *session) deliver(ctx context.Context, method string, params json.RawMessage) {
+// deliver sends one notification about a request to the client: on the
+// lean path straight onto the request's stream (log messages filtered by
+// the session's level, as go-sdk does), otherwise through go-sdk.
+func (s *session) deliver(ctx context.Context, ri *reqInfo, method string, params json.RawMessage) {
+	if ri != nil && ri.out != nil {
+		if method == modern.NotificationMessage {
+			var p struct {
+				Level string `json:"level"`
+			}
+			s.mu.Lock()
+			lvl := s.logLevel
+			s.mu.Unlock()
+			if json.Unmarshal(params, &p) != nil || !logEnabled(lvl, p.Level) {
+				return
+			}
+			params = dropMetaKey(params, modern.MetaKeySubscriptionID)
+		}
+		_ = ri.out.notify(method, params)
+		return
+	}
 	ss := s.serverSession()
 	if ss == nil {
 		return
@@ -235,6 +254,9 @@ func (s *session) deliver(ctx context.Context, method string, params json.RawMes
 	case modern.NotificationProgress:
 		var p mcp.ProgressNotificationParams
 		if json.Unmarshal(params, &p) == nil && p.ProgressToken != nil {
+			if f, ok := p.ProgressToken.(float64); ok && f == float64(int64(f)) {
+				p.ProgressToken = int64(f)
+			}
 			_ = ss.NotifyProgress(ctx, &p)
 		}
 	case modern.NotificationMessage:

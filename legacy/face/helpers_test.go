@@ -44,11 +44,12 @@ type recorded struct {
 }
 
 type recorder struct {
-	next http.Handler
-	mu   sync.Mutex
-	reqs []recorded
-	down bool        // answer 503 to everything (upstream outage)
-	hits chan string // the method of every request, as it arrives (never blocks)
+	next   http.Handler
+	mu     sync.Mutex
+	reqs   []recorded
+	down   bool        // answer 503 to everything (upstream outage)
+	hits   chan string // the method of every request, as it arrives (never blocks)
+	served chan string // the method of every request, once answered (never blocks)
 }
 
 func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -69,6 +70,12 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	r.next.ServeHTTP(w, req)
+	if r.served != nil {
+		select {
+		case r.served <- req.Header.Get("Mcp-Method"):
+		default:
+		}
+	}
 }
 
 func (r *recorder) setDown(v bool) {
@@ -115,7 +122,7 @@ func startUpstream(t *testing.T, opts demo.Options) *upEnv {
 		opts.PollInterval = 20 * time.Millisecond
 	}
 	s := demo.New(opts)
-	rec := &recorder{next: s.Handler(), hits: make(chan string, 256)}
+	rec := &recorder{next: s.Handler(), hits: make(chan string, 256), served: make(chan string, 256)}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", rec)
 	hs := httptest.NewServer(mux)
@@ -651,6 +658,21 @@ func upstreamTaskID(t *testing.T, st sessionmap.Store, id string) string {
 		t.Fatalf("lookup %s: %v", id, err)
 	}
 	return rec.UpstreamTaskID
+}
+
+// awaitServed waits until the upstream has answered a request of method.
+func (r *recorder) awaitServed(t *testing.T, ctx context.Context, method string) {
+	t.Helper()
+	for {
+		select {
+		case m := <-r.served:
+			if m == method {
+				return
+			}
+		case <-ctx.Done():
+			t.Fatalf("the upstream answered no %s", method)
+		}
+	}
 }
 
 // awaitHit waits until the upstream receives a request of method.

@@ -2,21 +2,21 @@ package face
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
-	"sync"
-	"time"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/internal/httpguard"
 	"github.com/tasksbridge/tasksbridge/legacy"
+	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
@@ -95,7 +95,8 @@ func (b *Bridge) servePOST(w http.ResponseWriter, r *http.Request) {
 	// One message per POST from 2025-06-18 on; batches (2025-03-26) go to
 	// go-sdk as they are, without a request record.
 	var req *jsonrpc.Request
-	if msg, err := jsonrpc.DecodeMessage(body); err == nil {
+	msg, err := jsonrpc.DecodeMessage(body)
+	if err == nil {
 		req, _ = msg.(*jsonrpc.Request)
 	} else if t := bytes.TrimSpace(body); !json.Valid(t) {
 		writeRPCError(w, http.StatusBadRequest, nil, rpc.Errorf(rpc.CodeParseError, "Parse error: the body is not JSON"))
@@ -104,36 +105,54 @@ func (b *Bridge) servePOST(w http.ResponseWriter, r *http.Request) {
 
 	sid := r.Header.Get(hdrSessionID)
 	principal := principalOf(r)
-	ctx := r.Context()
 	if sid == "" {
 		if req == nil || req.Method != legacy.MethodInitialize {
 			writeRPCError(w, http.StatusBadRequest, req, rpc.Errorf(rpc.CodeInvalidRequest,
 				"Bad Request: no Mcp-Session-Id header; send initialize first"))
 			return
 		}
-		s := b.newSession(randomID(), principal, transportHTTP)
-		srv := b.newServer(s)
-		s.mu.Lock()
-		s.srv = srv
-		s.mu.Unlock()
-		ctx = context.WithValue(ctx, serverKey{}, srv)
-	} else {
-		s, status := b.resolveSession(r, sid, principal)
-		if s == nil {
-			http.Error(w, statusText(status)+": session not found", status)
+		if req.IsCall() {
+			b.leanInitialize(w, r, req)
 			return
 		}
-		if _, err := b.store.TouchSession(ctx, s.scope(), nil); err != nil && !errors.Is(err, sessionmap.ErrNotFound) {
-			b.log.Warn("face: cannot touch session", "err", err)
-		}
 	}
-	r = r.WithContext(ctx)
+	// As go-sdk's handler does: a version header the bridge does not know is
+	// refused (the era router sends 2026-07-28 requests of a known legacy
+	// session here too).
+	if v := r.Header.Get(hdrProtocolVersion); v != "" && v != modern.ProtocolVersion && !slices.Contains(legacyVersions, v) {
+		http.Error(w, fmt.Sprintf("Bad Request: unsupported protocol version %q (this endpoint speaks %s)", v, strings.Join(legacyVersions, ", ")), http.StatusBadRequest)
+		return
+	}
+	s, status, release := b.resolveSession(r, sid, principal)
+	if s == nil {
+		if status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "5")
+			writeRPCError(w, status, req, b.errTooManySessions())
+			return
+		}
+		http.Error(w, statusText(status)+": session not found", status)
+		return
+	}
+	defer release()
+	if resp, ok := msg.(*jsonrpc.Response); ok && b.deliverAnswer(s, resp, body) {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if req != nil && b.leanFor(s, req) {
+		b.serveLean(w, r, s, req)
+		return
+	}
+	if err := b.materialize(r, s); err != nil {
+		b.log.Warn("face: cannot give a session its go-sdk half", "err", err)
+		http.Error(w, "Internal Server Error: cannot resume the session", http.StatusInternalServerError)
+		return
+	}
 	if req == nil || !req.IsCall() {
 		b.sdk.ServeHTTP(w, r)
 		return
 	}
 
-	ri := &reqInfo{method: req.Method, raw: req.Params, authz: r.Header.Get("Authorization"), done: make(chan struct{})}
+	ri := newReqInfo(req.Method, req.Params, r.Header.Get("Authorization"))
 	nonce := b.nonceSeed + "." + randomID()
 	b.reqs.Store(nonce, ri)
 	defer func() {
@@ -152,39 +171,12 @@ func (b *Bridge) servePOST(w http.ResponseWriter, r *http.Request) {
 		ri.stream = sw
 		b.inflight.add()
 		defer b.inflight.done()
-		stop := b.keepAlives(sw)
+		b.alive.add(sw)
 		b.sdk.ServeHTTP(sw, r)
-		stop()
+		b.alive.remove(sw)
 		sw.close()
 	default:
 		b.sdk.ServeHTTP(w, r)
-	}
-}
-
-// keepAlives writes SSE comments on sw every Config.KeepAlive until stop.
-func (b *Bridge) keepAlives(sw *streamWriter) (stop func()) {
-	if b.cfg.KeepAlive <= 0 {
-		return func() {}
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(b.cfg.KeepAlive)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				sw.keepAlive()
-			case <-done:
-				return
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		wg.Wait()
 	}
 }
 
@@ -194,9 +186,15 @@ func (b *Bridge) serveGET(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Bad Request: GET requires an Mcp-Session-Id header", http.StatusBadRequest)
 		return
 	}
-	s, status := b.resolveSession(r, sid, principalOf(r))
+	s, status, release := b.resolveSession(r, sid, principalOf(r))
 	if s == nil {
 		http.Error(w, statusText(status)+": session not found", status)
+		return
+	}
+	defer release()
+	if err := b.materialize(r, s); err != nil {
+		b.log.Warn("face: cannot give a session its go-sdk half", "err", err)
+		http.Error(w, "Internal Server Error: cannot resume the session", http.StatusInternalServerError)
 		return
 	}
 	sw := newStreamWriter(w)
@@ -214,10 +212,12 @@ func (b *Bridge) serveDELETE(w http.ResponseWriter, r *http.Request) {
 	}
 	principal := principalOf(r)
 	sc := sessionmap.Scope{Principal: principal, Session: sid}
-	live := b.liveSession(sid)
+	b.mu.Lock()
+	live := b.sessions[sid]
 	if live != nil && live.principal != principal {
 		live = nil
 	}
+	b.mu.Unlock()
 	if live == nil {
 		if _, err := b.store.GetSession(r.Context(), sc); err != nil {
 			http.Error(w, "Not Found: session not found", http.StatusNotFound)
@@ -225,9 +225,11 @@ func (b *Bridge) serveDELETE(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if live != nil {
-		dw := newDiscardWriter()
-		b.sdk.ServeHTTP(dw, r)
-		live.close()
+		if live.serverSession() != nil {
+			dw := newDiscardWriter()
+			b.sdk.ServeHTTP(dw, r)
+		}
+		b.dropSession(live, false)
 	}
 	if err := b.store.DeleteSession(r.Context(), sc); err != nil && !errors.Is(err, sessionmap.ErrNotFound) {
 		b.log.Warn("face: cannot delete session", "err", err)
@@ -239,122 +241,6 @@ func (b *Bridge) serveDELETE(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// resolveSession finds the live session sid for principal, rehydrating it
-// from the store after a restart (issue 4 item 9). A session of another
-// principal is reported like an unknown one (404).
-func (b *Bridge) resolveSession(r *http.Request, sid, principal string) (*session, int) {
-	if s := b.liveSession(sid); s != nil {
-		if s.principal != principal {
-			return nil, http.StatusNotFound
-		}
-		return s, http.StatusOK
-	}
-	s, err := b.rehydrate(r, sid, principal)
-	if err != nil {
-		if errors.Is(err, sessionmap.ErrNotFound) {
-			return nil, http.StatusNotFound
-		}
-		b.log.Warn("face: cannot rehydrate session", "err", err)
-		return nil, http.StatusInternalServerError
-	}
-	return s, http.StatusOK
-}
-
-// rehydrate rebuilds the go-sdk session sid from the store: a fresh server
-// whose GetSessionID returns sid gets the stored initialize, then
-// notifications/initialized and the stored log level, through go-sdk's own
-// handler, exactly as the client once sent them (see the package doc).
-func (b *Bridge) rehydrate(r *http.Request, sid, principal string) (*session, error) {
-	b.mu.Lock()
-	lk := b.rehydrates[sid]
-	if lk == nil {
-		lk = &sync.Mutex{}
-		b.rehydrates[sid] = lk
-	}
-	b.mu.Unlock()
-	lk.Lock()
-	defer func() {
-		lk.Unlock()
-		b.mu.Lock()
-		if b.rehydrates[sid] == lk {
-			delete(b.rehydrates, sid)
-		}
-		b.mu.Unlock()
-	}()
-	if s := b.liveSession(sid); s != nil {
-		if s.principal != principal {
-			return nil, sessionmap.ErrNotFound
-		}
-		return s, nil
-	}
-	rec, err := b.store.GetSession(r.Context(), sessionmap.Scope{Principal: principal, Session: sid})
-	if err != nil {
-		return nil, err
-	}
-	if rec.Era != sessionmap.EraLegacy || len(rec.InitializeParams) == 0 {
-		return nil, sessionmap.ErrNotFound
-	}
-
-	s := b.newSession(sid, principal, transportHTTP)
-	s.initParams = rec.InitializeParams
-	s.logLevel = rec.LogLevel
-	s.rehydrating = true
-	srv := b.newServer(s)
-	s.srv = srv
-
-	replay := func(sessionHeader bool, body []byte) (int, error) {
-		ctx := r.Context()
-		if !sessionHeader {
-			ctx = context.WithValue(ctx, serverKey{}, srv)
-		}
-		q := r.Clone(ctx)
-		q.Method = http.MethodPost
-		q.Header = http.Header{}
-		q.Header.Set("Content-Type", "application/json")
-		q.Header.Set("Accept", "application/json, text/event-stream")
-		if a := r.Header.Get("Authorization"); a != "" {
-			q.Header.Set("Authorization", a)
-		}
-		if sessionHeader {
-			q.Header.Set(hdrSessionID, sid)
-			q.Header.Set(hdrProtocolVersion, rec.ProtocolVersion)
-		}
-		q.Body = io.NopCloser(bytes.NewReader(body))
-		q.ContentLength = int64(len(body))
-		dw := newDiscardWriter()
-		b.sdk.ServeHTTP(dw, q)
-		return dw.status(), nil
-	}
-	initReq, err := json.Marshal(map[string]any{
-		"jsonrpc": "2.0", "id": "tasksbridge-rehydrate-1", "method": legacy.MethodInitialize,
-		"params": json.RawMessage(rec.InitializeParams),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("face: rehydrate: %w", err)
-	}
-	if code, _ := replay(false, initReq); code != http.StatusOK || s.serverSession() == nil {
-		return nil, fmt.Errorf("face: rehydrate: replayed initialize answered %d", code)
-	}
-	if code, _ := replay(true, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); code != http.StatusAccepted {
-		s.close()
-		return nil, fmt.Errorf("face: rehydrate: replayed notifications/initialized answered %d", code)
-	}
-	if rec.LogLevel != "" {
-		lvl, _ := json.Marshal(rec.LogLevel)
-		body := []byte(`{"jsonrpc":"2.0","id":"tasksbridge-rehydrate-2","method":"logging/setLevel","params":{"level":` + string(lvl) + `}}`)
-		if code, _ := replay(true, body); code != http.StatusOK {
-			s.close()
-			return nil, fmt.Errorf("face: rehydrate: replayed logging/setLevel answered %d", code)
-		}
-	}
-	b.register(s)
-	s.mu.Lock()
-	s.rehydrating = false
-	s.mu.Unlock()
-	b.log.Debug("face: session rehydrated", "session", sid)
-	return s, nil
 }
 
 // writeRPCError answers a POST the bridge refuses itself with a JSON-RPC

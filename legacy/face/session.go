@@ -50,22 +50,48 @@ type session struct {
 	logLevel        string
 	meta            *modern.RequestMeta // per-request _meta for upstream (cached)
 	rehydrating     bool
-	presented       map[string]map[string]bool // local task id → input keys shown to this session
-	watched         map[string]bool            // local task ids with a status-notification follower
+	presented       map[string]map[string]bool // local task id → input keys shown to this session (nil until used)
+	watched         map[string]bool            // local task ids with a status-notification follower (nil until used)
 	notify          func(method string, params json.RawMessage) error
 	closed          bool
-	done            chan struct{}
 	subs            *subscriptions
+
+	// life ends when the session does (DELETE, idle expiry, shutdown):
+	// waits of its requests hand back, followers stop. Made on first use
+	// (lifeCtx): an idle session holds none.
+	life context.Context
+	end  context.CancelFunc
+
+	// sdkMu serialises building the go-sdk part (materialize).
+	sdkMu sync.Mutex
+
+	// Bookkeeping of the session table (sessions.go), under Bridge.mu.
+	lastSeen   time.Time // the bridge's clock, at the latest request
+	storeTouch time.Time // when the store's idle expiry was last slid
+	busy       int       // requests in flight
+	inTable    bool
+	started    bool // counted as open in the hooks until it ends
 }
 
 func (b *Bridge) newSession(id, principal, transport string) *session {
-	return &session{
-		b: b, id: id, principal: principal, transport: transport,
-		presented: map[string]map[string]bool{},
-		watched:   map[string]bool{},
-		done:      make(chan struct{}),
-	}
+	return &session{b: b, id: id, principal: principal, transport: transport}
 }
+
+// lifeCtx is the session's life: cancelled when the session ends.
+func (s *session) lifeCtx() context.Context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.life == nil {
+		s.life, s.end = context.WithCancel(context.Background())
+		if s.closed {
+			s.end()
+		}
+	}
+	return s.life
+}
+
+// done is closed when the session ends.
+func (s *session) done() <-chan struct{} { return s.lifeCtx().Done() }
 
 // randomID returns 128 bits from crypto/rand, base64url (session ids, nonces).
 func randomID() string {
@@ -143,13 +169,13 @@ func (s *session) clientCaps() modern.ClientCapabilities {
 func (s *session) close() {
 	s.mu.Lock()
 	ss := s.ss
-	already := s.closed
 	s.closed = true
 	subs := s.subs
 	s.subs = nil
+	end := s.end
 	s.mu.Unlock()
-	if !already {
-		close(s.done)
+	if end != nil {
+		end()
 	}
 	if subs != nil {
 		subs.close()
@@ -166,12 +192,20 @@ type reqInfo struct {
 	method string
 	raw    json.RawMessage
 	authz  string
-	done   chan struct{} // closed when the HTTP request (or stdio call) is over
-	stream *streamWriter // HTTP POST response stream (nil on stdio)
-	once   sync.Once
+	stream *streamWriter // HTTP POST response stream of the go-sdk path (nil on stdio and the lean path)
+	out    *leanOut      // the lean path's response (nil on the go-sdk path)
+	id     jsonrpc.ID    // the request's JSON-RPC id (lean path)
+
+	// over ends when the HTTP request (or stdio call) is over.
+	over   context.Context
+	finish context.CancelFunc
 }
 
-func (ri *reqInfo) finish() { ri.once.Do(func() { close(ri.done) }) }
+func newReqInfo(method string, raw json.RawMessage, authz string) *reqInfo {
+	ri := &reqInfo{method: method, raw: raw, authz: authz}
+	ri.over, ri.finish = context.WithCancel(context.Background())
+	return ri
+}
 
 // hdrNonce carries the reqInfo key through go-sdk's RequestExtra.Header. The
 // bridge deletes any client-sent value first, so a client cannot name
@@ -287,33 +321,57 @@ func (b *Bridge) newServer(s *session) *mcp.Server {
 	opts.UnsubscribeHandler = s.unsubscribeHandler
 	srv := mcp.NewServer(&mcp.Implementation{Name: "tasksbridge", Version: version.Version}, opts)
 	srv.AddReceivingMiddleware(s.middleware)
-	for method, h := range map[string]func(context.Context, *reqInfo, json.RawMessage) (mcp.Result, error){
-		legacy.MethodTasksGet:    s.tasksGet,
-		legacy.MethodTasksResult: s.tasksResult,
-		legacy.MethodTasksList:   s.tasksList,
-		legacy.MethodTasksCancel: s.tasksCancel,
-	} {
-		method, h := method, h
+	for _, method := range legacyTaskMethods {
 		err := mcp.AddReceivingCustomMethod(srv, method, func(ctx context.Context, _ *mcp.ServerSession, p *rawParams) (*rawResult, error) {
-			if !s.tasksEnabled() {
-				return nil, rpc.Errorf(rpc.CodeMethodNotFound,
-					"Method not found: %s (legacy tasks exist only under protocol version %s)", method, legacy.ProtocolVersion)
-			}
-			res, err := h(ctx, reqInfoFrom(ctx), p.bytes())
-			if err != nil {
-				return nil, err
-			}
-			r, ok := res.(*rawResult)
-			if !ok {
-				return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: unexpected result type")
-			}
-			return r, nil
+			return s.tasksCall(ctx, reqInfoFrom(ctx), method, p.bytes())
 		})
 		if err != nil {
 			panic("face: " + err.Error()) // only for a standard method name: a programming error
 		}
 	}
 	return srv
+}
+
+// legacyTaskMethods are the 2025-11-25 tasks/* methods the face emulates.
+var legacyTaskMethods = []string{legacy.MethodTasksGet, legacy.MethodTasksResult, legacy.MethodTasksList, legacy.MethodTasksCancel}
+
+// tasksCall runs one tasks/* method for both request paths: -32601 on a
+// session that did not negotiate 2025-11-25, the only version with legacy
+// tasks.
+func (s *session) tasksCall(ctx context.Context, ri *reqInfo, method string, raw json.RawMessage) (*rawResult, error) {
+	if !s.tasksEnabled() {
+		return nil, rpc.Errorf(rpc.CodeMethodNotFound,
+			"Method not found: %s (legacy tasks exist only under protocol version %s)", method, legacy.ProtocolVersion)
+	}
+	var (
+		res mcp.Result
+		err error
+	)
+	switch method {
+	case legacy.MethodTasksGet:
+		res, err = s.tasksGet(ctx, ri, raw)
+	case legacy.MethodTasksResult:
+		res, err = s.tasksResult(ctx, ri, raw)
+	case legacy.MethodTasksList:
+		res, err = s.tasksList(ctx, ri, raw)
+	case legacy.MethodTasksCancel:
+		res, err = s.tasksCancel(ctx, ri, raw)
+	default:
+		return nil, rpc.Errorf(rpc.CodeMethodNotFound, "Method not found: %s", method)
+	}
+	return asRaw(res, err)
+}
+
+// asRaw is a handler's answer as the raw result both request paths write.
+func asRaw(res mcp.Result, err error) (*rawResult, error) {
+	if err != nil {
+		return nil, err
+	}
+	r, ok := res.(*rawResult)
+	if !ok {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: unexpected result type")
+	}
+	return r, nil
 }
 
 // middleware is the session's receiving middleware: it recovers the
@@ -323,10 +381,11 @@ func (s *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		ri := s.b.lookupReqInfo(req)
 		if ri == nil {
-			ri = &reqInfo{method: method, done: make(chan struct{})}
+			authz := ""
 			if ex := req.GetExtra(); ex != nil && ex.Header != nil {
-				ri.authz = ex.Header.Get("Authorization")
+				authz = ex.Header.Get("Authorization")
 			}
+			ri = newReqInfo(method, nil, authz)
 		}
 		if ri.raw == nil {
 			if p := req.GetParams(); p != nil {
@@ -400,9 +459,11 @@ func (s *session) protocolVersionOr() string {
 	return s.protocolVersion
 }
 
-// initialize answers the legacy handshake from the upstream's
-// server/discover plus the emulated tasks capability, and records the
-// session durably before the reply (issue 4 item 1, L-01..L-04).
+// initialize is the go-sdk path's handshake (stdio, and the replay that
+// gives an HTTP session its go-sdk half): the upstream is asked first (if it
+// cannot answer, go-sdk never records the handshake and drops the half-made
+// session), go-sdk negotiates the version, and the answer comes from the
+// upstream's server/discover with the session stored first (L-01..L-04).
 func (s *session) initialize(ctx context.Context, ri *reqInfo, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 	s.mu.Lock()
 	rehydrating := s.rehydrating
@@ -413,17 +474,11 @@ func (s *session) initialize(ctx context.Context, ri *reqInfo, req mcp.Request, 
 	s.mu.Unlock()
 	var disc json.RawMessage
 	if !rehydrating {
-		// Ask the upstream first: if it cannot answer, go-sdk never records
-		// the handshake and drops the half-made session.
-		opts, _, err := s.callOptions(ri)
-		if err != nil {
+		var err error
+		if disc, err = s.discoverFor(ctx, ri); err != nil {
 			return nil, err
 		}
-		if disc, err = s.b.discover(ctx, opts, s.principal); err != nil {
-			return nil, s.b.upstreamError(legacy.MethodInitialize, false, err)
-		}
 	}
-	// go-sdk records the client's params and negotiates the version.
 	res, err := next(ctx, legacy.MethodInitialize, req)
 	if err != nil {
 		return nil, err
@@ -438,39 +493,13 @@ func (s *session) initialize(ctx context.Context, ri *reqInfo, req mcp.Request, 
 	s.protocolVersion = ir.ProtocolVersion
 	s.mu.Unlock()
 	if rehydrating {
-		return res, nil // replayed after a restart: nothing to ask or store
+		return res, nil // replayed: nothing to ask or store
 	}
-
-	out, err := translate.InitializeResultFromDiscover(disc, translate.InitializeOptions{
-		// tasks/list is scoped to the principal, or to the session when the
-		// client sent no credentials (documented; L-04).
-		ListTasks:  true,
-		ServerInfo: &modern.Implementation{Name: "tasksbridge", Version: version.Version},
-	})
+	out, err := s.buildInitialize(ctx, ri, disc, ir.ProtocolVersion)
 	if err != nil {
 		return nil, err
 	}
-	if ir.ProtocolVersion != legacy.ProtocolVersion {
-		// Legacy tasks exist only under 2025-11-25: an older session gets
-		// the upstream's capabilities without them.
-		if out, err = legacy.PatchInitializeResultTasks(out, nil); err != nil {
-			return nil, err
-		}
-		if out, err = setMember(out, "protocolVersion", ir.ProtocolVersion); err != nil {
-			return nil, err
-		}
-	}
-	if err := s.b.store.CreateSession(ctx, sessionmap.Session{
-		ID:               s.id,
-		Principal:        s.principal,
-		Era:              sessionmap.EraLegacy,
-		ProtocolVersion:  ir.ProtocolVersion,
-		InitializeParams: ri.raw,
-		IdleTimeoutMs:    max(s.b.cfg.SessionIdleTimeout.Milliseconds(), 0),
-	}); err != nil {
-		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: cannot record the session: %v", err)
-	}
-	s.b.register(s)
+	s.b.sessionStarted(s)
 	return newRaw(out)
 }
 
@@ -512,44 +541,6 @@ func setMember(obj json.RawMessage, key string, v any) (json.RawMessage, error) 
 	}
 	m[key] = b
 	return json.Marshal(m)
-}
-
-// register makes s a live session and removes it when go-sdk closes it.
-func (b *Bridge) register(s *session) {
-	b.mu.Lock()
-	b.sessions[s.id] = s
-	b.mu.Unlock()
-	if h := b.cfg.Hooks.Session; h != nil {
-		kind := "start"
-		s.mu.Lock()
-		if s.rehydrating {
-			kind = "rehydrate"
-		}
-		s.mu.Unlock()
-		h(SessionEvent{Kind: kind, Transport: s.transport})
-	}
-	ss := s.serverSession()
-	if ss == nil {
-		return
-	}
-	go func() {
-		_ = ss.Wait()
-		b.mu.Lock()
-		if b.sessions[s.id] == s {
-			delete(b.sessions, s.id)
-		}
-		b.mu.Unlock()
-		s.close()
-		if h := b.cfg.Hooks.Session; h != nil {
-			h(SessionEvent{Kind: "end", Transport: s.transport})
-		}
-	}()
-}
-
-func (b *Bridge) liveSession(id string) *session {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.sessions[id]
 }
 
 // upstreamError maps an error of an upstream request to what the legacy

@@ -25,6 +25,9 @@ var sideIDs = translate.IDFunc(randomID)
 // response, the shape translate.InputResponseFromLegacy reads. A context
 // error means nobody got an answer: the caller may ask again later.
 func (s *session) ask(ctx context.Context, side translate.SideRequest) ([]byte, error) {
+	if ri := reqInfoFrom(ctx); ri != nil && ri.out != nil {
+		return s.askLean(ctx, ri, side)
+	}
 	ss := s.serverSession()
 	if ss == nil {
 		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: session not ready")

@@ -41,7 +41,7 @@ func (b *Bridge) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 		ss.Close()
 		err = <-waited
 	}
-	s.close()
+	b.endSession(s, false)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) && !errors.Is(err, mcp.ErrConnectionClosed) {
 		return fmt.Errorf("face: stdio: %w", err)
 	}
@@ -140,7 +140,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if !m.IsCall() {
 			break
 		}
-		ri := &reqInfo{method: m.Method, raw: m.Params, done: make(chan struct{})}
+		ri := newReqInfo(m.Method, m.Params, "")
 		nonce := c.b.nonceSeed + "." + randomID()
 		c.b.reqs.Store(nonce, ri)
 		c.mu.Lock()

@@ -140,7 +140,7 @@ func (sub *subscriptions) open() (*upstream.Stream, context.CancelFunc, error) {
 	lctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		select {
-		case <-sub.s.done:
+		case <-sub.s.done():
 		case <-sub.s.b.drain.Done():
 		case <-lctx.Done():
 		}
@@ -176,7 +176,7 @@ func (sub *subscriptions) pump(st *upstream.Stream, gen int) {
 		t := time.NewTimer(backoff)
 		select {
 		case <-t.C:
-		case <-s.done:
+		case <-s.done():
 			t.Stop()
 			return
 		case <-s.b.drain.Done():

@@ -30,6 +30,10 @@ import (
 //     notifications when the client gave a progressToken).
 func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error) {
 	ri.stream.markReady()
+	if err := s.b.limits.acquireTask(s.principalOrSession()); err != nil {
+		return nil, err // L-73
+	}
+	defer s.b.limits.releaseTask(s.principalOrSession())
 	s.deliverOwed(ri)
 	opts, meta, err := s.callOptions(ri)
 	if err != nil {
@@ -54,7 +58,7 @@ func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error
 	}
 	_ = json.Unmarshal(ri.raw, &call)
 
-	relay := s.relay(ctx)
+	relay := s.relay(ctx, ri)
 	opts.OnNotify = relay.push
 	// M-11: callToolUpstream adds the Mcp-Param-* headers (mcpparam.go) to
 	// this call only; opts stays header-free for the task's later requests.
@@ -237,12 +241,31 @@ func (s *session) refresh(ctx context.Context, ri *reqInfo, rec sessionmap.Task)
 	if err != nil {
 		return rec, legacy.TaskNotFoundError(rec.ID)
 	}
+	cur = withTerminal(cur, snap)
 	if snap.Task != nil && live(cur) {
 		if ended, ok := s.endUndeclared(ctx, cur, *snap.Task, opts); ok {
 			return ended, nil
 		}
 	}
 	return cur, nil
+}
+
+// withTerminal is rec as a terminal snapshot the store may not have
+// recorded yet makes it (the watchers hand terminal snapshots to waiters
+// before the durable write, see observe): a waiter may already have
+// answered from it, so reads agree with that answer. A pinned cancel still
+// wins (L-58), as it does in the store.
+func withTerminal(rec sessionmap.Task, snap watch.Snapshot) sessionmap.Task {
+	if !live(rec) || rec.CancelPinned || snap.Task == nil || !sessionmap.Status(snap.Task.Status).Terminal() {
+		return rec
+	}
+	sn, err := snapshotOf(snap.Task)
+	if err != nil {
+		return rec
+	}
+	rec.Status, rec.StatusMessage = sn.Status, sn.StatusMessage
+	rec.Result, rec.Error = sn.Result, sn.Error
+	return rec
 }
 
 // tasksGet answers tasks/get with the translated status (issue 4 item 4).
@@ -449,26 +472,33 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 	if !live(rec) {
 		return outcome(rec, mode)
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	if err := s.b.limits.acquireWaiter(s.principalOrSession()); err != nil {
+		return nil, err
+	}
+	defer s.b.limits.releaseWaiter(s.principalOrSession())
+	if ri.out != nil {
+		ri.out.prime()
+	}
+	// A wait costs no goroutine of its own: the request's end, the
+	// session's end and the bridge's drain each cancel it through
+	// context.AfterFunc, which registers a callback instead of parking a
+	// goroutine per waiter.
+	ctx, cancel := context.WithCancelCause(ctx)
 	var wg sync.WaitGroup
 	defer func() {
-		cancel()
+		cancel(nil)
 		wg.Wait()
 	}()
-	drained := false
-	var dmu sync.Mutex
-	go func() {
-		select {
-		case <-ri.done:
-		case <-s.b.drain.Done():
-			dmu.Lock()
-			drained = true
-			dmu.Unlock()
-		case <-s.done:
-		case <-ctx.Done():
+	for _, c := range []struct {
+		ctx   context.Context
+		cause error
+	}{{ri.over, context.Canceled}, {s.b.drain, errDrained}, {s.lifeCtx(), context.Canceled}} {
+		if c.ctx == nil {
+			continue
 		}
-		cancel()
-	}()
+		cause := c.cause
+		defer context.AfterFunc(c.ctx, func() { cancel(cause) })()
+	}
 	opts, _, err := s.callOptions(ri)
 	if err != nil {
 		return nil, err
@@ -493,7 +523,7 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 		return outcome(cur, mode)
 	}
 
-	prog := progressSender{s: s, token: progressToken}
+	prog := progressSender{s: s, ri: ri, token: progressToken}
 	for {
 		select {
 		case snap, ok := <-sub.C:
@@ -564,13 +594,12 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 			}
 			return outcome(cur, mode)
 		case <-ctx.Done():
-			dmu.Lock()
-			d := drained
-			dmu.Unlock()
-			if d {
+			if errors.Is(context.Cause(ctx), errDrained) {
 				return nil, errShuttingDown()
 			}
 			return nil, ctx.Err()
+		case <-prog.tick():
+			prog.beat(ctx)
 		}
 	}
 }
@@ -602,6 +631,9 @@ func (s *session) present(ctx context.Context, rec sessionmap.Task, key string, 
 func (s *session) markPresented(id, key string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.presented == nil {
+		s.presented = map[string]map[string]bool{}
+	}
 	m := s.presented[id]
 	if m == nil {
 		m = map[string]bool{}
@@ -637,12 +669,24 @@ func (s *session) presentedSet(id string) map[string]bool {
 }
 
 // progressSender turns status changes of an internally polled task into
-// notifications/progress for a client that gave a progressToken (L-62).
+// notifications/progress for a client that gave a progressToken (L-62), and
+// repeats the current status at the keep-alive cadence while the task runs,
+// so the stream never goes silent (L-63).
 type progressSender struct {
 	s     *session
+	ri    *reqInfo
 	token json.RawMessage
 	n     float64
 	last  string
+	msg   string
+}
+
+// tick fires at the process's shared keep-alive beat (nil: never).
+func (p *progressSender) tick() <-chan struct{} {
+	if len(p.token) == 0 {
+		return nil
+	}
+	return p.s.b.beat.next()
 }
 
 func (p *progressSender) update(ctx context.Context, rec sessionmap.Task) {
@@ -654,21 +698,32 @@ func (p *progressSender) update(ctx context.Context, rec sessionmap.Task) {
 		return
 	}
 	p.last = sig
-	var tok any
-	if json.Unmarshal(p.token, &tok) != nil {
+	p.msg = rec.StatusMessage
+	if p.msg == "" {
+		p.msg = "task " + string(rec.Status)
+	}
+	p.send(ctx)
+}
+
+// beat repeats the latest status (or says the task is working).
+func (p *progressSender) beat(ctx context.Context) {
+	if p.msg == "" {
+		p.msg = "task " + string(sessionmap.StatusWorking)
+	}
+	p.send(ctx)
+}
+
+func (p *progressSender) send(ctx context.Context) {
+	p.n++
+	params, err := json.Marshal(struct {
+		ProgressToken json.RawMessage `json:"progressToken"`
+		Progress      float64         `json:"progress"`
+		Message       string          `json:"message,omitempty"`
+	}{p.token, p.n, p.msg})
+	if err != nil {
 		return
 	}
-	if f, ok := tok.(float64); ok && f == float64(int64(f)) {
-		tok = int64(f)
-	}
-	p.n++
-	msg := rec.StatusMessage
-	if msg == "" {
-		msg = "task " + string(rec.Status)
-	}
-	if ss := p.s.serverSession(); ss != nil {
-		_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: p.n, Message: msg})
-	}
+	p.s.deliver(ctx, p.ri, modern.NotificationProgress, params)
 }
 
 // follow sends notifications/tasks/status for a task this session created
@@ -682,6 +737,9 @@ func (s *session) follow(rec sessionmap.Task) {
 	if s.watched[rec.ID] || s.closed {
 		s.mu.Unlock()
 		return
+	}
+	if s.watched == nil {
+		s.watched = map[string]bool{}
 	}
 	s.watched[rec.ID] = true
 	s.mu.Unlock()
@@ -697,7 +755,7 @@ func (s *session) follow(rec sessionmap.Task) {
 		defer context.AfterFunc(s.b.drain, cancel)()
 		go func() {
 			select {
-			case <-s.done:
+			case <-s.done():
 				cancel()
 			case <-ctx.Done():
 			}

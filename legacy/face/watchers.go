@@ -100,8 +100,16 @@ func (b *Bridge) watchSource(key watch.Key) (watch.Source, error) {
 }
 
 // observe is the watchers' Sink: every snapshot with news is merged into the
-// durable record first (monotonic: terminal sticks, a pinned cancel wins,
-// invariant 3), before any waiter sees it.
+// durable record (monotonic: terminal sticks, a pinned cancel wins,
+// invariant 3). Non-terminal snapshots are recorded before any waiter sees
+// them. A terminal one reaches the waiters first (watch.Config.EarlyTerminal)
+// and is recorded right after, so a completion is not answered one durable
+// write late. That is safe: a terminal upstream state never changes (the
+// record would end the same), reads between the answer and the write see
+// the snapshot (withTerminal), a pinned cancel still wins in both, and a
+// crash before the write loses nothing the client cannot get again: the
+// record is still live, so the next request reads the terminal state from
+// the upstream, which keeps it for the task's ttl.
 func (b *Bridge) observe(ctx context.Context, key watch.Key, snap watch.Snapshot) error {
 	bd := b.binding(key)
 	if bd == nil {

@@ -110,14 +110,7 @@ func (s *streamWriter) inject(msg []byte) error {
 	if s.closed || !s.wrote || !s.sse {
 		return errors.New("stream not open")
 	}
-	var b bytes.Buffer
-	b.WriteString("event: message\ndata: ")
-	b.Write(msg)
-	b.WriteString("\n\n")
-	if _, err := s.w.Write(b.Bytes()); err != nil {
-		return err
-	}
-	return s.rc.Flush()
+	return writeEvent(s.w, s.rc, msg)
 }
 
 // close marks the request as over.

@@ -1,0 +1,557 @@
+package face
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tasksbridge/tasksbridge/internal/version"
+	"github.com/tasksbridge/tasksbridge/legacy"
+	"github.com/tasksbridge/tasksbridge/modern"
+	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/translate"
+)
+
+// The lean path serves the hot legacy methods over HTTP without go-sdk's
+// server: the router already read the body once; here it is decoded once
+// (jsonrpc.DecodeMessage), the session is a small in-memory record backed
+// by the store (sessions.go), the handler is the same one the go-sdk path
+// calls, and the answer is written straight onto the response, as
+// application/json, or as an event stream once something must go out
+// before the answer (a notification, a server→client request, a prime or
+// a keep-alive). go-sdk stays where it is the part that serves: the
+// standalone GET stream, subscriptions, the other standard methods, batches
+// and stdio; a session gets its go-sdk half only when such a request comes
+// (materialize).
+
+// leanMethods are the requests the lean path answers.
+var leanMethods = map[string]bool{
+	legacy.MethodPing:        true,
+	legacy.MethodToolsCall:   true,
+	legacy.MethodToolsList:   true,
+	legacy.MethodTasksGet:    true,
+	legacy.MethodTasksList:   true,
+	legacy.MethodTasksCancel: true,
+	legacy.MethodTasksResult: true,
+}
+
+// bufPool recycles the buffers of encoded answers and events.
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func getBuf() *bytes.Buffer {
+	b := bufPool.Get().(*bytes.Buffer)
+	b.Reset()
+	return b
+}
+
+func putBuf(b *bytes.Buffer) {
+	if b.Cap() <= 64<<10 { // do not keep the odd huge answer alive
+		bufPool.Put(b)
+	}
+}
+
+// leanOut is the response of one lean request.
+type leanOut struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+
+	mu   sync.Mutex
+	sse  bool // committed as an event stream
+	done bool // the answer went out; nothing more may be written
+}
+
+func newLeanOut(w http.ResponseWriter) *leanOut {
+	return &leanOut{w: w, rc: http.NewResponseController(w)}
+}
+
+func (o *leanOut) commitLocked() {
+	if o.sse {
+		return
+	}
+	h := o.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	o.w.WriteHeader(http.StatusOK)
+	o.sse = true
+}
+
+var errStreamDone = errors.New("the request is over")
+
+// prime commits the response as an event stream and sends a first comment
+// at once, so a client (and every proxy between) sees a live stream from
+// the start of a long wait instead of silence until the first keep-alive
+// (L-63).
+func (o *leanOut) prime() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done || o.sse {
+		return
+	}
+	o.commitLocked()
+	if _, err := o.w.Write([]byte(": stream open\n\n")); err == nil {
+		_ = o.rc.Flush()
+	}
+}
+
+// event writes one JSON-RPC message as an SSE event.
+func (o *leanOut) event(msg []byte) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done {
+		return errStreamDone
+	}
+	return o.eventLocked(msg)
+}
+
+func (o *leanOut) eventLocked(msg []byte) error {
+	o.commitLocked()
+	return writeEvent(o.w, o.rc, msg)
+}
+
+// writeEvent writes one JSON-RPC message as an SSE "message" event and
+// flushes it.
+func writeEvent(w io.Writer, rc *http.ResponseController, msg []byte) error {
+	b := getBuf()
+	defer putBuf(b)
+	b.WriteString("event: message\ndata: ")
+	b.Write(msg)
+	b.WriteString("\n\n")
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return err
+	}
+	return rc.Flush()
+}
+
+// notify writes a notification on the stream.
+func (o *leanOut) notify(method string, params json.RawMessage) error {
+	b := getBuf()
+	defer putBuf(b)
+	b.WriteString(`{"jsonrpc":"2.0","method":`)
+	writeJSONString(b, method)
+	if len(params) > 0 {
+		b.WriteString(`,"params":`)
+		b.Write(params)
+	}
+	b.WriteByte('}')
+	return o.event(b.Bytes())
+}
+
+// answer writes the final message: an event on a stream, otherwise a plain
+// application/json body.
+func (o *leanOut) answer(msg []byte) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done {
+		return
+	}
+	o.done = true
+	if o.sse {
+		_ = o.eventLocked(msg)
+		return
+	}
+	h := o.w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(msg)))
+	o.w.WriteHeader(http.StatusOK)
+	_, _ = o.w.Write(msg)
+}
+
+// end closes the request without an answer (it was cancelled: the receiver
+// does not answer a cancelled request).
+func (o *leanOut) end() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done {
+		return
+	}
+	o.done = true
+	if !o.sse {
+		o.commitLocked()
+	}
+}
+
+// keepAlive writes an SSE comment on a committed stream. The shared ticker
+// calls it; a stream busy writing (or a slow client holding the lock) is
+// skipped this round rather than stalling every other stream.
+func (o *leanOut) keepAlive() {
+	if !o.mu.TryLock() {
+		return
+	}
+	defer o.mu.Unlock()
+	if o.done || !o.sse {
+		return
+	}
+	_ = o.rc.SetWriteDeadline(time.Now().Add(keepAliveWriteTimeout))
+	if _, err := o.w.Write([]byte(": keep-alive\n\n")); err == nil {
+		_ = o.rc.Flush()
+	}
+	_ = o.rc.SetWriteDeadline(time.Time{})
+}
+
+// keepAliveWriteTimeout bounds one keep-alive write to a client that stopped
+// reading.
+const keepAliveWriteTimeout = 5 * time.Second
+
+func writeJSONString(b *bytes.Buffer, s string) {
+	enc, _ := json.Marshal(s)
+	b.Write(enc)
+}
+
+// envelope encodes the JSON-RPC response to id: the result, or the error.
+func envelope(b *bytes.Buffer, id jsonrpc.ID, result json.RawMessage, err error) {
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	idb, merr := json.Marshal(id.Raw())
+	if merr != nil || !id.IsValid() {
+		idb = []byte("null")
+	}
+	b.Write(idb)
+	if err != nil {
+		var e *jsonrpc.Error
+		if !errors.As(wireError(err), &e) {
+			e = rpc.Errorf(rpc.CodeInternalError, "internal error")
+		}
+		eb, merr := json.Marshal(e)
+		if merr != nil {
+			eb = []byte(`{"code":-32603,"message":"internal error"}`)
+		}
+		b.WriteString(`,"error":`)
+		b.Write(eb)
+	} else {
+		b.WriteString(`,"result":`)
+		b.Write(result)
+	}
+	b.WriteByte('}')
+}
+
+// callKey names an in-flight lean request of a session by its JSON-RPC id
+// (for notifications/cancelled) and a server→client request likewise (for
+// the client's answer).
+func callKey(sid string, id jsonrpc.ID) string {
+	b, _ := json.Marshal(id.Raw())
+	return sid + "\x00" + string(b)
+}
+
+// leanCall is one in-flight lean request that notifications/cancelled can
+// end.
+type leanCall struct {
+	cancel    context.CancelFunc
+	cancelled bool
+	mu        sync.Mutex
+}
+
+// serveLean answers one request (or notification) of s on the lean path.
+func (b *Bridge) serveLean(w http.ResponseWriter, r *http.Request, s *session, req *jsonrpc.Request) {
+	if !req.IsCall() {
+		b.leanNotification(s, req)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	ri := newReqInfo(req.Method, req.Params, r.Header.Get("Authorization"))
+	defer ri.finish()
+	out := newLeanOut(w)
+	ri.out, ri.id = out, req.ID
+
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	lc := &leanCall{cancel: cancel}
+	key := callKey(s.id, req.ID)
+	b.calls.Store(key, lc)
+	defer b.calls.CompareAndDelete(key, lc)
+	ctx = withReqInfo(ctx, ri)
+
+	if req.Method == legacy.MethodToolsCall || req.Method == legacy.MethodTasksResult {
+		b.inflight.add()
+		defer b.inflight.done()
+		b.alive.add(out)
+		defer b.alive.remove(out)
+	}
+
+	start := time.Now()
+	res, err := s.leanDispatch(ctx, ri, req.Method)
+	if h := b.cfg.Hooks.Request; h != nil {
+		ev := RequestEvent{Method: req.Method, Era: "legacy", Outcome: OutcomeOK, Duration: time.Since(start)}
+		if err != nil {
+			ev.Outcome, ev.Code = outcomeOf(err)
+		}
+		h(ev)
+	}
+	lc.mu.Lock()
+	cancelled := lc.cancelled
+	lc.mu.Unlock()
+	if cancelled || (err != nil && r.Context().Err() != nil) {
+		out.end()
+		return
+	}
+	buf := getBuf()
+	defer putBuf(buf)
+	var raw json.RawMessage
+	if err == nil {
+		raw = res.raw
+	}
+	envelope(buf, req.ID, raw, err)
+	out.answer(buf.Bytes())
+}
+
+// leanDispatch runs the handler of one lean method.
+func (s *session) leanDispatch(ctx context.Context, ri *reqInfo, method string) (*rawResult, error) {
+	var (
+		res mcp.Result
+		err error
+	)
+	switch method {
+	case legacy.MethodPing:
+		return &rawResult{raw: json.RawMessage("{}")}, nil
+	case legacy.MethodToolsCall:
+		res, err = s.toolsCall(ctx, ri)
+	case legacy.MethodToolsList:
+		res, err = s.toolsList(ctx, ri)
+	default:
+		return s.tasksCall(ctx, ri, method, ri.raw)
+	}
+	return asRaw(res, err)
+}
+
+// leanNotification handles a client notification of a session without a
+// go-sdk half: notifications/cancelled ends the named lean request; the
+// rest (initialized, roots list changed, progress) need nothing here.
+func (b *Bridge) leanNotification(s *session, req *jsonrpc.Request) {
+	if req.Method != "notifications/cancelled" {
+		return
+	}
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(req.Params, &p) != nil || p.RequestID == nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil {
+		return
+	}
+	if v, ok := b.calls.Load(callKey(s.id, id)); ok {
+		lc := v.(*leanCall)
+		lc.mu.Lock()
+		lc.cancelled = true
+		lc.mu.Unlock()
+		lc.cancel()
+	}
+}
+
+// leanFor reports whether the lean path serves req: the lean methods, and
+// every notification of a session without a go-sdk half (with one, go-sdk
+// sees those that may concern it, e.g. a cancel of a request it serves).
+func (b *Bridge) leanFor(s *session, req *jsonrpc.Request) bool {
+	if !req.IsCall() {
+		if s.serverSession() == nil {
+			return true
+		}
+		if req.Method != "notifications/cancelled" {
+			return req.Method == "notifications/initialized"
+		}
+		var p struct {
+			RequestID any `json:"requestId"`
+		}
+		if json.Unmarshal(req.Params, &p) != nil {
+			return false
+		}
+		id, err := jsonrpc.MakeID(p.RequestID)
+		if err != nil {
+			return false
+		}
+		_, ok := b.calls.Load(callKey(s.id, id))
+		return ok
+	}
+	return leanMethods[req.Method]
+}
+
+// askLean sends one server→client request on the lean request's stream and
+// waits for the client's answer, which arrives as a POST of its own
+// (deliverAnswer). The request id is the side request's own random id
+// (never reused in a session, L-84).
+func (s *session) askLean(ctx context.Context, ri *reqInfo, side translate.SideRequest) ([]byte, error) {
+	if side.Request.Method == legacy.MethodElicitationCreate || side.Request.Method == legacy.MethodSamplingCreateMessage || side.Request.Method == legacy.MethodRootsList {
+		// the client declared the capability (translate checked it)
+	} else {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: cannot send %s to a client", side.Request.Method)
+	}
+	var idv any
+	if err := json.Unmarshal(side.Request.ID, &idv); err != nil {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: side request id: %v", err)
+	}
+	id, err := jsonrpc.MakeID(idv)
+	if err != nil {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: side request id: %v", err)
+	}
+	params := side.Request.Params
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
+	}
+	msg, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params"`
+	}{"2.0", side.Request.ID, side.Request.Method, params})
+	if err != nil {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: encode %s: %v", side.Request.Method, err)
+	}
+	key := callKey(s.id, id)
+	ch := make(chan []byte, 1)
+	s.b.pending.Store(key, ch)
+	defer s.b.pending.Delete(key)
+	if err := ri.out.event(msg); err != nil {
+		return nil, context.Canceled // nobody can answer: ask again later
+	}
+	select {
+	case resp := <-ch:
+		return resp, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// deliverAnswer hands a client's JSON-RPC response to the lean request that
+// asked; false when no lean request waits for it.
+func (b *Bridge) deliverAnswer(s *session, resp *jsonrpc.Response, body []byte) bool {
+	v, ok := b.pending.LoadAndDelete(callKey(s.id, resp.ID))
+	if !ok {
+		return false
+	}
+	v.(chan []byte) <- append([]byte(nil), bytes.TrimSpace(body)...)
+	return true
+}
+
+// logLevels orders the MCP log levels (RFC 5424 severities).
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// logEnabled reports whether a message of level msg goes to a session whose
+// client set level session. Nothing goes out before the client sets a
+// level (go-sdk's reading of the spec, kept for the same clients).
+func logEnabled(session, msg string) bool {
+	si, mi := slices.Index(logLevels, session), slices.Index(logLevels, msg)
+	return si >= 0 && mi >= si
+}
+
+// leanInitialize answers initialize without a go-sdk server: the version is
+// negotiated as go-sdk does (the client's when the face speaks it, else the
+// newest legacy one), the answer comes from the upstream's
+// server/discover, and the session is durable before the reply (L-01..L-04).
+func (b *Bridge) leanInitialize(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+	var p struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if len(req.Params) == 0 || string(req.Params) == "null" || json.Unmarshal(req.Params, &p) != nil {
+		writeRPCError(w, http.StatusOK, req, rpc.Errorf(rpc.CodeInvalidParams, "Invalid params: initialize needs params (an object with protocolVersion, capabilities and clientInfo)"))
+		return
+	}
+	version := legacy.ProtocolVersion
+	if slices.Contains(legacyVersions, p.ProtocolVersion) {
+		version = p.ProtocolVersion
+	}
+	s := b.newSession(randomID(), principalOf(r), transportHTTP)
+	// A copy: req.Params points into the whole request body.
+	s.initParams = append(json.RawMessage(nil), req.Params...)
+	s.protocolVersion = version
+	if err := b.admit(s); err != nil {
+		w.Header().Set("Retry-After", "5")
+		writeRPCError(w, http.StatusServiceUnavailable, req, err)
+		return
+	}
+	ri := newReqInfo(req.Method, req.Params, r.Header.Get("Authorization"))
+	defer ri.finish()
+	start := time.Now()
+	out, err := s.initializeResult(r.Context(), ri, version)
+	if h := b.cfg.Hooks.Request; h != nil {
+		ev := RequestEvent{Method: req.Method, Era: "legacy", Outcome: OutcomeOK, Duration: time.Since(start)}
+		if err != nil {
+			ev.Outcome, ev.Code = outcomeOf(err)
+		}
+		h(ev)
+	}
+	if err != nil {
+		b.dropSession(s, false)
+		buf := getBuf()
+		defer putBuf(buf)
+		envelope(buf, req.ID, nil, err)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(buf.Bytes())
+		return
+	}
+	// An idle session keeps only its record fields; the per-request _meta
+	// is rebuilt (and cached) when the session is used.
+	s.mu.Lock()
+	s.meta = nil
+	s.mu.Unlock()
+	b.sessionStarted(s)
+	buf := getBuf()
+	defer putBuf(buf)
+	envelope(buf, req.ID, out, nil)
+	w.Header().Set(hdrSessionID, s.id)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// initializeResult is the legacy InitializeResult of a new session, built
+// from the upstream's server/discover; the session record is stored first.
+func (s *session) initializeResult(ctx context.Context, ri *reqInfo, version string) (json.RawMessage, error) {
+	disc, err := s.discoverFor(ctx, ri)
+	if err != nil {
+		return nil, err
+	}
+	return s.buildInitialize(ctx, ri, disc, version)
+}
+
+// discoverFor asks the upstream's server/discover with the session's
+// options (cached, see Bridge.discover).
+func (s *session) discoverFor(ctx context.Context, ri *reqInfo) (json.RawMessage, error) {
+	opts, _, err := s.callOptions(ri)
+	if err != nil {
+		return nil, err
+	}
+	disc, err := s.b.discover(ctx, opts, s.principal)
+	if err != nil {
+		return nil, s.b.upstreamError(legacy.MethodInitialize, false, err)
+	}
+	return disc, nil
+}
+
+// buildInitialize translates a server/discover result into the legacy
+// InitializeResult of version and stores the session before it is returned.
+func (s *session) buildInitialize(ctx context.Context, ri *reqInfo, disc json.RawMessage, protocolVersion string) (json.RawMessage, error) {
+	out, err := translate.InitializeResultFromDiscover(disc, translate.InitializeOptions{
+		// tasks/list is scoped to the principal, or to the session when the
+		// client sent no credentials (documented; L-04).
+		ListTasks:  true,
+		ServerInfo: &modern.Implementation{Name: "tasksbridge", Version: version.Version},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if protocolVersion != legacy.ProtocolVersion {
+		// Legacy tasks exist only under 2025-11-25: an older session gets
+		// the upstream's capabilities without them.
+		if out, err = legacy.PatchInitializeResultTasks(out, nil); err != nil {
+			return nil, err
+		}
+		if out, err = setMember(out, "protocolVersion", protocolVersion); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.b.storeSession(ctx, s, protocolVersion, ri.raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
