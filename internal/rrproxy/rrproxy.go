@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -56,6 +57,9 @@ func New(backends []*url.URL) (*Proxy, error) {
 		Rewrite:       func(*httputil.ProxyRequest) {}, // the transport picks the backend
 		Transport:     &rotator{p: p, base: http.DefaultTransport},
 		FlushInterval: -1,
+		// A backend killed mid-stream is what the proxy is for; the client
+		// sees the cut, the log would only repeat it.
+		ErrorLog: log.New(io.Discard, "", 0),
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 			http.Error(w, "rrproxy: backend failed: "+err.Error(), http.StatusBadGateway)
 		},

@@ -11,6 +11,7 @@
 //   --task-budget-ms MS (120000)  how long one task may take, retries included
 //   --slow-ms MS (1500)           slow_task duration (resume mode: its wait)
 //   --id PREFIX (c)               marker prefix (markers are PREFIX-N-SEQ)
+//   --kinds LIST (slow,elicit,cancel,iserror)   the task kinds each client cycles through
 //
 // Every tools/call carries arguments.marker, unique per call, which the
 // upstream ignores and the chaos tool's recorder uses to match the upstream
@@ -43,6 +44,7 @@ const { values: opts, positionals } = parseArgs({
     'task-budget-ms': { type: 'string', default: '120000' },
     'slow-ms': { type: 'string', default: '1500' },
     id: { type: 'string', default: 'c' },
+    kinds: { type: 'string', default: 'slow,elicit,cancel,iserror' },
   },
   allowPositionals: true,
 });
@@ -57,6 +59,11 @@ const int = (n) => {
 };
 if (!url || !['chaos', 'resume'].includes(opts.mode)) {
   process.stderr.write('usage: node chaos-client.mjs [--mode chaos|resume] [--clients N] [--duration-ms MS] URL\n');
+  process.exit(2);
+}
+const kinds = opts.kinds.split(',').map((k) => k.trim()).filter(Boolean);
+if (kinds.length === 0 || kinds.some((k) => !KINDS.includes(k))) {
+  process.stderr.write(`chaos-client: --kinds must list some of ${KINDS.join(',')}\n`);
   process.exit(2);
 }
 const reqTimeout = int('request-timeout-ms');
@@ -228,7 +235,7 @@ async function chaosLoop(n, end) {
   const acked = [];
   let seq = 0;
   while (Date.now() < end) {
-    const kind = KINDS[(seq + n) % KINDS.length];
+    const kind = kinds[(seq + n) % kinds.length];
     const marker = `${c.name}-${seq++}`;
     const sessionsLost = c.stats.sessionsLost;
     const id = await runTask(c, kind, marker);
