@@ -36,10 +36,7 @@ type Proxy struct {
 	next     atomic.Uint64
 	rp       *httputil.ReverseProxy
 
-	// OnRequest, when set before serving, is called with the index of the
-	// backend each attempt of a request goes to (a refused attempt, then the
-	// next one). The request's body has been read already.
-	OnRequest func(backend int, r *http.Request)
+	onRequest atomic.Pointer[func(backend int, r *http.Request)]
 
 	mu      sync.Mutex
 	counts  []int // attempts per backend
@@ -66,6 +63,11 @@ func New(backends []*url.URL) (*Proxy, error) {
 	}
 	return p, nil
 }
+
+// OnRequest sets a function called with the index of the backend each
+// attempt of a request goes to (a refused attempt, then the next one), before
+// it is sent; r.GetBody gives its body. It may be set while serving.
+func (p *Proxy) OnRequest(f func(backend int, r *http.Request)) { p.onRequest.Store(&f) }
 
 // Counts returns how many attempts went to each backend, and how many were
 // retries after a refused connection.
@@ -120,8 +122,8 @@ func (t *rotator) RoundTrip(r *http.Request) (*http.Response, error) {
 			t.p.retries++
 		}
 		t.p.mu.Unlock()
-		if t.p.OnRequest != nil {
-			t.p.OnRequest(i, out)
+		if f := t.p.onRequest.Load(); f != nil {
+			(*f)(i, out)
 		}
 		resp, err := t.base.RoundTrip(out)
 		if err == nil || !refused(err) {
