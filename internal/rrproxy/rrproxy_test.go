@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -115,5 +116,39 @@ func TestStreamsAreNotBuffered(t *testing.T) {
 	}
 	if strings.Join(lines, "|") != "id: 1|data: first" {
 		t.Fatalf("first event before the backend finished: %q (%v)", lines, sc.Err())
+	}
+}
+
+// TestReachedBackendIsNotRetried: a request that reached a backend which then
+// died (the connection closed without an answer) is answered 502 and never
+// sent to another backend: it may have had its effect (a created task).
+func TestReachedBackendIsNotRetried(t *testing.T) {
+	var mu sync.Mutex
+	seen := 0
+	dying := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen++
+		mu.Unlock()
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			conn.Close() // dies after reading the request
+		}
+	}))
+	t.Cleanup(dying.Close)
+	healthy := backend(t, 1)
+	p, u := proxyOver(t, dying, healthy)
+	resp, err := http.Post(u+"/mcp", "application/json", strings.NewReader(`{"method":"tools/call"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Errorf("status %d, want 502", resp.StatusCode)
+	}
+	counts, retries := p.Counts()
+	mu.Lock()
+	defer mu.Unlock()
+	if seen != 1 || counts[1] != 0 || retries != 0 {
+		t.Errorf("dying backend saw %d requests, healthy one %d, retries %d; want 1, 0, 0", seen, counts[1], retries)
 	}
 }
