@@ -251,6 +251,10 @@ func (r *Redis) Addr() string { return r.addr }
 // Prefix returns the key prefix.
 func (r *Redis) Prefix() string { return r.cfg.Prefix }
 
+// Client returns the store's Redis client, for the coordination of replicas
+// (internal/coord) under the same prefix; the store still owns it.
+func (r *Redis) Client() *redis.Client { return r.rdb }
+
 // Close closes the connections; the data stays in Redis.
 func (r *Redis) Close() error {
 	if r.closed.Swap(true) {

@@ -18,6 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tasksbridge/tasksbridge/internal/audit"
+	"github.com/tasksbridge/tasksbridge/internal/coord"
 	"github.com/tasksbridge/tasksbridge/internal/oplog"
 	"github.com/tasksbridge/tasksbridge/internal/server"
 	"github.com/tasksbridge/tasksbridge/legacy/face"
@@ -57,10 +58,11 @@ func init() {
 			"stdin/stdout instead (logs go to stderr).\n\n" +
 			"Sessions and tasks are kept in --data-dir: after a restart (even kill -9) legacy clients continue with\n" +
 			"their Mcp-Session-Id and task ids. With --store redis://HOST:PORT/DB they are kept in Redis instead,\n" +
-			"shared by every bridge started with the same --store and --redis-prefix. Tasks belong to the client's\n" +
-			"Authorization header (hashed) when it sends one, otherwise to its session. SIGINT or SIGTERM stops\n" +
-			"gracefully: no new requests, blocked waits are handed back (clients call tasks/result again), the\n" +
-			"store is closed.\n\n" +
+			"shared by every bridge started with the same --store and --redis-prefix; those bridges also share\n" +
+			"each task's upstream reads (one bridge at a time holds a task's lease in Redis and reads it upstream,\n" +
+			"the others relay what it publishes). Tasks belong to the client's Authorization header (hashed) when\n" +
+			"it sends one, otherwise to its session. SIGINT or SIGTERM stops gracefully: no new requests, blocked\n" +
+			"waits are handed back (clients call tasks/result again), the store is closed.\n\n" +
 			"Every flag can also be set from the environment variable shown with it.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "upstream", Usage: "the upstream server's Streamable HTTP endpoint URL", EnvVars: []string{"TASKSBRIDGE_UPSTREAM"}},
@@ -195,6 +197,10 @@ func runServe(c *cli.Context) error {
 	if rs != nil {
 		defer rs.Close() // after the server: it does not close a store it was given
 		cfg.Store, cfg.DataDir = rs, ""
+		// One upstream watcher per task across the replicas on this Redis.
+		co := coord.NewRedis(rs.Client(), rs.Prefix(), logger)
+		defer co.Close()
+		cfg.Coord = co
 	} else if cfg.DataDir == "" {
 		return errors.New("serve: --data-dir must not be empty")
 	} else if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {

@@ -12,8 +12,11 @@ package outbox
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
+
+	"github.com/tasksbridge/tasksbridge/internal/coord"
 )
 
 // Defaults of Config.
@@ -34,6 +37,19 @@ type Config struct {
 	Pending func(kind string, delta int)
 	// Retry is called before each retry of a failed attempt (metrics).
 	Retry func(kind string)
+
+	// Leases, when set (replicas sharing a Redis), let only the replica
+	// holding a key's lease make an attempt: the others skip theirs and
+	// look again after their backoff, so each retry is sent by one replica.
+	// A holder keeps the lease until the delivery ends, and loses it when it
+	// dies and stops renewing. Nil: every attempt is made.
+	Leases coord.Leases
+	// LeaseTTL is how long a lease lasts without renewal (each attempt
+	// renews it). Default: twice Max, so a live holder never loses it
+	// between two attempts.
+	LeaseTTL time.Duration
+	// Replica names this process in lease holders (operator views).
+	Replica string
 }
 
 // Send makes one attempt. done is true when nothing is owed any more (the
@@ -64,6 +80,9 @@ func New(cfg Config) *Outbox {
 	}
 	if cfg.Wait == nil {
 		cfg.Wait = timerWait
+	}
+	if cfg.LeaseTTL <= 0 {
+		cfg.LeaseTTL = 2 * cfg.Max
 	}
 	o := &Outbox{cfg: cfg, active: map[string]bool{}}
 	o.ctx, o.cancel = context.WithCancel(context.Background())
@@ -108,7 +127,12 @@ func (o *Outbox) deliver(key, kind string, send Send, inline bool) bool {
 	if o.cfg.Pending != nil {
 		o.cfg.Pending(kind, 1)
 	}
+	release := func() {}
+	if o.cfg.Leases != nil {
+		send, release = o.leased(key, send)
+	}
 	finish := func() {
+		release()
 		o.mu.Lock()
 		delete(o.active, key)
 		o.mu.Unlock()
@@ -129,6 +153,40 @@ func (o *Outbox) deliver(key, kind string, send Send, inline bool) bool {
 	}()
 	return true
 }
+
+// leased wraps send so that an attempt is made only while this replica
+// holds key's lease (renewed by every attempt); release gives it up.
+func (o *Outbox) leased(key string, send Send) (Send, func()) {
+	name, token := "outbox:"+key, coord.NewToken(o.cfg.Replica)
+	held := false
+	return func(ctx context.Context) (bool, error) {
+			var ok bool
+			var err error
+			if held {
+				ok, err = o.cfg.Leases.Renew(ctx, name, token, o.cfg.LeaseTTL)
+			}
+			if !ok && err == nil {
+				ok, err = o.cfg.Leases.Acquire(ctx, name, token, o.cfg.LeaseTTL)
+			}
+			// An unreachable coordinator does not hold the delivery back:
+			// a duplicate is harmless (the upstream ignores a second
+			// cancel), a missing one is not.
+			held = ok
+			if !ok && err == nil {
+				return false, errHeldElsewhere
+			}
+			return send(ctx)
+		}, func() {
+			if held {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				defer cancel()
+				_ = o.cfg.Leases.Release(ctx, name, token)
+			}
+		}
+}
+
+// errHeldElsewhere: another replica holds the delivery's lease.
+var errHeldElsewhere = errors.New("outbox: another replica is delivering this")
 
 // run makes attempts until one is done; tried says the first attempt was
 // already made.

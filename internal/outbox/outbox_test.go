@@ -3,9 +3,12 @@ package outbox
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tasksbridge/tasksbridge/internal/coord"
 )
 
 // stepWait is an injected Wait: each wait reports its delay on waits and
@@ -123,4 +126,68 @@ func TestDeliverFirstTriesInline(t *testing.T) {
 	<-sw.waits
 	sw.release <- struct{}{}
 	<-done
+}
+
+// Two replicas owe the upstream the same delivery (both resumed it from the
+// shared store): only the one holding the key's lease sends; the other
+// skips its attempts while the lease is held, and after the holder released
+// it finds nothing owed (its send decides).
+func TestLeaseOneReplicaSendsEachRetry(t *testing.T) {
+	c := coord.NewLocal(nil)
+	swA, swB := newStepWait(), newStepWait()
+	a := New(Config{Wait: swA.wait, Leases: c, Replica: "a"})
+	defer a.Close()
+	b := New(Config{Wait: swB.wait, Leases: c, Replica: "b"})
+	defer b.Close()
+
+	var mu sync.Mutex
+	sent := map[string]int{}
+	owed, reachable := true, false
+	send := func(who string) Send {
+		return func(context.Context) (bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if !owed {
+				return true, nil // settled (by the other replica)
+			}
+			sent[who]++
+			if !reachable {
+				return false, errors.New("upstream unreachable")
+			}
+			owed = false
+			return true, nil
+		}
+	}
+	sentNow := func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(sent)
+	}
+	idle := func(o *Outbox) {
+		for deadline := time.Now().Add(10 * time.Second); o.Pending() != 0; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("delivery still running after 10s")
+			}
+		}
+	}
+
+	a.DeliverFirst("k", "tasks/cancel", send("a")) // fails; A keeps the lease
+	<-swA.waits
+	b.DeliverFirst("k", "tasks/cancel", send("b")) // skipped: A holds the lease
+	<-swB.waits
+	swB.release <- struct{}{} // B's retry: skipped again
+	<-swB.waits
+	if got := sentNow(); got["a"] != 1 || got["b"] != 0 {
+		t.Fatalf("sent = %v: B sent while A held the lease", got)
+	}
+	mu.Lock()
+	reachable = true
+	mu.Unlock()
+	swA.release <- struct{}{} // A's retry goes through and ends the delivery
+	idle(a)
+	swB.release <- struct{}{} // B takes the free lease: nothing is owed any more
+	idle(b)
+	if got := sentNow(); got["a"] != 2 || got["b"] != 0 {
+		t.Fatalf("sent = %v, want a:2 (first attempt, one retry) and b:0", got)
+	}
 }

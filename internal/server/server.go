@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/internal/cmdline"
+	"github.com/tasksbridge/tasksbridge/internal/coord"
 	"github.com/tasksbridge/tasksbridge/internal/metrics"
 	"github.com/tasksbridge/tasksbridge/internal/oplog"
 	"github.com/tasksbridge/tasksbridge/legacy"
@@ -55,6 +56,11 @@ type Config struct {
 	DataDir string
 	// Store is an open store (tests, embedding); Close does not close it.
 	Store sessionmap.Store
+	// Coord shares the legacy face's task watchers among the replicas
+	// that share Store (a Redis): one replica reads each upstream task, the
+	// others relay its snapshots (internal/watch). Nil: this process
+	// watches its tasks alone. Close does not close it.
+	Coord coord.Coordinator
 
 	// Metrics receives the bridge's metrics (default: a fresh metrics.New).
 	Metrics *metrics.Metrics
@@ -268,6 +274,10 @@ func New(cfg Config) (*Server, error) {
 	lc.Outbox.Pending, lc.Outbox.Retry = m.OutboxPending, m.OutboxRetry
 	if cfg.Legacy != nil {
 		cfg.Legacy(&lc)
+	}
+	lc.Watch.Coord = cfg.Coord
+	if cfg.Coord != nil {
+		lc.Outbox.Leases = cfg.Coord // one replica sends each owed upstream cancel
 	}
 	lc.Hooks.Session = func(ev legacyface.SessionEvent) {
 		if ev.Kind == "end" {

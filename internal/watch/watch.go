@@ -13,9 +13,11 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"time"
 
+	"github.com/tasksbridge/tasksbridge/internal/coord"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
@@ -80,6 +82,10 @@ type Snapshot struct {
 	Gone *rpc.Error
 	// Pushed reports that Task arrived as notifications/tasks.
 	Pushed bool
+	// Relayed reports that the snapshot was read by another replica, the
+	// holder of the task's lease (Config.Coord), which handed it to its own
+	// Sink before sharing it: a Sink need not record it again.
+	Relayed bool
 }
 
 // Terminal reports whether the task can no longer change: completed, failed,
@@ -133,6 +139,21 @@ type Config struct {
 	// Logger defaults to slog.Default(). Task ids are logged at debug level
 	// only (invariant 7).
 	Logger *slog.Logger
+
+	// Coord shares each task's watcher among the replicas that use the same
+	// coordinator (bridges on one Redis): the replica holding the task's
+	// lease reads the upstream and shares every snapshot; the others relay
+	// what it shares to their subscribers and take the lease over when its
+	// holder stops renewing it. Nil: this process watches alone (one
+	// process per store, as with Badger).
+	Coord coord.Coordinator
+	// LeaseTTL is the lease period: a holder renews its lease every third
+	// of it, and a replica with subscribers takes over a lease whose holder
+	// died within two periods. Default 6s.
+	LeaseTTL time.Duration
+	// Replica names this process in lease holders (operator views; never a
+	// credential). Default: the host name.
+	Replica string
 }
 
 func (c *Config) defaults() {
@@ -177,6 +198,12 @@ func (c *Config) defaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.LeaseTTL <= 0 {
+		c.LeaseTTL = 6 * time.Second
+	}
+	if c.Replica == "" {
+		c.Replica, _ = os.Hostname()
 	}
 }
 
@@ -410,9 +437,9 @@ func (m *Manager) start(e *entry) error {
 }
 
 // publish records snap as e's latest, hands it to the sink when it carries
-// news, then to every subscriber. A terminal snapshot also retires the
-// watcher.
-func (m *Manager) publish(ctx context.Context, e *entry, snap Snapshot) {
+// news, then to every subscriber and to share (the other replicas; nil:
+// none). A terminal snapshot also retires the watcher.
+func (m *Manager) publish(ctx context.Context, e *entry, snap Snapshot, share func(Snapshot)) {
 	early := m.cfg.EarlyTerminal && snap.Terminal()
 	if !early {
 		m.sink(ctx, e, snap)
@@ -435,6 +462,9 @@ func (m *Manager) publish(ctx context.Context, e *entry, snap Snapshot) {
 	m.mu.Unlock()
 	for _, s := range subs {
 		s.offer(snap)
+	}
+	if share != nil {
+		share(snap)
 	}
 	if early {
 		m.sink(ctx, e, snap)

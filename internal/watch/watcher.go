@@ -28,6 +28,25 @@ type listenResult struct {
 const never = 1000 * time.Hour
 
 func (w *watcher) run() {
+	if w.m.cfg.Coord != nil {
+		w.shared()
+		return
+	}
+	w.lead(nil)
+}
+
+// outcome is how lead and follow end.
+type outcome int
+
+const (
+	outDone outcome = iota // the watcher has stopped (terminal, idle, closed)
+	outLost                // lead: the lease was lost; follow instead
+	outTry                 // follow: try to take the lease now
+)
+
+// lead reads the upstream: alone (sh nil) or as the holder of the task's
+// lease, renewing it and sharing every snapshot with the other replicas.
+func (w *watcher) lead(sh *shared) outcome {
 	m, cfg := w.m, &w.m.cfg
 	clk := cfg.Clock
 	id := w.e.key.TaskID
@@ -35,6 +54,17 @@ func (w *watcher) run() {
 	defer cancel()
 
 	seq := m.snapshot(w.e).Seq
+	var share func(Snapshot)
+	var remote <-chan []byte
+	if sh != nil {
+		// Above every seq the previous holder shared, so the followers'
+		// "read now unless newer" requests compare against ours.
+		seq = max(seq, sh.upSeq)
+		share = func(s Snapshot) { sh.share(ctx, s, clk.Now()) }
+		remote = sh.msgs
+		sh.renewAt = clk.Now().Add(sh.ttl / 3)
+		sh.greeted = false // should it follow again, it greets the new holder
+	}
 	start := clk.Now()
 	nextPoll := start // the first read happens at once
 	var backoff time.Duration
@@ -60,17 +90,20 @@ func (w *watcher) run() {
 	for {
 		now := clk.Now()
 		if w.retireIfIdle(now) {
-			return
+			return outDone
+		}
+		if sh != nil && !now.Before(sh.renewAt) && !sh.renew(ctx, now) {
+			return outLost
 		}
 		if !now.Before(nextPoll) {
 			snap, ok := w.poll(ctx, &seq)
 			if !ok {
 				w.finish()
-				return
+				return outDone
 			}
-			m.publish(ctx, w.e, snap)
+			m.publish(ctx, w.e, snap, share)
 			if snap.Terminal() {
-				return // M-25: nothing more to read (publish retired the watcher)
+				return outDone // M-25: nothing more to read (publish retired the watcher)
 			}
 			now = clk.Now()
 			if snap.Err != nil {
@@ -104,6 +137,9 @@ func (w *watcher) run() {
 		if at, ok := w.idleDeadline(); ok && at.Before(wakeAt) {
 			wakeAt = at
 		}
+		if sh != nil && sh.renewAt.Before(wakeAt) {
+			wakeAt = sh.renewAt
+		}
 		timer := clk.NewTimer(max(wakeAt.Sub(now), 0))
 		select {
 		case <-timer.C():
@@ -112,6 +148,14 @@ func (w *watcher) run() {
 				nextPoll = clk.Now()
 			}
 		case <-w.e.wake:
+		case raw, ok := <-remote:
+			if !ok {
+				remote, sh.msgs = nil, nil // resubscribed when leading ends
+				break
+			}
+			if sh.leaderMessage(ctx, raw, seq, m.snapshot(w.e), clk.Now()) {
+				nextPoll = clk.Now()
+			}
 		case r := <-listening:
 			listening = nil
 			now = clk.Now()
@@ -155,18 +199,18 @@ func (w *watcher) run() {
 			}
 			seq++
 			snap := m.snapshot(w.e)
-			snap.Task, snap.FetchedAt, snap.Seq, snap.Err, snap.Pushed = t, now, seq, nil, true
-			m.publish(ctx, w.e, snap)
+			snap.Task, snap.FetchedAt, snap.Seq, snap.Err, snap.Pushed, snap.Relayed = t, now, seq, nil, true, false
+			m.publish(ctx, w.e, snap, share)
 			if snap.Terminal() {
 				timer.Stop()
-				return
+				return outDone
 			}
 			backoff = 0
 			nextPoll = now.Add(m.jitter(w.pollDelay(t, true)))
 		case <-ctx.Done():
 			timer.Stop()
 			w.finish()
-			return
+			return outDone
 		}
 		timer.Stop()
 	}
@@ -183,7 +227,7 @@ func (w *watcher) poll(ctx context.Context, seq *uint64) (Snapshot, bool) {
 	}
 	*seq++
 	snap := m.snapshot(w.e)
-	snap.Seq, snap.Pushed = *seq, false
+	snap.Seq, snap.Pushed, snap.Relayed = *seq, false, false
 	switch gone := goneError(err); {
 	case err == nil && t != nil:
 		snap.Task, snap.FetchedAt, snap.Err = t, m.cfg.Clock.Now(), nil

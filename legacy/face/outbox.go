@@ -40,8 +40,16 @@ func (b *Bridge) cancelUpstream(rec sessionmap.Task, opts upstream.CallOptions) 
 		return
 	}
 	opts.OnNotify, opts.Header = nil, nil
-	warned := false
+	warned, tries := false, 0
 	b.outbox.DeliverFirst(rec.ID, modern.MethodTasksCancel, func(ctx context.Context) (bool, error) {
+		if tries++; tries > 1 {
+			// Another replica may have delivered it meanwhile (it held
+			// the delivery's lease, outbox.Config.Leases): the store says.
+			cur, gerr := b.store.GetTask(ctx, rec.Scope, rec.ID)
+			if errors.Is(gerr, sessionmap.ErrNotFound) || gerr == nil && !cur.UpstreamCancelPending {
+				return true, nil
+			}
+		}
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		start := time.Now()
 		err := b.up.CancelTask(cctx, rec.UpstreamTaskID, opts)

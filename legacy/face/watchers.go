@@ -110,9 +110,20 @@ func (b *Bridge) watchSource(key watch.Key) (watch.Source, error) {
 // crash before the write loses nothing the client cannot get again: the
 // record is still live, so the next request reads the terminal state from
 // the upstream, which keeps it for the task's ttl.
+//
+// A relayed snapshot (several replicas, watch.Config.Coord) was recorded by
+// the replica holding the task's lease, which also audits the task's end:
+// this replica only drops its own bookkeeping once the task is over.
 func (b *Bridge) observe(ctx context.Context, key watch.Key, snap watch.Snapshot) error {
 	bd := b.binding(key)
 	if bd == nil {
+		return nil
+	}
+	if snap.Relayed {
+		if snap.Terminal() {
+			b.forgetSent(bd.localID)
+			b.bindings.Delete(key)
+		}
 		return nil
 	}
 	var sn sessionmap.Snapshot

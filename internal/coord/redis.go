@@ -1,0 +1,258 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Redis is a Coordinator in a Redis (or Valkey) shared by the replicas. Under
+// the store's key prefix P:
+//
+//	P:lease:<name>   the holder's token, with a PX expiry (SET NX PX); renew
+//	                 and release compare the token first (Lua), so only the
+//	                 holder extends or drops it
+//	P:topic:<topic>  a pub/sub channel (no key)
+//
+// Every subscription of the process shares one pub/sub connection.
+type Redis struct {
+	rdb    redis.UniversalClient
+	prefix string
+	log    *slog.Logger
+
+	// cmdMu orders this process's SUBSCRIBE and UNSUBSCRIBE commands as
+	// its bookkeeping changed: an UNSUBSCRIBE overtaken by a later
+	// SUBSCRIBE of the same channel would leave it unsubscribed.
+	cmdMu     sync.Mutex
+	mu        sync.Mutex
+	ps        *redis.PubSub
+	subs      map[string]map[*redisSub]struct{} // channel → subscribers
+	confirmed map[string]bool                   // channels whose SUBSCRIBE Redis acknowledged
+	waiting   map[string]chan struct{}          // closed when the channel's SUBSCRIBE is acknowledged
+	closed    bool
+}
+
+type redisSub struct {
+	ch   chan []byte
+	done bool
+}
+
+var _ Coordinator = (*Redis)(nil)
+
+// NewRedis returns a Coordinator on rdb whose keys and channels start with
+// prefix + ":" (the store's prefix, so bridges sharing a Redis under
+// different prefixes never see each other's leases). It does not own rdb;
+// Close ends its pub/sub connection only.
+func NewRedis(rdb redis.UniversalClient, prefix string, log *slog.Logger) *Redis {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Redis{rdb: rdb, prefix: prefix + ":", log: log,
+		subs: map[string]map[*redisSub]struct{}{}, confirmed: map[string]bool{}, waiting: map[string]chan struct{}{}}
+}
+
+func (r *Redis) leaseKey(name string) string { return r.prefix + "lease:" + name }
+func (r *Redis) channel(topic string) string { return r.prefix + "topic:" + topic }
+
+// renewScript and releaseScript change a lease only for its holder.
+var (
+	renewScript = redis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0`)
+	releaseScript = redis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0`)
+)
+
+// Acquire implements Leases: SET key holder NX PX ttl.
+func (r *Redis) Acquire(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
+	ok, err := r.rdb.SetNX(ctx, r.leaseKey(name), holder, ttl).Result()
+	if err != nil {
+		return false, fmt.Errorf("coord: acquire lease: %w", err)
+	}
+	return ok, nil
+}
+
+// Renew implements Leases.
+func (r *Redis) Renew(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
+	n, err := renewScript.Run(ctx, r.rdb, []string{r.leaseKey(name)}, holder, ttl.Milliseconds()).Int()
+	if err != nil {
+		return false, fmt.Errorf("coord: renew lease: %w", err)
+	}
+	return n == 1, nil
+}
+
+// Release implements Leases.
+func (r *Redis) Release(ctx context.Context, name, holder string) error {
+	if err := releaseScript.Run(ctx, r.rdb, []string{r.leaseKey(name)}, holder).Err(); err != nil {
+		return fmt.Errorf("coord: release lease: %w", err)
+	}
+	return nil
+}
+
+// Holder implements Leases.
+func (r *Redis) Holder(ctx context.Context, name string) (string, error) {
+	v, err := r.rdb.Get(ctx, r.leaseKey(name)).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("coord: read lease: %w", err)
+	}
+	return v, nil
+}
+
+// Publish implements Fanout (PUBLISH).
+func (r *Redis) Publish(ctx context.Context, topic string, msg []byte) error {
+	if err := r.rdb.Publish(ctx, r.channel(topic), msg).Err(); err != nil {
+		return fmt.Errorf("coord: publish: %w", err)
+	}
+	return nil
+}
+
+// Subscribe implements Fanout. It returns once Redis acknowledged the
+// SUBSCRIBE, so every message published after it returns is delivered.
+func (r *Redis) Subscribe(ctx context.Context, topic string) (<-chan []byte, func(), error) {
+	ch := r.channel(topic)
+	s := &redisSub{ch: make(chan []byte, subBuffer)}
+	r.cmdMu.Lock()
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		r.cmdMu.Unlock()
+		return nil, nil, errors.New("coord: closed")
+	}
+	if r.ps == nil {
+		r.ps = r.rdb.Subscribe(context.Background())
+		go r.dispatch(r.ps.ChannelWithSubscriptions(redis.WithChannelSize(1024)))
+	}
+	first := len(r.subs[ch]) == 0
+	if first {
+		r.subs[ch] = map[*redisSub]struct{}{}
+	}
+	r.subs[ch][s] = struct{}{}
+	wait := r.waiting[ch]
+	if !r.confirmed[ch] && wait == nil {
+		wait = make(chan struct{})
+		r.waiting[ch] = wait
+	}
+	ps := r.ps
+	r.mu.Unlock()
+	cancel := func() { r.unsubscribe(ch, s) }
+	var err error
+	if first {
+		err = ps.Subscribe(ctx, ch)
+	}
+	r.cmdMu.Unlock()
+	if err != nil {
+		cancel()
+		return nil, nil, fmt.Errorf("coord: subscribe: %w", err)
+	}
+	if wait != nil {
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			cancel()
+			return nil, nil, fmt.Errorf("coord: subscribe: %w", ctx.Err())
+		}
+	}
+	return s.ch, cancel, nil
+}
+
+func (r *Redis) unsubscribe(ch string, s *redisSub) {
+	r.cmdMu.Lock()
+	defer r.cmdMu.Unlock()
+	r.mu.Lock()
+	if s.done {
+		r.mu.Unlock()
+		return
+	}
+	s.done = true
+	close(s.ch)
+	delete(r.subs[ch], s)
+	last := len(r.subs[ch]) == 0
+	if last {
+		delete(r.subs, ch)
+		delete(r.confirmed, ch)
+	}
+	ps, closed := r.ps, r.closed
+	r.mu.Unlock()
+	if last && !closed {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := ps.Unsubscribe(ctx, ch); err != nil {
+			r.log.Debug("coord: unsubscribe failed", "err", err)
+		}
+	}
+}
+
+// dispatch hands every message to the channel's subscribers and every
+// SUBSCRIBE acknowledgement to the Subscribe waiting for it.
+func (r *Redis) dispatch(in <-chan any) {
+	for v := range in {
+		switch m := v.(type) {
+		case *redis.Subscription:
+			if m.Kind != "subscribe" {
+				continue
+			}
+			r.mu.Lock()
+			again := r.confirmed[m.Channel]
+			if _, wanted := r.subs[m.Channel]; wanted {
+				r.confirmed[m.Channel] = true
+			}
+			if w := r.waiting[m.Channel]; w != nil {
+				close(w)
+				delete(r.waiting, m.Channel)
+			}
+			if again {
+				// Re-subscribed after a reconnect: say so (nil message).
+				r.deliver(m.Channel, nil)
+			}
+			r.mu.Unlock()
+		case *redis.Message:
+			r.mu.Lock()
+			r.deliver(m.Channel, []byte(m.Payload))
+			r.mu.Unlock()
+		}
+	}
+}
+
+// deliver offers msg to ch's subscribers without blocking (r.mu held).
+func (r *Redis) deliver(ch string, msg []byte) {
+	for s := range r.subs[ch] {
+		select {
+		case s.ch <- msg:
+		default: // behind: dropped (at most once)
+		}
+	}
+}
+
+// Close ends the pub/sub connection and every subscription.
+func (r *Redis) Close() error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	ps := r.ps
+	for ch, subs := range r.subs {
+		for s := range subs {
+			s.done = true
+			close(s.ch)
+		}
+		delete(r.subs, ch)
+	}
+	r.mu.Unlock()
+	if ps != nil {
+		return ps.Close()
+	}
+	return nil
+}
