@@ -19,6 +19,8 @@ type Memory struct {
 	mu       sync.Mutex
 	sessions map[string]Session
 	tasks    map[string]Task
+
+	events *MemoryEvents // resumable streams, shared by every bridge on this store
 }
 
 var (
@@ -31,8 +33,11 @@ var (
 func NewMemory(opts ...Option) *Memory {
 	secret := make([]byte, secretLen)
 	_, _ = rand.Read(secret)
-	return &Memory{opt: buildOptions(opts), secret: secret,
-		sessions: map[string]Session{}, tasks: map[string]Task{}}
+	o := buildOptions(opts)
+	ev := NewMemoryEvents()
+	ev.clock = o.clock
+	return &Memory{opt: o, secret: secret,
+		sessions: map[string]Session{}, tasks: map[string]Task{}, events: ev}
 }
 
 func (m *Memory) now() time.Time { return m.opt.clock() }

@@ -310,7 +310,9 @@ func (c *rawClient) call(ctx context.Context, method string, params any) reply {
 			l := sc.Text()
 			switch {
 			case l == "":
-				if len(data) > 0 && handle([]byte(strings.Join(data, "\n"))) {
+				// An event with empty data (a resumable stream's priming
+				// event) dispatches nothing, as in every SSE client.
+				if msg := strings.Join(data, "\n"); msg != "" && handle([]byte(msg)) {
 					return out
 				}
 				data = nil

@@ -13,6 +13,8 @@
 //                            answer's first string value)
 //   --sample-text TEXT       text the sampling handler answers with
 //   --expect-fail any|error|iserror   which failure shape `fail` accepts
+//   --side-on LIST (tasks/result)  the streams side requests may come on; add GET when
+//                    a test breaks the tasks/result stream and the client resumes it
 //   --ttl MS (60000)  --timeout-ms MS (overall, 60000)  --request-timeout-ms MS (30000)
 //   --default-poll-ms MS     the SDK's poll interval for tasks without
 //                            pollInterval (SDK default 1000)
@@ -55,6 +57,7 @@ const options = {
   'elicit-expect': { type: 'string' },
   'sample-text': { type: 'string', default: 'sampled by the legacy client' },
   'expect-fail': { type: 'string', default: 'any' },
+  'side-on': { type: 'string', default: 'tasks/result' },
   ttl: { type: 'string', default: '60000' },
   'timeout-ms': { type: 'string', default: '60000' },
   'request-timeout-ms': { type: 'string', default: '30000' },
@@ -457,7 +460,8 @@ async function sideChannel(t, method, handled, expect) {
   checkRelatedMeta(result, task.taskId);
   check(d.handled.length > 0, `no ${method} reached the client`);
   check(d.handled.every((h) => h.relatedTaskId === task.taskId), `${method} without related-task _meta for ${task.taskId}`);
-  check(d.deliveredOn.length > 0 && d.deliveredOn.every((on) => on === 'tasks/result'), `${method} not delivered on the tasks/result stream: ${JSON.stringify(d.deliveredOn)}`);
+  const sideOn = opts['side-on'].split(',');
+  check(d.deliveredOn.length > 0 && d.deliveredOn.every((on) => sideOn.includes(on)), `${method} not delivered on the tasks/result stream: ${JSON.stringify(d.deliveredOn)}`);
   check(!result.isError, `tasks/result isError: ${d.text}`);
   const all = JSON.stringify(result);
   check(expect === undefined || all.includes(expect), `result does not contain ${JSON.stringify(expect)}`);

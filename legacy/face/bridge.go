@@ -32,8 +32,12 @@ type Bridge struct {
 	cfg    Config
 	log    *slog.Logger
 	store  sessionmap.Store
-	up     *upstream.Client
-	target string // the upstream's name in errors and watcher keys
+	events sessionmap.EventStore // resumable streams (resume.go); nil: none
+	// eventsOutlive: the events are kept outside this process (a shared
+	// store), so a stream can be resumed after this process is gone.
+	eventsOutlive bool
+	up            *upstream.Client
+	target        string // the upstream's name in errors and watcher keys
 
 	ownStore, ownUp bool
 
@@ -143,6 +147,17 @@ func New(cfg Config) (*Bridge, error) {
 		b.store, b.ownStore = st, true
 	default:
 		return nil, errors.New("face: no store: set DataDir or Store")
+	}
+
+	if cfg.StreamRetention > 0 {
+		b.events = cfg.Events
+		if es, ok := b.store.(sessionmap.EventStore); ok && b.events == nil {
+			b.events = es
+		}
+		b.eventsOutlive = b.events != nil
+		if b.events == nil {
+			b.events = sessionmap.NewMemoryEvents()
+		}
 	}
 
 	wc := cfg.Watch

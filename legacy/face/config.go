@@ -17,6 +17,7 @@ const (
 	DefaultSessionIdleTimeout = 24 * time.Hour
 	DefaultLiveSessionTimeout = 5 * time.Minute
 	DefaultKeepAlive          = 15 * time.Second
+	DefaultStreamRetention    = 5 * time.Minute
 	DefaultMaxTaskTTL         = 24 * time.Hour
 	DefaultPollInterval       = time.Second
 	DefaultListPageSize       = 50
@@ -84,6 +85,15 @@ type Config struct {
 	// tools/call and tasks/result streams, so idle proxies do not cut them.
 	// Negative disables them.
 	KeepAlive time.Duration
+
+	// StreamRetention is how long the events of a tools/call or
+	// tasks/result event stream are kept after its last event, so a client
+	// can resume it with GET and Last-Event-ID (on any replica sharing the
+	// store). Negative: streams carry no event ids and cannot be resumed.
+	StreamRetention time.Duration
+	// Events keeps those events; nil: the store when it can (memory,
+	// Redis), else this process's memory (a Badger store is one process's).
+	Events sessionmap.EventStore
 
 	// MaxTaskTTL caps the ttl of tasks the bridge synthesizes (L-74).
 	MaxTaskTTL time.Duration
@@ -200,6 +210,9 @@ func (c *Config) defaults() {
 	}
 	if c.KeepAlive == 0 {
 		c.KeepAlive = DefaultKeepAlive
+	}
+	if c.StreamRetention == 0 {
+		c.StreamRetention = DefaultStreamRetention
 	}
 	if c.MaxTaskTTL <= 0 {
 		c.MaxTaskTTL = DefaultMaxTaskTTL

@@ -286,6 +286,7 @@ type rawClient struct {
 	requests  []json.RawMessage // server→client requests
 	notes     []json.RawMessage // notifications
 	comments  int               // SSE comment lines (keep-alives)
+	lastID    string            // the last SSE event id seen (resumable streams)
 	events    chan string       // "comment", "request:<method>", "note:<method>" as they arrive (never blocks)
 }
 
@@ -386,6 +387,10 @@ func (c *rawClient) readSSE(ctx context.Context, body io.Reader, r *reply, wantI
 			c.comments++
 			c.mu.Unlock()
 			c.event("comment")
+		case strings.HasPrefix(line, "id:"):
+			c.mu.Lock()
+			c.lastID = strings.TrimSpace(strings.TrimPrefix(line, "id:"))
+			c.mu.Unlock()
 		case strings.HasPrefix(line, "data:"):
 			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " ")...)
 		case line == "":

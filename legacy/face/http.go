@@ -192,12 +192,17 @@ func (b *Bridge) serveGET(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		b.serveResume(w, r, s, last)
+		return
+	}
 	if err := b.materialize(r, s); err != nil {
 		b.log.Warn("face: cannot give a session its go-sdk half", "err", err)
 		http.Error(w, "Internal Server Error: cannot resume the session", http.StatusInternalServerError)
 		return
 	}
 	sw := newStreamWriter(w)
+	sw.res = b.newListenStream(s)
 	s.setGETStream(sw)
 	b.sdk.ServeHTTP(sw, r)
 	s.clearGETStream(sw)

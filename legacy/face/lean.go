@@ -68,6 +68,8 @@ type leanOut struct {
 	mu   sync.Mutex
 	sse  bool // committed as an event stream
 	done bool // the answer went out; nothing more may be written
+
+	res *resumable // the stream's stored events (resume.go); nil: not resumable
 }
 
 func newLeanOut(w http.ResponseWriter) *leanOut {
@@ -83,6 +85,9 @@ func (o *leanOut) commitLocked() {
 	h.Set("Cache-Control", "no-cache")
 	o.w.WriteHeader(http.StatusOK)
 	o.sse = true
+	if o.res != nil {
+		o.res.prime(o.w, o.rc)
+	}
 }
 
 var errStreamDone = errors.New("the request is over")
@@ -97,7 +102,7 @@ func (o *leanOut) prime() {
 	if o.done || o.sse {
 		return
 	}
-	o.commitLocked()
+	o.commitLocked() // a resumable stream sent its priming event here
 	if _, err := o.w.Write([]byte(": stream open\n\n")); err == nil {
 		_ = o.rc.Flush()
 	}
@@ -115,14 +120,21 @@ func (o *leanOut) event(msg []byte) error {
 
 func (o *leanOut) eventLocked(msg []byte) error {
 	o.commitLocked()
-	return writeEvent(o.w, o.rc, msg)
+	// A resumable stream stores the event before its id reaches the
+	// client, so any replica can replay it.
+	return writeEventID(o.w, o.rc, o.res.store(msg), msg)
 }
 
-// writeEvent writes one JSON-RPC message as an SSE "message" event and
-// flushes it.
-func writeEvent(w io.Writer, rc *http.ResponseController, msg []byte) error {
+// writeEventID writes one JSON-RPC message as an SSE "message" event with
+// the given id ("": none) and flushes it.
+func writeEventID(w io.Writer, rc *http.ResponseController, id string, msg []byte) error {
 	b := getBuf()
 	defer putBuf(b)
+	if id != "" {
+		b.WriteString("id: ")
+		b.WriteString(id)
+		b.WriteByte('\n')
+	}
 	b.WriteString("event: message\ndata: ")
 	b.Write(msg)
 	b.WriteString("\n\n")
@@ -176,6 +188,7 @@ func (o *leanOut) end() {
 	}
 	o.done = true
 	if !o.sse {
+		o.res = nil // nothing to resume: the request is over unanswered
 		o.commitLocked()
 	}
 }
@@ -244,7 +257,7 @@ func callKey(sid string, id jsonrpc.ID) string {
 // leanCall is one in-flight lean request that notifications/cancelled can
 // end.
 type leanCall struct {
-	cancel    context.CancelFunc
+	cancel    func()
 	cancelled bool
 	mu        sync.Mutex
 }
@@ -257,19 +270,36 @@ func (b *Bridge) serveLean(w http.ResponseWriter, r *http.Request, s *session, r
 		return
 	}
 	ri := newReqInfo(req.Method, req.Params, r.Header.Get("Authorization"))
-	defer ri.finish()
 	out := newLeanOut(w)
-	ri.out, ri.id = out, req.ID
+	if req.Method == legacy.MethodToolsCall || req.Method == legacy.MethodTasksResult {
+		out.res = b.newResumable(s, req)
+	}
+	b.runLean(r, s, ri, out, req.ID, func(ctx context.Context) (*rawResult, error) {
+		return s.leanDispatch(ctx, ri, req.Method)
+	})
+}
 
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	lc := &leanCall{cancel: cancel}
-	key := callKey(s.id, req.ID)
+// errCallCancelled is the cause of a lean request's end by
+// notifications/cancelled, as opposed to the client going away (which a
+// resumable stream survives).
+var errCallCancelled = errors.New("the client cancelled the request")
+
+// runLean runs one lean request's handler (run) and writes its answer with
+// the JSON-RPC id id on out: a fresh request, or one resumed on a new
+// stream (resume.go).
+func (b *Bridge) runLean(r *http.Request, s *session, ri *reqInfo, out *leanOut, id jsonrpc.ID, run func(context.Context) (*rawResult, error)) {
+	defer ri.finish()
+	ri.out, ri.id = out, id
+
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	lc := &leanCall{cancel: func() { cancel(errCallCancelled) }}
+	key := callKey(s.id, id)
 	b.calls.Store(key, lc)
 	defer b.calls.CompareAndDelete(key, lc)
 	ctx = withReqInfo(ctx, ri)
 
-	if req.Method == legacy.MethodToolsCall || req.Method == legacy.MethodTasksResult {
+	if ri.method == legacy.MethodToolsCall || ri.method == legacy.MethodTasksResult {
 		b.inflight.add()
 		defer b.inflight.done()
 		b.alive.add(out)
@@ -277,9 +307,9 @@ func (b *Bridge) serveLean(w http.ResponseWriter, r *http.Request, s *session, r
 	}
 
 	start := time.Now()
-	res, err := s.leanDispatch(ctx, ri, req.Method)
+	res, err := run(ctx)
 	if h := b.cfg.Hooks.Request; h != nil {
-		ev := RequestEvent{Method: req.Method, Era: "legacy", Outcome: OutcomeOK, Duration: time.Since(start)}
+		ev := RequestEvent{Method: ri.method, Era: "legacy", Outcome: OutcomeOK, Duration: time.Since(start)}
 		if err != nil {
 			ev.Outcome, ev.Code = outcomeOf(err)
 		}
@@ -292,13 +322,21 @@ func (b *Bridge) serveLean(w http.ResponseWriter, r *http.Request, s *session, r
 		out.end()
 		return
 	}
+	if err != nil && b.drain.Err() != nil && b.eventsOutlive && out.resumableOpen() {
+		// Shutting down: the stream ends unanswered and the client resumes
+		// it with Last-Event-ID on another replica (resume.go), so a rolling
+		// restart drops no wait. Events kept in this process's memory die
+		// with it: those clients get the "call again" error instead.
+		out.end()
+		return
+	}
 	buf := getBuf()
 	defer putBuf(buf)
 	var raw json.RawMessage
 	if err == nil {
 		raw = res.raw
 	}
-	envelope(buf, req.ID, raw, err)
+	envelope(buf, id, raw, err)
 	out.answer(buf.Bytes())
 }
 

@@ -128,13 +128,14 @@ func TestNoTaskIDBeforeDurable(t *testing.T) {
 	}
 }
 
-// Graceful stop: a blocked tasks/result is handed back with an error that
-// says to call again; the task itself is untouched.
+// Graceful stop of a single-process bridge (a data directory: its stream
+// events die with the process): a blocked tasks/result is handed back with
+// an error that says to call again; the task itself is untouched.
 func TestShutdownHandsBackWaits(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	st := sessionmap.NewMemory()
-	br := startBridge(t, up, face.Config{Store: st, KeepAlive: 5 * time.Millisecond})
+	br := startBridge(t, up, face.Config{DataDir: t.TempDir(), KeepAlive: 5 * time.Millisecond})
+	st := br.b.Store().(sessionmap.Admin)
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "x"}, "task": map[string]any{}}))

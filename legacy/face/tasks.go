@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -90,15 +91,20 @@ func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error
 			return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: cannot record the task: %v", err)
 		}
 		s.b.bind(rec, opts)
+		if !asTask {
+			ri.out.bindTask(rec.ID) // a resumed stream waits on it too
+		}
 		s.b.log.Debug("face: task created", "task", rec.ID, "tool", call.Name)
 		s.audit(audit.ActionCreate, rec.ID, call.Name, "created", 0)
 		if !asTask {
 			res, err := s.await(ctx, ri, rec, awaitPlain, call.Meta.ProgressToken)
 			s.auditErr(audit.ActionResult, rec.ID, call.Name, err)
-			if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
-				// notifications/cancelled for the call (not a disconnect,
-				// which is no cancellation): the client never saw the task,
-				// so nobody else can want it.
+			if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) &&
+				(errors.Is(context.Cause(ctx), errCallCancelled) || !ri.out.resumable()) {
+				// notifications/cancelled for the call, or a client gone
+				// from a stream it cannot resume: the client never saw the
+				// task, so nobody else can want it. A client that lost a
+				// resumable stream may come back for it (resume.go).
 				s.b.abandon(rec, opts)
 			}
 			return res, err
@@ -577,7 +583,9 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 				return nil, out.Error
 			}
 			for _, k := range out.Present {
-				if s.b.wasSent(rec.ID, k) || !s.markPresented(rec.ID, k) {
+				// Answered keys are in the store, so a wait resumed on
+				// another replica does not ask again (invariant 5).
+				if s.b.wasSent(rec.ID, k) || slices.Contains(cur.AnsweredKeys, k) || !s.markPresented(rec.ID, k) {
 					continue
 				}
 				req := d.InputRequests[k]

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
 // streamWriter wraps the response of one HTTP request that go-sdk answers.
@@ -24,6 +26,9 @@ type streamWriter struct {
 	sse    bool // committed as text/event-stream
 	ready  bool // go-sdk has set its headers (signalled by the handler)
 	closed bool // the request is over: nothing may be written
+
+	res    *resumable               // the standalone GET stream's stored events (resume.go); nil: none
+	replay []sessionmap.StreamEvent // events to replay once committed (a resumed GET stream)
 }
 
 func newStreamWriter(w http.ResponseWriter) *streamWriter {
@@ -44,13 +49,35 @@ func (s *streamWriter) WriteHeader(code int) {
 	defer s.mu.Unlock()
 	s.commitLocked()
 	s.w.WriteHeader(code)
+	if code == http.StatusOK {
+		s.primeLocked()
+	}
 }
 
 func (s *streamWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.commitLocked()
+	s.primeLocked()
 	return s.w.Write(p)
+}
+
+// primeLocked starts a resumable event stream: the priming event (an id,
+// no data) of a new stream, or the missed events of a resumed one.
+func (s *streamWriter) primeLocked() {
+	if s.res == nil || !s.sse {
+		return
+	}
+	if !s.res.open {
+		s.res.prime(s.w, s.rc)
+		return
+	}
+	for _, ev := range s.replay {
+		if writeEventID(s.w, s.rc, ev.ID, ev.Data) != nil {
+			break
+		}
+	}
+	s.replay = nil
 }
 
 // FlushError is what http.ResponseController (used by go-sdk) calls, so
@@ -93,6 +120,7 @@ func (s *streamWriter) keepAlive() {
 		}
 		s.w.WriteHeader(http.StatusOK)
 		s.wrote, s.sse = true, true
+		s.primeLocked()
 	}
 	if !s.sse {
 		return
@@ -110,7 +138,7 @@ func (s *streamWriter) inject(msg []byte) error {
 	if s.closed || !s.wrote || !s.sse {
 		return errors.New("stream not open")
 	}
-	return writeEvent(s.w, s.rc, msg)
+	return writeEventID(s.w, s.rc, s.res.store(msg), msg)
 }
 
 // close marks the request as over.

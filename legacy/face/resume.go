@@ -1,0 +1,281 @@
+package face
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/tasksbridge/tasksbridge/legacy"
+	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/sessionmap"
+)
+
+// Resumable streams (Streamable HTTP 2025-11-25, resumability): a tools/call or
+// tasks/result answered as an event stream primes it at once with an event
+// id and empty data, and gives every later event an id, after storing the
+// event in the EventStore shared by the replicas. A client whose stream
+// breaks reconnects with GET and Last-Event-ID, to any replica: it gets the
+// events of that same stream after that id (never another stream's), then
+// the answer, which the replica produces by waiting on the task the stream
+// record names. A tools/call the upstream answers synchronously is never
+// re-issued (M-13): its resumed stream replays what was stored and, when the
+// answer is not among it, answers with an error saying so.
+
+// resumeRetry is the SSE retry the priming event announces: how long a
+// client waits before it reconnects (the TypeScript SDK otherwise waits 1 s,
+// then 1.5 s, and gives up after two attempts).
+const resumeRetry = 500 * time.Millisecond
+
+// storeTimeout bounds one event-store call; a stream whose store write
+// fails goes on without ids rather than stall.
+const storeTimeout = 5 * time.Second
+
+// resumable is the stored side of one lean event stream. Its fields are
+// guarded by the leanOut's lock.
+type resumable struct {
+	b    *Bridge
+	rec  sessionmap.StreamRecord
+	open bool // the record is stored: events get ids
+}
+
+// newResumable prepares the record of a stream answering req; nil when the
+// bridge keeps no streams.
+func (b *Bridge) newResumable(s *session, req *jsonrpc.Request) *resumable {
+	if b.events == nil || !req.ID.IsValid() {
+		return nil
+	}
+	id, err := json.Marshal(req.ID.Raw())
+	if err != nil {
+		return nil
+	}
+	return &resumable{b: b, rec: sessionmap.StreamRecord{
+		ID: randomID(), Scope: s.scope(), Method: req.Method, Params: req.Params, RequestID: id,
+	}}
+}
+
+func (r *resumable) isOpen() bool { return r != nil && r.open }
+
+func storeCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), storeTimeout)
+}
+
+// prime stores the stream's record and sends the priming event (an id,
+// the retry delay, no data), so the client can resume even before the first
+// message.
+func (r *resumable) prime(w http.ResponseWriter, rc *http.ResponseController) {
+	if r.open {
+		return
+	}
+	ctx, cancel := storeCtx()
+	err := r.b.events.OpenStream(ctx, r.rec, r.b.cfg.StreamRetention)
+	cancel()
+	if err != nil {
+		r.b.log.Warn("face: cannot record an event stream; it will not be resumable", "err", err)
+		return
+	}
+	r.open = true
+	ev := "id: " + sessionmap.EventID(r.rec.ID, 0) + "\nretry: " + strconv.FormatInt(resumeRetry.Milliseconds(), 10) + "\ndata: \n\n"
+	if _, err := w.Write([]byte(ev)); err == nil {
+		_ = rc.Flush()
+	}
+}
+
+// store keeps one event and returns its id ("" when the stream is not
+// resumable or the store failed).
+func (r *resumable) store(msg []byte) string {
+	if !r.isOpen() {
+		return ""
+	}
+	ctx, cancel := storeCtx()
+	defer cancel()
+	id, err := r.b.events.AppendEvent(ctx, r.rec.ID, msg, r.b.cfg.StreamRetention)
+	if err != nil {
+		r.b.log.Warn("face: cannot record a stream event; it goes out without an id", "err", err)
+		return ""
+	}
+	return id
+}
+
+// bindTask records that the stream's request now waits on task id, so a
+// resumed stream waits on it too.
+func (o *leanOut) bindTask(id string) {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	r := o.res
+	if r == nil {
+		return
+	}
+	r.rec.TaskID = id
+	if !r.open {
+		return // OpenStream stores it
+	}
+	ctx, cancel := storeCtx()
+	defer cancel()
+	if err := r.b.events.SetStreamTask(ctx, r.rec.ID, id, r.b.cfg.StreamRetention); err != nil {
+		r.b.log.Warn("face: cannot record the task of an event stream", "err", err)
+	}
+}
+
+// resumable reports whether a client that loses this stream can come back
+// to it (so its going away is no cancellation).
+func (o *leanOut) resumable() bool {
+	if o == nil {
+		return false
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.res != nil
+}
+
+// resumableOpen reports whether the client holds an event id of this
+// stream, so it can resume it elsewhere.
+func (o *leanOut) resumableOpen() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.sse && o.res.isOpen()
+}
+
+// messageKind tells a stored event's JSON-RPC message apart.
+func messageKind(msg []byte) (request, response bool) {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(msg, &m) != nil {
+		return false, false
+	}
+	hasID := len(m.ID) > 0 && string(m.ID) != "null"
+	return hasID && m.Method != "", hasID && m.Method == ""
+}
+
+// serveResume answers GET with Last-Event-ID: the events of that stream
+// after that id, then the stream's answer. An id of no stream of this
+// session (unknown, expired, malformed, another session's) gets 404.
+func (b *Bridge) serveResume(w http.ResponseWriter, r *http.Request, s *session, last string) {
+	if b.events == nil {
+		http.Error(w, "Not Found: this bridge keeps no event streams to resume", http.StatusNotFound)
+		return
+	}
+	rec, evs, err := b.events.EventsAfter(r.Context(), s.scope(), last)
+	if errors.Is(err, sessionmap.ErrNotFound) {
+		http.Error(w, "Not Found: no stream of this session has that Last-Event-ID (it may have expired); send the request again", http.StatusNotFound)
+		return
+	}
+	if err != nil {
+		b.log.Warn("face: cannot read a stream's events", "err", err)
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "Service Unavailable: cannot read the stream's events; try again", http.StatusServiceUnavailable)
+		return
+	}
+	if rec.Method == listenStream {
+		b.resumeListen(w, r, s, rec, evs)
+		return
+	}
+	var idv any
+	if err := json.Unmarshal(rec.RequestID, &idv); err != nil {
+		http.Error(w, "Not Found: no stream of this session has that Last-Event-ID", http.StatusNotFound)
+		return
+	}
+	id, err := jsonrpc.MakeID(idv)
+	if err != nil {
+		http.Error(w, "Not Found: no stream of this session has that Last-Event-ID", http.StatusNotFound)
+		return
+	}
+
+	out := newLeanOut(w)
+	out.res = &resumable{b: b, rec: rec, open: true}
+	out.mu.Lock()
+	out.commitLocked()
+	answered := false
+	for _, ev := range evs {
+		req, resp := messageKind(ev.Data)
+		if req {
+			// A server→client request (an input request) the client never
+			// saw: the wait below presents it again if it is still
+			// unanswered, under a fresh id; replaying it too would ask twice.
+			continue
+		}
+		if err := writeEventID(w, out.rc, ev.ID, ev.Data); err != nil {
+			out.done = true
+			out.mu.Unlock()
+			return
+		}
+		answered = answered || resp
+	}
+	if answered {
+		out.done = true
+		out.mu.Unlock()
+		return
+	}
+	_ = out.rc.Flush()
+	out.mu.Unlock()
+	b.log.Info("face: a client resumed an event stream", "method", rec.Method, "replayed", len(evs))
+
+	ri := newReqInfo(rec.Method, rec.Params, r.Header.Get("Authorization"))
+	var run func(ctx context.Context) (*rawResult, error)
+	switch {
+	case rec.Method == legacy.MethodTasksResult:
+		run = func(ctx context.Context) (*rawResult, error) { return s.leanDispatch(ctx, ri, rec.Method) }
+	case rec.Method == legacy.MethodToolsCall && rec.TaskID != "":
+		// The upstream made a task for the plain call: wait on it again.
+		run = func(ctx context.Context) (*rawResult, error) {
+			task, err := s.lookup(ctx, rec.TaskID)
+			if err != nil {
+				return nil, err
+			}
+			var call struct {
+				Meta struct {
+					ProgressToken json.RawMessage `json:"progressToken"`
+				} `json:"_meta"`
+			}
+			_ = json.Unmarshal(rec.Params, &call)
+			return asRaw(s.await(ctx, ri, task, awaitPlain, call.Meta.ProgressToken))
+		}
+	default:
+		run = func(context.Context) (*rawResult, error) {
+			return nil, rpc.Errorf(rpc.CodeInternalError,
+				"the stream of this %s broke before its answer and the call cannot be resumed: the bridge never sends a tool call upstream twice; call the tool again if that is safe", rec.Method)
+		}
+	}
+	b.runLean(r, s, ri, out, id, run)
+}
+
+// listenStream is the Method of a standalone GET stream's record.
+const listenStream = "GET"
+
+// newListenStream prepares the record of a session's standalone GET
+// stream, whose injected notifications (notifications/tasks/status, L-61)
+// get ids and are kept like a request stream's.
+func (b *Bridge) newListenStream(s *session) *resumable {
+	if b.events == nil {
+		return nil
+	}
+	return &resumable{b: b, rec: sessionmap.StreamRecord{ID: randomID(), Scope: s.scope(), Method: listenStream}}
+}
+
+// resumeListen serves a resumed standalone GET stream: the missed events,
+// then the live stream as before, under the same stream id.
+func (b *Bridge) resumeListen(w http.ResponseWriter, r *http.Request, s *session, rec sessionmap.StreamRecord, evs []sessionmap.StreamEvent) {
+	if err := b.materialize(r, s); err != nil {
+		b.log.Warn("face: cannot give a session its go-sdk half", "err", err)
+		http.Error(w, "Internal Server Error: cannot resume the session", http.StatusInternalServerError)
+		return
+	}
+	b.log.Info("face: a client resumed its listening stream", "replayed", len(evs))
+	sw := newStreamWriter(w)
+	sw.res = &resumable{b: b, rec: rec, open: true}
+	sw.replay = evs
+	s.setGETStream(sw)
+	r.Header.Del("Last-Event-ID") // go-sdk serves it as the session's standalone stream
+	b.sdk.ServeHTTP(sw, r)
+	s.clearGETStream(sw)
+	sw.close()
+}
