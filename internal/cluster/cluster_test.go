@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tasksbridge/tasksbridge/internal/demo"
+	"github.com/tasksbridge/tasksbridge/internal/redistest"
 	"github.com/tasksbridge/tasksbridge/interop/peers"
 )
 
@@ -36,7 +37,11 @@ func startCluster(t *testing.T) *Cluster {
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
+	// The Redis of $TASKSBRIDGE_REDIS_URL under a fresh prefix, or one of
+	// the test's own.
+	rs := redistest.Start(t)
 	c, err := Start(ctx, Options{Bridge: bin, Replicas: 3, Dir: t.TempDir(), Stderr: logs,
+		RedisURL: rs.URL, RedisPrefix: rs.Prefix(t),
 		Upstream: demo.Options{PollInterval: pollInterval}, Args: []string{"--log-level", "warn"}})
 	if err != nil {
 		t.Fatalf("start the cluster: %v\nreplica logs:\n%s", err, logs.String())
@@ -121,22 +126,12 @@ func requireSpread(t *testing.T, c *Cluster) {
 	t.Logf("requests per replica: %v", counts)
 }
 
-// resumeReason names what the kill -9 subtest needs from the bridge. It is
-// empty once the bridge's SSE streams carry event ids and a reconnect with
-// Last-Event-ID is answered by any replica.
-const resumeReason = "needs resumable streams: the bridge's tasks/result SSE stream carries no event id, so the " +
-	"TypeScript SDK cannot reconnect with Last-Event-ID after the replica holding it dies and waits for its 60 s " +
-	"request timeout (enable once the resume work is merged)"
-
 // TestKillReplicaHoldingTasksResult: the replica holding a client's blocking
 // tasks/result stream is killed with SIGKILL while the task still runs. The
 // SDK reconnects with Last-Event-ID (the stream was primed with an event id),
 // the proxy sends that GET to another replica, and the client gets the
 // answer well before its 60 s request timeout.
 func TestKillReplicaHoldingTasksResult(t *testing.T) {
-	if resumeReason != "" {
-		t.Skip(resumeReason)
-	}
 	c := startCluster(t)
 
 	var mu sync.Mutex

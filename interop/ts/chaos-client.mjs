@@ -21,7 +21,8 @@
 //           {"type":"unacked","client","kind","marker","error","timeout"}
 //           {"type":"list","client","missing":[ids]}
 //           {"type":"summary","client","requests","errors","timeouts","sessionsLost"}
-//   resume: {"event":"streaming"} when the tasks/result stream has opened,
+//   resume: {"event":"streaming"} once the tasks/result stream's first event id
+//           (its priming event) reached the client,
 //           then {"event":"result","ok","ms","text"?,"error"?,"timeout"}
 // Kinds: slow (completed), cancel (cancelled), iserror (failed, isError
 // result, L-29), elicit (input_required, answered on the tasks/result stream,
@@ -87,13 +88,32 @@ class Legacy {
   }
 
   async connect() {
+    // onStream fires once the client has read the first event id of a
+    // tasks/result stream (its priming event): from then on the SDK can
+    // resume that stream with Last-Event-ID.
     const fetchHook = async (input, init) => {
       const res = await fetch(input, init);
-      if (this.onStream && typeof init?.body === 'string' && init.body.includes('"tasks/result"') &&
-          (res.headers.get('content-type') ?? '').includes('text/event-stream')) {
-        this.onStream();
+      if (!this.onStream || typeof init?.body !== 'string' || !init.body.includes('"tasks/result"') ||
+          !(res.headers.get('content-type') ?? '').includes('text/event-stream') || !res.body) {
+        return res;
       }
-      return res;
+      const [mine, theirs] = res.body.tee();
+      const onStream = this.onStream;
+      (async () => {
+        let buf = '';
+        try {
+          for await (const chunk of mine.pipeThrough(new TextDecoderStream())) {
+            buf += chunk;
+            if (/(^|\n)id:/.test(buf)) {
+              onStream();
+              break;
+            }
+          }
+        } catch {
+          // the stream broke before an id: nothing to report
+        }
+      })();
+      return new Response(theirs, { status: res.status, statusText: res.statusText, headers: res.headers });
     };
     this.client = new Client({ name: `tasksbridge-chaos-${this.name}`, version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
     this.client.setRequestHandler(ElicitRequestSchema, async (req) => {
