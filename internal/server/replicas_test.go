@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tasksbridge/tasksbridge/internal/audit"
 	"github.com/tasksbridge/tasksbridge/internal/coord"
@@ -108,6 +109,11 @@ func TestRedisReplicasShareOneWatcher(t *testing.T) {
 	t.Logf("upstream tasks/get per bridge: %v", got)
 	if pollers != 1 {
 		t.Fatalf("%d bridges read the task upstream (tasks/get per bridge %v), want 1", pollers, got)
+	}
+	// The reader records the end right after its durable write, which
+	// follows the answers (a terminal state reaches waiters first).
+	for deadline := time.Now().Add(10 * time.Second); ends.n.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
 	}
 	for _, br := range bridges {
 		_ = br.srv.Close() // waits for its watchers, and so for their sinks
