@@ -39,6 +39,12 @@ type StreamRecord struct {
 	TaskID string `json:"taskId,omitempty"`
 }
 
+// MaxStreamEvents bounds the events kept per stream (a long-lived GET
+// stream could otherwise grow for as long as it is written to): older ones
+// are dropped, and a resume from before them answers ErrNotFound rather than
+// replay a stream with a hole.
+const MaxStreamEvents = 1000
+
 // StreamEvent is one stored event of a stream.
 type StreamEvent struct {
 	ID   string // "<stream id>.<n>"
@@ -57,7 +63,8 @@ type EventStore interface {
 	AppendEvent(ctx context.Context, streamID string, data []byte, ttl time.Duration) (string, error)
 	// EventsAfter returns the record of the stream that lastEventID belongs
 	// to and its events after that id, in order. ErrNotFound when the id is
-	// malformed, unknown, expired, or of another scope (indistinguishable).
+	// malformed, unknown, expired, of another scope (indistinguishable), or
+	// older than the oldest event kept (MaxStreamEvents).
 	EventsAfter(ctx context.Context, sc Scope, lastEventID string) (StreamRecord, []StreamEvent, error)
 }
 
@@ -98,7 +105,8 @@ type MemoryEvents struct {
 
 type memStream struct {
 	rec     StreamRecord
-	events  [][]byte
+	events  [][]byte // the newest events, at most MaxStreamEvents
+	total   int64    // events ever appended: the number of the last one
 	expires time.Time
 }
 
@@ -159,8 +167,12 @@ func (m *MemoryEvents) AppendEvent(_ context.Context, streamID string, data []by
 		return "", ErrNotFound
 	}
 	s.events = append(s.events, append([]byte(nil), data...))
+	if len(s.events) > MaxStreamEvents {
+		s.events = append([][]byte(nil), s.events[len(s.events)-MaxStreamEvents:]...)
+	}
+	s.total++
 	s.expires = m.clock().Add(ttl)
-	return EventID(streamID, int64(len(s.events))), nil
+	return EventID(streamID, s.total), nil
 }
 
 func (m *MemoryEvents) EventsAfter(_ context.Context, sc Scope, lastEventID string) (StreamRecord, []StreamEvent, error) {
@@ -171,12 +183,12 @@ func (m *MemoryEvents) EventsAfter(_ context.Context, sc Scope, lastEventID stri
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.liveLocked(id)
-	if s == nil || !sameScope(s.rec.Scope, sc) || n > int64(len(s.events)) {
+	if s == nil || !sameScope(s.rec.Scope, sc) {
 		return StreamRecord{}, nil, ErrNotFound
 	}
-	var out []StreamEvent
-	for i := n; i < int64(len(s.events)); i++ {
-		out = append(out, StreamEvent{ID: EventID(id, i+1), Data: append([]byte(nil), s.events[i]...)})
+	out, ok := eventsAfter(id, n, s.total, s.events)
+	if !ok {
+		return StreamRecord{}, nil, ErrNotFound
 	}
 	return s.rec, out, nil
 }
@@ -199,4 +211,19 @@ func (m *Memory) AppendEvent(ctx context.Context, streamID string, data []byte, 
 
 func (m *Memory) EventsAfter(ctx context.Context, sc Scope, lastEventID string) (StreamRecord, []StreamEvent, error) {
 	return m.events.EventsAfter(ctx, sc, lastEventID)
+}
+
+// eventsAfter picks the events numbered above n from kept, the newest
+// events of a stream whose last event is number total; ok is false when n
+// is beyond total or events after n were dropped.
+func eventsAfter(id string, n, total int64, kept [][]byte) ([]StreamEvent, bool) {
+	first := total - int64(len(kept)) + 1
+	if n > total || n+1 < first {
+		return nil, false
+	}
+	out := make([]StreamEvent, 0, total-n)
+	for i := n + 1 - first; i < int64(len(kept)); i++ {
+		out = append(out, StreamEvent{ID: EventID(id, first+i), Data: append([]byte(nil), kept[i]...)})
+	}
+	return out, true
 }

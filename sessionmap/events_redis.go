@@ -12,7 +12,8 @@ import (
 // Resumable streams in Redis, under the store's prefix P:
 //
 //	P:es:<stream id>   the StreamRecord (JSON)
-//	P:ev:<stream id>   list of the stream's events, oldest first
+//	P:ev:<stream id>   list of the stream's newest events (MaxStreamEvents), oldest first
+//	P:en:<stream id>   the number of the stream's last event
 //
 // Both keys carry a Redis TTL renewed on every write, so a stream nobody
 // writes to any more vanishes by itself.
@@ -21,14 +22,20 @@ var _ EventStore = (*Redis)(nil)
 
 func (k redisKeys) stream(id string) string       { return k.base + "es:" + id }
 func (k redisKeys) streamEvents(id string) string { return k.base + "ev:" + id }
+func (k redisKeys) streamCount(id string) string  { return k.base + "en:" + id }
 
-// appendEventScript pushes one event when the stream exists and renews both
-// TTLs; it returns the new length (the event's number), or -1.
+func (k redisKeys) streamKeys(id string) []string {
+	return []string{k.stream(id), k.streamEvents(id), k.streamCount(id)}
+}
+
+// appendEventScript pushes one event when the stream exists, keeps the
+// newest ARGV[3] and renews the TTLs; it returns the event's number, or -1.
 var appendEventScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-local n = redis.call('RPUSH', KEYS[2], ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-redis.call('PEXPIRE', KEYS[2], ARGV[2])
+local n = redis.call('INCR', KEYS[3])
+redis.call('RPUSH', KEYS[2], ARGV[1])
+redis.call('LTRIM', KEYS[2], -tonumber(ARGV[3]), -1)
+for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[2]) end
 return n
 `)
 
@@ -37,6 +44,7 @@ var setStreamTaskScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
+redis.call('PEXPIRE', KEYS[3], ARGV[2])
 return 1
 `)
 
@@ -71,8 +79,7 @@ func (r *Redis) SetStreamTask(ctx context.Context, streamID, taskID string, ttl 
 	if err != nil {
 		return err
 	}
-	n, err := setStreamTaskScript.Run(ctx, r.rdb, []string{r.keys.stream(streamID), r.keys.streamEvents(streamID)},
-		b, ttl.Milliseconds()).Int64()
+	n, err := setStreamTaskScript.Run(ctx, r.rdb, r.keys.streamKeys(streamID), b, ttl.Milliseconds()).Int64()
 	if err != nil {
 		return r.fail("stream task", err)
 	}
@@ -89,8 +96,7 @@ func (r *Redis) AppendEvent(ctx context.Context, streamID string, data []byte, t
 	if !validID(streamID) {
 		return "", ErrNotFound
 	}
-	n, err := appendEventScript.Run(ctx, r.rdb, []string{r.keys.stream(streamID), r.keys.streamEvents(streamID)},
-		data, ttl.Milliseconds()).Int64()
+	n, err := appendEventScript.Run(ctx, r.rdb, r.keys.streamKeys(streamID), data, ttl.Milliseconds(), MaxStreamEvents).Int64()
 	if err != nil {
 		return "", r.fail("append event", err)
 	}
@@ -108,30 +114,35 @@ func (r *Redis) EventsAfter(ctx context.Context, sc Scope, lastEventID string) (
 	if !ok || !validID(id) {
 		return StreamRecord{}, nil, ErrNotFound
 	}
+	// One transaction, so the count and the list agree.
 	var (
-		get *redis.StringCmd
-		rng *redis.StringSliceCmd
-		ln  *redis.IntCmd
+		get, cnt *redis.StringCmd
+		rng      *redis.StringSliceCmd
 	)
-	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		get = p.Get(ctx, r.keys.stream(id))
-		ln = p.LLen(ctx, r.keys.streamEvents(id))
-		rng = p.LRange(ctx, r.keys.streamEvents(id), n, -1)
+		cnt = p.Get(ctx, r.keys.streamCount(id))
+		rng = p.LRange(ctx, r.keys.streamEvents(id), 0, -1)
 		return nil
 	})
 	if errors.Is(get.Err(), redis.Nil) {
 		return StreamRecord{}, nil, ErrNotFound
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, redis.Nil) {
 		return StreamRecord{}, nil, r.fail("read events", err)
 	}
 	var rec StreamRecord
-	if json.Unmarshal([]byte(get.Val()), &rec) != nil || !sameScope(rec.Scope, sc) || n > ln.Val() {
+	if json.Unmarshal([]byte(get.Val()), &rec) != nil || !sameScope(rec.Scope, sc) {
 		return StreamRecord{}, nil, ErrNotFound
 	}
-	out := make([]StreamEvent, 0, len(rng.Val()))
+	total, _ := cnt.Int64() // no count yet: no events
+	kept := make([][]byte, len(rng.Val()))
 	for i, d := range rng.Val() {
-		out = append(out, StreamEvent{ID: EventID(id, n+int64(i)+1), Data: []byte(d)})
+		kept[i] = []byte(d)
+	}
+	out, ok := eventsAfter(id, n, total, kept)
+	if !ok {
+		return StreamRecord{}, nil, ErrNotFound
 	}
 	return rec, out, nil
 }

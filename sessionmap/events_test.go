@@ -76,6 +76,28 @@ func eventStoreContract(t *testing.T, es sessionmap.EventStore) {
 	if _, err := es.AppendEvent(ctx, "streamCCCCCCCCCCCCCCCCCCCCCC", []byte(`{}`), ttl); !errors.Is(err, sessionmap.ErrNotFound) {
 		t.Errorf("AppendEvent to an unknown stream: %v", err)
 	}
+
+	// A stream keeps its newest MaxStreamEvents: a resume from before them
+	// is refused whole, never replayed with a hole.
+	recL := sessionmap.StreamRecord{ID: "streamLLLLLLLLLLLLLLLLLLLLLL", Scope: a, Method: "GET"}
+	if err := es.OpenStream(ctx, recL, ttl); err != nil {
+		t.Fatal(err)
+	}
+	const extra = 5
+	for i := 0; i < sessionmap.MaxStreamEvents+extra; i++ {
+		if _, err := es.AppendEvent(ctx, recL.ID, []byte(`{}`), ttl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, evs, err = es.EventsAfter(ctx, a, sessionmap.EventID(recL.ID, extra))
+	if err != nil || len(evs) != sessionmap.MaxStreamEvents || evs[0].ID != sessionmap.EventID(recL.ID, extra+1) {
+		t.Fatalf("after the oldest dropped event: %d events, first %v, %v", len(evs), evs[:min(1, len(evs))], err)
+	}
+	for _, n := range []int64{0, extra - 1} {
+		if _, _, err := es.EventsAfter(ctx, a, sessionmap.EventID(recL.ID, n)); !errors.Is(err, sessionmap.ErrNotFound) {
+			t.Errorf("resume from %d, before the kept events: %v, want ErrNotFound", n, err)
+		}
+	}
 }
 
 func TestEventStoreMemory(t *testing.T) { eventStoreContract(t, sessionmap.NewMemoryEvents()) }

@@ -308,7 +308,10 @@ func TestResumeRepresentsOnlyUnansweredInput(t *testing.T) {
 			if len(again) != 1 {
 				t.Fatalf("questions after the resume: %d, want only the unanswered one", len(again))
 			}
-			_, _, pa, _ := again[0].msg(t)
+			idA, _, pa, _ := again[0].msg(t)
+			if id1, _, _, _ := asked[1].msg(t); !bytes.Equal(idA, id1) {
+				t.Errorf("re-presented under id %s, first presented under %s: the same question keeps its id", idA, id1)
+			}
 			if msgOf(pa) != msgOf(p1) || msgOf(pa) == msgOf(p0) {
 				t.Errorf("re-presented %q; unanswered %q, answered %q", msgOf(pa), msgOf(p1), msgOf(p0))
 			}

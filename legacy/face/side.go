@@ -2,8 +2,11 @@ package face
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,6 +20,22 @@ import (
 // URL-elicitation ids (unique) and request ids (go-sdk assigns the real
 // JSON-RPC ids, non-null and never reused in a session, L-84).
 var sideIDs = translate.IDFunc(randomID)
+
+// presentIDs mints the ids of the side request that presents input key of
+// task taskID: the same ids each time the same question is presented (after
+// a resumed stream, on any replica), so a late answer to the first copy
+// still matches and the client sees one question, not two (a question
+// re-sent keeps its JSON-RPC id). They derive from the task id,
+// 128 random bits the session's client already holds, so no one else can
+// guess them; distinct keys or tasks never share one (L-84).
+func presentIDs(taskID, key string) translate.IDSource {
+	n := 0
+	return translate.IDFunc(func() string {
+		n++
+		h := sha256.Sum256([]byte(taskID + "\x00" + key + "\x00" + strconv.Itoa(n)))
+		return base64.RawURLEncoding.EncodeToString(h[:16])
+	})
+}
 
 // ask sends one legacy server→client request (elicitation/create,
 // sampling/createMessage or roots/list) through go-sdk with ctx, which routes

@@ -616,7 +616,7 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 // server→client request with related-task _meta (L-33) and sends the answer
 // upstream (exactly once per key, invariant 5).
 func (s *session) present(ctx context.Context, rec sessionmap.Task, key string, req modern.InputRequest) {
-	side, err := translate.InputRequestToLegacy(rec.ID, key, req, s.clientCaps(), sideIDs)
+	side, err := translate.InputRequestToLegacy(rec.ID, key, req, s.clientCaps(), presentIDs(rec.ID, key))
 	if err != nil {
 		s.b.log.Warn("face: cannot relay an input request to the client", "err", rpc.As(err).Message)
 		return
