@@ -73,7 +73,7 @@ INTEROP_NPM := interop/ts interop/conformance
 CHAOS_FLAGS ?=
 
 .PHONY: chaos
-chaos: redis-server interop-deps
+chaos: redis-server interop/ts/node_modules/.interop-stamp
 	$(GO) run ./bench/cmd/chaos $(CHAOS_FLAGS)
 
 .PHONY: interop-deps
