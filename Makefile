@@ -62,6 +62,20 @@ tidy-check:
 NPM ?= npm
 INTEROP_NPM := interop/ts interop/conformance
 
+# The chaos suite, never part of `make test`: a redis-server, the embedded
+# upstream, 3 bridge replicas built from this checkout and a round-robin
+# proxy, all on loopback; TypeScript SDK legacy clients work through the
+# proxy while a random replica is killed with SIGKILL every few seconds for
+# 60 s; then every acknowledged task is checked against the upstream
+# (bench/cmd/chaos, docs/RELIABILITY.md). About two minutes; exit 3 when a
+# figure whose goal is zero is not. CHAOS_FLAGS passes flags, e.g.
+# CHAOS_FLAGS='-duration 120s -clients 6 -kinds slow,cancel'.
+CHAOS_FLAGS ?=
+
+.PHONY: chaos
+chaos: redis-server interop/ts/node_modules/.interop-stamp
+	$(GO) run ./bench/cmd/chaos $(CHAOS_FLAGS)
+
 .PHONY: interop-deps
 interop-deps: $(addsuffix /node_modules/.interop-stamp,$(INTEROP_NPM))
 	cd interop/mcpgo && $(GO) build -o ../bin/mcpgo-server ./cmd/server && $(GO) build -o ../bin/mcpgo-client ./cmd/client

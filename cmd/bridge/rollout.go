@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -16,15 +17,17 @@ func init() {
 	register(&cli.Command{
 		Name:  "rollout",
 		Usage: "report which clients still use legacy tasks, and whether the bridge can be removed",
-		UsageText: "bridge rollout --metrics-url http://BRIDGE/metrics [--json]\n" +
+		UsageText: "bridge rollout --metrics-url http://BRIDGE/metrics [--metrics-url http://BRIDGE2/metrics ...] [--json]\n" +
 			"bridge rollout --prometheus http://PROMETHEUS:9090 [--window 7d] [--json]",
-		Description: "Reads the bridge's rollout metrics (docs/METRICS.md): one bridge's /metrics (counts since it\n" +
-			"started), or a Prometheus server's HTTP API for every scraped replica over --window. Prints a\n" +
+		Description: "Reads the bridge's rollout metrics (docs/METRICS.md): the /metrics of each replica, summed\n" +
+			"(counts since each started; repeat --metrics-url or separate the URLs with commas, one per replica),\n" +
+			"or a Prometheus server's HTTP API for every scraped replica over --window. Prints a\n" +
 			"table per client and a verdict line.\n\n" +
 			"Exit codes: 0 no legacy traffic (the bridge can be removed); 4 legacy traffic remains;\n" +
 			"1 error (unreachable URL, not a tasksbridge source, bad flags).",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "metrics-url", Usage: "one bridge's /metrics URL", EnvVars: []string{"TASKSBRIDGE_METRICS_URL"}},
+			&cli.StringSliceFlag{Name: "metrics-url", Usage: "a bridge replica's /metrics URL; repeat it (or separate with commas) for every replica, and the counts are summed",
+				EnvVars: []string{"TASKSBRIDGE_METRICS_URL"}},
 			&cli.StringFlag{Name: "prometheus", Usage: "Prometheus base URL (its HTTP API is under /api/v1)",
 				EnvVars: []string{"TASKSBRIDGE_PROMETHEUS_URL"}},
 			&cli.StringFlag{Name: "window", Value: "7d", Usage: "with --prometheus: the range to look back over (Prometheus duration)"},
@@ -36,15 +39,21 @@ func init() {
 }
 
 func runRollout(c *cli.Context) error {
-	metricsURL, promURL := c.String("metrics-url"), c.String("prometheus")
+	var metricsURLs []string
+	for _, u := range c.StringSlice("metrics-url") {
+		if u = strings.TrimSpace(u); u != "" {
+			metricsURLs = append(metricsURLs, u)
+		}
+	}
+	promURL := c.String("prometheus")
 	switch {
 	case c.NArg() > 0:
 		return fmt.Errorf("rollout: unexpected argument %q", c.Args().First())
-	case (metricsURL == "") == (promURL == ""):
+	case (len(metricsURLs) == 0) == (promURL == ""):
 		// Plain errors: main prints them and exits 1 (a cli.ExitCoder would
 		// make urfave/cli call os.Exit inside Run).
 		return errors.New("rollout: give exactly one of --metrics-url URL or --prometheus URL")
-	case metricsURL != "" && c.IsSet("window"):
+	case len(metricsURLs) > 0 && c.IsSet("window"):
 		return errors.New("rollout: --window applies to --prometheus only (a /metrics page counts since the bridge started)")
 	}
 
@@ -55,8 +64,8 @@ func runRollout(c *cli.Context) error {
 		d   rollout.Data
 		err error
 	)
-	if metricsURL != "" {
-		d, err = rollout.FetchMetrics(ctx, hc, metricsURL)
+	if len(metricsURLs) > 0 {
+		d, err = rollout.FetchAllMetrics(ctx, hc, metricsURLs)
 	} else {
 		d, err = rollout.QueryPrometheus(ctx, hc, promURL, c.String("window"))
 	}

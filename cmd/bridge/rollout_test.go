@@ -89,6 +89,79 @@ func TestRolloutMetricsURL(t *testing.T) {
 	}
 }
 
+// TestRolloutSeveralMetricsURLs: with one /metrics URL per replica the
+// counts are summed, and the sum changes the verdict. The modern-only replica
+// alone says "removable" (exit 0); together with the replica that served a
+// legacy client the verdict is "legacy remains" (exit 4), with the requests
+// of the client both served added up (3+3) and the legacy share computed over
+// the whole fleet's task traffic (2 legacy task calls of 2+4 task calls, 33%,
+// where the legacy replica alone says 50%).
+func TestRolloutSeveralMetricsURLs(t *testing.T) {
+	modern, legacy := bridgeMetrics(t, false), bridgeMetrics(t, true)
+
+	out, code, err := runRolloutCmd(t, "--metrics-url", modern)
+	if code != 0 || err != nil || !strings.HasSuffix(out, "\nno legacy task traffic: the bridge can be removed\n") {
+		t.Fatalf("modern replica alone: exit %d (%v), output:\n%s", code, err, out)
+	}
+	out, _, _ = runRolloutCmd(t, "--metrics-url", legacy)
+	if !strings.Contains(out, "(50% of task traffic)") {
+		t.Fatalf("legacy replica alone: output:\n%s", out)
+	}
+
+	for name, args := range map[string][]string{
+		"repeated flag":   {"--metrics-url", modern, "--metrics-url", legacy},
+		"comma-separated": {"--metrics-url", modern + "," + legacy},
+	} {
+		out, code, err := runRolloutCmd(t, args...)
+		if code != rollout.ExitLegacyRemains {
+			t.Errorf("%s: exit %d (%v), want 4; output:\n%s", name, code, err, out)
+			continue
+		}
+		for _, want := range []string{
+			"source: " + modern + ", " + legacy + " (since the bridge started, 2 replicas)",
+			"legacy-client  1.0.0    legacy  3         100%",
+			"modern-client  2.0.0    modern  6         -",
+			"\n1 client still uses legacy tasks (33% of task traffic)\n",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: output lacks %q:\n%s", name, want, out)
+			}
+		}
+	}
+
+	// Environment variable, comma-separated, as for the flag.
+	t.Setenv("TASKSBRIDGE_METRICS_URL", modern+","+legacy)
+	if out, code, err := runRolloutCmd(t, "--json"); code != rollout.ExitLegacyRemains {
+		t.Errorf("TASKSBRIDGE_METRICS_URL with two URLs: exit %d (%v), want 4; output:\n%s", code, err, out)
+	}
+}
+
+// TestRolloutSeveralMetricsURLsErrors: a replica that does not answer, or a
+// URL named twice, is an error (exit 1) rather than a verdict on part of the
+// fleet or on double counts.
+func TestRolloutSeveralMetricsURLsErrors(t *testing.T) {
+	good := bridgeMetrics(t, false)
+	srv := httptest.NewServer(http.NotFoundHandler())
+	dead := srv.URL + "/metrics"
+	srv.Close()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--metrics-url", good, "--metrics-url", dead}, "rollout: cannot reach bridge metrics at " + dead},
+		{[]string{"--metrics-url", good + "," + good}, "metrics URL " + good + " is given twice"},
+		{[]string{"--metrics-url", good, "--prometheus", dead}, "give exactly one of"},
+	} {
+		out, code, err := runRolloutCmd(t, c.args...)
+		if code != 1 || err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: exit %d, %v; want 1 and %q", c.args, code, err, c.want)
+		}
+		if out != "" {
+			t.Errorf("%v: printed a report on error:\n%s", c.args, out)
+		}
+	}
+}
+
 func TestRolloutJSON(t *testing.T) {
 	out, code, _ := runRolloutCmd(t, "--json", "--metrics-url", bridgeMetrics(t, true))
 	var r rollout.Report

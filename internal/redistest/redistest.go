@@ -83,22 +83,37 @@ func Start(t testing.TB) *Server {
 // appended to the command line (e.g. "--appendonly", "yes").
 func StartLocal(t testing.TB, extra ...string) *Server {
 	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Fatal(InstallHint)
+	}
+	s, err := Launch(t.TempDir(), extra...)
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// Launch starts a redis-server of its own on a free loopback port, with its
+// files in dir and extra arguments appended, for programs that are not
+// tests (the chaos tool); the caller must call Stop. A missing redis-server
+// is an error carrying InstallHint.
+func Launch(dir string, extra ...string) (*Server, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		t.Fatal(InstallHint)
+		return nil, errors.New(InstallHint)
 	}
 	var lastErr error
 	// A free port found by listening can be taken by someone else before
 	// redis-server binds it; try again with another.
 	for range 3 {
-		s, err := startOnFreePort(t, bin, extra)
+		s, err := startOnFreePort(dir, bin, extra)
 		if err == nil {
-			return s
+			return s, nil
 		}
 		lastErr = err
 	}
-	t.Fatalf("redistest: cannot start redis-server: %v", lastErr)
-	return nil
+	return nil, fmt.Errorf("cannot start redis-server: %w", lastErr)
 }
 
 // StartReplica starts a redis-server replicating primary (which must be
@@ -114,10 +129,11 @@ func StartReplica(t testing.TB, primary *Server) *Server {
 	if err != nil {
 		t.Fatal(InstallHint)
 	}
-	s, err := startOnFreePort(t, bin, []string{"--replicaof", host, port}, "MASTER <-> REPLICA sync: Finished with success")
+	s, err := startOnFreePort(t.TempDir(), bin, []string{"--replicaof", host, port}, "MASTER <-> REPLICA sync: Finished with success")
 	if err != nil {
 		t.Fatalf("redistest: cannot start a replica: %v", err)
 	}
+	t.Cleanup(s.Stop)
 	// The replica's log says it loaded the data; the primary counts it for
 	// WAIT only once it has its acknowledgement. That state has no event to
 	// wait on from here, so poll the primary with a deadline.
@@ -160,12 +176,11 @@ func freePort() (int, error) {
 // has printed every one of ready (default: it accepts connections) or has
 // exited. Reading the log rather than polling the port makes start-up an
 // event, not a guess.
-func startOnFreePort(t testing.TB, bin string, extra []string, ready ...string) (*Server, error) {
+func startOnFreePort(dir, bin string, extra []string, ready ...string) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	dir := t.TempDir()
 	args := append([]string{
 		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--dir", dir, "--save", "", "--appendonly", "no",
@@ -236,7 +251,6 @@ func startOnFreePort(t testing.TB, bin string, extra []string, ready ...string) 
 		stop()
 		return nil, fmt.Errorf("redis-server on port %d not ready after %s", port, startTimeout)
 	}
-	t.Cleanup(stop)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	return &Server{URL: "redis://" + addr + "/0", Addr: addr, Started: true, stop: stop}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -105,6 +106,67 @@ func FetchMetrics(ctx context.Context, hc *http.Client, metricsURL string) (Data
 		return Data{}, fmt.Errorf("bridge metrics at %s: HTTP %s", name, resp.Status)
 	}
 	return FromMetricsText(name, io.LimitReader(resp.Body, maxBody))
+}
+
+// FetchAllMetrics reads the /metrics page of every replica and sums them
+// ([Merge]): each bridge counts only the requests it served, so with several
+// replicas behind a load balancer one page alone under-counts, and may call a
+// bridge removable while another replica still serves legacy clients. Every
+// URL must answer (a replica left out would be the same mistake), and a URL
+// given twice is refused rather than counted twice.
+func FetchAllMetrics(ctx context.Context, hc *http.Client, metricsURLs []string) (Data, error) {
+	if len(metricsURLs) == 0 {
+		return Data{}, errors.New("no metrics URL given")
+	}
+	seen := map[string]bool{}
+	for _, raw := range metricsURLs {
+		u, err := parseURL(raw)
+		if err != nil {
+			return Data{}, err
+		}
+		if seen[u.String()] {
+			return Data{}, fmt.Errorf("metrics URL %s is given twice: each replica's /metrics must be named once, or its counts would be added twice", u.Redacted())
+		}
+		seen[u.String()] = true
+	}
+	ds := make([]Data, len(metricsURLs))
+	errs := make([]error, len(metricsURLs))
+	var wg sync.WaitGroup
+	for i, raw := range metricsURLs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ds[i], errs[i] = FetchMetrics(ctx, hc, raw)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return Data{}, err
+	}
+	return Merge(ds...), nil
+}
+
+// Merge sums the data of several replicas' /metrics pages: samples are
+// concatenated, and [Decide] adds counters of equal labels and keeps the
+// latest last-seen time, which is the sum over the fleet. Sources are listed
+// in order; Replicas is the total.
+func Merge(ds ...Data) Data {
+	if len(ds) == 1 {
+		return ds[0]
+	}
+	var out Data
+	sources := make([]string, 0, len(ds))
+	for _, d := range ds {
+		sources = append(sources, d.Source)
+		out.Replicas += d.Replicas
+		out.ClientRequests = append(out.ClientRequests, d.ClientRequests...)
+		out.ClientLastSeen = append(out.ClientLastSeen, d.ClientLastSeen...)
+		out.LegacyCalls = append(out.LegacyCalls, d.LegacyCalls...)
+		out.Requests = append(out.Requests, d.Requests...)
+		out.TasksCreated = append(out.TasksCreated, d.TasksCreated...)
+	}
+	out.Source = strings.Join(sources, ", ")
+	return out
 }
 
 // Queries returns the PromQL instant queries QueryPrometheus runs for a

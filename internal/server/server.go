@@ -268,6 +268,13 @@ func New(cfg Config) (*Server, error) {
 		StatusNotifications: cfg.StatusNotifications,
 	}
 	lc.Outbox.Pending, lc.Outbox.Retry = m.OutboxPending, m.OutboxRetry
+	// The metering wrapper hides the store's event methods: hand the face
+	// the store's own, so the events of resumable streams are shared by the
+	// replicas on one Redis and a client resumes on any of them (L-47, L-48),
+	// not only on the replica that died.
+	if es, ok := st.(sessionmap.EventStore); ok {
+		lc.Events = es
+	}
 	if cfg.Legacy != nil {
 		cfg.Legacy(&lc)
 	}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tasksbridge/tasksbridge/internal/demo"
+	"github.com/tasksbridge/tasksbridge/modern"
+)
+
+// figures are the chaos run's results. The goal is zero for every figure
+// but Cycles, Acknowledged and the informational ones.
+type figures struct {
+	Cycles       int
+	Acknowledged int
+	Lost         int // acknowledged, then unknown to the bridge, or never created upstream
+	WrongFinal   int // acknowledged, known, but not ending as it should (status, result, upstream)
+	DupCreates   int // upstream tasks beyond the first for one client call
+	DupAnswers   int // input answers the upstream received for an already answered key
+	RePresented  int // elicitations presented to a client beyond the first, per task
+	Timeouts     int // client requests that hit the request timeout
+	DriverKilled bool
+
+	// Informational.
+	Unacked       int // task creations the client saw fail (no task id)
+	Orphans       int // of those, the ones the upstream created anyway
+	RequestErrors int // client requests that failed otherwise (retried)
+	Requests      int
+	ListMisses    int // acknowledged tasks of a session tasks/list did not show
+	SessionsLost  int
+	Elapsed       time.Duration
+	Examples      []string // one line per anomaly, the first few
+}
+
+// clean reports whether every figure whose goal is zero is zero.
+func (f *figures) clean() bool {
+	return f.Lost == 0 && f.WrongFinal == 0 && f.DupCreates == 0 && f.DupAnswers == 0 &&
+		f.RePresented == 0 && f.Timeouts == 0 && !f.DriverKilled && f.Acknowledged > 0
+}
+
+// upstreamEnd is the status the upstream task of each kind must end in: the
+// bridge maps error_task's completed isError result to a failed legacy task
+// (L-29), and a cancelled legacy task must be cancelled upstream.
+var upstreamEnd = map[string]modern.TaskStatus{
+	"slow": modern.StatusCompleted, "elicit": modern.StatusCompleted,
+	"iserror": modern.StatusCompleted, "cancel": modern.StatusCancelled,
+}
+
+// account turns the clients' lines and the upstream's record into figures.
+// created maps each call's marker to the upstream tasks created for it;
+// status is the upstream's current status of a task.
+func (f *figures) account(lines []line, created map[string][]string, status func(string) modern.TaskStatus, up demo.Counters) {
+	example := func(format string, args ...any) {
+		if len(f.Examples) < 12 {
+			f.Examples = append(f.Examples, fmt.Sprintf(format, args...))
+		}
+	}
+	for marker, ids := range created {
+		if len(ids) > 1 {
+			f.DupCreates += len(ids) - 1
+			example("%s: %d upstream tasks for one tools/call", marker, len(ids))
+		}
+	}
+	f.DupAnswers = up.DuplicateKeys
+	for _, l := range lines {
+		switch l.Type {
+		case "task":
+			f.Acknowledged++
+			ids := created[l.Marker]
+			switch {
+			case l.Unknown:
+				f.Lost++
+				example("%s (%s, task %s): the bridge answered -32602 for an acknowledged task: %s", l.Marker, l.Kind, l.TaskID, l.Detail)
+			case len(ids) == 0:
+				f.Lost++
+				example("%s (%s, task %s): acknowledged, but the upstream never created it", l.Marker, l.Kind, l.TaskID)
+			case l.Final != l.Expect || !l.ResultOK:
+				f.WrongFinal++
+				example("%s (%s, task %s): ended %q (want %q), result ok %v: %s", l.Marker, l.Kind, l.TaskID, l.Final, l.Expect, l.ResultOK, l.Detail)
+			default:
+				if got := status(ids[0]); got != upstreamEnd[l.Kind] {
+					f.WrongFinal++
+					example("%s (%s, task %s): the client saw %s but the upstream task is %q (want %q)", l.Marker, l.Kind, l.TaskID, l.Final, got, upstreamEnd[l.Kind])
+				}
+			}
+			if l.Kind == "elicit" && l.Presented > 1 {
+				f.RePresented += l.Presented - 1
+				example("%s (task %s): the elicitation was presented %d times", l.Marker, l.TaskID, l.Presented)
+			}
+		case "unacked":
+			f.Unacked++
+			if len(created[l.Marker]) > 0 {
+				f.Orphans++
+			}
+		case "list":
+			f.ListMisses += len(l.Missing)
+			if len(l.Missing) > 0 {
+				example("%s: tasks/list lacks %d acknowledged tasks, e.g. %s", l.Client, len(l.Missing), l.Missing[0])
+			}
+		case "summary":
+			f.Requests += l.Requests
+			f.RequestErrors += l.Errors
+			f.Timeouts += l.Timeouts
+			f.SessionsLost += l.Lost
+		}
+	}
+	sort.Strings(f.Examples)
+}
+
+// write prints the figures as the Markdown table docs/RELIABILITY.md uses.
+func (f *figures) write(w io.Writer, c config) {
+	fmt.Fprintf(w, "chaos run: %d replicas, %d clients (tasks: %s), %s of kills (one every ~%s, down %s), seed %d, %s in all\n\n",
+		c.replicas, c.clients, c.kinds, c.duration, c.killEvery, c.down, c.seed, f.Elapsed.Round(time.Second))
+	fmt.Fprintln(w, "| figure | value | goal |")
+	fmt.Fprintln(w, "|---|---:|---|")
+	row := func(name string, v int, goal string) { fmt.Fprintf(w, "| %s | %d | %s |\n", name, v, goal) }
+	row("kill -9 cycles", f.Cycles, "")
+	row("tasks acknowledged", f.Acknowledged, "")
+	row("lost", f.Lost, "0")
+	row("wrong final status", f.WrongFinal, "0")
+	row("duplicate creates upstream", f.DupCreates, "0")
+	row("duplicate input answers upstream", f.DupAnswers, "0")
+	row("input questions presented again", f.RePresented, "0")
+	row("client requests that timed out", f.Timeouts, "0")
+	row("client requests (all)", f.Requests, "")
+	row("client requests failed otherwise (retried)", f.RequestErrors, "")
+	row("creates without an answer (not acknowledged)", f.Unacked, "")
+	row("… of which created upstream anyway", f.Orphans, "")
+	row("acknowledged tasks missing from tasks/list", f.ListMisses, "")
+	row("sessions lost", f.SessionsLost, "")
+	if f.DriverKilled {
+		fmt.Fprintln(w, "\nThe clients did not finish within -duration + -task-budget + 30s and were killed: their last tasks are not counted.")
+	}
+	if len(f.Examples) > 0 {
+		fmt.Fprintf(w, "\nFirst anomalies:\n\n- %s\n", strings.Join(f.Examples, "\n- "))
+	}
+}

@@ -1,0 +1,233 @@
+// Command chaos is the bridge's chaos suite (`make chaos`, never part of
+// `make test`): on loopback only, it starts a redis-server of its own, the
+// embedded modern upstream, several `bridge serve --store redis://...`
+// replicas built from this checkout and a round-robin proxy without
+// affinity (internal/cluster), then runs official TypeScript SDK legacy
+// clients (interop/ts/chaos-client.mjs) creating, polling, waiting on
+// tasks/result, listing, cancelling and answering elicitations through the
+// proxy, while it kills a random replica with SIGKILL every few seconds and
+// restarts it on the same port. At the end every acknowledged task is
+// checked against what the upstream created, and the figures are printed as
+// a Markdown table (docs/RELIABILITY.md records a run).
+//
+// Exit status: 0 when every figure whose goal is zero is zero, 3 when one is
+// not, 1 when the run itself could not be made. The run is bounded: the kill
+// phase lasts -duration, then the clients finish their last task within
+// -task-budget; every child process is killed at the end (and by the kernel
+// if this process dies first, on Linux).
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/tasksbridge/tasksbridge/internal/cluster"
+	"github.com/tasksbridge/tasksbridge/internal/demo"
+)
+
+type config struct {
+	duration, killEvery, down, reqTimeout, taskBudget time.Duration
+	replicas, clients                                 int
+	seed                                              uint64
+	bridge, kinds                                     string
+	verbose                                           bool
+}
+
+func main() {
+	var c config
+	flag.DurationVar(&c.duration, "duration", 60*time.Second, "how long replicas are killed while the clients work")
+	flag.DurationVar(&c.killEvery, "kill-every", 4*time.Second, "mean interval between two kills (each is uniform in [x/2, 3x/2])")
+	flag.DurationVar(&c.down, "down", 500*time.Millisecond, "how long a killed replica stays down before it restarts on its port")
+	flag.IntVar(&c.replicas, "replicas", 3, "bridge processes behind the proxy")
+	flag.IntVar(&c.clients, "clients", 4, "concurrent TypeScript SDK legacy clients (one session each)")
+	flag.DurationVar(&c.reqTimeout, "request-timeout", 30*time.Second, "the clients' request timeout (the SDK default is 60s)")
+	flag.DurationVar(&c.taskBudget, "task-budget", 90*time.Second, "how long one task may take the client, retries included")
+	flag.Uint64Var(&c.seed, "seed", 0, "random seed for the choice of victims and intervals (0: from the clock)")
+	flag.StringVar(&c.bridge, "bridge", "", "bridge binary (default: build ./cmd/bridge of this checkout)")
+	flag.StringVar(&c.kinds, "kinds", "slow,elicit,cancel,iserror", "task kinds the clients cycle through: slow (completes), elicit (asks one input), cancel, iserror (a failed task)")
+	flag.BoolVar(&c.verbose, "v", false, "show the replicas' warnings and the clients' stderr")
+	flag.Parse()
+	if c.replicas < 2 || c.clients < 1 || c.duration <= 0 || c.killEvery <= 0 {
+		fmt.Fprintln(os.Stderr, "chaos: need -replicas ≥ 2, -clients ≥ 1 and positive -duration and -kill-every")
+		os.Exit(2)
+	}
+	if c.seed == 0 {
+		c.seed = uint64(time.Now().UnixNano())
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	f, err := run(ctx, c)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chaos:", err)
+		os.Exit(1)
+	}
+	f.write(os.Stdout, c)
+	if !f.clean() {
+		os.Exit(3)
+	}
+}
+
+func run(ctx context.Context, c config) (*figures, error) {
+	node, script, err := findClient()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "tasksbridge-chaos-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	if c.bridge == "" {
+		fmt.Fprintln(os.Stderr, "chaos: building ./cmd/bridge")
+		if c.bridge, err = cluster.BuildBridge(ctx, dir, false); err != nil {
+			return nil, err
+		}
+	}
+	var logs io.Writer = io.Discard
+	if c.verbose {
+		logs = os.Stderr
+	}
+	cl, err := cluster.Start(ctx, cluster.Options{Bridge: c.bridge, Replicas: c.replicas, Dir: dir, Stderr: logs,
+		Upstream: demo.Options{PollInterval: 100 * time.Millisecond}, Args: []string{"--log-level", "warn"}})
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	fmt.Fprintf(os.Stderr, "chaos: %d replicas on %s behind %s; %d clients for %s, a kill every ~%s (seed %d)\n",
+		c.replicas, cl.RedisURL, cl.URL, c.clients, c.duration, c.killEvery, c.seed)
+
+	dctx, cancelDriver := context.WithTimeout(ctx, c.duration+c.taskBudget+30*time.Second)
+	defer cancelDriver()
+	cmd := exec.CommandContext(dctx, node, script, "--mode", "chaos",
+		"--clients", strconv.Itoa(c.clients),
+		"--duration-ms", strconv.FormatInt(c.duration.Milliseconds(), 10),
+		"--request-timeout-ms", strconv.FormatInt(c.reqTimeout.Milliseconds(), 10),
+		"--task-budget-ms", strconv.FormatInt(c.taskBudget.Milliseconds(), 10),
+		"--kinds", c.kinds, cl.URL)
+	cmd.Dir = filepath.Dir(script)
+	cmd.Stderr = logs
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start the TypeScript clients: %w", err)
+	}
+	lines := make(chan []line, 1)
+	go func() { lines <- readLines(out) }()
+
+	f := &figures{}
+	rng := rand.New(rand.NewPCG(c.seed, c.seed^0x9e3779b97f4a7c15))
+	start := time.Now()
+	end := start.Add(c.duration)
+	for {
+		wait := c.killEvery/2 + time.Duration(rng.Int64N(int64(c.killEvery)))
+		if time.Now().Add(wait).After(end) {
+			break
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		victim := rng.IntN(c.replicas)
+		if err := cl.Kill(victim); err != nil {
+			return nil, fmt.Errorf("kill replica %d: %w", victim, err)
+		}
+		select {
+		case <-time.After(c.down):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if err := cl.Restart(ctx, victim); err != nil {
+			return nil, fmt.Errorf("restart replica %d: %w", victim, err)
+		}
+		f.Cycles++
+		fmt.Fprintf(os.Stderr, "chaos: %5.1fs kill -9 replica %d, restarted (cycle %d)\n", time.Since(start).Seconds(), victim, f.Cycles)
+	}
+	fmt.Fprintln(os.Stderr, "chaos: kill phase over; waiting for the clients to finish their last tasks")
+	recs := <-lines
+	werr := cmd.Wait()
+	if dctx.Err() != nil {
+		f.DriverKilled = true
+	} else if werr != nil {
+		return nil, fmt.Errorf("the TypeScript clients failed: %v (run with -v for their stderr)", werr)
+	}
+	f.Elapsed = time.Since(start)
+	f.account(recs, cl.Creates.Markers(), cl.Upstream.Status, cl.Upstream.Counters())
+	return f, nil
+}
+
+// findClient locates node and interop/ts/chaos-client.mjs (with its
+// node_modules) from the working directory, which must be in the checkout.
+func findClient() (node, script string, err error) {
+	node, err = exec.LookPath("node")
+	if err != nil {
+		return "", "", errors.New("node is not on PATH: the chaos clients are the TypeScript SDK's (Node 20 or later)")
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		ts := filepath.Join(d, "interop", "ts")
+		if _, err := os.Stat(filepath.Join(ts, "chaos-client.mjs")); err == nil {
+			if _, err := os.Stat(filepath.Join(ts, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+				return "", "", errors.New("interop/ts is not installed: run `make interop-deps` at the repository root")
+			}
+			return node, filepath.Join(ts, "chaos-client.mjs"), nil
+		}
+		if filepath.Dir(d) == d {
+			return "", "", fmt.Errorf("no interop/ts/chaos-client.mjs above %s: run the chaos tool inside the checkout", wd)
+		}
+	}
+}
+
+// line is one JSON line of chaos-client.mjs.
+type line struct {
+	Type      string   `json:"type"`
+	Client    string   `json:"client"`
+	Kind      string   `json:"kind"`
+	Marker    string   `json:"marker"`
+	TaskID    string   `json:"taskId"`
+	Expect    string   `json:"expect"`
+	Final     string   `json:"final"`
+	ResultOK  bool     `json:"resultOk"`
+	Presented int      `json:"presented"`
+	Errors    int      `json:"errors"`
+	Timeouts  int      `json:"timeouts"`
+	Unknown   bool     `json:"unknown"`
+	Detail    string   `json:"detail"`
+	Error     string   `json:"error"`
+	Timeout   bool     `json:"timeout"`
+	Missing   []string `json:"missing"`
+	Requests  int      `json:"requests"`
+	Lost      int      `json:"sessionsLost"`
+}
+
+func readLines(r io.Reader) []line {
+	var out []line
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var l line
+		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Type != "" {
+			out = append(out, l)
+		}
+	}
+	_, _ = io.Copy(io.Discard, r)
+	return out
+}
