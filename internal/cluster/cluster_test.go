@@ -15,6 +15,7 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/internal/demo"
 	"github.com/tasksbridge/tasksbridge/internal/redistest"
+	"github.com/tasksbridge/tasksbridge/internal/syncbuf"
 	"github.com/tasksbridge/tasksbridge/interop/peers"
 )
 
@@ -221,19 +222,4 @@ func TestKillReplicaHoldingTasksResult(t *testing.T) {
 }
 
 // syncBuffer is a concurrency-safe output capture.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = syncbuf.Buffer

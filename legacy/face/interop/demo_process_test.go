@@ -4,17 +4,16 @@ package interop_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/tasksbridge/tasksbridge/internal/syncbuf"
 	"github.com/tasksbridge/tasksbridge/interop/peers"
 )
 
@@ -99,22 +98,7 @@ func buildBridge(t *testing.T) string {
 }
 
 // syncBuffer is a concurrency-safe output capture.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = syncbuf.Buffer
 
 // demoProcess is a running `bridge demo`.
 type demoProcess struct {
