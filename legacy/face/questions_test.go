@@ -18,20 +18,7 @@ func TestInputAnswerOnAnotherReplica(t *testing.T) {
 	for name, open := range sharedStores(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx, up, brA, brB, c := resumeSetup(t, open)
-			id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "elicit_task", "arguments": map[string]any{"question": "Q?", "count": 2}, "task": map[string]any{}}))
-
-			s := openSSE(t, ctx, c, brA.url, rpcBody(9, "tasks/result", map[string]any{"taskId": id}), "")
-			s.prime()
-			var asked []sseEvent
-			for len(asked) < 2 {
-				ev, ok := s.next()
-				if !ok {
-					t.Fatal("stream ended before both questions")
-				}
-				if _, m, _, _ := ev.msg(t); m == "elicitation/create" {
-					asked = append(asked, ev)
-				}
-			}
+			id, s, asked := twoQuestions(t, ctx, c, brA.url)
 			post := func(cl *rawClient, ev sseEvent) int {
 				t.Helper()
 				rid, _, _, _ := ev.msg(t)
