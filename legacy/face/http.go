@@ -134,7 +134,7 @@ func (b *Bridge) servePOST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	if resp, ok := msg.(*jsonrpc.Response); ok && b.deliverAnswer(s, resp, body) {
+	if resp, ok := msg.(*jsonrpc.Response); ok && (b.deliverAnswer(s, resp, body) || b.answerStored(r, s, resp, body)) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}

@@ -422,13 +422,9 @@ func (s *session) askLean(ctx context.Context, ri *reqInfo, side translate.SideR
 	} else {
 		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: cannot send %s to a client", side.Request.Method)
 	}
-	var idv any
-	if err := json.Unmarshal(side.Request.ID, &idv); err != nil {
-		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: side request id: %v", err)
-	}
-	id, err := jsonrpc.MakeID(idv)
+	id, err := sideID(side)
 	if err != nil {
-		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: side request id: %v", err)
+		return nil, err
 	}
 	params := side.Request.Params
 	if len(params) == 0 {

@@ -252,20 +252,7 @@ func TestResumeRepresentsOnlyUnansweredInput(t *testing.T) {
 	for name, open := range sharedStores(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx, up, brA, brB, c := resumeSetup(t, open)
-			id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "elicit_task", "arguments": map[string]any{"question": "Q?", "count": 2}, "task": map[string]any{}}))
-
-			s := openSSE(t, ctx, c, brA.url, rpcBody(9, "tasks/result", map[string]any{"taskId": id}), "")
-			s.prime()
-			var asked []sseEvent
-			for len(asked) < 2 {
-				ev, ok := s.next()
-				if !ok {
-					t.Fatal("stream ended before both questions")
-				}
-				if _, m, _, _ := ev.msg(t); m == "elicitation/create" {
-					asked = append(asked, ev)
-				}
-			}
+			_, s, asked := twoQuestions(t, ctx, c, brA.url)
 			answer := func(url string, ev sseEvent) {
 				t.Helper()
 				rid, _, _, _ := ev.msg(t)
@@ -320,6 +307,26 @@ func TestResumeRepresentsOnlyUnansweredInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// twoQuestions starts an elicit_task asking two questions and opens its
+// tasks/result (id 9) on url, read until both questions arrived.
+func twoQuestions(t *testing.T, ctx context.Context, c *rawClient, url string) (string, *sseStream, []sseEvent) {
+	t.Helper()
+	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "elicit_task", "arguments": map[string]any{"question": "Q?", "count": 2}, "task": map[string]any{}}))
+	s := openSSE(t, ctx, c, url, rpcBody(9, "tasks/result", map[string]any{"taskId": id}), "")
+	s.prime()
+	var asked []sseEvent
+	for len(asked) < 2 {
+		ev, ok := s.next()
+		if !ok {
+			t.Fatal("stream ended before both questions")
+		}
+		if _, m, _, _ := ev.msg(t); m == "elicitation/create" {
+			asked = append(asked, ev)
+		}
+	}
+	return id, s, asked
 }
 
 func msgOf(params json.RawMessage) string {

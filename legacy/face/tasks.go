@@ -534,6 +534,7 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 	}
 
 	prog := progressSender{s: s, ri: ri, token: progressToken}
+	asking := map[string]context.CancelFunc{} // the keys this wait presents
 	for {
 		select {
 		case snap, ok := <-sub.C:
@@ -556,6 +557,15 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 			if !live(cur) {
 				s.forgetPresented(rec.ID)
 				return outcome(cur, mode)
+			}
+			// A question whose answer the store holds (the client's
+			// answer reached another process, questions.go) is no
+			// longer waited for here.
+			for k, stop := range asking {
+				if answered(cur, k) {
+					stop()
+					delete(asking, k)
+				}
 			}
 			if snap.Task == nil {
 				continue
@@ -595,10 +605,13 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 					continue
 				}
 				req := d.InputRequests[k]
+				kctx, kcancel := context.WithCancel(ctx)
+				asking[k] = kcancel
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					s.present(ctx, cur, k, req, opts)
+					defer kcancel()
+					s.present(kctx, cur, k, req, opts)
 				}()
 			}
 		case <-pinned:
@@ -627,19 +640,23 @@ func (s *session) present(ctx context.Context, rec sessionmap.Task, key string, 
 		s.b.log.Warn("face: cannot relay an input request to the client", "err", rpc.As(err).Message)
 		return
 	}
+	if ri := reqInfoFrom(ctx); ri != nil && ri.out != nil {
+		// Recorded before it goes out, so whichever process the client's
+		// answer reaches can take it (questions.go).
+		id, err := sideID(side)
+		if err == nil {
+			err = s.recordQuestion(ctx, rec, key, id, req)
+		}
+		if err != nil {
+			s.b.log.Warn("face: cannot record an input request; only this process can take its answer", "err", err)
+		}
+	}
 	resp, err := s.ask(ctx, side)
 	if err != nil {
 		s.unmarkPresented(rec.ID, key) // nobody answered: a later wait asks again
 		return
 	}
-	answer, err := translate.InputResponseFromLegacy(req, resp)
-	if err != nil {
-		s.b.log.Warn("face: the client's answer cannot go upstream; the key stays open", "err", rpc.As(err).Message)
-		s.audit(audit.ActionInput, rec.ID, rec.ToolName, "error", rpc.CodeOf(err))
-		return
-	}
-	s.audit(audit.ActionInput, rec.ID, rec.ToolName, audit.InputAction(answer), 0)
-	s.b.answer(rec, key, answer, opts)
+	s.takeAnswer(rec, key, req, resp, opts)
 }
 
 // answered reports whether the store holds an answer to key of rec.
