@@ -133,7 +133,7 @@ func OpenBadger(dir string, opts ...Option) (*Badger, error) {
 	}
 	bo := storeOptions(dir).
 		// Commits are fsynced by groupSync, once per batch, before their
-		// writers return (README fact 7); Badger's SyncWrites would sync
+		// writers return (durable before the reply, L-12); Badger's SyncWrites would sync
 		// once per transaction.
 		WithSyncWrites(false).
 		WithReadOnly(o.readOnly).

@@ -14,7 +14,7 @@ import (
 )
 
 // TaskScenarios is every tasks-* server scenario of the conformance harness
-// 0.2.0-alpha.12 (interop-peers.md §7.3). CheckTaskScenarios fails a test
+// 0.2.0-alpha.12. CheckTaskScenarios fails a test
 // when the harness lists one that is not here.
 var TaskScenarios = []string{
 	"tasks-lifecycle", "tasks-capability-negotiation", "tasks-wire-fields", "tasks-request-state-removal",

@@ -61,7 +61,7 @@
 //
 // tools/call with "task": the upstream creates a task → the record is made
 // durable in sessionmap first → the client gets a nested CreateTaskResult
-// (L-12, README fact 7). A synchronous upstream answer becomes a synthesized,
+// (L-12: durable before the reply). A synchronous upstream answer becomes a synthesized,
 // already completed task. A call without "task" that the upstream turns into a
 // task is polled internally. tasks/get is served from the watcher's cache
 // (never more often upstream than pollInterval); tasks/result blocks on the

@@ -14,7 +14,7 @@ import (
 )
 
 // A legacy upstream sends a task's input requests once, on whichever blocking
-// tasks/result stream is open for it (legacy-tasks.md §4.2), and takes the
+// tasks/result stream is open for it (the input side channel, L-33), and takes the
 // answers by JSON-RPC id on the task's session from anyone. With several
 // bridge processes behind one load balancer, the process holding that stream
 // is not necessarily the one the client asks next. So every input request is
