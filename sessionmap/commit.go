@@ -26,7 +26,7 @@ import (
 // does both jobs itself. txnClock hands out timestamps; a transaction reads at
 // the newest timestamp below which every commit is durable, so readers never
 // wait and never see a write that a crash could still take back (invariant 1,
-// README fact 7: no handle before it is durable; and no status a client saw
+// L-12: no handle before it is durable; and no status a client saw
 // can move back after a restart). groupSync makes commits durable: a writer whose commit Badger
 // has applied waits for one fsync that started after that, and whoever finds
 // none running starts it for everyone waiting. One fsync thus covers every
