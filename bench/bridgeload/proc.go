@@ -17,6 +17,10 @@ import (
 type Mem struct {
 	RSS int64 // VmRSS, bytes
 	HWM int64 // VmHWM (peak RSS), bytes
+	// The parts of RSS (0 where the kernel does not report them): anonymous
+	// memory (heap, stacks) and file-backed pages (mapped files such as a
+	// store's memory-mapped logs, which the kernel can drop and reread).
+	Anon, File int64
 }
 
 // ReadMem reads VmRSS and VmHWM of pid (Linux only).
@@ -36,7 +40,7 @@ func parseStatus(r io.Reader) (Mem, error) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok || (k != "VmRSS" && k != "VmHWM") {
+		if !ok || (k != "VmRSS" && k != "VmHWM" && k != "RssAnon" && k != "RssFile") {
 			continue
 		}
 		f := strings.Fields(v)
@@ -47,12 +51,18 @@ func parseStatus(r io.Reader) (Mem, error) {
 		if err != nil {
 			return Mem{}, fmt.Errorf("%s: %w", k, err)
 		}
-		if k == "VmRSS" {
+		switch k {
+		case "VmRSS":
 			m.RSS = n << 10
-		} else {
+			seen++
+		case "VmHWM":
 			m.HWM = n << 10
+			seen++
+		case "RssAnon":
+			m.Anon = n << 10
+		case "RssFile":
+			m.File = n << 10
 		}
-		seen++
 	}
 	if err := sc.Err(); err != nil {
 		return Mem{}, err

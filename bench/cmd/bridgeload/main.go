@@ -144,7 +144,7 @@ func parse(args []string) (config, error) {
 	fs.IntVar(&c.storePer, "store-per", 100, "store: creates per writer")
 	fs.BoolVar(&c.memStore, "memory-store", false, "run the bridge on the in-memory store instead of Badger (diagnosis: removes fsync latency)")
 	fs.StringVar(&c.memLimit, "bridge-gomemlimit", "", "waiters, sessions (the flood): GOMEMLIMIT of the bridge process (e.g. 200MiB; default none)")
-	fs.StringVar(&c.profileDir, "profile-dir", "", "waiters: save the loaded bridge's heap and goroutine profiles here")
+	fs.StringVar(&c.profileDir, "profile-dir", "", "waiters, sessions: save the loaded bridge's heap (and goroutine) profiles here")
 	fs.IntVar(&c.idleConns, "bridge-upstream-idle-conns", 0, "keep-alive connections per upstream host in the bridge (diagnosis; 0: as deployed, the bridge's own pool)")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "directory: every bridge and reverse-proxy child writes its CPU profile there (bridge-PHASE.pprof, revproxy-PHASE.pprof)")
 	if err := fs.Parse(args); err != nil {
@@ -536,8 +536,10 @@ func phaseSessions(ctx context.Context, c config, exe string, rep *report) error
 	err = withChildren(ctx, c, exe, "sessions", []child{{kind: bridgeload.KindBridge, upstream: up.URL, era: "modern", env: env}},
 		func(ps []*bridgeload.Proc) error {
 			var err error
-			flood, err = bridgeload.IdleSessions(ctx, ps[0].URL, ps[0].Pid(), c.sessions)
-			return err
+			if flood, err = bridgeload.IdleSessions(ctx, ps[0].URL, ps[0].Pid(), c.sessions); err != nil || c.profileDir == "" {
+				return err
+			}
+			return bridgeload.SaveProfile(ctx, ps[0].URL, "heap", filepath.Join(c.profileDir, "bridge-sessions-heap.pprof"))
 		})
 	if err != nil {
 		return err
@@ -677,10 +679,11 @@ func (r *report) sessions(s bridgeload.SessionsResult, e bridgeload.ExpiryResult
 		fmt.Sprintf("**%s above idle** (%s; %.1f KiB and %.2f goroutines per session; %d opened, %d refused)",
 			bridgeload.MiB(above), bridgeload.MiB(s.Loaded.RSS), float64(s.PerSession())/1024, gPer, s.Opened, s.Refused),
 		"≤ 64 MiB above idle, no goroutine per idle session", above <= 64<<20 && gPer < 0.01)
-	r.note("sessions: %d initialize in %s (%.0f/s); goroutines %d idle → %d; live heap %s → %s%s",
+	r.note("sessions: %d initialize in %s (%.0f/s); goroutines %d idle → %d; live heap %s → %s; resident anonymous %s → %s, file-backed %s → %s%s",
 		s.Sessions, s.Elapsed.Round(time.Millisecond), float64(s.Sessions)/s.Elapsed.Seconds(),
 		s.RuntimeIdle.Goroutines, s.RuntimeLoaded.Goroutines, bridgeload.MiB(int64(s.RuntimeIdle.HeapLive)),
-		bridgeload.MiB(int64(s.RuntimeLoaded.HeapLive)), refusal(s.FirstRefusal))
+		bridgeload.MiB(int64(s.RuntimeLoaded.HeapLive)), bridgeload.MiB(s.Idle.Anon), bridgeload.MiB(s.Loaded.Anon),
+		bridgeload.MiB(s.Idle.File), bridgeload.MiB(s.Loaded.File), refusal(s.FirstRefusal))
 	r.add("07", fmt.Sprintf("--session-idle-timeout %s: a session idle for %s", e.Timeout, e.Idle),
 		fmt.Sprintf("**HTTP %d**; %d sessions: goroutines %d → %d → %d, live heap %s → %s → %s (before → open → idle)",
 			e.Status, e.Sessions, e.RuntimeBefore.Goroutines, e.RuntimeLoaded.Goroutines, e.RuntimeAfter.Goroutines,
