@@ -1,6 +1,9 @@
 package server
 
-import "sync"
+import (
+	"sync"
+	"unique"
+)
 
 // boundedMap is a small concurrent map that forgets its oldest entries
 // beyond a capacity, for the observer's correlation tables (sessions'
@@ -13,6 +16,7 @@ type boundedMap[V any] struct {
 	m     map[string]boundedEntry[V]
 	order []boundedKey // insertion order, lazily pruned
 	seq   uint64
+	peak  int // the most entries since m was last rebuilt
 }
 
 type boundedEntry[V any] struct {
@@ -35,6 +39,7 @@ func (b *boundedMap[V]) put(k string, v V) {
 	b.seq++
 	b.m[k] = boundedEntry[V]{v: v, seq: b.seq}
 	b.order = append(b.order, boundedKey{k, b.seq})
+	b.peak = max(b.peak, len(b.m))
 	for len(b.m) > b.max && len(b.order) > 0 {
 		old := b.order[0]
 		b.order = b.order[1:]
@@ -68,8 +73,28 @@ func (b *boundedMap[V]) take(k string) (V, bool) {
 	e, ok := b.m[k]
 	if ok {
 		delete(b.m, k)
+		b.shrinkLocked()
 	}
 	return e.v, ok
+}
+
+// shrinkLocked rebuilds the map and the order once they hold less than a
+// quarter of their peak: Go maps keep their buckets after deletes, so the
+// memory of a burst of entries taken again would otherwise stay.
+func (b *boundedMap[V]) shrinkLocked() {
+	b.peak = max(b.peak, len(b.m))
+	if b.peak < 256 || len(b.m) >= b.peak/4 {
+		return
+	}
+	m := make(map[string]boundedEntry[V], len(b.m))
+	order := make([]boundedKey, 0, len(b.m))
+	for _, o := range b.order {
+		if e, ok := b.m[o.k]; ok && e.seq == o.seq {
+			m[o.k] = e
+			order = append(order, o)
+		}
+	}
+	b.m, b.order, b.peak = m, order, len(m)
 }
 
 func (b *boundedMap[V]) len() int {
@@ -77,3 +102,34 @@ func (b *boundedMap[V]) len() int {
 	defer b.mu.Unlock()
 	return len(b.m)
 }
+
+// sessionInfos maps a legacy session id to its client's clientInfo. Clients
+// are few and sessions many, so each entry holds an interned handle (one
+// word) rather than its own copy of the name and version strings.
+type sessionInfos struct {
+	m *boundedMap[unique.Handle[implView]]
+}
+
+func newSessionInfos(max int) *sessionInfos {
+	return &sessionInfos{m: newBoundedMap[unique.Handle[implView]](max)}
+}
+
+func (s *sessionInfos) put(k string, v implView) { s.m.put(k, unique.Make(v)) }
+
+func (s *sessionInfos) get(k string) (implView, bool) {
+	h, ok := s.m.get(k)
+	if !ok {
+		return implView{}, false
+	}
+	return h.Value(), true
+}
+
+func (s *sessionInfos) take(k string) (implView, bool) {
+	h, ok := s.m.take(k)
+	if !ok {
+		return implView{}, false
+	}
+	return h.Value(), true
+}
+
+func (s *sessionInfos) len() int { return s.m.len() }

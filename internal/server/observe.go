@@ -39,7 +39,7 @@ type wireMeter struct {
 
 	// sessions maps a legacy Mcp-Session-Id to its client's clientInfo,
 	// learnt from the initialize the session started with.
-	sessions *boundedMap[implView]
+	sessions *sessionInfos
 	// inputs maps a pending input request (legacy: session and JSON-RPC id
 	// of a server→client request; modern: task id and inputRequests key) to
 	// its method, until the client answers it.
@@ -55,7 +55,7 @@ func newWireMeter(m *metrics.Metrics, store *meteredStore) *wireMeter {
 	return &wireMeter{
 		m:        m,
 		store:    store,
-		sessions: newBoundedMap[implView](maxSessionInfos),
+		sessions: newSessionInfos(maxSessionInfos),
 		inputs:   newBoundedMap[string](maxPendingInputs),
 	}
 }

@@ -285,6 +285,11 @@ func New(cfg Config) (*Server, error) {
 	lc.Hooks.Session = func(ev legacyface.SessionEvent) {
 		if ev.Kind == "end" {
 			m.SessionClosed(metrics.EraLegacy)
+			if ev.ID != "" {
+				// An expired or deleted session's clientInfo is not
+				// needed any more.
+				s.meter.sessions.take(ev.ID)
+			}
 		} else {
 			m.SessionOpened(metrics.EraLegacy)
 		}

@@ -69,6 +69,11 @@ type Config struct {
 	// session beyond it gets HTTP 503 with a JSON-RPC error (default:
 	// DefaultMaxSessionsPerCPU per CPU). Negative: no bound.
 	MaxSessions int
+	// MaxIdleCached is how many idle HTTP sessions stay whole in memory;
+	// beyond it the least recently used are parked (a few dozen bytes each)
+	// and reloaded from the store on their next request (default
+	// DefaultMaxIdleCached). Negative: never park.
+	MaxIdleCached int
 	// MaxTasksPerPrincipal bounds the tools/call requests one principal (or
 	// one session without credentials) has in flight (L-73; default
 	// DefaultMaxTasksPerPrincipal). Negative: no bound.
@@ -178,6 +183,9 @@ type UpstreamEvent struct {
 type SessionEvent struct {
 	Kind      string
 	Transport string // "http" or "stdio"
+	// ID is the session's Mcp-Session-Id (HTTP): in-process only, so the
+	// embedder can forget what it keeps per session. Never log or label it.
+	ID string
 }
 
 func (c *Config) defaults() {
@@ -198,6 +206,12 @@ func (c *Config) defaults() {
 		c.MaxSessions = defaultMaxSessions()
 	case c.MaxSessions < 0:
 		c.MaxSessions = int(^uint(0) >> 1)
+	}
+	switch {
+	case c.MaxIdleCached == 0:
+		c.MaxIdleCached = DefaultMaxIdleCached
+	case c.MaxIdleCached < 0:
+		c.MaxIdleCached = int(^uint(0) >> 1)
 	}
 	if c.MaxTasksPerPrincipal == 0 {
 		c.MaxTasksPerPrincipal = DefaultMaxTasksPerPrincipal

@@ -222,7 +222,11 @@ func (b *Bridge) serveDELETE(w http.ResponseWriter, r *http.Request) {
 	if live != nil && live.principal != principal {
 		live = nil
 	}
+	p, k, wasParked, _ := b.takeParkedLocked(sid, principal)
 	b.mu.Unlock()
+	if wasParked {
+		b.endSession(b.parkedSession(k, p), false)
+	}
 	if live == nil {
 		if _, err := b.store.GetSession(r.Context(), sc); err != nil {
 			http.Error(w, "Not Found: session not found", http.StatusNotFound)

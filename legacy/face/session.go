@@ -71,6 +71,10 @@ type session struct {
 	busy       int       // requests in flight
 	inTable    bool
 	started    bool // counted as open in the hooks until it ends
+
+	// The idle LRU (park.go), under Bridge.mu.
+	idlePrev, idleNext *session
+	onIdle             bool
 }
 
 func (b *Bridge) newSession(id, principal, transport string) *session {

@@ -19,12 +19,14 @@ import (
 
 // Sessions are records, not servers. An HTTP session is its store record
 // plus a small entry in the session table (a *session with no maps, no
-// goroutine and no go-sdk server until a request needs one). Any process
-// that holds the same store can serve it: a session the table does not know
-// is loaded from the store on its first request (after a restart, or when
-// another replica created it). The table is bounded (Config.MaxSessions) and
-// enforces the idle timeout while the bridge runs: an expired session
-// answers 404 and its entry, go-sdk half and record are released.
+// goroutine and no go-sdk server until a request needs one; beyond the most
+// recently used idle ones, a parked entry of a few dozen bytes: park.go).
+// Any process that holds the same store can serve it: a session the table
+// does not know is loaded from the store on its first request (after a
+// restart, or when another replica created it). The table is bounded
+// (Config.MaxSessions, whole and parked sessions together) and enforces the
+// idle timeout while the bridge runs: an expired session answers 404 and its
+// entry, go-sdk half and record are released.
 
 // DefaultMaxSessionsPerCPU sizes the default session bound: an idle session
 // costs about 1 KiB in the table, so the bound protects the process from a
@@ -60,19 +62,32 @@ func (b *Bridge) errTooManySessions() *rpc.Error {
 		"the bridge holds its maximum of %d sessions (--max-sessions); close unused sessions (HTTP DELETE) or retry later", b.cfg.MaxSessions)
 }
 
+// countLocked is the number of sessions the table holds, whole and parked
+// (b.mu held).
+func (b *Bridge) countLocked() int { return len(b.sessions) + len(b.parked) }
+
 // admit puts s in the session table, or refuses it when the table is full
 // of live sessions (expired ones are released first).
 func (b *Bridge) admit(s *session) *rpc.Error {
+	_, err := b.admitSession(s)
+	return err
+}
+
+// admitSession is admit; a parked entry of the same session is replaced by
+// s (wasParked), which is no new session, so never refused.
+func (b *Bridge) admitSession(s *session) (wasParked bool, _ *rpc.Error) {
 	now := b.now()
 	b.mu.Lock()
+	_, _, wasParked, _ = b.takeParkedLocked(s.id, s.principal)
 	var expired []*session
-	if len(b.sessions) >= b.cfg.MaxSessions {
+	if !wasParked && b.countLocked() >= b.cfg.MaxSessions {
 		expired = b.sweepLocked(now)
 	}
-	full := len(b.sessions) >= b.cfg.MaxSessions
+	full := !wasParked && b.countLocked() >= b.cfg.MaxSessions
 	if !full {
 		s.lastSeen, s.storeTouch, s.inTable = now, now, true
 		b.sessions[s.id] = s
+		b.sessionsPeak = max(b.sessionsPeak, len(b.sessions))
 	}
 	b.mu.Unlock()
 	b.release(expired)
@@ -81,9 +96,9 @@ func (b *Bridge) admit(s *session) *rpc.Error {
 			h(RefusedEvent{Limit: LimitSessions})
 		}
 		b.log.Warn("face: refused a new legacy session: the session limit is reached", "max_sessions", b.cfg.MaxSessions)
-		return b.errTooManySessions()
+		return false, b.errTooManySessions()
 	}
-	return nil
+	return wasParked, nil
 }
 
 // storeSession records a new session durably (before its initialize is
@@ -109,7 +124,11 @@ func (b *Bridge) storeSession(ctx context.Context, s *session, protocolVersion s
 // sessionEvent reports a session lifecycle step to the hooks.
 func (b *Bridge) sessionEvent(kind string, s *session) {
 	if h := b.cfg.Hooks.Session; h != nil {
-		h(SessionEvent{Kind: kind, Transport: s.transport})
+		ev := SessionEvent{Kind: kind, Transport: s.transport}
+		if s.transport == transportHTTP {
+			ev.ID = s.id
+		}
+		h(ev)
 	}
 }
 
@@ -120,6 +139,12 @@ func (b *Bridge) sessionStarted(s *session) {
 	s.started = true
 	s.mu.Unlock()
 	b.sessionEvent("start", s)
+	b.mu.Lock()
+	over := b.idleLocked(s)
+	b.mu.Unlock()
+	if over {
+		b.parkOverflow()
+	}
 }
 
 // dropSession removes s from the table and ends it; deleteRecord also
@@ -130,6 +155,7 @@ func (b *Bridge) dropSession(s *session, deleteRecord bool) {
 		delete(b.sessions, s.id)
 	}
 	s.inTable = false
+	b.idle.remove(s)
 	b.mu.Unlock()
 	b.endSession(s, deleteRecord)
 }
@@ -160,9 +186,18 @@ func (b *Bridge) sweepLocked(now time.Time) []*session {
 		if b.expiredLocked(s, now) {
 			delete(b.sessions, id)
 			s.inTable = false
+			b.idle.remove(s)
 			out = append(out, s)
 		}
 	}
+	for k, p := range b.parked {
+		if b.expiredParked(p, now) {
+			delete(b.parked, k)
+			out = append(out, b.parkedSession(k, p))
+		}
+	}
+	b.sessions = shrunk(b.sessions, &b.sessionsPeak)
+	b.parked = shrunk(b.parked, &b.parkedPeak)
 	return out
 }
 
@@ -204,12 +239,19 @@ func (b *Bridge) sweeper() {
 	})
 }
 
-// Sessions returns the number of legacy HTTP sessions in the session table
-// (metrics, tests).
+// Sessions returns the number of legacy HTTP sessions in the session table,
+// whole and parked (metrics, tests).
 func (b *Bridge) Sessions() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.sessions)
+	return b.countLocked()
+}
+
+// ParkedSessions returns how many of them are parked (tests).
+func (b *Bridge) ParkedSessions() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.parked)
 }
 
 // resolveSession finds session sid of principal for one request: from the
@@ -229,12 +271,14 @@ func (b *Bridge) resolveSession(r *http.Request, sid, principal string) (s *sess
 		if b.expiredLocked(s, now) {
 			delete(b.sessions, sid)
 			s.inTable = false
+			b.idle.remove(s)
 			b.mu.Unlock()
 			b.release([]*session{s})
 			return nil, http.StatusNotFound, nil
 		}
 		s.lastSeen = now
 		s.busy++
+		b.idle.remove(s)
 		touch := now.Sub(s.storeTouch) >= b.storeTouchEvery()
 		if touch {
 			s.storeTouch = now
@@ -254,12 +298,36 @@ func (b *Bridge) resolveSession(r *http.Request, sid, principal string) (s *sess
 		}
 		return s, http.StatusOK, func() { b.unbusy(s) }
 	}
+	if k, ok := keyOf(sid); ok {
+		if p, parked := b.parked[k]; parked {
+			switch {
+			case p.principal.Value() != principal:
+				b.mu.Unlock()
+				return nil, http.StatusNotFound, nil
+			case b.expiredParked(p, now):
+				delete(b.parked, k)
+				b.mu.Unlock()
+				b.release([]*session{b.parkedSession(k, p)})
+				return nil, http.StatusNotFound, nil
+			}
+		}
+	}
 	b.mu.Unlock()
+	// Not whole in the table: parked, or unknown here. Either way the
+	// store has it (load promotes a parked entry in place).
 	s, err := b.load(r.Context(), sid, principal)
 	if err != nil {
 		var re *rpc.Error
 		switch {
 		case errors.Is(err, sessionmap.ErrNotFound):
+			// Gone from the store (deleted or expired by another
+			// replica): a parked entry of it ends too.
+			b.mu.Lock()
+			p, k, ok, _ := b.takeParkedLocked(sid, principal)
+			b.mu.Unlock()
+			if ok {
+				b.endSession(b.parkedSession(k, p), false)
+			}
 			return nil, http.StatusNotFound, nil
 		case errors.As(err, &re):
 			return nil, http.StatusServiceUnavailable, nil
@@ -275,7 +343,11 @@ func (b *Bridge) unbusy(s *session) {
 	b.mu.Lock()
 	s.busy--
 	s.lastSeen = now
+	over := b.idleLocked(s)
 	b.mu.Unlock()
+	if over {
+		b.parkOverflow()
+	}
 }
 
 // load reads session sid from the store into the table (one load at a time
@@ -305,6 +377,7 @@ func (b *Bridge) load(ctx context.Context, sid, principal string) (*session, err
 		}
 		s.busy++
 		s.lastSeen = b.now()
+		b.idle.remove(s)
 		return s, nil
 	}
 	b.mu.Unlock()
@@ -325,13 +398,18 @@ func (b *Bridge) load(ctx context.Context, sid, principal string) (*session, err
 	if s.protocolVersion == "" {
 		s.protocolVersion = legacy.ProtocolVersion
 	}
-	if rerr := b.admit(s); rerr != nil {
+	wasParked, rerr := b.admitSession(s)
+	if rerr != nil {
 		return nil, rerr
 	}
 	b.mu.Lock()
 	s.busy++
 	s.started = true
 	b.mu.Unlock()
+	if wasParked {
+		// Parked sessions never stopped counting as open.
+		return s, nil
+	}
 	b.sessionEvent("rehydrate", s)
 	b.log.Debug("face: session loaded from the store", "session", sid)
 	return s, nil
