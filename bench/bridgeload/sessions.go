@@ -98,8 +98,9 @@ func describeRefusal(r *Reply, err error) string {
 type ExpiryResult struct {
 	Sessions      int
 	Timeout, Idle time.Duration // the bridge's idle timeout; how long the sessions then stayed idle
-	// Before the sessions, with them all open, and after Idle (before the
-	// probe request, so only the bridge's own expiry can have freed them).
+	// Before the sessions (after one warm-up session), with them all open,
+	// and after Idle (before the probe request, so only the bridge's own
+	// expiry can have freed them).
 	RuntimeBefore, RuntimeLoaded, RuntimeAfter RuntimeMem
 	Before, Loaded, After                      Mem
 	// Status is the HTTP status of a ping on the first session after Idle
@@ -125,7 +126,16 @@ func SessionExpiry(ctx context.Context, url string, pid, n int, timeout, idle ti
 	res := ExpiryResult{Sessions: n, Timeout: timeout, Idle: idle}
 	hc := NewHTTPClient(1)
 	defer hc.CloseIdleConnections()
-	var err error
+	// Warm up first: the first session makes what the process keeps once
+	// (the upstream's discovery cache and connection, the client's
+	// connection, the sweeper), which is no session's memory to return.
+	warm, r, err := Initialize(ctx, hc, url)
+	if err != nil || warm == nil {
+		return res, fmt.Errorf("session expiry: warm-up initialize: %s", describeRefusal(r, err))
+	}
+	if status, _, err := warm.Ping(ctx); status == 0 {
+		return res, fmt.Errorf("session expiry: warm-up ping: %w", err)
+	}
 	if res.RuntimeBefore, res.Before, err = readMemory(ctx, url, pid); err != nil {
 		return res, err
 	}
