@@ -18,7 +18,9 @@
 //     (after a restart, or when another process created it): the client
 //     never re-initializes. The table is bounded (Config.MaxSessions: 503
 //     and a JSON-RPC error beyond it) and enforces the idle timeout while
-//     the bridge runs (404 after it, the entry and record released).
+//     the bridge runs (404 after it, the entry and record released). Only
+//     the most recently used idle sessions stay whole; older ones are
+//     parked, a few dozen bytes each, and loaded back in place (park.go).
 //   - The lean path (lean.go) serves tools/call, tools/list, tasks/get,
 //     tasks/list, tasks/cancel, tasks/result, ping and notifications: each
 //     body is read and decoded once, the handler runs, and the answer is

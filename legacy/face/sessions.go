@@ -29,7 +29,7 @@ import (
 // entry, go-sdk half and record are released.
 
 // DefaultMaxSessionsPerCPU sizes the default session bound: an idle session
-// costs about 1 KiB in the table, so the bound protects the process from a
+// costs well under 1 KiB in the table (park.go), so the bound protects the process from a
 // client that opens sessions in a loop long before memory is at risk.
 const DefaultMaxSessionsPerCPU = 25000
 
