@@ -53,15 +53,15 @@ type Bridge struct {
 	closed      atomic.Bool
 
 	mu       sync.Mutex
-	sessions map[string]*session // the session table (sessions.go), by id
-	parked   map[parkKey]parked  // idle sessions not kept whole (park.go)
-	idle     idleList            // whole idle sessions of the table, least recently used first
-	// The largest sessions and parked have been since they were last
-	// rebuilt (shrunk, park.go).
-	sessionsPeak, parkedPeak int
-	rehydrates               map[string]*sync.Mutex                // one rehydration at a time per id
-	pinWaiters               map[string]map[chan struct{}]struct{} // local task id → tasks/result waits to wake on a cancel
-	sentKeys                 map[string]map[string]bool            // local task id → input keys this process answered (exactly once)
+	sessions map[string]*session    // the session table (sessions.go), by id
+	dormant  map[sessionKey]dormant // idle sessions not kept whole (dormant.go)
+	idle     idleList               // whole idle sessions of the table, least recently used first
+	// The largest sessions and dormant have been since they were last
+	// rebuilt (shrunk, dormant.go).
+	sessionsPeak, dormantPeak int
+	rehydrates                map[string]*sync.Mutex                // one rehydration at a time per id
+	pinWaiters                map[string]map[chan struct{}]struct{} // local task id → tasks/result waits to wake on a cancel
+	sentKeys                  map[string]map[string]bool            // local task id → input keys this process answered (exactly once)
 
 	bindings sync.Map // watch.Key → *binding
 	reqs     sync.Map // request nonce → *reqInfo
@@ -99,7 +99,7 @@ func New(cfg Config) (*Bridge, error) {
 		cfg:        cfg,
 		log:        cfg.Logger,
 		sessions:   map[string]*session{},
-		parked:     map[parkKey]parked{},
+		dormant:    map[sessionKey]dormant{},
 		rehydrates: map[string]*sync.Mutex{},
 		pinWaiters: map[string]map[chan struct{}]struct{}{},
 		sentKeys:   map[string]map[string]bool{},

@@ -70,9 +70,9 @@ type Config struct {
 	// DefaultMaxSessionsPerCPU per CPU). Negative: no bound.
 	MaxSessions int
 	// MaxIdleCached is how many idle HTTP sessions stay whole in memory;
-	// beyond it the least recently used are parked (a few dozen bytes each)
+	// beyond it the least recently used go dormant (a few dozen bytes each)
 	// and reloaded from the store on their next request (default
-	// DefaultMaxIdleCached). Negative: never park.
+	// DefaultMaxIdleCached). Negative: never.
 	MaxIdleCached int
 	// MaxTasksPerPrincipal bounds the tools/call requests one principal (or
 	// one session without credentials) has in flight (L-73; default

@@ -20,7 +20,7 @@
 //     and a JSON-RPC error beyond it) and enforces the idle timeout while
 //     the bridge runs (404 after it, the entry and record released). Only
 //     the most recently used idle sessions stay whole; older ones are
-//     parked, a few dozen bytes each, and loaded back in place (park.go).
+//     dormant, a few dozen bytes each, and loaded back in place (dormant.go).
 //   - The lean path (lean.go) serves tools/call, tools/list, tasks/get,
 //     tasks/list, tasks/cancel, tasks/result, ping and notifications: each
 //     body is read and decoded once, the handler runs, and the answer is

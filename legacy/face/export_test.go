@@ -4,8 +4,8 @@ package face
 // injected clock).
 func Sweep(b *Bridge) { b.sweep() }
 
-// ParkAll parks every idle session that can be parked (tests).
-func (b *Bridge) ParkAll() {
+// DemoteAll makes every idle session that can be dormant (tests).
+func (b *Bridge) DemoteAll() {
 	for {
 		b.mu.Lock()
 		n := b.idle.n
@@ -13,6 +13,6 @@ func (b *Bridge) ParkAll() {
 		if n == 0 {
 			return
 		}
-		b.parkBeyond(0)
+		b.demoteBeyond(0)
 	}
 }

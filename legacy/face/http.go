@@ -222,10 +222,10 @@ func (b *Bridge) serveDELETE(w http.ResponseWriter, r *http.Request) {
 	if live != nil && live.principal != principal {
 		live = nil
 	}
-	p, k, wasParked, _ := b.takeParkedLocked(sid, principal)
+	p, k, wasDormant, _ := b.takeDormantLocked(sid, principal)
 	b.mu.Unlock()
-	if wasParked {
-		b.endSession(b.parkedSession(k, p), false)
+	if wasDormant {
+		b.endSession(b.dormantSession(k, p), false)
 	}
 	if live == nil {
 		if _, err := b.store.GetSession(r.Context(), sc); err != nil {

@@ -72,7 +72,7 @@ type session struct {
 	inTable    bool
 	started    bool // counted as open in the hooks until it ends
 
-	// The idle LRU (park.go), under Bridge.mu.
+	// The idle LRU (dormant.go), under Bridge.mu.
 	idlePrev, idleNext *session
 	onIdle             bool
 }

@@ -20,16 +20,16 @@ import (
 // Sessions are records, not servers. An HTTP session is its store record
 // plus a small entry in the session table (a *session with no maps, no
 // goroutine and no go-sdk server until a request needs one; beyond the most
-// recently used idle ones, a parked entry of a few dozen bytes: park.go).
+// recently used idle ones, a dormant entry of a few dozen bytes: dormant.go).
 // Any process that holds the same store can serve it: a session the table
 // does not know is loaded from the store on its first request (after a
 // restart, or when another replica created it). The table is bounded
-// (Config.MaxSessions, whole and parked sessions together) and enforces the
+// (Config.MaxSessions, whole and dormant sessions together) and enforces the
 // idle timeout while the bridge runs: an expired session answers 404 and its
 // entry, go-sdk half and record are released.
 
 // DefaultMaxSessionsPerCPU sizes the default session bound: an idle session
-// costs well under 1 KiB in the table (park.go), so the bound protects the process from a
+// costs well under 1 KiB in the table (dormant.go), so the bound protects the process from a
 // client that opens sessions in a loop long before memory is at risk.
 const DefaultMaxSessionsPerCPU = 25000
 
@@ -62,9 +62,9 @@ func (b *Bridge) errTooManySessions() *rpc.Error {
 		"the bridge holds its maximum of %d sessions (--max-sessions); close unused sessions (HTTP DELETE) or retry later", b.cfg.MaxSessions)
 }
 
-// countLocked is the number of sessions the table holds, whole and parked
+// countLocked is the number of sessions the table holds, whole and dormant
 // (b.mu held).
-func (b *Bridge) countLocked() int { return len(b.sessions) + len(b.parked) }
+func (b *Bridge) countLocked() int { return len(b.sessions) + len(b.dormant) }
 
 // admit puts s in the session table, or refuses it when the table is full
 // of live sessions (expired ones are released first).
@@ -73,17 +73,17 @@ func (b *Bridge) admit(s *session) *rpc.Error {
 	return err
 }
 
-// admitSession is admit; a parked entry of the same session is replaced by
-// s (wasParked), which is no new session, so never refused.
-func (b *Bridge) admitSession(s *session) (wasParked bool, _ *rpc.Error) {
+// admitSession is admit; a dormant entry of the same session is replaced by
+// s (wasDormant), which is no new session, so never refused.
+func (b *Bridge) admitSession(s *session) (wasDormant bool, _ *rpc.Error) {
 	now := b.now()
 	b.mu.Lock()
-	_, _, wasParked, _ = b.takeParkedLocked(s.id, s.principal)
+	_, _, wasDormant, _ = b.takeDormantLocked(s.id, s.principal)
 	var expired []*session
-	if !wasParked && b.countLocked() >= b.cfg.MaxSessions {
+	if !wasDormant && b.countLocked() >= b.cfg.MaxSessions {
 		expired = b.sweepLocked(now)
 	}
-	full := !wasParked && b.countLocked() >= b.cfg.MaxSessions
+	full := !wasDormant && b.countLocked() >= b.cfg.MaxSessions
 	if !full {
 		s.lastSeen, s.storeTouch, s.inTable = now, now, true
 		b.sessions[s.id] = s
@@ -98,7 +98,7 @@ func (b *Bridge) admitSession(s *session) (wasParked bool, _ *rpc.Error) {
 		b.log.Warn("face: refused a new legacy session: the session limit is reached", "max_sessions", b.cfg.MaxSessions)
 		return false, b.errTooManySessions()
 	}
-	return wasParked, nil
+	return wasDormant, nil
 }
 
 // storeSession records a new session durably (before its initialize is
@@ -143,7 +143,7 @@ func (b *Bridge) sessionStarted(s *session) {
 	over := b.idleLocked(s)
 	b.mu.Unlock()
 	if over {
-		b.parkOverflow()
+		b.demoteOverflow()
 	}
 }
 
@@ -190,14 +190,14 @@ func (b *Bridge) sweepLocked(now time.Time) []*session {
 			out = append(out, s)
 		}
 	}
-	for k, p := range b.parked {
-		if b.expiredParked(p, now) {
-			delete(b.parked, k)
-			out = append(out, b.parkedSession(k, p))
+	for k, p := range b.dormant {
+		if b.expiredDormant(p, now) {
+			delete(b.dormant, k)
+			out = append(out, b.dormantSession(k, p))
 		}
 	}
 	b.sessions = shrunk(b.sessions, &b.sessionsPeak)
-	b.parked = shrunk(b.parked, &b.parkedPeak)
+	b.dormant = shrunk(b.dormant, &b.dormantPeak)
 	return out
 }
 
@@ -240,18 +240,18 @@ func (b *Bridge) sweeper() {
 }
 
 // Sessions returns the number of legacy HTTP sessions in the session table,
-// whole and parked (metrics, tests).
+// whole and dormant (metrics, tests).
 func (b *Bridge) Sessions() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.countLocked()
 }
 
-// ParkedSessions returns how many of them are parked (tests).
-func (b *Bridge) ParkedSessions() int {
+// DormantSessions returns how many of them go dormant (tests).
+func (b *Bridge) DormantSessions() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.parked)
+	return len(b.dormant)
 }
 
 // resolveSession finds session sid of principal for one request: from the
@@ -299,34 +299,34 @@ func (b *Bridge) resolveSession(r *http.Request, sid, principal string) (s *sess
 		return s, http.StatusOK, func() { b.unbusy(s) }
 	}
 	if k, ok := keyOf(sid); ok {
-		if p, parked := b.parked[k]; parked {
+		if p, ok := b.dormant[k]; ok {
 			switch {
 			case p.principal.Value() != principal:
 				b.mu.Unlock()
 				return nil, http.StatusNotFound, nil
-			case b.expiredParked(p, now):
-				delete(b.parked, k)
+			case b.expiredDormant(p, now):
+				delete(b.dormant, k)
 				b.mu.Unlock()
-				b.release([]*session{b.parkedSession(k, p)})
+				b.release([]*session{b.dormantSession(k, p)})
 				return nil, http.StatusNotFound, nil
 			}
 		}
 	}
 	b.mu.Unlock()
-	// Not whole in the table: parked, or unknown here. Either way the
-	// store has it (load promotes a parked entry in place).
+	// Not whole in the table: dormant, or unknown here. Either way the
+	// store has it (load promotes a dormant entry in place).
 	s, err := b.load(r.Context(), sid, principal)
 	if err != nil {
 		var re *rpc.Error
 		switch {
 		case errors.Is(err, sessionmap.ErrNotFound):
 			// Gone from the store (deleted or expired by another
-			// replica): a parked entry of it ends too.
+			// replica): a dormant entry of it ends too.
 			b.mu.Lock()
-			p, k, ok, _ := b.takeParkedLocked(sid, principal)
+			p, k, ok, _ := b.takeDormantLocked(sid, principal)
 			b.mu.Unlock()
 			if ok {
-				b.endSession(b.parkedSession(k, p), false)
+				b.endSession(b.dormantSession(k, p), false)
 			}
 			return nil, http.StatusNotFound, nil
 		case errors.As(err, &re):
@@ -346,7 +346,7 @@ func (b *Bridge) unbusy(s *session) {
 	over := b.idleLocked(s)
 	b.mu.Unlock()
 	if over {
-		b.parkOverflow()
+		b.demoteOverflow()
 	}
 }
 
@@ -398,7 +398,7 @@ func (b *Bridge) load(ctx context.Context, sid, principal string) (*session, err
 	if s.protocolVersion == "" {
 		s.protocolVersion = legacy.ProtocolVersion
 	}
-	wasParked, rerr := b.admitSession(s)
+	wasDormant, rerr := b.admitSession(s)
 	if rerr != nil {
 		return nil, rerr
 	}
@@ -406,8 +406,8 @@ func (b *Bridge) load(ctx context.Context, sid, principal string) (*session, err
 	s.busy++
 	s.started = true
 	b.mu.Unlock()
-	if wasParked {
-		// Parked sessions never stopped counting as open.
+	if wasDormant {
+		// Dormant sessions never stopped counting as open.
 		return s, nil
 	}
 	b.sessionEvent("rehydrate", s)

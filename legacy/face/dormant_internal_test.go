@@ -27,8 +27,8 @@ func TestShrunkRebuildsAfterAFlood(t *testing.T) {
 	}
 }
 
-// Only ids randomID can make are parked, and they round-trip exactly.
-func TestParkKeyRoundTrip(t *testing.T) {
+// Only ids randomID can make go dormant, and they round-trip exactly.
+func TestSessionKeyRoundTrip(t *testing.T) {
 	id := randomID()
 	k, ok := keyOf(id)
 	if !ok || k.id() != id {

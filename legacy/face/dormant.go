@@ -7,36 +7,36 @@ import (
 	"unique"
 )
 
-// Parked sessions. The session table holds a full *session (a few hundred
+// Dormant sessions. The session table holds a full *session (a few hundred
 // bytes, plus its stored initialize params) only for sessions in use and for
 // the most recently used idle ones (Config.MaxIdleCached, an LRU). An idle
-// session beyond that is parked: it keeps just what the session bound, the
+// session beyond that goes dormant: it keeps just what the session bound, the
 // idle timeout and the release of its record need — its id as 16 raw bytes,
 // its principal (interned) and when it was last seen, about 40 bytes — and
 // its next request loads it back from the store like a session another
 // replica created (sessions are records: the store holds everything else).
 // This is what keeps a flood of idle sessions cheap: memory per idle session
-// is bounded by the parked entry, not by the session's state.
+// is bounded by the dormant entry, not by the session's state.
 
 // DefaultMaxIdleCached is how many idle sessions stay whole in memory by
-// default: beyond it the least recently used are parked.
+// default: beyond it the least recently used go dormant.
 const DefaultMaxIdleCached = 4096
 
-// parkKey is a session id as the 16 random bytes randomID encoded.
-type parkKey [16]byte
+// sessionKey is a session id as the 16 random bytes randomID encoded.
+type sessionKey [16]byte
 
-// parked is what an idle session keeps in memory once parked.
-type parked struct {
+// dormant is what an idle session keeps in memory once dormant.
+type dormant struct {
 	lastSeen  int64 // the bridge's clock, Unix nanoseconds
 	principal unique.Handle[string]
 }
 
 var idCodec = base64.RawURLEncoding.Strict()
 
-// keyOf is id's park key; false for an id randomID cannot have made (such
-// a session is never parked, so its id round-trips exactly).
-func keyOf(id string) (parkKey, bool) {
-	var k parkKey
+// keyOf is id's table key; false for an id randomID cannot have made (such
+// a session never goes dormant, so its id round-trips exactly).
+func keyOf(id string) (sessionKey, bool) {
+	var k sessionKey
 	if len(id) != idCodec.EncodedLen(len(k)) {
 		return k, false
 	}
@@ -44,7 +44,7 @@ func keyOf(id string) (parkKey, bool) {
 	return k, err == nil && n == len(k)
 }
 
-func (k parkKey) id() string { return idCodec.EncodeToString(k[:]) }
+func (k sessionKey) id() string { return idCodec.EncodeToString(k[:]) }
 
 // shrunk returns m, or a fresh copy of it once it holds less than a
 // quarter of the peak it grew to (*peak, which it then resets): Go maps keep
@@ -102,7 +102,7 @@ func (l *idleList) remove(s *session) {
 
 // idleLocked puts s at the back of the idle LRU if it is an idle HTTP
 // session of the table (b.mu held); it reports whether the LRU is over its
-// bound, so the caller parks (after unlocking).
+// bound, so the caller demotes (after unlocking).
 func (b *Bridge) idleLocked(s *session) bool {
 	if !s.inTable || s.busy != 0 || s.transport != transportHTTP {
 		return false
@@ -111,17 +111,17 @@ func (b *Bridge) idleLocked(s *session) bool {
 	return b.idle.n > b.cfg.MaxIdleCached
 }
 
-// parkOverflow parks the least recently used idle sessions beyond
+// demoteOverflow makes dormant the least recently used idle sessions beyond
 // Config.MaxIdleCached. A session that still holds something in memory (a
 // go-sdk half, a stream, a subscription, a status follower, an input
 // question shown to it) leaves the LRU whole; its next use puts it back.
-func (b *Bridge) parkOverflow() { b.parkBeyond(b.cfg.MaxIdleCached) }
+func (b *Bridge) demoteOverflow() { b.demoteBeyond(b.cfg.MaxIdleCached) }
 
-// parkBeyond parks (or drops from the LRU) up to a few of the least
+// demoteBeyond makes dormant (or drops from the LRU) up to a few of the least
 // recently used idle sessions while the LRU holds more than keep.
-func (b *Bridge) parkBeyond(keep int) {
+func (b *Bridge) demoteBeyond(keep int) {
 	// Bounded work per call: each idle transition adds one session to the
-	// LRU, so parking a few per call keeps up.
+	// LRU, so demoting a few per call keeps up.
 	for range 4 {
 		b.mu.Lock()
 		if b.idle.n <= keep {
@@ -132,7 +132,7 @@ func (b *Bridge) parkBeyond(keep int) {
 		b.idle.remove(s)
 		b.mu.Unlock()
 		k, ok := keyOf(s.id)
-		if !ok || !s.parkable() {
+		if !ok || !s.demotable() {
 			continue
 		}
 		b.mu.Lock()
@@ -141,15 +141,15 @@ func (b *Bridge) parkBeyond(keep int) {
 		if b.sessions[s.id] == s && s.busy == 0 && !s.onIdle {
 			delete(b.sessions, s.id)
 			s.inTable = false
-			b.parked[k] = parked{lastSeen: s.lastSeen.UnixNano(), principal: unique.Make(s.principal)}
-			b.parkedPeak = max(b.parkedPeak, len(b.parked))
+			b.dormant[k] = dormant{lastSeen: s.lastSeen.UnixNano(), principal: unique.Make(s.principal)}
+			b.dormantPeak = max(b.dormantPeak, len(b.dormant))
 		}
 		b.mu.Unlock()
 	}
 }
 
-// parkable reports whether s holds nothing but what its record holds.
-func (s *session) parkable() bool {
+// demotable reports whether s holds nothing but what its record holds.
+func (s *session) demotable() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.started && !s.closed && !s.rehydrating && s.srv == nil && s.ss == nil &&
@@ -166,37 +166,37 @@ func anyPresented(m map[string]map[string]bool) bool {
 	return false
 }
 
-// parkedSession is a stand-in for parked session k, so it can be ended
-// like a whole one (the caller has taken it out of the parked table).
-func (b *Bridge) parkedSession(k parkKey, p parked) *session {
+// dormantSession is a stand-in for dormant session k, so it can be ended
+// like a whole one (the caller has taken it out of the dormant table).
+func (b *Bridge) dormantSession(k sessionKey, p dormant) *session {
 	s := b.newSession(k.id(), p.principal.Value(), transportHTTP)
 	s.started = true
 	s.lastSeen = time.Unix(0, p.lastSeen)
 	return s
 }
 
-// takeParkedLocked removes session id of principal from the parked table
+// takeDormantLocked removes session id of principal from the dormant table
 // (b.mu held): ok when it was there, foreign when it is another
 // principal's (then it stays).
-func (b *Bridge) takeParkedLocked(id, principal string) (p parked, k parkKey, ok, foreign bool) {
+func (b *Bridge) takeDormantLocked(id, principal string) (p dormant, k sessionKey, ok, foreign bool) {
 	k, valid := keyOf(id)
 	if !valid {
 		return p, k, false, false
 	}
-	p, ok = b.parked[k]
+	p, ok = b.dormant[k]
 	if !ok {
 		return p, k, false, false
 	}
 	if p.principal.Value() != principal {
 		return p, k, false, true
 	}
-	delete(b.parked, k)
+	delete(b.dormant, k)
 	return p, k, true, false
 }
 
-// expiredParked reports whether parked entry p has been idle longer than
+// expiredDormant reports whether dormant entry p has been idle longer than
 // the timeout.
-func (b *Bridge) expiredParked(p parked, now time.Time) bool {
+func (b *Bridge) expiredDormant(p dormant, now time.Time) bool {
 	idle := b.cfg.SessionIdleTimeout
 	return idle > 0 && now.Sub(time.Unix(0, p.lastSeen)) > idle
 }

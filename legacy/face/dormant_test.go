@@ -29,12 +29,12 @@ func (c *sessionCounts) hook(ev face.SessionEvent) {
 	}
 }
 
-// Beyond MaxIdleCached, the least recently used idle sessions are parked
+// Beyond MaxIdleCached, the least recently used idle sessions go dormant
 // (a few dozen bytes each) and come back whole from the store on their next
 // request, with everything they had: the session bound still counts them,
 // the metrics never see them end, and a foreign principal cannot reach
 // them.
-func TestIdleSessionsBeyondTheCacheAreParked(t *testing.T) {
+func TestIdleSessionsBeyondTheCacheGoDormant(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	up := startUpstream(t, demo.Options{})
 	var ev sessionCounts
@@ -48,29 +48,29 @@ func TestIdleSessionsBeyondTheCacheAreParked(t *testing.T) {
 		cs[i].authz = "Bearer alice"
 		cs[i].initialize(ctx, nil)
 	}
-	if got, parked := br.b.Sessions(), br.b.ParkedSessions(); got != n || parked != n-2 {
-		t.Fatalf("sessions %d (parked %d), want %d (%d parked)", got, parked, n, n-2)
+	if got, dormant := br.b.Sessions(), br.b.DormantSessions(); got != n || dormant != n-2 {
+		t.Fatalf("sessions %d (dormant %d), want %d (%d dormant)", got, dormant, n, n-2)
 	}
-	// Every session still serves, the parked ones loaded back in place.
+	// Every session still serves, the dormant ones loaded back in place.
 	id := taskIDOf(t, cs[0].call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "kept"}, "task": map[string]any{}}))
 	for i, c := range cs {
 		if r := c.call(ctx, "tasks/list", nil); r.Err != nil || !strings.Contains(string(r.Result), id) {
-			t.Errorf("session %d after parking: %s", i, r.Envelope)
+			t.Errorf("session %d after going dormant: %s", i, r.Envelope)
 		}
 	}
 	if s := statusOf(t, cs[0].call(ctx, "tasks/get", map[string]any{"taskId": id})); s != "working" {
-		t.Errorf("tasks/get on a session that was parked: %s", s)
+		t.Errorf("tasks/get on a session that was dormant: %s", s)
 	}
-	if got, parked := br.b.Sessions(), br.b.ParkedSessions(); got != n || parked < n-3 {
-		t.Errorf("sessions after use %d (parked %d), want %d with at most 3 whole", got, parked, n)
+	if got, dormant := br.b.Sessions(), br.b.DormantSessions(); got != n || dormant < n-3 {
+		t.Errorf("sessions after use %d (dormant %d), want %d with at most 3 whole", got, dormant, n)
 	}
 	if ev.start.Load() != n || ev.rehydrate.Load() != 0 || ev.end.Load() != 0 {
-		t.Errorf("lifecycle events start/rehydrate/end %d/%d/%d, want %d/0/0: parking is not an end",
+		t.Errorf("lifecycle events start/rehydrate/end %d/%d/%d, want %d/0/0: going dormant is not an end",
 			ev.start.Load(), ev.rehydrate.Load(), ev.end.Load(), n)
 	}
 
-	// A parked session of another principal answers like an unknown one.
-	br.b.ParkAll()
+	// A dormant session of another principal answers like an unknown one.
+	br.b.DemoteAll()
 	thief := newRawClient(t, br.url)
 	thief.authz = "Bearer mallory"
 	thief.setSession(cs[1].sessionID())
@@ -84,40 +84,40 @@ func TestIdleSessionsBeyondTheCacheAreParked(t *testing.T) {
 		t.Fatal(err)
 	}
 	if stolen.Status != http.StatusNotFound || stolen.Status != unknown.Status || string(stolen.Body) != string(unknown.Body) {
-		t.Errorf("a parked session of another principal: HTTP %d %q; an unknown id: HTTP %d %q", stolen.Status, stolen.Body, unknown.Status, unknown.Body)
+		t.Errorf("a dormant session of another principal: HTTP %d %q; an unknown id: HTTP %d %q", stolen.Status, stolen.Body, unknown.Status, unknown.Body)
 	}
 	if r := cs[1].call(ctx, "tasks/list", nil); r.Err != nil {
 		t.Errorf("the owner after a foreign request: %s", r.Envelope)
 	}
 
-	// DELETE of a parked session ends it (once) and removes its record.
-	br.b.ParkAll()
+	// DELETE of a dormant session ends it (once) and removes its record.
+	br.b.DemoteAll()
 	del, err := cs[2].deleteSession(ctx)
 	if err != nil || del != http.StatusNoContent {
-		t.Fatalf("DELETE of a parked session: HTTP %d %v", del, err)
+		t.Fatalf("DELETE of a dormant session: HTTP %d %v", del, err)
 	}
 	if _, err := cfg.Store.GetSession(ctx, sessionmap.Scope{Principal: sessionmap.PrincipalFromAuthorization("Bearer alice"), Session: cs[2].sessionID()}); !errors.Is(err, sessionmap.ErrNotFound) {
-		t.Errorf("record of the deleted parked session: %v", err)
+		t.Errorf("record of the deleted dormant session: %v", err)
 	}
 	if r, _ := cs[2].try(ctx, "tasks/list", nil); r == nil || r.Status != http.StatusNotFound {
-		t.Errorf("deleted parked session: %+v, want 404", r)
+		t.Errorf("deleted dormant session: %+v, want 404", r)
 	}
 	if got := br.b.Sessions(); got != n-1 || ev.end.Load() != 1 {
 		t.Errorf("after DELETE: %d sessions, %d ended; want %d and 1", got, ev.end.Load(), n-1)
 	}
 }
 
-// The session bound counts parked sessions: parking frees memory, not
+// The session bound counts dormant sessions: going dormant frees memory, not
 // places.
-func TestMaxSessionsCountsParkedSessions(t *testing.T) {
+func TestMaxSessionsCountsDormantSessions(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	up := startUpstream(t, demo.Options{})
 	br := startBridge(t, up, face.Config{MaxSessions: 3, MaxIdleCached: 1})
 	for range 3 {
 		newRawClient(t, br.url).initialize(ctx, nil)
 	}
-	if br.b.ParkedSessions() != 2 {
-		t.Fatalf("parked %d, want 2", br.b.ParkedSessions())
+	if br.b.DormantSessions() != 2 {
+		t.Fatalf("dormant %d, want 2", br.b.DormantSessions())
 	}
 	c := newRawClient(t, br.url)
 	r, err := c.try(ctx, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "x", "version": "1"}})
@@ -125,14 +125,14 @@ func TestMaxSessionsCountsParkedSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.Status != http.StatusServiceUnavailable || r.Err == nil || !strings.Contains(r.Err.Message, "maximum of 3 sessions") {
-		t.Errorf("session 4 with 2 of 3 parked: HTTP %d %s, want 503 and the bound", r.Status, r.Body)
+		t.Errorf("session 4 with 2 of 3 dormant: HTTP %d %s, want 503 and the bound", r.Status, r.Body)
 	}
 }
 
-// A parked session expires like a whole one: 404 after the idle timeout,
+// A dormant session expires like a whole one: 404 after the idle timeout,
 // its record deleted and its end reported, whether a request or the sweep
 // finds it first.
-func TestParkedSessionsExpire(t *testing.T) {
+func TestDormantSessionsExpire(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	up := startUpstream(t, demo.Options{})
 	var mu sync.Mutex
@@ -149,8 +149,8 @@ func TestParkedSessionsExpire(t *testing.T) {
 	swept := newRawClient(t, br.url)
 	swept.initialize(ctx, nil)
 	newRawClient(t, br.url).initialize(ctx, nil) // keeps the cache's one place
-	if br.b.ParkedSessions() != 2 {
-		t.Fatalf("parked %d, want 2", br.b.ParkedSessions())
+	if br.b.DormantSessions() != 2 {
+		t.Fatalf("dormant %d, want 2", br.b.DormantSessions())
 	}
 	advance(5 * time.Second)
 	r, err := asked.try(ctx, "tasks/list", nil)
@@ -158,7 +158,7 @@ func TestParkedSessionsExpire(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.Status != http.StatusNotFound {
-		t.Errorf("parked session idle 5 s with a 2 s timeout: HTTP %d %s, want 404", r.Status, r.Body)
+		t.Errorf("dormant session idle 5 s with a 2 s timeout: HTTP %d %s, want 404", r.Status, r.Body)
 	}
 	face.Sweep(br.b)
 	if got := br.b.Sessions(); got != 0 {
@@ -166,7 +166,7 @@ func TestParkedSessionsExpire(t *testing.T) {
 	}
 	for _, c := range []*rawClient{asked, swept} {
 		if _, err := st.GetSession(ctx, sessionmap.Scope{Session: c.sessionID()}); !errors.Is(err, sessionmap.ErrNotFound) {
-			t.Errorf("expired parked session record: %v, want deleted", err)
+			t.Errorf("expired dormant session record: %v, want deleted", err)
 		}
 	}
 	if ev.end.Load() != 3 {
