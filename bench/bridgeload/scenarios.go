@@ -12,42 +12,44 @@ import (
 
 // ---- 1. synchronous tools/call ------------------------------------------
 
-// EchoLatency times sequential echo calls on both paths, interleaved in
-// rounds (direct first in even rounds, bridge first in odd ones) so drift in
-// the machine's load hits both alike. warmup calls per path are not timed.
+// EchoLatency times perRound sequential calls per round on direct and
+// bridged, alternating which goes first, after warmup calls on each.
 func EchoLatency(ctx context.Context, direct, bridged Echo, warmup, rounds, perRound int) (d, b Summary, err error) {
+	s, err := EchoLatencies(ctx, []Echo{direct, bridged}, warmup, rounds, perRound)
+	if err != nil {
+		return d, b, err
+	}
+	return s[0], s[1], nil
+}
+
+// EchoLatencies times perRound sequential calls per round on each path,
+// rotating which goes first each round, after warmup calls on each.
+func EchoLatencies(ctx context.Context, paths []Echo, warmup, rounds, perRound int) ([]Summary, error) {
 	for i := 0; i < warmup; i++ {
-		if err := direct(ctx); err != nil {
-			return d, b, fmt.Errorf("warm-up direct: %w", err)
-		}
-		if err := bridged(ctx); err != nil {
-			return d, b, fmt.Errorf("warm-up bridge: %w", err)
-		}
-	}
-	var ds, bs []time.Duration
-	run := func(e Echo, into *[]time.Duration) error {
-		for i := 0; i < perRound; i++ {
-			t0 := time.Now()
+		for p, e := range paths {
 			if err := e(ctx); err != nil {
-				return err
+				return nil, fmt.Errorf("warm-up path %d: %w", p, err)
 			}
-			*into = append(*into, time.Since(t0))
 		}
-		return nil
 	}
+	ds := make([][]time.Duration, len(paths))
 	for r := 0; r < rounds; r++ {
-		first, second := func() error { return run(direct, &ds) }, func() error { return run(bridged, &bs) }
-		if r%2 == 1 {
-			first, second = second, first
-		}
-		if err := first(); err != nil {
-			return d, b, err
-		}
-		if err := second(); err != nil {
-			return d, b, err
+		for k := range paths {
+			p := (r + k) % len(paths)
+			for i := 0; i < perRound; i++ {
+				t0 := time.Now()
+				if err := paths[p](ctx); err != nil {
+					return nil, err
+				}
+				ds[p] = append(ds[p], time.Since(t0))
+			}
 		}
 	}
-	return Summarize(ds), Summarize(bs), nil
+	out := make([]Summary, len(paths))
+	for p := range paths {
+		out[p] = Summarize(ds[p])
+	}
+	return out, nil
 }
 
 // Throughput is the outcome of closed-loop load on one path.
