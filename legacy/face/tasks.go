@@ -410,6 +410,9 @@ func (s *session) tasksResult(ctx context.Context, ri *reqInfo, raw json.RawMess
 	}
 	ri.stream.markReady()
 	res, err := s.await(ctx, ri, rec, awaitResult, nil)
+	if errors.Is(err, errParked) {
+		return nil, err // the parked wait audits its end (parked.go)
+	}
 	s.auditErr(audit.ActionResult, rec.ID, rec.ToolName, err)
 	return res, err
 }
@@ -482,10 +485,20 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 	if !live(rec) {
 		return outcome(rec, mode)
 	}
-	if err := s.b.limits.acquireWaiter(s.principalOrSession()); err != nil {
-		return nil, err
+	// A parked wait resumed on a goroutine (parked.go) already holds its
+	// place among the principal's waiters.
+	pc := ri.parkCtl()
+	if !pc.takeWaiter() {
+		if err := s.b.limits.acquireWaiter(s.principalOrSession()); err != nil {
+			return nil, err
+		}
 	}
-	defer s.b.limits.releaseWaiter(s.principalOrSession())
+	parked := false
+	defer func() {
+		if !parked { // a parked wait hands the place back when it ends
+			s.b.limits.releaseWaiter(s.principalOrSession())
+		}
+	}()
 	if ri.out != nil {
 		ri.out.prime()
 	}
@@ -536,6 +549,20 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 	prog := progressSender{s: s, ri: ri, token: progressToken}
 	asking := map[string]context.CancelFunc{} // the keys this wait presents
 	for {
+		// Once the wait has nothing to do but wait (no snapshot or cancel
+		// pending, no question of its own out), a tasks/result over HTTP/1
+		// parks: it hands its connection to the task's hub and frees this
+		// goroutine (parked.go). A wait with a progress token or questions
+		// out keeps its goroutine: it has work of its own between snapshots.
+		if pc != nil && mode == awaitResult && len(progressToken) == 0 && len(asking) == 0 &&
+			len(sub.C) == 0 && !closed(pinned) && ctx.Err() == nil {
+			wg.Wait() // questions already settled: their senders are ending
+			if s.park(pc, rec) {
+				parked = true
+				return nil, errParked
+			}
+			pc = nil // the connection cannot be taken over: block here
+		}
 		select {
 		case snap, ok := <-sub.C:
 			if !ok {
