@@ -297,8 +297,6 @@ func (b *Bridge) serveLean(w http.ResponseWriter, r *http.Request, s *session, r
 	out := newLeanOut(w)
 	if req.Method == legacy.MethodToolsCall || req.Method == legacy.MethodTasksResult {
 		out.res = b.newResumable(s, req)
-	}
-	if req.Method == legacy.MethodTasksResult {
 		out.park = b.newParkCtl(w, r, s, release)
 	}
 	return b.runLean(r, s, ri, out, req.ID, func(ctx context.Context) (*rawResult, error) {

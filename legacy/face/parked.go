@@ -13,12 +13,14 @@ import (
 	"github.com/tasksbridge/tasksbridge/internal/audit"
 	"github.com/tasksbridge/tasksbridge/internal/watch"
 	"github.com/tasksbridge/tasksbridge/modern"
+	"github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 	"github.com/tasksbridge/tasksbridge/translate"
 )
 
-// Parked waits: a blocked tasks/result over HTTP/1 costs no goroutine.
+// Parked waits: a blocked tasks/result over HTTP/1, or a plain tools/call
+// waiting on the task the upstream made of it, costs no goroutine.
 //
 // net/http serves each connection on one goroutine, which is also the
 // handler's, and keeps a background reader and the connection's buffers
@@ -40,8 +42,9 @@ import (
 // keep their ids and are stored before they are written (resume.go), so a
 // parked stream is resumable like any other.
 //
-// A parked wait goes back onto a goroutine of its own (resume) when it has
-// work again: the task asks for input that this session has not been shown
+// A wait with a progress token keeps its goroutine (it sends progress at
+// the keep-alive beat, L-62). A parked wait goes back onto a goroutine of
+// its own (resume) when it has work again: the task asks for input that this session has not been shown
 // (L-46; the questions go out on this stream and their answers come back as
 // POSTs). It parks again once that is settled. HTTP/2, stdio, a response
 // wrapper that cannot follow the takeover, disabled keep-alives (nothing
@@ -88,7 +91,10 @@ type parkCtl struct {
 	conn       *takenConn          // after
 	ends       []func(gone bool)   // the detached wrappers' ends
 	lr         *leanRun
+	tail       parkTail
 	state      parkState
+	mode       awaitMode               // what the wait answers (a parked wait)
+	cause      error                   // why the wait was stopped (stop)
 	rec        sessionmap.Task         // the task waited on
 	waiterHeld bool                    // the principal's waiter place is held by the parked wait
 	cancelRun  context.CancelCauseFunc // ends the running wait (parkRunning)
@@ -97,7 +103,31 @@ type parkCtl struct {
 	noPark     bool // the takeover failed once: never try again
 }
 
-// newParkCtl returns the takeover state of a tasks/result answered on w, or
+// parkTail is what the request's handler does after a blocking wait
+// returns, and a parked wait does when it ends instead.
+type parkTail struct {
+	audit bool // record the result in the audit log (tasksResult, toolsCall)
+	// releaseTask: the request holds a place among the principal's calls
+	// (L-73, toolsCall).
+	releaseTask bool
+	// abandon: the client of a plain call never saw the task, so its
+	// cancel (or going away from a stream it cannot resume) abandons the
+	// task, with these upstream options (toolsCall).
+	abandon bool
+	opts    upstream.CallOptions
+}
+
+// setTail says what the wait's caller does after it; nil-safe.
+func (pc *parkCtl) setTail(t parkTail) {
+	if pc == nil {
+		return
+	}
+	pc.mu.Lock()
+	pc.tail = t
+	pc.mu.Unlock()
+}
+
+// newParkCtl returns the takeover state of a request answered on w, or
 // nil when its wait must block (see above).
 func (b *Bridge) newParkCtl(w http.ResponseWriter, r *http.Request, s *session, release func()) *parkCtl {
 	if b.cfg.DisableParkedWaits || b.cfg.KeepAlive <= 0 || r.ProtoMajor != 1 || release == nil || !detachable(w) {
@@ -162,9 +192,9 @@ func closed(ch <-chan struct{}) bool {
 }
 
 // park takes the connection over (the first time) and registers the wait
-// with rec's hub. false: the connection cannot be taken over, or the bridge
-// is draining; the caller blocks as before.
-func (s *session) park(pc *parkCtl, rec sessionmap.Task) bool {
+// (answering as mode says) with rec's hub. false: the connection cannot be
+// taken over, or the bridge is draining; the caller blocks as before.
+func (s *session) park(pc *parkCtl, rec sessionmap.Task, mode awaitMode) bool {
 	b := s.b
 	if b.drain.Err() != nil {
 		return false
@@ -180,7 +210,7 @@ func (s *session) park(pc *parkCtl, rec sessionmap.Task) bool {
 		return false
 	}
 	pc.state = parkParked
-	pc.rec = rec
+	pc.rec, pc.mode = rec, mode
 	pc.waiterHeld = true
 	pc.cancelRun = nil
 	// Drain and the session's end reach a parked wait through context
@@ -235,6 +265,9 @@ func (pc *parkCtl) takeOverLocked() bool {
 // client went away).
 func (pc *parkCtl) stop(cause error) {
 	pc.mu.Lock()
+	if pc.cause == nil && pc.state != parkEnded {
+		pc.cause = cause
+	}
 	switch pc.state {
 	case parkRunning:
 		cancel := pc.cancelRun
@@ -272,17 +305,45 @@ func (pc *parkCtl) unparkLocked(next parkState) {
 // clientGone ends the wait of a client whose taken-over connection failed.
 func (pc *parkCtl) clientGone() { pc.stop(context.Canceled) }
 
-// settle answers a parked wait (the hub's verdict); a wait no longer
-// parked ignores it.
-func (pc *parkCtl) settle(res *rawResult, err error) {
+// settle answers a parked wait with the hub's verdict for its mode; a
+// wait no longer parked ignores it.
+func (pc *parkCtl) settle(v *verdict) {
 	pc.mu.Lock()
 	if pc.state != parkParked {
 		pc.mu.Unlock()
 		return
 	}
 	pc.unparkLocked(parkEnded)
+	mode := pc.mode
 	pc.mu.Unlock()
-	pc.end(res, err)
+	pc.end(v.get(mode))
+}
+
+// verdict is the hub's answer to its parked waits, built once per mode
+// (a tasks/result and a plain tools/call answer the same end differently).
+type verdict struct {
+	f    func(awaitMode) (*rawResult, error)
+	done [2]bool
+	res  [2]*rawResult
+	err  [2]error
+}
+
+func (v *verdict) get(m awaitMode) (*rawResult, error) {
+	if !v.done[m] {
+		v.res[m], v.err[m] = v.f(m)
+		v.done[m] = true
+	}
+	return v.res[m], v.err[m]
+}
+
+// always is a verdict that is err whatever the mode.
+func always(err error) func(awaitMode) (*rawResult, error) {
+	return func(awaitMode) (*rawResult, error) { return nil, err }
+}
+
+// verdictOf is the verdict of a terminal (or pinned) record.
+func verdictOf(cur sessionmap.Task) func(awaitMode) (*rawResult, error) {
+	return func(m awaitMode) (*rawResult, error) { return asRaw(outcome(cur, m)) }
 }
 
 // resume puts a parked wait back onto a goroutine of its own (it has
@@ -296,11 +357,12 @@ func (pc *parkCtl) resume() {
 	pc.unparkLocked(parkRunning)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	pc.cancelRun = cancel
-	rec, lr := pc.rec, pc.lr
+	rec, lr, mode := pc.rec, pc.lr, pc.mode
 	pc.mu.Unlock()
 	s := pc.s
 	go func() {
-		res, err := asRaw(s.await(withReqInfo(ctx, lr.ri), lr.ri, rec, awaitResult, nil))
+		// A parked wait has no progress token (see above).
+		res, err := asRaw(s.await(withReqInfo(ctx, lr.ri), lr.ri, rec, mode, nil))
 		if errors.Is(err, errParked) {
 			return
 		}
@@ -321,11 +383,21 @@ func (pc *parkCtl) end(res *rawResult, err error) {
 	pc.mu.Lock()
 	held := pc.waiterHeld
 	pc.waiterHeld = false
-	rec, lr := pc.rec, pc.lr
+	rec, lr, tail, cause := pc.rec, pc.lr, pc.tail, pc.cause
 	pc.mu.Unlock()
-	s.auditErr(audit.ActionResult, rec.ID, rec.ToolName, err)
+	if tail.audit {
+		s.auditErr(audit.ActionResult, rec.ID, rec.ToolName, err)
+	}
+	if tail.abandon && errors.Is(err, context.Canceled) && (errors.Is(cause, errCallCancelled) || !pc.out.resumable()) {
+		// As toolsCall after a blocking wait: notifications/cancelled, or
+		// a client gone from a stream it cannot resume.
+		s.b.abandon(rec, tail.opts)
+	}
 	if held {
 		s.b.limits.releaseWaiter(s.principalOrSession())
+	}
+	if tail.releaseTask {
+		s.b.limits.releaseTask(s.principalOrSession())
 	}
 	lr.finish(res, err)
 	gone := pc.out.closeTaken()
@@ -547,10 +619,11 @@ func signal(ch chan struct{}) {
 	}
 }
 
-// settleAll answers every parked wait of the hub with res or err.
-func (h *parkHub) settleAll(res *rawResult, err error) {
+// settleAll answers every parked wait of the hub with the verdict f.
+func (h *parkHub) settleAll(f func(awaitMode) (*rawResult, error)) {
+	v := &verdict{f: f}
 	for _, pc := range h.b.parking.take(h, nil) {
-		pc.settle(res, err)
+		pc.settle(v)
 	}
 }
 
@@ -569,14 +642,14 @@ func (h *parkHub) run() {
 			cur, gerr := b.store.GetTask(ctx, h.rec.Scope, h.rec.ID)
 			cancel()
 			if gerr == nil && !live(cur) {
-				h.settleAll(asRaw(outcome(cur, awaitResult)))
+				h.settleAll(verdictOf(cur))
 				p.retire(h)
 				return
 			}
 			err2 = rpc.Errorf(rpc.CodeInternalError, "internal error: watch task: %v", err)
 		}
 		for {
-			h.settleAll(nil, err2)
+			h.settleAll(always(err2))
 			if p.retire(h) {
 				return
 			}
@@ -589,7 +662,7 @@ func (h *parkHub) run() {
 		select {
 		case snap, ok := <-sub.C:
 			if !ok {
-				h.settleAll(nil, errShuttingDown())
+				h.settleAll(always(errShuttingDown()))
 				break
 			}
 			h.step(snap)
@@ -599,9 +672,9 @@ func (h *parkHub) run() {
 			cur, err := b.store.GetTask(ctx, h.rec.Scope, h.rec.ID)
 			cancel()
 			if err != nil {
-				h.settleAll(nil, lostTask(h.rec, awaitResult))
+				h.settleAll(h.lost)
 			} else {
-				h.settleAll(asRaw(outcome(cur, awaitResult)))
+				h.settleAll(verdictOf(cur))
 			}
 		case <-h.kick:
 			// A wait came (it must see the state it may have missed while
@@ -629,13 +702,14 @@ func (h *parkHub) step(snap watch.Snapshot) {
 	cur, err := b.store.GetTask(ctx, h.rec.Scope, h.rec.ID)
 	cancel()
 	if err != nil {
-		h.settleAll(nil, lostTask(h.rec, awaitResult))
+		h.settleAll(h.lost)
 		return
 	}
 	if !live(cur) {
+		v := &verdict{f: verdictOf(cur)}
 		for _, pc := range b.parking.take(h, nil) {
 			pc.s.forgetPresented(h.rec.ID)
-			pc.settle(asRaw(outcome(cur, awaitResult)))
+			pc.settle(v)
 		}
 		return
 	}
@@ -660,16 +734,28 @@ func (h *parkHub) step(snap watch.Snapshot) {
 	// still wins, because cur was read after the snapshot arrived.
 	out, err := translate.TasksResultOutcome(d, cur.CancelPinned, nil)
 	if err != nil {
-		h.settleAll(nil, err)
+		h.settleAll(always(err))
 		return
 	}
 	switch out.Kind {
 	case translate.ResultReady:
-		h.settleAll(asRaw(payload(out.Result)))
+		h.settleAll(func(m awaitMode) (*rawResult, error) {
+			if m == awaitPlain {
+				plain, err := legacyResult(d.Result)
+				if err != nil {
+					return nil, err
+				}
+				return asRaw(newRaw(plain))
+			}
+			return asRaw(payload(out.Result))
+		})
 	case translate.ResultError:
-		h.settleAll(nil, out.Error)
+		h.settleAll(always(out.Error))
 	}
 }
+
+// lost is the verdict when the record vanished (it expired).
+func (h *parkHub) lost(m awaitMode) (*rawResult, error) { return nil, lostTask(h.rec, m) }
 
 // mustPresent reports whether an input request of reqs is one this session
 // would present now: not answered (in the store or by this process), not

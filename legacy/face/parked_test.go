@@ -314,3 +314,77 @@ func TestParkedNoGoroutinePerWaiter(t *testing.T) {
 		})
 	}
 }
+
+// A plain tools/call the upstream turned into a task parks like a
+// tasks/result, still holding its place among the principal's calls (L-73)
+// until its plain result (no task, no related-task _meta) goes out.
+func TestParkedPlainCall(t *testing.T) {
+	ctx := ctxT(t, 20*time.Second)
+	up := startUpstream(t, demo.Options{})
+	br := startBridge(t, up, face.Config{MaxTasksPerPrincipal: 1})
+	c := newRawClient(t, br.url)
+	c.initialize(ctx, nil)
+	got := make(chan *reply, 1)
+	go func() {
+		r, err := c.try(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "plain"}})
+		if err != nil {
+			t.Errorf("tools/call: %v", err)
+		}
+		got <- r
+	}()
+	if err := face.AwaitParked(ctx, br.b, 1); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.call(ctx, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}}); r.Err == nil || !strings.Contains(r.Err.Message, "too many concurrent tools/call") {
+		t.Fatalf("a second call while the parked one holds the only place: %s", r.Envelope)
+	}
+	ids := up.srv.TaskIDs()
+	if len(ids) != 1 {
+		t.Fatalf("upstream tasks %v, want one", ids)
+	}
+	up.srv.CompleteNow(ids[0])
+	r := <-got
+	if r == nil || r.Err != nil || !strings.Contains(string(r.Result), "plain") ||
+		strings.Contains(string(r.Result), "taskId") || strings.Contains(string(r.Result), "related-task") {
+		t.Fatalf("plain tools/call: %+v", r)
+	}
+	if err := face.AwaitParked(ctx, br.b, 0); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.call(ctx, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "again"}}); r.Err != nil {
+		t.Errorf("a call after the parked one ended: %s", r.Envelope)
+	}
+	c.checkReceived(t)
+}
+
+// notifications/cancelled for a parked plain tools/call ends it unanswered
+// and abandons its task: the client never saw the task, so the upstream is
+// asked to stop it (as for a blocking wait).
+func TestParkedPlainCallCancelled(t *testing.T) {
+	ctx := ctxT(t, 20*time.Second)
+	up := startUpstream(t, demo.Options{})
+	br := startBridge(t, up, face.Config{})
+	c := newRawClient(t, br.url)
+	c.initialize(ctx, nil)
+	c.mu.Lock()
+	c.next = 900 // the tools/call gets id 901
+	c.mu.Unlock()
+	got := make(chan *reply, 1)
+	go func() {
+		r, _ := c.try(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "never"}})
+		got <- r
+	}()
+	if err := face.AwaitParked(ctx, br.b, 1); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.notify(ctx, "notifications/cancelled", map[string]any{"requestId": 901, "reason": "user gave up"}); n.Status != http.StatusAccepted {
+		t.Fatalf("notifications/cancelled: HTTP %d %s", n.Status, n.Body)
+	}
+	if r := <-got; r != nil && r.Envelope != nil {
+		t.Errorf("a cancelled call was answered: %s", r.Envelope)
+	}
+	up.rec.awaitHit(t, ctx, "tasks/cancel")
+	if err := face.AwaitParked(ctx, br.b, 0); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -194,7 +194,7 @@ func (b *Bridge) serveResume(w http.ResponseWriter, r *http.Request, s *session,
 
 	out := newLeanOut(w)
 	out.res = &resumable{b: b, rec: rec, open: true}
-	if rec.Method == legacy.MethodTasksResult {
+	if rec.Method == legacy.MethodTasksResult || rec.Method == legacy.MethodToolsCall {
 		out.park = b.newParkCtl(w, r, s, release)
 	}
 	out.mu.Lock()
