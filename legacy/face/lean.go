@@ -219,10 +219,15 @@ func (o *leanOut) keepAlive() {
 		o.mu.Unlock()
 		return
 	}
-	_ = o.rc.SetWriteDeadline(time.Now().Add(keepAliveWriteTimeout))
-	_, err := o.w.Write([]byte(": keep-alive\n\n"))
-	if err == nil {
-		err = o.rc.Flush()
+	var err error
+	if tc, ok := o.w.(*takenConn); ok && peerClosed(tc.conn) {
+		err = errTakenConnFailed
+		tc.failed = true
+	} else {
+		_ = o.rc.SetWriteDeadline(time.Now().Add(keepAliveWriteTimeout))
+		if _, err = o.w.Write([]byte(": keep-alive\n\n")); err == nil {
+			err = o.rc.Flush()
+		}
 	}
 	_ = o.rc.SetWriteDeadline(time.Time{})
 	gone := err != nil && o.markGoneLocked()

@@ -23,17 +23,20 @@ import (
 // waiting on the task the upstream made of it, costs no goroutine.
 //
 // net/http serves each connection on one goroutine, which is also the
-// handler's, and keeps a background reader and the connection's buffers
-// while the handler runs; a tasks/result that blocks for minutes holds all of
-// that (about 60 KiB, most of it stacks). So once a wait has nothing left to
-// do but wait (await), it takes the connection over (Hijack) and returns:
-// the handler, net/http's goroutines and its buffers are gone, and what
-// remains is a parkCtl registered with the task's hub, the socket, and the
+// handler's, plus a background reader, and keeps the connection's buffers
+// while the handler runs; a wait that blocks for minutes holds all of that
+// (about 60 KiB, most of it stacks). So once a wait has nothing left to do
+// but wait (await), it takes the connection over (Hijack) and returns: the
+// handler, net/http's goroutines and its buffers are gone, and what remains
+// is a parkCtl registered with the task's hub, the socket, and the
 // request's small records. One hub per task (one goroutine per task, not per
 // waiter) holds the task's one watcher subscription and its cancel pin, and
-// answers every parked waiter of the task from the same snapshot rules await
-// follows; the process's one keep-alive ticker writes SSE comments on parked
-// streams as on any other, and a failed write is the client gone.
+// answers every parked wait of the task by the rules await follows for each
+// snapshot. The process's one keep-alive ticker writes SSE comments on
+// parked streams as on any other; since nothing reads a parked connection
+// any more, the ticker peeks at it for the client's close (peerClosed) and
+// takes a failed write as the client gone too, which ends the wait as a
+// disconnect ends a blocking one (the principal's waiter place is freed).
 //
 // The stream goes on exactly as it began: the response head was already
 // sent (the wait primed its event stream, L-63) with Connection: close, and
@@ -44,12 +47,12 @@ import (
 //
 // A wait with a progress token keeps its goroutine (it sends progress at
 // the keep-alive beat, L-62). A parked wait goes back onto a goroutine of
-// its own (resume) when it has work again: the task asks for input that this session has not been shown
-// (L-46; the questions go out on this stream and their answers come back as
-// POSTs). It parks again once that is settled. HTTP/2, stdio, a response
-// wrapper that cannot follow the takeover, disabled keep-alives (nothing
-// would notice a client gone) and Config.DisableParkedWaits keep the
-// blocking wait of await.
+// its own (resume) when it has work again: the task asks for input that
+// this session has not been shown (L-46; the questions go out on this
+// stream and their answers come back as POSTs); it parks again once that is
+// settled. HTTP/2, stdio, a response wrapper that cannot follow the
+// takeover, disabled keep-alives (nothing would notice a client gone) and
+// Config.DisableParkedWaits keep the blocking wait of await.
 
 // errParked is await's return when the wait parked: the request is not
 // over, the parked wait answers it.
