@@ -259,7 +259,12 @@ func (pc *parkCtl) takeOverLocked() bool {
 	pc.w = nil // net/http's writer and its connection state are released
 	o.w = tc
 	o.rc = http.NewResponseController(tc)
+	// The request's context ends when the handler returns: from now on the
+	// wait's own state says whether the client went away or cancelled, and
+	// the request's contexts are let go.
 	pc.lr.clientGone = o.isGone
+	pc.lr.cancel(nil)
+	pc.lr.cancel = func(error) {}
 	return true
 }
 
