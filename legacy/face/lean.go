@@ -208,9 +208,9 @@ func (o *leanOut) end() {
 // calls it; a stream busy writing (or a slow client holding the lock) is
 // skipped this round rather than stalling every other stream.
 //
-// On a taken-over connection (parked.go) a failed write is the only sign
-// that the client went away (nothing reads the connection any more), so it
-// ends the wait as a disconnect would.
+// On a taken-over connection (parked.go) nothing reads the connection any
+// more: the client's close (peerClosed) or a failed write is the only sign
+// that it went away, so either ends the wait as a disconnect would.
 func (o *leanOut) keepAlive() {
 	if !o.mu.TryLock() {
 		return
