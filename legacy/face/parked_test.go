@@ -388,3 +388,36 @@ func TestParkedPlainCallCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A parked stream is resumable like any other (L-63, Last-Event-ID): the
+// client cuts it, the bridge notices at its next keep-alive, and a GET with
+// the priming event's id waits again (parked too) and gets the answer.
+func TestParkedStreamResumed(t *testing.T) {
+	ctx := ctxT(t, 20*time.Second)
+	up := startUpstream(t, demo.Options{})
+	br := startBridge(t, up, face.Config{KeepAlive: 10 * time.Millisecond})
+	c := newRawClient(t, br.url)
+	c.initialize(ctx, nil)
+	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "resumed"}, "task": map[string]any{}}))
+	s := openSSE(t, ctx, c, br.url, rpcBody(31, "tasks/result", map[string]any{"taskId": id}), "")
+	primeID := s.prime()
+	if err := face.AwaitParked(ctx, br.b, 1); err != nil {
+		t.Fatal(err)
+	}
+	s.cut()
+	if err := face.AwaitParked(ctx, br.b, 0); err != nil {
+		t.Fatal(err)
+	}
+	r := openSSE(t, ctx, c, br.url, nil, primeID)
+	if r.status != http.StatusOK || r.sc == nil {
+		t.Fatalf("resume: HTTP %d %s", r.status, r.body)
+	}
+	if err := face.AwaitParked(ctx, br.b, 1); err != nil {
+		t.Fatal(err)
+	}
+	up.srv.CompleteNow(upstreamTaskID(t, br.b.Store(), id))
+	r.answer("31", "resumed")
+	if err := face.AwaitParked(ctx, br.b, 0); err != nil {
+		t.Fatal(err)
+	}
+}
