@@ -324,8 +324,21 @@ func (pc *parkCtl) settle(v *verdict) {
 	pc.unparkLocked(parkEnded)
 	mode := pc.mode
 	pc.mu.Unlock()
-	pc.end(v.get(mode))
+	res, err := v.get(mode)
+	if res != nil && len(res.raw) > largeAnswer {
+		// A large answer may take a slow client a while (takenConn gives
+		// it time in proportion): it goes out on a goroutine of its own,
+		// so the hub's other waits do not queue behind it.
+		go pc.end(res, err)
+		return
+	}
+	pc.end(res, err)
 }
+
+// largeAnswer is the size beyond which a parked wait's answer is written off
+// the hub's goroutine: smaller ones fit in the socket's send buffer, so
+// writing them does not block.
+const largeAnswer = 64 << 10
 
 // verdict is the hub's answer to its parked waits, built once per mode
 // (a tasks/result and a plain tools/call answer the same end differently).
@@ -450,9 +463,10 @@ func (o *leanOut) closeTaken() (gone bool) {
 // goes out at once (one syscall: chunk header, data and trailer in one
 // buffer, rather than httputil's chunked writer's three), under a write
 // deadline, so a client that stopped reading can hold neither the
-// keep-alive ticker nor a hub for longer than keepAliveWriteTimeout. A
-// write that misses it loses nothing a resumable client cannot get again:
-// the event was stored before it was written.
+// keep-alive ticker nor a hub for long: keepAliveWriteTimeout, plus a second
+// per minClientRate bytes for a large write. A write that misses it loses
+// nothing a resumable client cannot get again: the event was stored before
+// it was written.
 type takenConn struct {
 	conn    net.Conn
 	chunked bool
@@ -462,6 +476,10 @@ type takenConn struct {
 }
 
 var errTakenConnFailed = errors.New("face: the client's connection failed")
+
+// minClientRate (bytes per second) is the slowest reader a large write on a
+// taken-over connection waits for.
+const minClientRate = 16 << 10
 
 func (t *takenConn) Header() http.Header {
 	if t.hdr == nil {
@@ -482,7 +500,7 @@ func (t *takenConn) Write(p []byte) (int, error) {
 	for _, f := range t.observe {
 		f(p) // recorded before the client can have read it, as before the takeover
 	}
-	_ = t.conn.SetWriteDeadline(time.Now().Add(keepAliveWriteTimeout))
+	_ = t.conn.SetWriteDeadline(time.Now().Add(keepAliveWriteTimeout + time.Duration(len(p)/minClientRate)*time.Second))
 	var err error
 	if t.chunked {
 		b := getBuf()

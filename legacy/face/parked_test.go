@@ -421,3 +421,39 @@ func TestParkedStreamResumed(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A large answer (written off the hub's goroutine) reaches every parked
+// wait intact.
+func TestParkedLargeAnswer(t *testing.T) {
+	ctx := ctxT(t, 20*time.Second)
+	up := startUpstream(t, demo.Options{})
+	br := startBridge(t, up, face.Config{})
+	c := newRawClient(t, br.url)
+	c.initialize(ctx, nil)
+	text := strings.Repeat("large answer ", 20<<10) // 260 KiB
+	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": text}, "task": map[string]any{}}))
+	const waits = 3
+	got := make(chan *reply, waits)
+	for range waits {
+		go func() {
+			r, err := c.try(ctx, "tasks/result", map[string]any{"taskId": id})
+			if err != nil {
+				t.Errorf("tasks/result: %v", err)
+			}
+			got <- r
+		}()
+	}
+	if err := face.AwaitParked(ctx, br.b, waits); err != nil {
+		t.Fatal(err)
+	}
+	up.srv.CompleteNow(upstreamTaskID(t, br.b.Store(), id))
+	for range waits {
+		r := <-got
+		if r == nil {
+			t.Fatal("tasks/result of a large answer failed")
+		}
+		if r.Err != nil || !strings.Contains(string(r.Result), text) {
+			t.Fatalf("tasks/result of a large answer: %d bytes, error %+v", len(r.Result), r.Err)
+		}
+	}
+}
