@@ -149,11 +149,20 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	defer func() {
+	method := r.Method
+	end := func(cancelled bool) {
 		status, overflow := sw.finish()
-		ex.finish(status, overflow, r.Context().Err() != nil)
-		if r.Method == http.MethodDelete && status >= 200 && status < 300 && sid != "" {
+		ex.finish(status, overflow, cancelled)
+		if method == http.MethodDelete && status >= 200 && status < 300 && sid != "" {
 			s.meter.sessions.take(sid)
+		}
+	}
+	// A legacy wait that parks takes the connection over and ends the
+	// response after this handler returned (sniffWriter.DetachResponse).
+	sw.onEnd = end
+	defer func() {
+		if !sw.detached.Load() {
+			end(r.Context().Err() != nil)
 		}
 	}()
 

@@ -7,7 +7,12 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+
+	legacyface "github.com/tasksbridge/tasksbridge/legacy/face"
 )
+
+// The legacy face parks waits only behind wrappers that can follow it.
+var _ legacyface.ResponseDetacher = (*sniffWriter)(nil)
 
 // maxSniff bounds what the wire observer buffers of one message: a larger
 // message is passed on untouched but not inspected (its request then counts
@@ -209,6 +214,10 @@ type sniffWriter struct {
 	// written mirrors status for Status, which the parser's callbacks call
 	// while mu is held.
 	written atomic.Int32
+	// detached: the handler took the connection over (DetachResponse);
+	// onEnd then records the request when the response ends.
+	detached atomic.Bool
+	onEnd    func(cancelled bool)
 }
 
 func newSniffWriter(w http.ResponseWriter, onMsg func([]byte)) *sniffWriter {
@@ -255,6 +264,33 @@ func (s *sniffWriter) FlushError() error { return http.NewResponseController(s.w
 
 // Unwrap serves http.ResponseController.
 func (s *sniffWriter) Unwrap() http.ResponseWriter { return s.w }
+
+// DetachResponse serves the legacy face's parked waits (face.ResponseDetacher):
+// the face took the connection over and writes the rest of the response
+// after its handler returned. The bytes it writes are observed as Write
+// observes them (before they reach the client), and the request is
+// recorded when the face ends the response, not when the handler returns.
+// The writer lets go of net/http's response (and through it the
+// connection's buffers), which a parked wait must not keep.
+func (s *sniffWriter) DetachResponse() (observe func([]byte), end func(gone bool)) {
+	s.mu.Lock()
+	s.detached.Store(true)
+	s.w = nil
+	s.mu.Unlock()
+	observe = func(b []byte) {
+		s.mu.Lock()
+		if s.onMsg != nil && s.p != nil {
+			s.p.feed(b)
+		}
+		s.mu.Unlock()
+	}
+	end = func(gone bool) {
+		if s.onEnd != nil {
+			s.onEnd(gone)
+		}
+	}
+	return observe, end
+}
 
 // finish dispatches a buffered JSON body and returns the HTTP status (0 when
 // nothing was written) and whether a message was too large to inspect.

@@ -68,9 +68,10 @@ type Bridge struct {
 	calls    sync.Map // callKey → *leanCall: lean requests in flight
 	pending  sync.Map // callKey → chan []byte: lean server→client requests awaiting the client's answer
 
-	alive  streams   // long streams the keep-alive ticker writes to
-	beat   heartbeat // the keep-alive ticker's beats
-	limits limits    // per-principal limits (L-72, L-73)
+	alive   streams   // long streams the keep-alive ticker writes to
+	beat    heartbeat // the keep-alive ticker's beats
+	limits  limits    // per-principal limits (L-72, L-73)
+	parking parking   // waits parked without a goroutine (parked.go)
 
 	discMu    sync.Mutex
 	discovers map[string]discoverEntry // by principal ("" = shared)

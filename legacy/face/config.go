@@ -90,6 +90,10 @@ type Config struct {
 	// tools/call and tasks/result streams, so idle proxies do not cut them.
 	// Negative disables them.
 	KeepAlive time.Duration
+	// DisableParkedWaits keeps every blocked tasks/result on its request's
+	// goroutine instead of taking its HTTP/1 connection over once it
+	// blocks (parked.go); for tests and diagnosis.
+	DisableParkedWaits bool
 
 	// StreamRetention is how long the events of a tools/call or
 	// tasks/result event stream are kept after its last event, so a client

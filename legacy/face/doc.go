@@ -44,6 +44,15 @@
 //   - One keep-alive ticker per process (keepalive.go) writes SSE comments
 //     on every long stream and paces the progress of waits (L-63); a wait
 //     holds no goroutine or timer of its own (context.AfterFunc).
+//   - A tasks/result over HTTP/1 that blocks, or a plain tools/call
+//     waiting on the task the upstream made of it, parks (parked.go): it
+//     takes its connection over (Hijack), net/http's goroutine and buffers
+//     go, and one hub per task answers all its parked waits from the task's
+//     watcher; the keep-alive ticker notices a client gone (its close, or a
+//     failed write). Response wrappers follow through ResponseDetacher (the
+//     wire meter of internal/server). HTTP/2, stdio and a wait with work of
+//     its own (questions to present, progress to send) keep the blocking
+//     wait.
 //   - Per-principal limits (limits.go, L-72, L-73) bound the calls and
 //     waits one client has in flight.
 //

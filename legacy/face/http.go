@@ -133,13 +133,19 @@ func (b *Bridge) servePOST(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, statusText(status)+": session not found", status)
 		return
 	}
-	defer release()
+	defer func() {
+		if release != nil {
+			release()
+		}
+	}()
 	if resp, ok := msg.(*jsonrpc.Response); ok && (b.deliverAnswer(s, resp, body) || b.answerStored(r, s, resp, body)) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
 	if req != nil && b.leanFor(s, req) {
-		b.serveLean(w, r, s, req)
+		if b.serveLean(w, r, s, req, release) {
+			release = nil // a parked wait holds the session until it ends (parked.go)
+		}
 		return
 	}
 	if err := b.materialize(r, s); err != nil {
@@ -191,11 +197,13 @@ func (b *Bridge) serveGET(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, statusText(status)+": session not found", status)
 		return
 	}
-	defer release()
 	if last := r.Header.Get("Last-Event-ID"); last != "" {
-		b.serveResume(w, r, s, last)
+		if !b.serveResume(w, r, s, last, release) {
+			release()
+		}
 		return
 	}
+	defer release()
 	if err := b.materialize(r, s); err != nil {
 		b.log.Warn("face: cannot give a session its go-sdk half", "err", err)
 		http.Error(w, "Internal Server Error: cannot resume the session", http.StatusInternalServerError)

@@ -70,6 +70,11 @@ type leanOut struct {
 	done bool // the answer went out; nothing more may be written
 
 	res *resumable // the stream's stored events (resume.go); nil: not resumable
+
+	// park is set on a request whose wait may take its connection over
+	// (parked.go); nil: the wait always blocks its request's goroutine.
+	park *parkCtl
+	gone bool // a write to the taken-over connection failed: the client is gone
 }
 
 func newLeanOut(w http.ResponseWriter) *leanOut {
@@ -83,6 +88,12 @@ func (o *leanOut) commitLocked() {
 	h := o.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
+	if o.park != nil {
+		// The wait may take the connection over (parked.go) and then ends
+		// the response by closing it: the client must not expect to reuse
+		// the connection.
+		h.Set("Connection", "close")
+	}
 	o.w.WriteHeader(http.StatusOK)
 	o.sse = true
 	if o.res != nil {
@@ -196,19 +207,35 @@ func (o *leanOut) end() {
 // keepAlive writes an SSE comment on a committed stream. The shared ticker
 // calls it; a stream busy writing (or a slow client holding the lock) is
 // skipped this round rather than stalling every other stream.
+//
+// On a taken-over connection (parked.go) nothing reads the connection any
+// more: the client's close (peerClosed) or a failed write is the only sign
+// that it went away, so either ends the wait as a disconnect would.
 func (o *leanOut) keepAlive() {
 	if !o.mu.TryLock() {
 		return
 	}
-	defer o.mu.Unlock()
 	if o.done || !o.sse {
+		o.mu.Unlock()
 		return
 	}
-	_ = o.rc.SetWriteDeadline(time.Now().Add(keepAliveWriteTimeout))
-	if _, err := o.w.Write([]byte(": keep-alive\n\n")); err == nil {
-		_ = o.rc.Flush()
+	var err error
+	if tc, ok := o.w.(*takenConn); ok && peerClosed(tc.conn) {
+		err = errTakenConnFailed
+		tc.failed = true
+	} else {
+		_ = o.rc.SetWriteDeadline(time.Now().Add(keepAliveWriteTimeout))
+		if _, err = o.w.Write([]byte(": keep-alive\n\n")); err == nil {
+			err = o.rc.Flush()
+		}
 	}
 	_ = o.rc.SetWriteDeadline(time.Time{})
+	gone := err != nil && o.markGoneLocked()
+	pc := o.park
+	o.mu.Unlock()
+	if gone {
+		pc.clientGone()
+	}
 }
 
 // keepAliveWriteTimeout bounds one keep-alive write to a client that stopped
@@ -263,18 +290,21 @@ type leanCall struct {
 }
 
 // serveLean answers one request (or notification) of s on the lean path.
-func (b *Bridge) serveLean(w http.ResponseWriter, r *http.Request, s *session, req *jsonrpc.Request) {
+// It reports whether the request's wait took the connection over (parked.go):
+// then the wait calls release when it ends, else the caller does.
+func (b *Bridge) serveLean(w http.ResponseWriter, r *http.Request, s *session, req *jsonrpc.Request, release func()) (parked bool) {
 	if !req.IsCall() {
 		b.leanNotification(s, req)
 		w.WriteHeader(http.StatusAccepted)
-		return
+		return false
 	}
 	ri := newReqInfo(req.Method, req.Params, r.Header.Get("Authorization"))
 	out := newLeanOut(w)
 	if req.Method == legacy.MethodToolsCall || req.Method == legacy.MethodTasksResult {
 		out.res = b.newResumable(s, req)
+		out.park = b.newParkCtl(w, r, s, release)
 	}
-	b.runLean(r, s, ri, out, req.ID, func(ctx context.Context) (*rawResult, error) {
+	return b.runLean(r, s, ri, out, req.ID, func(ctx context.Context) (*rawResult, error) {
 		return s.leanDispatch(ctx, ri, req.Method)
 	})
 }
@@ -284,41 +314,85 @@ func (b *Bridge) serveLean(w http.ResponseWriter, r *http.Request, s *session, r
 // resumable stream survives).
 var errCallCancelled = errors.New("the client cancelled the request")
 
+// leanRun is one lean request from its start to its answer: what runLean
+// set up and its tail (finish) tears down. A parked wait (parked.go) runs
+// the tail after the request's handler has returned.
+type leanRun struct {
+	b      *Bridge
+	s      *session
+	ri     *reqInfo
+	out    *leanOut
+	id     jsonrpc.ID
+	lc     *leanCall
+	key    string
+	cancel context.CancelCauseFunc
+	long   bool // counted in inflight and written to by the keep-alive ticker
+	start  time.Time
+	// clientGone reports whether the client went away: the request's
+	// context, until a parked wait takes the connection over.
+	clientGone func() bool
+}
+
 // runLean runs one lean request's handler (run) and writes its answer with
 // the JSON-RPC id id on out: a fresh request, or one resumed on a new
-// stream (resume.go).
-func (b *Bridge) runLean(r *http.Request, s *session, ri *reqInfo, out *leanOut, id jsonrpc.ID, run func(context.Context) (*rawResult, error)) {
-	defer ri.finish()
+// stream (resume.go). It reports whether the wait parked (parked.go): the
+// parked wait then writes the answer and finishes the request later.
+func (b *Bridge) runLean(r *http.Request, s *session, ri *reqInfo, out *leanOut, id jsonrpc.ID, run func(context.Context) (*rawResult, error)) (parked bool) {
 	ri.out, ri.id = out, id
 
 	ctx, cancel := context.WithCancelCause(r.Context())
-	defer cancel(nil)
-	lc := &leanCall{cancel: func() { cancel(errCallCancelled) }}
-	key := callKey(s.id, id)
-	b.calls.Store(key, lc)
-	defer b.calls.CompareAndDelete(key, lc)
+	rctx := r.Context()
+	lr := &leanRun{b: b, s: s, ri: ri, out: out, id: id, cancel: cancel, key: callKey(s.id, id),
+		clientGone: func() bool { return rctx.Err() != nil }}
+	lr.lc = &leanCall{cancel: func() { cancel(errCallCancelled) }}
+	if pc := out.park; pc != nil {
+		pc.begin(lr)
+		// notifications/cancelled reaches the wait wherever it runs: this
+		// goroutine, a parked wait, or a resumed one.
+		lr.lc.cancel = func() { pc.stop(errCallCancelled) }
+	}
+	b.calls.Store(lr.key, lr.lc)
 	ctx = withReqInfo(ctx, ri)
 
 	if ri.method == legacy.MethodToolsCall || ri.method == legacy.MethodTasksResult {
+		lr.long = true
 		b.inflight.add()
-		defer b.inflight.done()
 		b.alive.add(out)
-		defer b.alive.remove(out)
 	}
 
-	start := time.Now()
+	lr.start = time.Now()
 	res, err := run(ctx)
+	if errors.Is(err, errParked) {
+		return true
+	}
+	lr.finish(res, err)
+	return false
+}
+
+// finish reports the request to the hooks, writes its answer (or ends its
+// stream unanswered) and tears down what runLean set up.
+func (lr *leanRun) finish(res *rawResult, err error) {
+	b, out := lr.b, lr.out
+	defer func() {
+		if lr.long {
+			b.alive.remove(out)
+			b.inflight.done()
+		}
+		b.calls.CompareAndDelete(lr.key, lr.lc)
+		lr.cancel(nil)
+		lr.ri.finish()
+	}()
 	if h := b.cfg.Hooks.Request; h != nil {
-		ev := RequestEvent{Method: ri.method, Era: "legacy", Outcome: OutcomeOK, Duration: time.Since(start)}
+		ev := RequestEvent{Method: lr.ri.method, Era: "legacy", Outcome: OutcomeOK, Duration: time.Since(lr.start)}
 		if err != nil {
 			ev.Outcome, ev.Code = outcomeOf(err)
 		}
 		h(ev)
 	}
-	lc.mu.Lock()
-	cancelled := lc.cancelled
-	lc.mu.Unlock()
-	if cancelled || (err != nil && r.Context().Err() != nil) {
+	lr.lc.mu.Lock()
+	cancelled := lr.lc.cancelled
+	lr.lc.mu.Unlock()
+	if cancelled || (err != nil && lr.clientGone()) {
 		out.end()
 		return
 	}
@@ -336,7 +410,7 @@ func (b *Bridge) runLean(r *http.Request, s *session, ri *reqInfo, out *leanOut,
 	if err == nil {
 		raw = res.raw
 	}
-	envelope(buf, id, raw, err)
+	envelope(buf, lr.id, raw, err)
 	out.answer(buf.Bytes())
 }
 
@@ -380,8 +454,9 @@ func (b *Bridge) leanNotification(s *session, req *jsonrpc.Request) {
 		lc := v.(*leanCall)
 		lc.mu.Lock()
 		lc.cancelled = true
+		cancel := lc.cancel
 		lc.mu.Unlock()
-		lc.cancel()
+		cancel()
 	}
 }
 

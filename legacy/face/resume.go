@@ -158,40 +158,45 @@ func messageKind(msg []byte) (request, response bool) {
 
 // serveResume answers GET with Last-Event-ID: the events of that stream
 // after that id, then the stream's answer. An id of no stream of this
-// session (unknown, expired, malformed, another session's) gets 404.
-func (b *Bridge) serveResume(w http.ResponseWriter, r *http.Request, s *session, last string) {
+// session (unknown, expired, malformed, another session's) gets 404. It
+// reports whether the resumed wait parked (parked.go): then the wait calls
+// release when it ends, else the caller does.
+func (b *Bridge) serveResume(w http.ResponseWriter, r *http.Request, s *session, last string, release func()) (parked bool) {
 	if b.events == nil {
 		http.Error(w, "Not Found: this bridge keeps no event streams to resume", http.StatusNotFound)
-		return
+		return false
 	}
 	rec, evs, err := b.events.EventsAfter(r.Context(), s.scope(), last)
 	if errors.Is(err, sessionmap.ErrNotFound) {
 		http.Error(w, "Not Found: no stream of this session has that Last-Event-ID (it may have expired); send the request again", http.StatusNotFound)
-		return
+		return false
 	}
 	if err != nil {
 		b.log.Warn("face: cannot read a stream's events", "err", err)
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, "Service Unavailable: cannot read the stream's events; try again", http.StatusServiceUnavailable)
-		return
+		return false
 	}
 	if rec.Method == listenStream {
 		b.resumeListen(w, r, s, rec, evs)
-		return
+		return false
 	}
 	var idv any
 	if err := json.Unmarshal(rec.RequestID, &idv); err != nil {
 		http.Error(w, "Not Found: no stream of this session has that Last-Event-ID", http.StatusNotFound)
-		return
+		return false
 	}
 	id, err := jsonrpc.MakeID(idv)
 	if err != nil {
 		http.Error(w, "Not Found: no stream of this session has that Last-Event-ID", http.StatusNotFound)
-		return
+		return false
 	}
 
 	out := newLeanOut(w)
 	out.res = &resumable{b: b, rec: rec, open: true}
+	if rec.Method == legacy.MethodTasksResult || rec.Method == legacy.MethodToolsCall {
+		out.park = b.newParkCtl(w, r, s, release)
+	}
 	out.mu.Lock()
 	out.commitLocked()
 	answered := false
@@ -206,14 +211,14 @@ func (b *Bridge) serveResume(w http.ResponseWriter, r *http.Request, s *session,
 		if err := writeEventID(w, out.rc, ev.ID, ev.Data); err != nil {
 			out.done = true
 			out.mu.Unlock()
-			return
+			return false
 		}
 		answered = answered || resp
 	}
 	if answered {
 		out.done = true
 		out.mu.Unlock()
-		return
+		return false
 	}
 	_ = out.rc.Flush()
 	out.mu.Unlock()
@@ -245,7 +250,7 @@ func (b *Bridge) serveResume(w http.ResponseWriter, r *http.Request, s *session,
 				"the stream of this %s broke before its answer and the call cannot be resumed: the bridge never sends a tool call upstream twice; call the tool again if that is safe", rec.Method)
 		}
 	}
-	b.runLean(r, s, ri, out, id, run)
+	return b.runLean(r, s, ri, out, id, run)
 }
 
 // listenStream is the Method of a standalone GET stream's record.

@@ -34,7 +34,12 @@ func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error
 	if err := s.b.limits.acquireTask(s.principalOrSession()); err != nil {
 		return nil, err // L-73
 	}
-	defer s.b.limits.releaseTask(s.principalOrSession())
+	parked := false
+	defer func() {
+		if !parked { // a parked wait hands the place back when it ends
+			s.b.limits.releaseTask(s.principalOrSession())
+		}
+	}()
 	s.deliverOwed(ri)
 	opts, meta, err := s.callOptions(ri)
 	if err != nil {
@@ -101,7 +106,13 @@ func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error
 		s.b.log.Debug("face: task created", "task", rec.ID, "tool", call.Name)
 		s.audit(audit.ActionCreate, rec.ID, call.Name, "created", 0)
 		if !asTask {
+			// What follows the wait below, a parked wait does when it ends.
+			ri.parkCtl().setTail(parkTail{audit: true, releaseTask: true, abandon: true, opts: opts})
 			res, err := s.await(ctx, ri, rec, awaitPlain, call.Meta.ProgressToken)
+			if errors.Is(err, errParked) {
+				parked = true
+				return nil, err
+			}
 			s.auditErr(audit.ActionResult, rec.ID, call.Name, err)
 			if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) &&
 				(errors.Is(context.Cause(ctx), errCallCancelled) || !ri.out.resumable()) {
@@ -409,7 +420,11 @@ func (s *session) tasksResult(ctx context.Context, ri *reqInfo, raw json.RawMess
 		return nil, err
 	}
 	ri.stream.markReady()
+	ri.parkCtl().setTail(parkTail{audit: true})
 	res, err := s.await(ctx, ri, rec, awaitResult, nil)
+	if errors.Is(err, errParked) {
+		return nil, err // the parked wait audits its end (parked.go)
+	}
 	s.auditErr(audit.ActionResult, rec.ID, rec.ToolName, err)
 	return res, err
 }
@@ -482,10 +497,20 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 	if !live(rec) {
 		return outcome(rec, mode)
 	}
-	if err := s.b.limits.acquireWaiter(s.principalOrSession()); err != nil {
-		return nil, err
+	// A parked wait resumed on a goroutine (parked.go) already holds its
+	// place among the principal's waiters.
+	pc := ri.parkCtl()
+	if !pc.takeWaiter() {
+		if err := s.b.limits.acquireWaiter(s.principalOrSession()); err != nil {
+			return nil, err
+		}
 	}
-	defer s.b.limits.releaseWaiter(s.principalOrSession())
+	parked := false
+	defer func() {
+		if !parked { // a parked wait hands the place back when it ends
+			s.b.limits.releaseWaiter(s.principalOrSession())
+		}
+	}()
 	if ri.out != nil {
 		ri.out.prime()
 	}
@@ -536,6 +561,20 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 	prog := progressSender{s: s, ri: ri, token: progressToken}
 	asking := map[string]context.CancelFunc{} // the keys this wait presents
 	for {
+		// Once the wait has nothing to do but wait (no snapshot or cancel
+		// pending, no question of its own out), a request over HTTP/1
+		// parks: it hands its connection to the task's hub and frees this
+		// goroutine (parked.go). A wait with a progress token or questions
+		// out keeps its goroutine: it has work of its own between snapshots.
+		if pc != nil && len(progressToken) == 0 && len(asking) == 0 &&
+			len(sub.C) == 0 && !closed(pinned) && ctx.Err() == nil {
+			wg.Wait() // questions already settled: their senders are ending
+			if s.park(pc, rec, mode) {
+				parked = true
+				return nil, errParked
+			}
+			pc = nil // the connection cannot be taken over: block here
+		}
 		select {
 		case snap, ok := <-sub.C:
 			if !ok {
