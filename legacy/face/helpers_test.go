@@ -223,6 +223,9 @@ type bridgeEnv struct {
 	b   *face.Bridge
 	hs  *httptest.Server
 	url string
+	// watchClock is the watchers' clock when a test drives it (nil: the
+	// wall clock).
+	watchClock *manualClock
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

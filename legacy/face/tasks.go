@@ -262,7 +262,7 @@ func (s *session) refresh(ctx context.Context, ri *reqInfo, rec sessionmap.Task)
 	if err != nil {
 		return rec, legacy.TaskNotFoundError(rec.ID)
 	}
-	cur = withTerminal(cur, snap)
+	cur = s.b.withTerminal(cur, snap)
 	if snap.Task != nil && live(cur) {
 		if ended, ok := s.endUndeclared(ctx, cur, *snap.Task, opts); ok {
 			return ended, nil
@@ -275,13 +275,14 @@ func (s *session) refresh(ctx context.Context, ri *reqInfo, rec sessionmap.Task)
 // recorded yet makes it (the watchers hand terminal snapshots to waiters
 // before the durable write, see observe): a waiter may already have
 // answered from it, so reads agree with that answer. A pinned cancel still
-// wins (L-58), as it does in the store.
-func withTerminal(rec sessionmap.Task, snap watch.Snapshot) sessionmap.Task {
-	if !live(rec) || rec.CancelPinned || snap.Task == nil || !sessionmap.Status(snap.Task.Status).Terminal() {
+// wins (L-58), as it does in the store. An upstream that no longer knows
+// the task (M-27) is such a terminal snapshot too.
+func (b *Bridge) withTerminal(rec sessionmap.Task, snap watch.Snapshot) sessionmap.Task {
+	if !live(rec) || rec.CancelPinned {
 		return rec
 	}
-	sn, err := snapshotOf(snap.Task)
-	if err != nil {
+	sn, ok := b.terminalSnapshot(snap)
+	if !ok {
 		return rec
 	}
 	rec.Status, rec.StatusMessage = sn.Status, sn.StatusMessage

@@ -29,11 +29,14 @@ import (
 //   - NN-label.answers: the client's answers to the next step's
 //     server→client requests, in order ({"result": ...} or {"error": ...});
 //   - NN-label.act: commands: "complete $task" (end a delayed upstream task
-//     now), "advance 1s" (the upstream's fake clock).
+//     now), "advance 1s" (the upstream's fake clock, and the bridge
+//     watchers' clock under "bridge: manual-clock").
 //
 // $task is the id of the latest CreateTaskResult, $task1, $task2... of each
 // in order; they are substituted in inputs and expected outputs. Directives:
-// "upstream: ignore-cancel|no-push|ignore-caps", "caps: {client capabilities}",
+// "upstream: ignore-cancel|no-push|ignore-caps", "bridge: manual-clock" (the
+// watchers' clock moves only with "advance", so whether a read polls the
+// upstream does not depend on how fast the machine is), "caps: {client capabilities}",
 // "authz: <Authorization header>".
 func TestTranscripts(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.txtar")
@@ -50,7 +53,7 @@ func TestTranscripts(t *testing.T) {
 			s := &transcript.Suite{
 				Handlers:   map[string]transcript.Handler{"e2e": func(f *transcript.File) (transcript.Output, error) { return runE2E(t, f) }},
 				Validate:   transcript.SchemaValidator(v),
-				Directives: []string{"upstream", "caps", "authz"},
+				Directives: []string{"upstream", "bridge", "caps", "authz"},
 				Require:    []string{"ids"},
 			}
 			for _, p := range s.Check(f) {
@@ -78,7 +81,19 @@ func runE2E(t *testing.T, f *transcript.File) (transcript.Output, error) {
 		}
 	}
 	up := startUpstream(t, uo)
-	br := startBridge(t, up, face.Config{})
+	var cfg face.Config
+	var wclk *manualClock
+	for _, v := range f.Values("bridge") {
+		switch v {
+		case "manual-clock":
+			wclk = newManualClock()
+			cfg.Watch.Clock = wclk
+		default:
+			return nil, fmt.Errorf("unknown bridge option %q", v)
+		}
+	}
+	br := startBridge(t, up, cfg)
+	br.watchClock = wclk
 	c := newRawClient(t, br.url)
 	c.authz = f.Value("authz")
 	var caps map[string]any
@@ -236,6 +251,9 @@ func runAct(up *upEnv, br *bridgeEnv, w []string) error {
 			return err
 		}
 		up.clock.Advance(d)
+		if br.watchClock != nil {
+			br.watchClock.Advance(d)
+		}
 	default:
 		return fmt.Errorf("unknown act %q", w[0])
 	}

@@ -129,12 +129,7 @@ func (b *Bridge) observe(ctx context.Context, key watch.Key, snap watch.Snapshot
 	var sn sessionmap.Snapshot
 	switch {
 	case snap.Gone != nil:
-		// The upstream no longer knows the task (expired or purged, M-27):
-		// the task ends failed with an error saying so.
-		// The upstream's message names its own task id, which never
-		// reaches the client.
-		e, _ := json.Marshal(rpc.Errorf(rpc.CodeInternalError, "upstream %s no longer knows this task: it expired or was purged there", b.target))
-		sn = sessionmap.Snapshot{Status: sessionmap.StatusFailed, StatusMessage: "The upstream no longer knows this task.", Error: e}
+		sn, _ = b.terminalSnapshot(snap)
 	case snap.Task != nil:
 		var err error
 		if sn, err = snapshotOf(snap.Task); err != nil {
@@ -323,4 +318,21 @@ func (b *Bridge) answer(rec sessionmap.Task, key string, resp json.RawMessage, o
 		return // answered before (by another bridge), or the task is over
 	}
 	b.answerUpstream(rec, key, resp, opts)
+}
+
+// terminalSnapshot is the record snapshot a terminal watcher snapshot ends
+// the task with: the upstream's terminal state, or failed when the upstream
+// no longer knows the task (expired or purged, M-27) — with an error saying
+// so, not the upstream's message, which names its own task id, never shown
+// to the client.
+func (b *Bridge) terminalSnapshot(snap watch.Snapshot) (sessionmap.Snapshot, bool) {
+	switch {
+	case snap.Gone != nil:
+		e, _ := json.Marshal(rpc.Errorf(rpc.CodeInternalError, "upstream %s no longer knows this task: it expired or was purged there", b.target))
+		return sessionmap.Snapshot{Status: sessionmap.StatusFailed, StatusMessage: "The upstream no longer knows this task.", Error: e}, true
+	case snap.Task != nil && sessionmap.Status(snap.Task.Status).Terminal():
+		sn, err := snapshotOf(snap.Task)
+		return sn, err == nil
+	}
+	return sessionmap.Snapshot{}, false
 }
