@@ -247,7 +247,7 @@ func (f *Face) createTask(ctx context.Context, c *call, s *upstream.Session, res
 // notifyFor relays the upstream's progress notifications of a synchronous
 // call to the modern request's stream (M-35: tasks get none).
 func (f *Face) notifyFor(ctx context.Context, c *call) func(method string, params json.RawMessage) {
-	if c.session == nil || c.meta.ProgressToken == nil {
+	if c.progress == nil || c.meta.ProgressToken == nil {
 		return nil
 	}
 	return func(method string, params json.RawMessage) {
@@ -258,7 +258,7 @@ func (f *Face) notifyFor(ctx context.Context, c *call) func(method string, param
 		if json.Unmarshal(params, &p) != nil {
 			return
 		}
-		_ = c.session.NotifyProgress(ctx, &p)
+		c.progress(ctx, &p)
 	}
 }
 

@@ -42,6 +42,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -114,8 +115,6 @@ type Face struct {
 	pool    *upstream.Pool
 	store   sessionmap.Store
 	impl    modern.Implementation
-	mcp     *mcp.Server
-	sdk     *mcp.StreamableHTTPHandler
 	watch   *watch.Manager
 	sealKey []byte // this process's own requestState key (statekey.go)
 	ctx     context.Context
@@ -134,6 +133,14 @@ type Face struct {
 	listens   int
 
 	wg sync.WaitGroup
+
+	// go-sdk's server and HTTP handler, built on first use (gosdk): stdio,
+	// and the HTTP requests the lean path (lean.go) leaves to it.
+	sdkOnce   sync.Once
+	mcp       *mcp.Server
+	sdk       *mcp.StreamableHTTPHandler
+	sdkErr    error
+	sdkBuilds atomic.Int64 // how many times it was built (tests: 0 on the lean path)
 }
 
 // New builds a Face.
@@ -183,27 +190,38 @@ func New(opts Options) (*Face, error) {
 		Logger:              opts.Logger,
 	})
 
-	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
-	caps.AddExtension(modern.TasksExtensionID, nil)
-	f.mcp = mcp.NewServer(&mcp.Implementation{Name: f.impl.Name, Version: f.impl.Version}, &mcp.ServerOptions{
-		Logger:                    opts.Logger,
-		Capabilities:              caps,
-		SupportedProtocolVersions: []string{modern.ProtocolVersion},
-	})
-	f.mcp.AddReceivingMiddleware(f.middleware)
-	for _, m := range []string{modern.MethodTasksGet, modern.MethodTasksUpdate, modern.MethodTasksCancel} {
-		// Registered so go-sdk routes them; the middleware answers them.
-		if err := mcp.AddReceivingCustomMethod(f.mcp, m, f.unreachable); err != nil {
-			cancel()
-			return nil, fmt.Errorf("modern face: register %s: %w", m, err)
-		}
-	}
-	f.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.mcp }, &mcp.StreamableHTTPOptions{
-		Stateless:    true, // 2026-07-28 over HTTP (go-sdk.md §3)
-		JSONResponse: opts.JSONResponse,
-		Logger:       opts.Logger,
-	})
 	return f, nil
+}
+
+// gosdk returns go-sdk's server and stateless HTTP handler, building them
+// on first use: a face that only ever sees requests the lean path answers
+// never builds them.
+func (f *Face) gosdk() (*mcp.Server, *mcp.StreamableHTTPHandler, error) {
+	f.sdkOnce.Do(func() {
+		f.sdkBuilds.Add(1)
+		caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+		caps.AddExtension(modern.TasksExtensionID, nil)
+		srv := mcp.NewServer(&mcp.Implementation{Name: f.impl.Name, Version: f.impl.Version}, &mcp.ServerOptions{
+			Logger:                    f.opts.Logger,
+			Capabilities:              caps,
+			SupportedProtocolVersions: []string{modern.ProtocolVersion},
+		})
+		srv.AddReceivingMiddleware(f.middleware)
+		for _, m := range []string{modern.MethodTasksGet, modern.MethodTasksUpdate, modern.MethodTasksCancel} {
+			// Registered so go-sdk routes them; the middleware answers them.
+			if err := mcp.AddReceivingCustomMethod(srv, m, f.unreachable); err != nil {
+				f.sdkErr = fmt.Errorf("modern face: register %s: %w", m, err)
+				return
+			}
+		}
+		f.mcp = srv
+		f.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+			Stateless:    true, // 2026-07-28 over HTTP (go-sdk.md §3)
+			JSONResponse: f.opts.JSONResponse,
+			Logger:       f.opts.Logger,
+		})
+	})
+	return f.mcp, f.sdk, f.sdkErr
 }
 
 // Close ends task listens (with their result), pending MRTR calls and
@@ -286,8 +304,10 @@ type call struct {
 	meta          modern.RequestMeta
 	principal     string
 	authorization string
-	session       *mcp.ServerSession // nil outside go-sdk
-	ctx           context.Context    // the request's context while it is answered
+	// progress relays a progress notification to the request's stream
+	// (go-sdk's session, or the lean path's response); nil: none goes out.
+	progress func(context.Context, *mcp.ProgressNotificationParams)
+	ctx      context.Context // the request's context while it is answered
 }
 
 func (c *call) scope() sessionmap.Scope { return scopeOf(c.principal) }
@@ -329,8 +349,8 @@ func (f *Face) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if len(c.params) == 0 || string(c.params) == "null" {
 			c.params = json.RawMessage("{}")
 		}
-		if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
-			c.session = ss
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+			c.progress = func(ctx context.Context, p *mcp.ProgressNotificationParams) { _ = ss.NotifyProgress(ctx, p) }
 		}
 		meta, err := modern.DecodeRequestMeta(c.params)
 		if err != nil {
