@@ -48,6 +48,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/internal/audit"
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/internal/version"
 	"github.com/tasksbridge/tasksbridge/internal/watch"
 	"github.com/tasksbridge/tasksbridge/legacy/upstream"
@@ -141,6 +142,10 @@ type Face struct {
 	sdk       *mcp.StreamableHTTPHandler
 	sdkErr    error
 	sdkBuilds atomic.Int64 // how many times it was built (tests: 0 on the lean path)
+
+	infoOnce sync.Once
+	infoJSON json.RawMessage // impl encoded, for every result's _meta (M-41)
+	infoErr  error
 }
 
 // New builds a Face.
@@ -474,26 +479,38 @@ func (f *Face) finish(method string, raw json.RawMessage, resultType modern.Resu
 	if err != nil {
 		return nil, rpc.As(err)
 	}
-	var o map[string]json.RawMessage
-	if err := json.Unmarshal(out, &o); err != nil || o == nil {
-		return nil, rpc.Errorf(rpc.CodeInternalError, "upstream %s result is not a JSON object", method)
+	notObject := rpc.Errorf(rpc.CodeInternalError, "upstream %s result is not a JSON object", method)
+	if !rawjson.IsObject(out) {
+		return nil, notObject
+	}
+	o, err := rawjson.Decode(out)
+	if err != nil {
+		return nil, notObject
 	}
 	if resultType != "" {
-		o["resultType"], _ = json.Marshal(resultType)
-	}
-	meta := modern.Object{}
-	if m, ok := o["_meta"]; ok {
-		if err := json.Unmarshal(m, &meta); err != nil {
-			meta = modern.Object{}
+		if err := o.Set("resultType", resultType); err != nil {
+			return nil, rpc.Errorf(rpc.CodeInternalError, "result: %v", err)
 		}
 	}
-	if meta, err = modern.WithServerInfo(meta, f.impl); err != nil {
+	var meta rawjson.Object
+	if m, ok := o.Get("_meta"); ok && rawjson.IsObject(m) {
+		if mo, err := rawjson.Decode(m); err == nil {
+			meta = mo
+		}
+	}
+	info, err := f.serverInfoJSON()
+	if err != nil {
 		return nil, rpc.Errorf(rpc.CodeInternalError, "result _meta: %v", err)
 	}
-	if o["_meta"], err = modern.Marshal(meta); err != nil {
-		return nil, rpc.Errorf(rpc.CodeInternalError, "result _meta: %v", err)
-	}
-	return modern.Marshal(o)
+	meta.Put(modern.MetaKeyServerInfo, info)
+	o.Put("_meta", meta.Bytes())
+	return o.Bytes(), nil
+}
+
+// serverInfoJSON is the face's serverInfo as JSON, encoded once.
+func (f *Face) serverInfoJSON() (json.RawMessage, error) {
+	f.infoOnce.Do(func() { f.infoJSON, f.infoErr = f.impl.MarshalJSON() })
+	return f.infoJSON, f.infoErr
 }
 
 // marshalResult encodes a typed modern result.

@@ -62,7 +62,7 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cannot read the request body", http.StatusBadRequest)
 		return
 	}
-	msg, err := jsonrpc.DecodeMessage(body)
+	msg, err := decodeMessage(body)
 	if err != nil {
 		code := rpc.CodeParseError
 		if json.Valid(body) {

@@ -276,3 +276,94 @@ func envelope(b *bytes.Buffer, id jsonrpc.ID, res json.RawMessage, err error) er
 	b.WriteByte('}')
 	return nil
 }
+
+// decodeMessage decodes one JSON-RPC message as jsonrpc.DecodeMessage does.
+// A plain request (valid JSON; exactly the members jsonrpc, id, method and
+// params, each spelled as the specification does and given once; a string
+// or integer id; an object as params) is split by the raw-JSON scanner; any
+// other body goes to jsonrpc.DecodeMessage, so its answer and its error
+// stay go-sdk's.
+func decodeMessage(body []byte) (jsonrpc.Message, error) {
+	if req, ok := plainRequest(body); ok {
+		return req, nil
+	}
+	return jsonrpc.DecodeMessage(body)
+}
+
+// plainRequest is decodeMessage's fast path (pure); false leaves body to
+// jsonrpc.DecodeMessage.
+func plainRequest(body []byte) (*jsonrpc.Request, bool) {
+	if !json.Valid(body) || !rawjson.IsObject(body) {
+		return nil, false
+	}
+	ms, err := rawjson.Members(body)
+	if err != nil {
+		return nil, false
+	}
+	req := &jsonrpc.Request{}
+	var seen [4]bool
+	for _, m := range ms {
+		i := -1
+		switch m.Key {
+		case "jsonrpc":
+			i = 0
+			if string(m.Val) != `"2.0"` {
+				return nil, false
+			}
+		case "id":
+			i = 1
+			id, ok := plainID(m.Val)
+			if !ok {
+				return nil, false
+			}
+			req.ID = id
+		case "method":
+			i = 2
+			if rawjson.Kind(m.Val) != "a string" || json.Unmarshal(m.Val, &req.Method) != nil {
+				return nil, false
+			}
+		case "params":
+			i = 3
+			if !rawjson.IsObject(m.Val) {
+				return nil, false
+			}
+			req.Params = m.Val
+		default:
+			return nil, false
+		}
+		if seen[i] {
+			return nil, false
+		}
+		seen[i] = true
+	}
+	if !seen[0] || !seen[2] {
+		return nil, false
+	}
+	return req, true
+}
+
+// plainID reads a string id or an integer id of at most 15 digits (exact
+// in the float64 go-sdk decodes ids through).
+func plainID(v json.RawMessage) (jsonrpc.ID, bool) {
+	switch rawjson.Kind(v) {
+	case "a string":
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			return jsonrpc.ID{}, false
+		}
+		id, err := jsonrpc.MakeID(s)
+		return id, err == nil
+	case "a number":
+		digits := strings.TrimPrefix(string(v), "-")
+		if len(digits) == 0 || len(digits) > 15 || strings.Trim(digits, "0123456789") != "" {
+			return jsonrpc.ID{}, false
+		}
+		n, err := strconv.ParseInt(string(v), 10, 64)
+		if err != nil {
+			return jsonrpc.ID{}, false
+		}
+		id, err := jsonrpc.MakeID(float64(n))
+		return id, err == nil
+	}
+	return jsonrpc.ID{}, false
+}

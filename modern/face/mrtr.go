@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
@@ -213,9 +214,13 @@ func (f *Face) callWithInput(ctx context.Context, c *call, s *upstream.Session, 
 	}
 	_ = json.Unmarshal(c.params, &named)
 	name := named.Name + named.URI
-	ip, err := modern.DecodeInputResponseParams(c.params)
-	if err != nil {
-		return nil, err
+	var ip modern.InputResponseParams
+	if hasRetryMembers(c.params) {
+		// Only a retry carries them; the front validated the rest (M-37).
+		var err error
+		if ip, err = modern.DecodeInputResponseParams(c.params); err != nil {
+			return nil, err
+		}
 	}
 	if len(ip.RequestState) > 0 {
 		var state string
@@ -386,4 +391,11 @@ func (f *Face) dropPending(pc *pendingCall) {
 		pc.timer.Stop()
 	}
 	pc.mu.Unlock()
+}
+
+// hasRetryMembers reports whether params carry an MRTR retry's members
+// (inputResponses or requestState, M-48).
+func hasRetryMembers(params json.RawMessage) bool {
+	o, err := rawjson.Decode(params)
+	return err != nil || o.Has("inputResponses") || o.Has("requestState")
 }
