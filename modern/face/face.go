@@ -1,16 +1,25 @@
 // Package face serves modern clients (MCP 2026-07-28 with the
 // io.modelcontextprotocol/tasks extension) in front of a legacy upstream
-// (2025-11-25 with experimental tasks): a stateless go-sdk server whose every
-// request is answered with the upstream work done on a pooled, initialized
-// legacy session of the caller's principal (legacy/upstream.Pool).
+// (2025-11-25 with experimental tasks): every request is answered with the
+// upstream work done on a pooled, initialized legacy session of the caller's
+// principal (legacy/upstream.Pool).
 //
-// What go-sdk v1.8.0 does not provide is added around it (go-sdk.md §8): an
+// Over HTTP the face serves its requests itself (lean.go): the front
+// (http.go) decodes each message once and checks it, the method's handler
+// (dispatch) runs, and its answer is written straight onto the response,
+// with go-sdk used only for JSON-RPC types. go-sdk's stateless server is
+// built on first use for what it must answer: stdio (stdio.go), and HTTP
+// requests go-sdk would answer differently (a missing Accept type, params of
+// the wrong shape), which keep go-sdk's answers; the method handlers are the
+// same on both paths (middleware).
+//
+// What go-sdk v1.8.0 does not provide is added (go-sdk.md §8): an
 // HTTP front (and a stdio connection wrapper) that validates the era, the
 // per-request _meta and the MCP-Protocol-Version / Mcp-Method / Mcp-Name
 // headers including Mcp-Name = taskId on tasks/* (-32020, -32022, -32602,
 // M-37, M-38, M-43, M-67), answers the removed tasks/result and tasks/list
 // with 404 + -32601 (M-34, M-42, M-66) and serves subscriptions/listen for
-// task ids; a receiving middleware that answers every method from the
+// task ids; method handlers that answer every method from the
 // upstream with results that carry resultType and _meta.serverInfo (M-41);
 // and the tasks extension itself: tools/call → CreateTaskResult once the
 // local→upstream mapping is durable in sessionmap (M-53), tasks/get with the

@@ -1,0 +1,94 @@
+package face
+
+import (
+	"net/http"
+	"reflect"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// decodeMessage agrees with jsonrpc.DecodeMessage on every body: the fast
+// path where it applies, go-sdk's own decoding (and errors) elsewhere.
+func TestDecodeMessageAgreesWithGoSDK(t *testing.T) {
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`,
+		`{"jsonrpc":"2.0","id":"a\u0062","method":"tasks/get","params":{}}`,
+		`{"jsonrpc":"2.0","id":-42,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":1e3,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call"}`,
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`{"jsonrpc":"1.0","id":1,"method":"x"}`,
+		`{"jsonrpc":"2.0","id":1,"method":5}`,
+		`{"jsonrpc":"2.0","id":1,"method":"x","params":[1]}`,
+		`{"jsonrpc":"2.0","id":1,"method":"x","params":null}`,
+		`{"jsonrpc":"2.0","id":1,"method":"x","Params":{}}`,
+		`{"jsonrpc":"2.0","id":true,"method":"x"}`,
+	} {
+		want, werr := jsonrpc.DecodeMessage([]byte(body))
+		got, gerr := decodeMessage([]byte(body))
+		if (werr == nil) != (gerr == nil) || (werr != nil && werr.Error() != gerr.Error()) {
+			t.Fatalf("%s: error %v, want %v", body, gerr, werr)
+		}
+		if werr != nil {
+			continue
+		}
+		wr, wok := want.(*jsonrpc.Request)
+		gr, gok := got.(*jsonrpc.Request)
+		if wok != gok || (wok && (wr.ID != gr.ID || wr.Method != gr.Method || string(wr.Params) != string(gr.Params))) {
+			t.Fatalf("%s: decoded %#v, want %#v", body, got, want)
+		}
+		if !wok && !reflect.DeepEqual(want, got) {
+			t.Fatalf("%s: decoded %#v, want %#v", body, got, want)
+		}
+	}
+}
+
+// Bodies encoding/json reads with case folding or repeated members take
+// DetectClientEra's reflective path and keep its answer.
+func TestDetectClientEraOddBodies(t *testing.T) {
+	h := http.Header{}
+	for body, want := range map[string]Era{
+		`{"jsonrpc":"2.0","id":1,"METHOD":"server/discover"}`:                                                                          EraModern,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`:   EraModern,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_META":{"io.modelcontextprotocol/protocolVersion":"x"}}}`:            EraModern,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"x"},"_meta":{}}}`: EraModern,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`:                                                                   EraLegacy,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":null}}`:                                                       EraLegacy,
+		`{"jsonrpc":"2.0","id":1,"method":null}`:                                                                                       EraLegacy,
+	} {
+		if got := DetectClientEra(h, []byte(body)); got != want {
+			t.Errorf("%s: era %v, want %v", body, got, want)
+		}
+	}
+}
+
+// leanFit leaves to go-sdk what go-sdk answers differently (pure).
+func TestLeanFit(t *testing.T) {
+	ok := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+	if !leanFit(ok, "tools/call", []byte(`{"name":"echo","arguments":{"a":1},"requestState":"s"}`)) {
+		t.Fatal("a plain tools/call must be lean")
+	}
+	for _, c := range []struct {
+		h      http.Header
+		method string
+		params string
+	}{
+		{http.Header{"Content-Type": {"text/plain"}, "Accept": ok["Accept"]}, "tools/list", `{}`},
+		{http.Header{"Content-Type": ok["Content-Type"], "Accept": {"application/json"}}, "tools/list", `{}`},
+		{http.Header{"Content-Type": ok["Content-Type"], "Accept": ok["Accept"], "Last-Event-Id": {"1"}}, "tools/list", `{}`},
+		{ok, "tools/call", `{"name":5}`},
+		{ok, "tools/call", `{"name":"x","requestState":1}`},
+		{ok, "tools/call", `{"name":"x","inputResponses":[]}`},
+		{ok, "prompts/get", `{"name":"p","arguments":{"a":1}}`},
+		{ok, "tools/list", `{"cursor":{}}`},
+		{ok, "tools/list", `{"_meta":1}`},
+		{ok, "resources/subscribe", `{}`},
+	} {
+		if leanFit(c.h, c.method, []byte(c.params)) {
+			t.Errorf("%s %s with %v: lean, want go-sdk", c.method, c.params, c.h)
+		}
+	}
+}
