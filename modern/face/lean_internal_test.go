@@ -1,6 +1,7 @@
 package face
 
 import (
+	"encoding/json"
 	"net/http"
 	"reflect"
 	"testing"
@@ -89,6 +90,34 @@ func TestLeanFit(t *testing.T) {
 	} {
 		if leanFit(c.h, c.method, []byte(c.params)) {
 			t.Errorf("%s %s with %v: lean, want go-sdk", c.method, c.params, c.h)
+		}
+	}
+}
+
+// legacyParams' raw-JSON edit gives what the reflective one gave (up to
+// member order), and its errors for what is not a plain object.
+func TestLegacyParamsAgreesWithDecoded(t *testing.T) {
+	for _, p := range []string{
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":3},"name":"echo","arguments":{"a":[1,{"b":null}]}}`,
+		`{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"x"}},"name":"n","arguments":null,"requestState":"s","inputResponses":{}}`,
+		`{"_meta":null,"uri":"file:///x"}`,
+		`{"name":"dup","name":"last"}`,
+		`{}`,
+		`null`,
+		`[1]`,
+		`{"_meta":5}`,
+	} {
+		got, gerr := legacyParams(json.RawMessage(p), "task")
+		want, werr := legacyParamsDecoded(json.RawMessage(p), "task")
+		if (gerr == nil) != (werr == nil) || (werr != nil && gerr.Error() != werr.Error()) {
+			t.Fatalf("%s: error %v, want %v", p, gerr, werr)
+		}
+		if werr != nil {
+			continue
+		}
+		var g, w any
+		if json.Unmarshal(got, &g) != nil || json.Unmarshal(want, &w) != nil || !reflect.DeepEqual(g, w) {
+			t.Fatalf("%s: %s, want %s", p, got, want)
 		}
 	}
 }

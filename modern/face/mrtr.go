@@ -208,12 +208,15 @@ func (f *Face) resume(state string, c *call, name string) *pendingCall {
 // state names.
 func (f *Face) callWithInput(ctx context.Context, c *call, s *upstream.Session, params json.RawMessage, lc *translate.LegacyCall) (json.RawMessage, error) {
 	c.ctx = ctx // before any upstream notification can be relayed on it
-	var named struct {
-		Name string `json:"name"`
-		URI  string `json:"uri"`
+	name := stringParam(c.params, "name") + stringParam(c.params, "uri")
+	if name == "" {
+		var named struct {
+			Name string `json:"name"`
+			URI  string `json:"uri"`
+		}
+		_ = json.Unmarshal(c.params, &named)
+		name = named.Name + named.URI
 	}
-	_ = json.Unmarshal(c.params, &named)
-	name := named.Name + named.URI
 	var ip modern.InputResponseParams
 	if hasRetryMembers(c.params) {
 		// Only a retry carries them; the front validated the rest (M-37).
