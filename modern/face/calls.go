@@ -178,7 +178,7 @@ func (f *Face) toolsCall(ctx context.Context, c *call) (json.RawMessage, error) 
 	var p struct {
 		Name string `json:"name"`
 	}
-	if p.Name = stringParam(c.params, "name"); p.Name == "" {
+	if p.Name = c.stringParam("name"); p.Name == "" {
 		if err := json.Unmarshal(c.params, &p); err != nil || p.Name == "" {
 			return nil, rpc.Errorf(rpc.CodeInvalidParams, "Invalid params: tools/call needs a string params.name")
 		}
@@ -310,15 +310,30 @@ func (f *Face) notifyFor(ctx context.Context, c *call) func(method string, param
 // errorsIsGone reports whether err says the upstream session ended.
 func errorsIsGone(err error) bool { return errors.Is(err, upstream.ErrSessionGone) }
 
-// stringParam returns the string member key of a params object, "" when it
-// is absent, not a string or the params are no object (callers that need
-// more fall back to a reflective decode).
-func stringParam(params json.RawMessage, key string) string {
-	if !rawjson.IsObject(params) {
-		return ""
-	}
-	o, err := rawjson.Decode(params)
-	if err != nil {
+// members returns the request's params object split into members, once
+// (false when the params are no object).
+func (c *call) members() (rawjson.Object, bool) {
+	c.objOnce.Do(func() {
+		if rawjson.IsObject(c.params) {
+			o, err := rawjson.Decode(c.params)
+			c.obj, c.objOK = o, err == nil
+		}
+	})
+	return c.obj, c.objOK
+}
+
+// withMembers gives c its params' members, already split (the lean path's
+// shape check did it).
+func (c *call) withMembers(o rawjson.Object) {
+	c.objOnce.Do(func() { c.obj, c.objOK = o, true })
+}
+
+// stringParam returns the string member key of the params, "" when it is
+// absent, not a string or the params are no object (callers that need more
+// fall back to a reflective decode).
+func (c *call) stringParam(key string) string {
+	o, ok := c.members()
+	if !ok {
 		return ""
 	}
 	v, ok := o.Get(key)

@@ -322,6 +322,10 @@ type call struct {
 	// (go-sdk's session, or the lean path's response); nil: none goes out.
 	progress func(context.Context, *mcp.ProgressNotificationParams)
 	ctx      context.Context // the request's context while it is answered
+
+	objOnce sync.Once
+	obj     rawjson.Object // params split into members (members)
+	objOK   bool
 }
 
 func (c *call) scope() sessionmap.Scope { return scopeOf(c.principal) }

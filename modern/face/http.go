@@ -95,9 +95,11 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.serveListenHTTP(w, r, req, p, principal, authz)
 		return
 	}
-	if servedMethod(req.Method) && leanFit(r.Header, req.Method, req.Params) {
-		f.serveLean(w, r, req, meta, principal, authz)
-		return
+	if servedMethod(req.Method) {
+		if params, ok := leanFit(r.Header, req.Method, req.Params); ok {
+			f.serveLean(w, r, req, params, meta, principal, authz)
+			return
+		}
 	}
 	_, sdk, err := f.gosdk()
 	if err != nil {

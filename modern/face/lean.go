@@ -38,14 +38,15 @@ import (
 // (Content-Type application/json; Accept naming JSON and event streams; no
 // Last-Event-ID) and decode its params into the method's parameter type
 // without an error. It is conservative: where in doubt, go-sdk answers.
-func leanFit(h http.Header, method string, params json.RawMessage) bool {
+// The params' members come back for the handler.
+func leanFit(h http.Header, method string, params json.RawMessage) (rawjson.Object, bool) {
 	if ct := h.Get("Content-Type"); ct != "application/json" {
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			return false
+			return rawjson.Object{}, false
 		}
 	}
 	if !acceptsJSONAndSSE(h.Values("Accept")) || len(h.Values("Last-Event-ID")) > 0 {
-		return false
+		return rawjson.Object{}, false
 	}
 	return paramsFit(method, params)
 }
@@ -74,14 +75,19 @@ func acceptsJSONAndSSE(values []string) bool {
 // said so) have the member types of method's parameters as go-sdk decodes
 // them; a member go-sdk would refuse sends the request to go-sdk, whose
 // -32602 names the member.
-func paramsFit(method string, params json.RawMessage) bool {
+func paramsFit(method string, params json.RawMessage) (rawjson.Object, bool) {
 	o, err := rawjson.Decode(params)
-	if err != nil {
-		return false
+	if err != nil || !rawjson.IsObject(params) {
+		return o, false
 	}
 	if m, ok := o.Get("_meta"); ok && !rawjson.IsObject(m) {
-		return false
+		return o, false
 	}
+	return o, shapeFits(method, params, o)
+}
+
+// shapeFits is paramsFit's per-method part.
+func shapeFits(method string, params json.RawMessage, o rawjson.Object) bool {
 	switch method {
 	case modern.MethodToolsCall:
 		return stringMember(o, "name") && mrtrFit(o)
@@ -157,8 +163,9 @@ func putBuf(b *bytes.Buffer) {
 
 // serveLean answers one request the front checked (meta is its decoded
 // per-request _meta) with the face's handler.
-func (f *Face) serveLean(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, meta modern.RequestMeta, principal, authz string) {
+func (f *Face) serveLean(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, params rawjson.Object, meta modern.RequestMeta, principal, authz string) {
 	c := &call{method: req.Method, params: req.Params, meta: meta, principal: principal, authorization: authz}
+	c.withMembers(params)
 	out := &leanOut{w: w}
 	if !f.opts.JSONResponse {
 		c.progress = out.progress

@@ -69,7 +69,7 @@ func TestDetectClientEraOddBodies(t *testing.T) {
 // leanFit leaves to go-sdk what go-sdk answers differently (pure).
 func TestLeanFit(t *testing.T) {
 	ok := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
-	if !leanFit(ok, "tools/call", []byte(`{"name":"echo","arguments":{"a":1},"requestState":"s"}`)) {
+	if _, fit := leanFit(ok, "tools/call", []byte(`{"name":"echo","arguments":{"a":1},"requestState":"s"}`)); !fit {
 		t.Fatal("a plain tools/call must be lean")
 	}
 	for _, c := range []struct {
@@ -88,7 +88,7 @@ func TestLeanFit(t *testing.T) {
 		{ok, "tools/list", `{"_meta":1}`},
 		{ok, "resources/subscribe", `{}`},
 	} {
-		if leanFit(c.h, c.method, []byte(c.params)) {
+		if _, fit := leanFit(c.h, c.method, []byte(c.params)); fit {
 			t.Errorf("%s %s with %v: lean, want go-sdk", c.method, c.params, c.h)
 		}
 	}

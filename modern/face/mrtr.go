@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
@@ -208,7 +207,7 @@ func (f *Face) resume(state string, c *call, name string) *pendingCall {
 // state names.
 func (f *Face) callWithInput(ctx context.Context, c *call, s *upstream.Session, params json.RawMessage, lc *translate.LegacyCall) (json.RawMessage, error) {
 	c.ctx = ctx // before any upstream notification can be relayed on it
-	name := stringParam(c.params, "name") + stringParam(c.params, "uri")
+	name := c.stringParam("name") + c.stringParam("uri")
 	if name == "" {
 		var named struct {
 			Name string `json:"name"`
@@ -218,7 +217,7 @@ func (f *Face) callWithInput(ctx context.Context, c *call, s *upstream.Session, 
 		name = named.Name + named.URI
 	}
 	var ip modern.InputResponseParams
-	if hasRetryMembers(c.params) {
+	if c.hasRetryMembers() {
 		// Only a retry carries them; the front validated the rest (M-37).
 		var err error
 		if ip, err = modern.DecodeInputResponseParams(c.params); err != nil {
@@ -396,9 +395,9 @@ func (f *Face) dropPending(pc *pendingCall) {
 	pc.mu.Unlock()
 }
 
-// hasRetryMembers reports whether params carry an MRTR retry's members
+// hasRetryMembers reports whether the params carry an MRTR retry's members
 // (inputResponses or requestState, M-48).
-func hasRetryMembers(params json.RawMessage) bool {
-	o, err := rawjson.Decode(params)
-	return err != nil || o.Has("inputResponses") || o.Has("requestState")
+func (c *call) hasRetryMembers() bool {
+	o, ok := c.members()
+	return !ok || o.Has("inputResponses") || o.Has("requestState")
 }
