@@ -152,6 +152,8 @@ type Face struct {
 	sdkErr    error
 	sdkBuilds atomic.Int64 // how many times it was built (tests: 0 on the lean path)
 
+	metas metaCache // decoded per-request _meta by its bytes (metacache.go)
+
 	infoOnce sync.Once
 	infoJSON json.RawMessage // impl encoded, for every result's _meta (M-41)
 	infoErr  error

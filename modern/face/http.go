@@ -13,6 +13,7 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/internal/httpguard"
 	"github.com/tasksbridge/tasksbridge/internal/mcpio"
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
@@ -85,7 +86,8 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted) // M-43: accepted notifications get 202
 		return
 	}
-	meta, status, e := f.checkRequest(r.Header, body, req)
+	params, split := splitParams(req.Params)
+	meta, status, e := f.checkRequest(r.Header, body, req, params, split)
 	if e != nil {
 		mcpio.WriteRPCError(w, status, req.ID, e)
 		return
@@ -96,7 +98,7 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if servedMethod(req.Method) {
-		if params, ok := leanFit(r.Header, req.Method, req.Params); ok {
+		if split && leanFit(r.Header, req.Method, req.Params, params) {
 			f.serveLean(w, r, req, params, meta, principal, authz)
 			return
 		}
@@ -117,7 +119,7 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // request (order as the 2026-07-28 validation describes: version header,
 // required _meta, header/body agreement, supported version, routing headers)
 // and returns the request's decoded _meta.
-func (f *Face) checkRequest(h http.Header, body []byte, req *jsonrpc.Request) (modern.RequestMeta, int, *rpc.Error) {
+func (f *Face) checkRequest(h http.Header, body []byte, req *jsonrpc.Request, params rawjson.Object, split bool) (modern.RequestMeta, int, *rpc.Error) {
 	if req.Method == legacy.MethodInitialize {
 		// A modern-only endpoint names its versions in the error it gives a
 		// legacy initialize (M-44).
@@ -132,10 +134,7 @@ func (f *Face) checkRequest(h http.Header, body []byte, req *jsonrpc.Request) (m
 		return modern.RequestMeta{}, http.StatusBadRequest, rpc.Errorf(rpc.CodeHeaderMismatch,
 			"Header mismatch: the %s header is required (MCP 2026-07-28 sends it on every request)", modern.HeaderProtocolVersion)
 	}
-	meta, err := modern.DecodeRequestMeta(req.Params)
-	if err == nil {
-		err = meta.Validate()
-	}
+	meta, err := f.requestMeta(req.Params, params, split)
 	if err != nil { // M-37
 		return modern.RequestMeta{}, http.StatusBadRequest, rpc.As(err)
 	}

@@ -34,21 +34,31 @@ import (
 // so such a request gets exactly the answer it always got.
 
 // leanFit reports whether the lean path answers a request with header h,
-// method and params: go-sdk's stateless handler would accept it unchanged
-// (Content-Type application/json; Accept naming JSON and event streams; no
-// Last-Event-ID) and decode its params into the method's parameter type
-// without an error. It is conservative: where in doubt, go-sdk answers.
-// The params' members come back for the handler.
-func leanFit(h http.Header, method string, params json.RawMessage) (rawjson.Object, bool) {
+// method and params (split into members o): go-sdk's stateless handler
+// would accept it unchanged (Content-Type application/json; Accept naming
+// JSON and event streams; no Last-Event-ID) and decode its params into the
+// method's parameter type without an error. It is conservative: where in
+// doubt, go-sdk answers.
+func leanFit(h http.Header, method string, params json.RawMessage, o rawjson.Object) bool {
 	if ct := h.Get("Content-Type"); ct != "application/json" {
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			return rawjson.Object{}, false
+			return false
 		}
 	}
 	if !acceptsJSONAndSSE(h.Values("Accept")) || len(h.Values("Last-Event-ID")) > 0 {
+		return false
+	}
+	return paramsFit(method, params, o)
+}
+
+// splitParams splits a request's params into members; false when they are
+// no object.
+func splitParams(params json.RawMessage) (rawjson.Object, bool) {
+	if !rawjson.IsObject(params) {
 		return rawjson.Object{}, false
 	}
-	return paramsFit(method, params)
+	o, err := rawjson.Decode(params)
+	return o, err == nil
 }
 
 // acceptsJSONAndSSE reports whether Accept values name both answer types a
@@ -71,23 +81,14 @@ func acceptsJSONAndSSE(values []string) bool {
 	return jsonOK && sseOK
 }
 
-// paramsFit reports whether params (an object: the front's _meta check
-// said so) have the member types of method's parameters as go-sdk decodes
-// them; a member go-sdk would refuse sends the request to go-sdk, whose
-// -32602 names the member.
-func paramsFit(method string, params json.RawMessage) (rawjson.Object, bool) {
-	o, err := rawjson.Decode(params)
-	if err != nil || !rawjson.IsObject(params) {
-		return o, false
-	}
+// paramsFit reports whether params (an object, split into o) have the
+// member types of method's parameters as go-sdk decodes them; a member
+// go-sdk would refuse sends the request to go-sdk, whose -32602 names the
+// member.
+func paramsFit(method string, params json.RawMessage, o rawjson.Object) bool {
 	if m, ok := o.Get("_meta"); ok && !rawjson.IsObject(m) {
-		return o, false
+		return false
 	}
-	return o, shapeFits(method, params, o)
-}
-
-// shapeFits is paramsFit's per-method part.
-func shapeFits(method string, params json.RawMessage, o rawjson.Object) bool {
 	switch method {
 	case modern.MethodToolsCall:
 		return stringMember(o, "name") && mrtrFit(o)

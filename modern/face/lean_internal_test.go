@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/tasksbridge/tasksbridge/modern"
 )
 
 // decodeMessage agrees with jsonrpc.DecodeMessage on every body: the fast
@@ -69,7 +71,11 @@ func TestDetectClientEraOddBodies(t *testing.T) {
 // leanFit leaves to go-sdk what go-sdk answers differently (pure).
 func TestLeanFit(t *testing.T) {
 	ok := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
-	if _, fit := leanFit(ok, "tools/call", []byte(`{"name":"echo","arguments":{"a":1},"requestState":"s"}`)); !fit {
+	fit := func(h http.Header, method, params string) bool {
+		o, split := splitParams([]byte(params))
+		return split && leanFit(h, method, []byte(params), o)
+	}
+	if !fit(ok, "tools/call", `{"name":"echo","arguments":{"a":1},"requestState":"s"}`) {
 		t.Fatal("a plain tools/call must be lean")
 	}
 	for _, c := range []struct {
@@ -88,7 +94,7 @@ func TestLeanFit(t *testing.T) {
 		{ok, "tools/list", `{"_meta":1}`},
 		{ok, "resources/subscribe", `{}`},
 	} {
-		if _, fit := leanFit(c.h, c.method, []byte(c.params)); fit {
+		if fit(c.h, c.method, c.params) {
 			t.Errorf("%s %s with %v: lean, want go-sdk", c.method, c.params, c.h)
 		}
 	}
@@ -119,5 +125,37 @@ func TestLegacyParamsAgreesWithDecoded(t *testing.T) {
 		if json.Unmarshal(got, &g) != nil || json.Unmarshal(want, &w) != nil || !reflect.DeepEqual(g, w) {
 			t.Fatalf("%s: %s, want %s", p, got, want)
 		}
+	}
+}
+
+// A cached _meta decodes to what a fresh decode gives; a failing one is not
+// kept and fails with the full decode's words each time (M-37).
+func TestRequestMetaCache(t *testing.T) {
+	f := &Face{}
+	good := json.RawMessage(`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"progressToken":"t"},"name":"x"}`)
+	want, err := modern.DecodeRequestMeta(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		o, ok := splitParams(good)
+		got, err := f.requestMeta(good, o, ok)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("meta %+v, %v; want %+v", got, err, want)
+		}
+	}
+	bad := json.RawMessage(`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`)
+	_, werr := modern.DecodeRequestMeta(bad)
+	if werr == nil {
+		werr = func() error { m, _ := modern.DecodeRequestMeta(bad); return m.Validate() }()
+	}
+	for range 2 {
+		o, ok := splitParams(bad)
+		if _, err := f.requestMeta(bad, o, ok); err == nil || err.Error() != werr.Error() {
+			t.Fatalf("error %v, want %v", err, werr)
+		}
+	}
+	if n := len(f.metas.m); n != 1 {
+		t.Fatalf("%d cached metas, want 1 (failures are not kept)", n)
 	}
 }
