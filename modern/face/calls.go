@@ -196,7 +196,8 @@ func (f *Face) toolsCall(ctx context.Context, c *call) (json.RawMessage, error) 
 		return nil, upstreamError(c.method, err)
 	}
 	toolsCall := s.TasksCapability() != nil && s.TasksCapability().ToolsCall
-	lc, err := translate.ToolsCallToLegacy(c.params, support, toolsCall)
+	// The front (or go-sdk's middleware) decoded and validated _meta (M-37).
+	lc, err := translate.ToolsCallToLegacyMeta(c.params, c.meta, support, toolsCall)
 	if err != nil {
 		return nil, err
 	}

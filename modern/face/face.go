@@ -494,18 +494,19 @@ func (f *Face) finish(method string, raw json.RawMessage, resultType modern.Resu
 	if err != nil {
 		return nil, rpc.As(err)
 	}
-	notObject := rpc.Errorf(rpc.CodeInternalError, "upstream %s result is not a JSON object", method)
-	if !rawjson.IsObject(out) {
-		return nil, notObject
+	var o rawjson.Object
+	if rawjson.IsObject(out) {
+		o, err = rawjson.Decode(out)
 	}
-	o, err := rawjson.Decode(out)
-	if err != nil {
-		return nil, notObject
+	if err != nil || !rawjson.IsObject(out) {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "upstream %s result is not a JSON object", method)
 	}
 	if resultType != "" {
-		if err := o.Set("resultType", resultType); err != nil {
+		rt, err := rawjson.Marshal(resultType)
+		if err != nil {
 			return nil, rpc.Errorf(rpc.CodeInternalError, "result: %v", err)
 		}
+		o.Put("resultType", rt)
 	}
 	var meta rawjson.Object
 	if m, ok := o.Get("_meta"); ok && rawjson.IsObject(m) {
