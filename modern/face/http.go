@@ -63,7 +63,7 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cannot read the request body", http.StatusBadRequest)
 		return
 	}
-	msg, err := decodeMessage(body)
+	msg, err := mcpio.DecodeMessage(body)
 	if err != nil {
 		code := rpc.CodeParseError
 		if json.Valid(body) {
