@@ -44,6 +44,7 @@
 package face
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -494,6 +495,15 @@ func (f *Face) finish(method string, raw json.RawMessage, resultType modern.Resu
 	if err != nil {
 		return nil, rpc.As(err)
 	}
+	info, err := f.serverInfoJSON()
+	if err != nil {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "result _meta: %v", err)
+	}
+	if resultType == "" || resultType == modern.ResultComplete { // ResultToModern set "complete"
+		if b, ok := appendServerInfo(out, info); ok {
+			return b, nil
+		}
+	}
 	var o rawjson.Object
 	if rawjson.IsObject(out) {
 		o, err = rawjson.Decode(out)
@@ -514,14 +524,32 @@ func (f *Face) finish(method string, raw json.RawMessage, resultType modern.Resu
 			meta = mo
 		}
 	}
-	info, err := f.serverInfoJSON()
-	if err != nil {
-		return nil, rpc.Errorf(rpc.CodeInternalError, "result _meta: %v", err)
-	}
 	meta.Put(modern.MetaKeyServerInfo, info)
 	o.Put("_meta", meta.Bytes())
 	return o.Bytes(), nil
 }
+
+// appendServerInfo adds {"_meta":{serverInfo}} to a compact result object
+// that has no _meta (M-41), by appending the member; false when the result
+// may have one (the bytes "_meta" or any escape appear), which then goes
+// through the member-wise edit.
+func appendServerInfo(out, info json.RawMessage) (json.RawMessage, bool) {
+	if len(out) < 2 || out[0] != '{' || out[len(out)-1] != '}' ||
+		bytes.Contains(out, []byte("_meta")) || bytes.IndexByte(out, '\\') >= 0 {
+		return nil, false
+	}
+	b := make([]byte, 0, len(out)+len(serverInfoPrefix)+len(info)+3)
+	b = append(b, out[:len(out)-1]...)
+	if len(bytes.TrimSpace(out[1:len(out)-1])) > 0 {
+		b = append(b, ',')
+	}
+	b = append(b, serverInfoPrefix...)
+	b = append(b, info...)
+	return append(b, '}', '}'), true
+}
+
+// serverInfoPrefix opens the _meta member appendServerInfo adds.
+var serverInfoPrefix = `"_meta":{` + string(rawjson.Key(modern.MetaKeyServerInfo)) + `:`
 
 // serverInfoJSON is the face's serverInfo as JSON, encoded once.
 func (f *Face) serverInfoJSON() (json.RawMessage, error) {

@@ -119,3 +119,40 @@ func TestRequestMetaCache(t *testing.T) {
 		t.Fatalf("%d cached metas, want 1 (failures are not kept)", n)
 	}
 }
+
+// appendServerInfo adds exactly the _meta a member-wise edit adds (M-41),
+// and leaves results that may carry _meta to that edit.
+func TestAppendServerInfo(t *testing.T) {
+	info := json.RawMessage(`{"name":"tasksbridge","version":"x"}`)
+	for _, out := range []string{
+		`{"resultType":"complete","content":[{"type":"text","text":"hi"}]}`,
+		`{}`,
+		`{"resultType":"complete","isError":true}`,
+	} {
+		got, ok := appendServerInfo(json.RawMessage(out), info)
+		if !ok {
+			t.Fatalf("%s: not appended", out)
+		}
+		var g, w map[string]any
+		if err := json.Unmarshal(got, &g); err != nil {
+			t.Fatalf("%s: %s is not JSON: %v", out, got, err)
+		}
+		_ = json.Unmarshal([]byte(out), &w)
+		var iv any
+		_ = json.Unmarshal(info, &iv)
+		w["_meta"] = map[string]any{modern.MetaKeyServerInfo: iv}
+		if !reflect.DeepEqual(g, w) {
+			t.Fatalf("%s: %s", out, got)
+		}
+	}
+	for _, out := range []string{
+		`{"_meta":{"a":1},"resultType":"complete"}`,
+		`{"\u005fmeta":{},"resultType":"complete"}`,
+		`{"text":"mentions _meta"}`,
+		`[]`,
+	} {
+		if _, ok := appendServerInfo(json.RawMessage(out), info); ok {
+			t.Fatalf("%s: appended, want the member-wise edit", out)
+		}
+	}
+}
