@@ -26,8 +26,8 @@ func DecodeRequest(data []byte) (*jsonrpc.Request, error) {
 	if !isObject(data) {
 		return nil, rpc.Errorf(rpc.CodeInvalidRequest, "Invalid request: a JSON-RPC request must be a JSON object, got %s", jsonKind(data))
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
+	m, err := memberMap(data) // valid JSON: checkJSON said so
+	if err != nil {
 		return nil, rpc.Errorf(rpc.CodeInvalidRequest, "Invalid request: %v", err)
 	}
 	if err := checkVersion(m); err != nil {
@@ -83,8 +83,8 @@ func DecodeResponse(data []byte) (*jsonrpc.Response, error) {
 	if !isObject(data) {
 		return nil, rpc.Errorf(rpc.CodeInvalidRequest, "Invalid response: a JSON-RPC response must be a JSON object, got %s", jsonKind(data))
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
+	m, err := memberMap(data) // valid JSON: checkJSON said so
+	if err != nil {
 		return nil, rpc.Errorf(rpc.CodeInvalidRequest, "Invalid response: %v", err)
 	}
 	if err := checkVersion(m); err != nil {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -156,15 +157,16 @@ type headerExpectation struct {
 
 // expectations lists the standard headers of a decoded request.
 func expectations(method string, params []byte, call bool) []headerExpectation {
-	var fields map[string]json.RawMessage
+	// Split by the raw-JSON scanner (DecodeRequest has checked the JSON):
+	// every request a server reads passes here.
+	var fields rawjson.Object
 	if isObject(params) {
-		_ = json.Unmarshal(params, &fields) // DecodeRequest has checked it
+		fields, _ = rawjson.Decode(params)
 	}
 	version := headerExpectation{name: HeaderProtocolVersion, required: call}
-	if meta, ok := fields["_meta"]; ok && isObject(meta) {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(meta, &m) == nil {
-			if v, ok := m[MetaKeyProtocolVersion]; ok && isString(v) && json.Unmarshal(v, &version.value) == nil {
+	if meta, ok := fields.Get("_meta"); ok && isObject(meta) {
+		if m, err := rawjson.Decode(meta); err == nil {
+			if v, ok := m.Get(MetaKeyProtocolVersion); ok && isString(v) && json.Unmarshal(v, &version.value) == nil {
 				version.inBody = true
 			}
 		}
@@ -175,7 +177,7 @@ func expectations(method string, params []byte, call bool) []headerExpectation {
 	}
 	if src := NameSource(method); src != "" {
 		e := headerExpectation{name: HeaderName, required: call, encodable: true}
-		if v, ok := fields[src]; ok && isString(v) && json.Unmarshal(v, &e.value) == nil {
+		if v, ok := fields.Get(src); ok && isString(v) && json.Unmarshal(v, &e.value) == nil {
 			e.inBody = true
 		}
 		out = append(out, e)

@@ -215,6 +215,13 @@ func ToolsCallToLegacy(params []byte, support legacy.TaskSupport, serverToolsCal
 	if err := meta.Validate(); err != nil {
 		return LegacyCall{}, err
 	}
+	return ToolsCallToLegacyMeta(params, meta, support, serverToolsCall)
+}
+
+// ToolsCallToLegacyMeta is ToolsCallToLegacy for a caller that has already
+// decoded params' _meta into meta and validated it (M-37), so the request's
+// _meta is not decoded twice.
+func ToolsCallToLegacyMeta(params []byte, meta modern.RequestMeta, support legacy.TaskSupport, serverToolsCall bool) (LegacyCall, error) {
 	o, err := decodeObject(params, "tools/call params", false)
 	if err != nil {
 		return LegacyCall{}, err

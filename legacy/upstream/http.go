@@ -132,7 +132,7 @@ func (w *httpWire) roundTrip(ctx context.Context, s *Session, c *call, req *json
 		if err != nil {
 			return nil, w.broken(ctx, s, c, err)
 		}
-		m, err := jsonrpc.DecodeMessage(data)
+		m, err := mcpio.DecodeMessage(data)
 		if err != nil {
 			return nil, newError(ErrBadResponse, err, "legacy upstream %s: undecodable response to %s: %v", s.pool.cfg.Target, c.method, err)
 		}
@@ -146,7 +146,7 @@ func (w *httpWire) roundTrip(ctx context.Context, s *Session, c *call, req *json
 		var rerr error
 		found := false
 		err := readSSE(resp.Body, func(data []byte) bool {
-			m, err := jsonrpc.DecodeMessage(data)
+			m, err := mcpio.DecodeMessage(data)
 			if err != nil {
 				rerr = newError(ErrBadResponse, err, "legacy upstream %s: undecodable message on the %s stream: %v", s.pool.cfg.Target, c.method, err)
 				return false

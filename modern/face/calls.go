@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/internal/audit"
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/modern"
@@ -22,8 +23,50 @@ var modernMetaKeys = []string{modern.MetaKeyProtocolVersion, modern.MetaKeyClien
 
 // legacyParams returns a modern request's params ready for the legacy
 // upstream: without the 2026 per-request _meta keys (progressToken and other
-// keys stay), without the MRTR retry members, and without drop.
+// keys stay), without the MRTR retry members, and without drop. A params
+// object (or null) is edited in place with the raw-JSON layer; anything else
+// gets the -32602 of a reflective decode.
 func legacyParams(params json.RawMessage, drop ...string) (json.RawMessage, error) {
+	if rawjson.IsNull(params) {
+		return json.RawMessage("{}"), nil
+	}
+	if !rawjson.IsObject(params) {
+		return legacyParamsDecoded(params, drop...)
+	}
+	o, err := rawjson.Decode(params)
+	if err != nil {
+		return legacyParamsDecoded(params, drop...)
+	}
+	o.Del("inputResponses", "requestState")
+	o.Del(drop...)
+	if a, ok := o.Get("arguments"); ok && rawjson.IsNull(a) {
+		o.Del("arguments") // go-sdk clients send null for no arguments; legacy servers reject it
+	}
+	if m, ok := o.Get("_meta"); ok {
+		switch {
+		case rawjson.IsNull(m):
+			o.Del("_meta")
+		case !rawjson.IsObject(m):
+			return legacyParamsDecoded(params, drop...)
+		default:
+			meta, err := rawjson.Decode(m)
+			if err != nil {
+				return legacyParamsDecoded(params, drop...)
+			}
+			meta.Del(modernMetaKeys...)
+			if meta.Len() == 0 {
+				o.Del("_meta")
+			} else {
+				o.Put("_meta", meta.Bytes())
+			}
+		}
+	}
+	return o.Bytes(), nil
+}
+
+// legacyParamsDecoded is legacyParams by a reflective decode, for params
+// that are not a plain object: its errors name what is wrong.
+func legacyParamsDecoded(params json.RawMessage, drop ...string) (json.RawMessage, error) {
 	var o map[string]json.RawMessage
 	if err := json.Unmarshal(params, &o); err != nil {
 		return nil, rpc.Errorf(rpc.CodeInvalidParams, "Invalid params: %v", err)
@@ -35,7 +78,7 @@ func legacyParams(params json.RawMessage, drop ...string) (json.RawMessage, erro
 		delete(o, k)
 	}
 	if a, ok := o["arguments"]; ok && string(a) == "null" {
-		delete(o, "arguments") // go-sdk clients send null for no arguments; legacy servers reject it
+		delete(o, "arguments")
 	}
 	if m, ok := o["_meta"]; ok {
 		var meta map[string]json.RawMessage
@@ -135,8 +178,10 @@ func (f *Face) toolsCall(ctx context.Context, c *call) (json.RawMessage, error) 
 	var p struct {
 		Name string `json:"name"`
 	}
-	if err := json.Unmarshal(c.params, &p); err != nil || p.Name == "" {
-		return nil, rpc.Errorf(rpc.CodeInvalidParams, "Invalid params: tools/call needs a string params.name")
+	if p.Name = c.stringParam("name"); p.Name == "" {
+		if err := json.Unmarshal(c.params, &p); err != nil || p.Name == "" {
+			return nil, rpc.Errorf(rpc.CodeInvalidParams, "Invalid params: tools/call needs a string params.name")
+		}
 	}
 	s, err := f.session(ctx, c)
 	if err != nil {
@@ -151,7 +196,8 @@ func (f *Face) toolsCall(ctx context.Context, c *call) (json.RawMessage, error) 
 		return nil, upstreamError(c.method, err)
 	}
 	toolsCall := s.TasksCapability() != nil && s.TasksCapability().ToolsCall
-	lc, err := translate.ToolsCallToLegacy(c.params, support, toolsCall)
+	// The front (or go-sdk's middleware) decoded and validated _meta (M-37).
+	lc, err := translate.ToolsCallToLegacyMeta(c.params, c.meta, support, toolsCall)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +293,7 @@ func (f *Face) createTask(ctx context.Context, c *call, s *upstream.Session, res
 // notifyFor relays the upstream's progress notifications of a synchronous
 // call to the modern request's stream (M-35: tasks get none).
 func (f *Face) notifyFor(ctx context.Context, c *call) func(method string, params json.RawMessage) {
-	if c.session == nil || c.meta.ProgressToken == nil {
+	if c.progress == nil || c.meta.ProgressToken == nil {
 		return nil
 	}
 	return func(method string, params json.RawMessage) {
@@ -258,9 +304,46 @@ func (f *Face) notifyFor(ctx context.Context, c *call) func(method string, param
 		if json.Unmarshal(params, &p) != nil {
 			return
 		}
-		_ = c.session.NotifyProgress(ctx, &p)
+		c.progress(ctx, &p)
 	}
 }
 
 // errorsIsGone reports whether err says the upstream session ended.
 func errorsIsGone(err error) bool { return errors.Is(err, upstream.ErrSessionGone) }
+
+// members returns the request's params object split into members, once
+// (false when the params are no object).
+func (c *call) members() (rawjson.Object, bool) {
+	c.objOnce.Do(func() {
+		if rawjson.IsObject(c.params) {
+			o, err := rawjson.Decode(c.params)
+			c.obj, c.objOK = o, err == nil
+		}
+	})
+	return c.obj, c.objOK
+}
+
+// withMembers gives c its params' members, already split (the lean path's
+// shape check did it).
+func (c *call) withMembers(o rawjson.Object) {
+	c.objOnce.Do(func() { c.obj, c.objOK = o, true })
+}
+
+// stringParam returns the string member key of the params, "" when it is
+// absent, not a string or the params are no object (callers that need more
+// fall back to a reflective decode).
+func (c *call) stringParam(key string) string {
+	o, ok := c.members()
+	if !ok {
+		return ""
+	}
+	v, ok := o.Get(key)
+	if !ok || rawjson.Kind(v) != "a string" {
+		return ""
+	}
+	var out string
+	if json.Unmarshal(v, &out) != nil {
+		return ""
+	}
+	return out
+}

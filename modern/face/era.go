@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strings"
 
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/modern"
 	modernup "github.com/tasksbridge/tasksbridge/modern/upstream"
 )
@@ -53,6 +55,9 @@ func DetectClientEra(h http.Header, body []byte) Era {
 		}
 		return EraLegacy
 	}
+	if era, ok := plainEra(body, headerModern); ok {
+		return era
+	}
 	var msg struct {
 		Method *string `json:"method"`
 		Params struct {
@@ -83,4 +88,85 @@ func DetectClientEra(h http.Header, body []byte) Era {
 		return era
 	}
 	return EraLegacy
+}
+
+// plainEra is DetectClientEra's fast path for a body (valid JSON, an
+// object) whose members it reads exactly as encoding/json would: "method"
+// a string, "params" an object, its "_meta" an object or absent, each given
+// once and spelled in lower case (encoding/json also matches other cases
+// and merges repeats; such bodies take the reflective path). It reports
+// false when it cannot tell.
+func plainEra(body []byte, headerModern func() (Era, bool)) (Era, bool) {
+	if !json.Valid(body) {
+		return EraLegacy, false
+	}
+	top, ok := plainMembers(body, "method", "params")
+	if !ok {
+		return EraLegacy, false
+	}
+	method, hasMethod := top["method"]
+	if !hasMethod || rawjson.Kind(method) != "a string" {
+		return EraLegacy, false
+	}
+	if params, ok := top["params"]; ok {
+		if !rawjson.IsObject(params) {
+			return EraLegacy, false
+		}
+		ps, ok := plainMembers(params, "_meta")
+		if !ok {
+			return EraLegacy, false
+		}
+		if meta, ok := ps["_meta"]; ok {
+			if !rawjson.IsObject(meta) {
+				return EraLegacy, false
+			}
+			o, err := rawjson.Decode(meta)
+			if err != nil {
+				return EraLegacy, false
+			}
+			if o.Has(modern.MetaKeyProtocolVersion) {
+				return EraModern, true
+			}
+		}
+	}
+	var name string
+	if json.Unmarshal(method, &name) != nil {
+		return EraLegacy, false
+	}
+	switch name {
+	case modern.MethodDiscover:
+		return EraModern, true
+	case "initialize":
+		return EraLegacy, true
+	}
+	if era, ok := headerModern(); ok {
+		return era, true
+	}
+	return EraLegacy, true
+}
+
+// plainMembers returns the members of obj named by keys, or false when one
+// of them is given twice or any member's key matches one of them only
+// without regard to case.
+func plainMembers(obj []byte, keys ...string) (map[string]json.RawMessage, bool) {
+	ms, err := rawjson.Members(obj)
+	if err != nil {
+		return nil, false
+	}
+	out := make(map[string]json.RawMessage, len(keys))
+	for _, m := range ms {
+		for _, k := range keys {
+			if !strings.EqualFold(m.Key, k) {
+				continue
+			}
+			if m.Key != k {
+				return nil, false
+			}
+			if _, dup := out[k]; dup {
+				return nil, false
+			}
+			out[k] = m.Val
+		}
+	}
+	return out, true
 }

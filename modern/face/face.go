@@ -1,16 +1,25 @@
 // Package face serves modern clients (MCP 2026-07-28 with the
 // io.modelcontextprotocol/tasks extension) in front of a legacy upstream
-// (2025-11-25 with experimental tasks): a stateless go-sdk server whose every
-// request is answered with the upstream work done on a pooled, initialized
-// legacy session of the caller's principal (legacy/upstream.Pool).
+// (2025-11-25 with experimental tasks): every request is answered with the
+// upstream work done on a pooled, initialized legacy session of the caller's
+// principal (legacy/upstream.Pool).
 //
-// What go-sdk v1.8.0 does not provide is added around it (go-sdk.md §8): an
+// Over HTTP the face serves its requests itself (lean.go): the front
+// (http.go) decodes each message once and checks it, the method's handler
+// (dispatch) runs, and its answer is written straight onto the response,
+// with go-sdk used only for JSON-RPC types. go-sdk's stateless server is
+// built on first use for what it must answer: stdio (stdio.go), and HTTP
+// requests go-sdk would answer differently (a missing Accept type, params of
+// the wrong shape), which keep go-sdk's answers; the method handlers are the
+// same on both paths (middleware).
+//
+// What go-sdk v1.8.0 does not provide is added (go-sdk.md §8): an
 // HTTP front (and a stdio connection wrapper) that validates the era, the
 // per-request _meta and the MCP-Protocol-Version / Mcp-Method / Mcp-Name
 // headers including Mcp-Name = taskId on tasks/* (-32020, -32022, -32602,
 // M-37, M-38, M-43, M-67), answers the removed tasks/result and tasks/list
 // with 404 + -32601 (M-34, M-42, M-66) and serves subscriptions/listen for
-// task ids; a receiving middleware that answers every method from the
+// task ids; method handlers that answer every method from the
 // upstream with results that carry resultType and _meta.serverInfo (M-41);
 // and the tasks extension itself: tools/call → CreateTaskResult once the
 // local→upstream mapping is durable in sessionmap (M-53), tasks/get with the
@@ -35,6 +44,7 @@
 package face
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -42,11 +52,13 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/internal/audit"
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/internal/version"
 	"github.com/tasksbridge/tasksbridge/internal/watch"
 	"github.com/tasksbridge/tasksbridge/legacy/upstream"
@@ -114,8 +126,6 @@ type Face struct {
 	pool    *upstream.Pool
 	store   sessionmap.Store
 	impl    modern.Implementation
-	mcp     *mcp.Server
-	sdk     *mcp.StreamableHTTPHandler
 	watch   *watch.Manager
 	sealKey []byte // this process's own requestState key (statekey.go)
 	ctx     context.Context
@@ -134,6 +144,20 @@ type Face struct {
 	listens   int
 
 	wg sync.WaitGroup
+
+	// go-sdk's server and HTTP handler, built on first use (gosdk): stdio,
+	// and the HTTP requests the lean path (lean.go) leaves to it.
+	sdkOnce   sync.Once
+	mcp       *mcp.Server
+	sdk       *mcp.StreamableHTTPHandler
+	sdkErr    error
+	sdkBuilds atomic.Int64 // how many times it was built (tests: 0 on the lean path)
+
+	metas metaCache // decoded per-request _meta by its bytes (metacache.go)
+
+	infoOnce sync.Once
+	infoJSON json.RawMessage // impl encoded, for every result's _meta (M-41)
+	infoErr  error
 }
 
 // New builds a Face.
@@ -183,27 +207,38 @@ func New(opts Options) (*Face, error) {
 		Logger:              opts.Logger,
 	})
 
-	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
-	caps.AddExtension(modern.TasksExtensionID, nil)
-	f.mcp = mcp.NewServer(&mcp.Implementation{Name: f.impl.Name, Version: f.impl.Version}, &mcp.ServerOptions{
-		Logger:                    opts.Logger,
-		Capabilities:              caps,
-		SupportedProtocolVersions: []string{modern.ProtocolVersion},
-	})
-	f.mcp.AddReceivingMiddleware(f.middleware)
-	for _, m := range []string{modern.MethodTasksGet, modern.MethodTasksUpdate, modern.MethodTasksCancel} {
-		// Registered so go-sdk routes them; the middleware answers them.
-		if err := mcp.AddReceivingCustomMethod(f.mcp, m, f.unreachable); err != nil {
-			cancel()
-			return nil, fmt.Errorf("modern face: register %s: %w", m, err)
-		}
-	}
-	f.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.mcp }, &mcp.StreamableHTTPOptions{
-		Stateless:    true, // 2026-07-28 over HTTP (go-sdk.md §3)
-		JSONResponse: opts.JSONResponse,
-		Logger:       opts.Logger,
-	})
 	return f, nil
+}
+
+// gosdk returns go-sdk's server and stateless HTTP handler, building them
+// on first use: a face that only ever sees requests the lean path answers
+// never builds them.
+func (f *Face) gosdk() (*mcp.Server, *mcp.StreamableHTTPHandler, error) {
+	f.sdkOnce.Do(func() {
+		f.sdkBuilds.Add(1)
+		caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+		caps.AddExtension(modern.TasksExtensionID, nil)
+		srv := mcp.NewServer(&mcp.Implementation{Name: f.impl.Name, Version: f.impl.Version}, &mcp.ServerOptions{
+			Logger:                    f.opts.Logger,
+			Capabilities:              caps,
+			SupportedProtocolVersions: []string{modern.ProtocolVersion},
+		})
+		srv.AddReceivingMiddleware(f.middleware)
+		for _, m := range []string{modern.MethodTasksGet, modern.MethodTasksUpdate, modern.MethodTasksCancel} {
+			// Registered so go-sdk routes them; the middleware answers them.
+			if err := mcp.AddReceivingCustomMethod(srv, m, f.unreachable); err != nil {
+				f.sdkErr = fmt.Errorf("modern face: register %s: %w", m, err)
+				return
+			}
+		}
+		f.mcp = srv
+		f.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+			Stateless:    true, // 2026-07-28 over HTTP (go-sdk.md §3)
+			JSONResponse: f.opts.JSONResponse,
+			Logger:       f.opts.Logger,
+		})
+	})
+	return f.mcp, f.sdk, f.sdkErr
 }
 
 // Close ends task listens (with their result), pending MRTR calls and
@@ -286,8 +321,14 @@ type call struct {
 	meta          modern.RequestMeta
 	principal     string
 	authorization string
-	session       *mcp.ServerSession // nil outside go-sdk
-	ctx           context.Context    // the request's context while it is answered
+	// progress relays a progress notification to the request's stream
+	// (go-sdk's session, or the lean path's response); nil: none goes out.
+	progress func(context.Context, *mcp.ProgressNotificationParams)
+	ctx      context.Context // the request's context while it is answered
+
+	objOnce sync.Once
+	obj     rawjson.Object // params split into members (members)
+	objOK   bool
 }
 
 func (c *call) scope() sessionmap.Scope { return scopeOf(c.principal) }
@@ -329,8 +370,8 @@ func (f *Face) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if len(c.params) == 0 || string(c.params) == "null" {
 			c.params = json.RawMessage("{}")
 		}
-		if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
-			c.session = ss
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+			c.progress = func(ctx context.Context, p *mcp.ProgressNotificationParams) { _ = ss.NotifyProgress(ctx, p) }
 		}
 		meta, err := modern.DecodeRequestMeta(c.params)
 		if err != nil {
@@ -454,26 +495,66 @@ func (f *Face) finish(method string, raw json.RawMessage, resultType modern.Resu
 	if err != nil {
 		return nil, rpc.As(err)
 	}
-	var o map[string]json.RawMessage
-	if err := json.Unmarshal(out, &o); err != nil || o == nil {
+	info, err := f.serverInfoJSON()
+	if err != nil {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "result _meta: %v", err)
+	}
+	if resultType == "" || resultType == modern.ResultComplete { // ResultToModern set "complete"
+		if b, ok := appendServerInfo(out, info); ok {
+			return b, nil
+		}
+	}
+	var o rawjson.Object
+	if rawjson.IsObject(out) {
+		o, err = rawjson.Decode(out)
+	}
+	if err != nil || !rawjson.IsObject(out) {
 		return nil, rpc.Errorf(rpc.CodeInternalError, "upstream %s result is not a JSON object", method)
 	}
 	if resultType != "" {
-		o["resultType"], _ = json.Marshal(resultType)
+		rt, err := rawjson.Marshal(resultType)
+		if err != nil {
+			return nil, rpc.Errorf(rpc.CodeInternalError, "result: %v", err)
+		}
+		o.Put("resultType", rt)
 	}
-	meta := modern.Object{}
-	if m, ok := o["_meta"]; ok {
-		if err := json.Unmarshal(m, &meta); err != nil {
-			meta = modern.Object{}
+	var meta rawjson.Object
+	if m, ok := o.Get("_meta"); ok && rawjson.IsObject(m) {
+		if mo, err := rawjson.Decode(m); err == nil {
+			meta = mo
 		}
 	}
-	if meta, err = modern.WithServerInfo(meta, f.impl); err != nil {
-		return nil, rpc.Errorf(rpc.CodeInternalError, "result _meta: %v", err)
+	meta.Put(modern.MetaKeyServerInfo, info)
+	o.Put("_meta", meta.Bytes())
+	return o.Bytes(), nil
+}
+
+// appendServerInfo adds {"_meta":{serverInfo}} to a compact result object
+// that has no _meta (M-41), by appending the member; false when the result
+// may have one (the bytes "_meta" or any escape appear), which then goes
+// through the member-wise edit.
+func appendServerInfo(out, info json.RawMessage) (json.RawMessage, bool) {
+	if len(out) < 2 || out[0] != '{' || out[len(out)-1] != '}' ||
+		bytes.Contains(out, []byte("_meta")) || bytes.IndexByte(out, '\\') >= 0 {
+		return nil, false
 	}
-	if o["_meta"], err = modern.Marshal(meta); err != nil {
-		return nil, rpc.Errorf(rpc.CodeInternalError, "result _meta: %v", err)
+	b := make([]byte, 0, len(out)+len(serverInfoPrefix)+len(info)+3)
+	b = append(b, out[:len(out)-1]...)
+	if len(bytes.TrimSpace(out[1:len(out)-1])) > 0 {
+		b = append(b, ',')
 	}
-	return modern.Marshal(o)
+	b = append(b, serverInfoPrefix...)
+	b = append(b, info...)
+	return append(b, '}', '}'), true
+}
+
+// serverInfoPrefix opens the _meta member appendServerInfo adds.
+var serverInfoPrefix = `"_meta":{` + string(rawjson.Key(modern.MetaKeyServerInfo)) + `:`
+
+// serverInfoJSON is the face's serverInfo as JSON, encoded once.
+func (f *Face) serverInfoJSON() (json.RawMessage, error) {
+	f.infoOnce.Do(func() { f.infoJSON, f.infoErr = f.impl.MarshalJSON() })
+	return f.infoJSON, f.infoErr
 }
 
 // marshalResult encodes a typed modern result.

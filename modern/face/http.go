@@ -13,6 +13,7 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/internal/httpguard"
 	"github.com/tasksbridge/tasksbridge/internal/mcpio"
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
@@ -26,8 +27,9 @@ const MaxBody = 4 << 20
 func (f *Face) Handler() http.Handler { return f }
 
 // ServeHTTP serves one POST of a modern client: Origin and Host checks (403,
-// M-43), credentials, the era and header rules, then go-sdk (or the face's
-// own task listen stream).
+// M-43), credentials, the era and header rules, then the lean path (lean.go),
+// the face's own task listen stream, or go-sdk for what the lean path leaves
+// to it.
 func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Accel-Buffering", "no") // M-43 SHOULD
 	if !httpguard.HostAllowed(r) {
@@ -61,7 +63,7 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cannot read the request body", http.StatusBadRequest)
 		return
 	}
-	msg, err := jsonrpc.DecodeMessage(body)
+	msg, err := mcpio.DecodeMessage(body)
 	if err != nil {
 		code := rpc.CodeParseError
 		if json.Valid(body) {
@@ -84,7 +86,9 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted) // M-43: accepted notifications get 202
 		return
 	}
-	if status, e := f.checkRequest(r.Header, body, req); e != nil {
+	params, split := splitParams(req.Params)
+	meta, status, e := f.checkRequest(r.Header, body, req, params, split)
+	if e != nil {
 		mcpio.WriteRPCError(w, status, req.ID, e)
 		return
 	}
@@ -93,17 +97,29 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.serveListenHTTP(w, r, req, p, principal, authz)
 		return
 	}
+	if servedMethod(req.Method) {
+		if split && leanFit(r.Header, req.Method, req.Params, params) {
+			f.serveLean(w, r, req, params, meta, principal, authz)
+			return
+		}
+	}
+	_, sdk, err := f.gosdk()
+	if err != nil {
+		mcpio.WriteRPCError(w, http.StatusInternalServerError, req.ID, rpc.Errorf(rpc.CodeInternalError, "%v", err))
+		return
+	}
 	ctx := withReq(r.Context(), &reqInfo{principal: principal, authorization: authz, method: req.Method, params: req.Params})
 	r = r.WithContext(ctx)
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
-	f.sdk.ServeHTTP(w, r)
+	sdk.ServeHTTP(w, r)
 }
 
 // checkRequest applies the era, per-request _meta and header rules to a
 // request (order as the 2026-07-28 validation describes: version header,
-// required _meta, header/body agreement, supported version, routing headers).
-func (f *Face) checkRequest(h http.Header, body []byte, req *jsonrpc.Request) (int, *rpc.Error) {
+// required _meta, header/body agreement, supported version, routing headers)
+// and returns the request's decoded _meta.
+func (f *Face) checkRequest(h http.Header, body []byte, req *jsonrpc.Request, params rawjson.Object, split bool) (modern.RequestMeta, int, *rpc.Error) {
 	if req.Method == legacy.MethodInitialize {
 		// A modern-only endpoint names its versions in the error it gives a
 		// legacy initialize (M-44).
@@ -111,36 +127,33 @@ func (f *Face) checkRequest(h http.Header, body []byte, req *jsonrpc.Request) (i
 			ProtocolVersion string `json:"protocolVersion"`
 		}
 		_ = json.Unmarshal(req.Params, &p)
-		return http.StatusBadRequest, modern.ErrUnsupportedProtocolVersion(p.ProtocolVersion, f.opts.SupportedVersions)
+		return modern.RequestMeta{}, http.StatusBadRequest, modern.ErrUnsupportedProtocolVersion(p.ProtocolVersion, f.opts.SupportedVersions)
 	}
 	hv := h.Get(modern.HeaderProtocolVersion)
 	if hv == "" {
-		return http.StatusBadRequest, rpc.Errorf(rpc.CodeHeaderMismatch,
+		return modern.RequestMeta{}, http.StatusBadRequest, rpc.Errorf(rpc.CodeHeaderMismatch,
 			"Header mismatch: the %s header is required (MCP 2026-07-28 sends it on every request)", modern.HeaderProtocolVersion)
 	}
-	meta, err := modern.DecodeRequestMeta(req.Params)
-	if err == nil {
-		err = meta.Validate()
-	}
+	meta, err := f.requestMeta(req.Params, params, split)
 	if err != nil { // M-37
-		return http.StatusBadRequest, rpc.As(err)
+		return modern.RequestMeta{}, http.StatusBadRequest, rpc.As(err)
 	}
 	if meta.ProtocolVersion != hv {
-		return http.StatusBadRequest, modern.ErrHeaderMismatch(modern.HeaderProtocolVersion, hv, meta.ProtocolVersion)
+		return meta, http.StatusBadRequest, modern.ErrHeaderMismatch(modern.HeaderProtocolVersion, hv, meta.ProtocolVersion)
 	}
 	if err := modern.CheckProtocolVersion(meta.ProtocolVersion, []string{modern.ProtocolVersion}); err != nil { // M-38
-		return http.StatusBadRequest, modern.ErrUnsupportedProtocolVersion(meta.ProtocolVersion, f.opts.SupportedVersions)
+		return meta, http.StatusBadRequest, modern.ErrUnsupportedProtocolVersion(meta.ProtocolVersion, f.opts.SupportedVersions)
 	}
 	if !f.serves(req.Method) && req.Method != modern.MethodSubscriptionsListen {
 		// M-42 (HTTP 404); the removed tasks/result and tasks/list get a
 		// message saying what replaced them (M-34, M-66).
-		return http.StatusNotFound, modern.ErrMethodNotFound(req.Method)
+		return meta, http.StatusNotFound, modern.ErrMethodNotFound(req.Method)
 	}
 	if e := modern.CheckHeaders(h.Get, body); e != nil { // M-43, M-67
 		if e.Code == rpc.CodeHeaderMismatch {
-			return http.StatusBadRequest, e
+			return meta, http.StatusBadRequest, e
 		}
-		return http.StatusBadRequest, e
+		return meta, http.StatusBadRequest, e
 	}
 	// go-sdk compares Mcp-Name with the body itself and knows no base64.
 	if v := h.Get(modern.HeaderName); v != "" {
@@ -148,7 +161,7 @@ func (f *Face) checkRequest(h http.Header, body []byte, req *jsonrpc.Request) (i
 			h.Set(modern.HeaderName, d)
 		}
 	}
-	return 0, nil
+	return meta, 0, nil
 }
 
 // serveListenHTTP serves subscriptions/listen for task ids as an SSE stream.

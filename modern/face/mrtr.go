@@ -207,15 +207,22 @@ func (f *Face) resume(state string, c *call, name string) *pendingCall {
 // state names.
 func (f *Face) callWithInput(ctx context.Context, c *call, s *upstream.Session, params json.RawMessage, lc *translate.LegacyCall) (json.RawMessage, error) {
 	c.ctx = ctx // before any upstream notification can be relayed on it
-	var named struct {
-		Name string `json:"name"`
-		URI  string `json:"uri"`
+	name := c.stringParam("name") + c.stringParam("uri")
+	if name == "" {
+		var named struct {
+			Name string `json:"name"`
+			URI  string `json:"uri"`
+		}
+		_ = json.Unmarshal(c.params, &named)
+		name = named.Name + named.URI
 	}
-	_ = json.Unmarshal(c.params, &named)
-	name := named.Name + named.URI
-	ip, err := modern.DecodeInputResponseParams(c.params)
-	if err != nil {
-		return nil, err
+	var ip modern.InputResponseParams
+	if c.hasRetryMembers() {
+		// Only a retry carries them; the front validated the rest (M-37).
+		var err error
+		if ip, err = modern.DecodeInputResponseParams(c.params); err != nil {
+			return nil, err
+		}
 	}
 	if len(ip.RequestState) > 0 {
 		var state string
@@ -386,4 +393,11 @@ func (f *Face) dropPending(pc *pendingCall) {
 		pc.timer.Stop()
 	}
 	pc.mu.Unlock()
+}
+
+// hasRetryMembers reports whether the params carry an MRTR retry's members
+// (inputResponses or requestState, M-48).
+func (c *call) hasRetryMembers() bool {
+	o, ok := c.members()
+	return !ok || o.Has("inputResponses") || o.Has("requestState")
 }

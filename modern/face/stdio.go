@@ -21,7 +21,11 @@ import (
 // the HTTP front gives: era and _meta gating, the removed methods' -32601,
 // and task listens (notifications correlated by subscriptionId, M-14).
 func (f *Face) Run(ctx context.Context, t mcp.Transport) error {
-	return f.mcp.Run(ctx, mcpio.WrapTransport(t, func(lctx context.Context, cancel context.CancelFunc, c mcp.Connection) mcp.Connection {
+	srv, _, err := f.gosdk()
+	if err != nil {
+		return err
+	}
+	return srv.Run(ctx, mcpio.WrapTransport(t, func(lctx context.Context, cancel context.CancelFunc, c mcp.Connection) mcp.Connection {
 		return &stdioConn{Connection: c, f: f, ctx: lctx, cancel: cancel,
 			calls: map[string]struct{}{}, out: map[string]jsonrpc.ID{}, changed: make(chan struct{}, 1)}
 	}))
