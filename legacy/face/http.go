@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/internal/httpguard"
+	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
@@ -95,7 +96,7 @@ func (b *Bridge) servePOST(w http.ResponseWriter, r *http.Request) {
 	// One message per POST from 2025-06-18 on; batches (2025-03-26) go to
 	// go-sdk as they are, without a request record.
 	var req *jsonrpc.Request
-	msg, err := jsonrpc.DecodeMessage(body)
+	msg, err := mcpio.DecodeMessage(body) // params share body's bytes: body is this request's own
 	if err == nil {
 		req, _ = msg.(*jsonrpc.Request)
 	} else if t := bytes.TrimSpace(body); !json.Valid(t) {

@@ -24,7 +24,7 @@ import (
 
 // The lean path serves the hot legacy methods over HTTP without go-sdk's
 // server: the router already read the body once; here it is decoded once
-// (jsonrpc.DecodeMessage), the session is a small in-memory record backed
+// (mcpio.DecodeMessage), the session is a small in-memory record backed
 // by the store (sessions.go), the handler is the same one the go-sdk path
 // calls, and the answer is written straight onto the response, as
 // application/json, or as an event stream once something must go out
