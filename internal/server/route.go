@@ -41,8 +41,12 @@ func eraLabel(e legacyup.Era) string {
 // nothing modern ⇒ legacy — except that a request carrying the
 // Mcp-Session-Id of a legacy session this bridge knows stays legacy whatever
 // its body says.
-func (s *Server) clientEra(r *http.Request, body []byte) legacyup.Era {
-	era := modernface.DetectClientEra(r.Header, body)
+func (s *Server) clientEra(r *http.Request, cm *clientMsg) legacyup.Era {
+	sig := modernface.EraSignals{Body: modernface.BodyEmpty}
+	if cm != nil {
+		sig = cm.era // the body as the router read it, once
+	}
+	era := modernface.ClientEraOf(r.Header, sig)
 	if era == legacyup.EraModern {
 		if sid := r.Header.Get(hdrSessionID); sid != "" && s.knownLegacySession(r, sid) {
 			return legacyup.EraLegacy
@@ -88,7 +92,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Service Unavailable: the bridge is shutting down", http.StatusServiceUnavailable)
 		return
 	}
-	var body []byte
+	var cm *clientMsg
 	if r.Method == http.MethodPost {
 		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
 		if err != nil {
@@ -100,12 +104,12 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "Bad Request: cannot read the body", http.StatusBadRequest)
 			return
 		}
-		body = b
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
+		cm = readClientMsg(b)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		r.ContentLength = int64(len(b))
 	}
 
-	clientEra := s.clientEra(r, body)
+	clientEra := s.clientEra(r, cm)
 	upEra, eraErr := s.upstreamEra(r.Context())
 	ce, ue := eraLabel(clientEra), eraLabel(upEra)
 	sid := ""
@@ -117,7 +121,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	onMsg := func([]byte) {}
 	switch {
 	case r.Method == http.MethodPost:
-		ex = s.meter.request(ce, ue, sid, body, func() implView {
+		ex = s.meter.request(ce, ue, sid, cm, func() implView {
 			if sid == "" {
 				return implView{}
 			}
@@ -151,6 +155,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer func() {
 		status, overflow := sw.finish()
+		ex.settleUpstream(true)
 		ex.finish(status, overflow, r.Context().Err() != nil)
 		if r.Method == http.MethodDelete && status >= 200 && status < 300 && sid != "" {
 			s.meter.sessions.take(sid)
@@ -160,7 +165,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		// Malformed messages and unknown methods are answered here, the same
 		// way on every path (validate.go).
-		v := checkBody(body, bodyRouteFor(clientEra, upEra, eraErr), clientEra)
+		v := checkBody(cm, bodyRouteFor(clientEra, upEra, eraErr), clientEra)
 		switch {
 		case v.accept:
 			sw.WriteHeader(http.StatusAccepted)
@@ -183,6 +188,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	case clientEra == legacyup.EraModern && upEra == legacyup.EraLegacy:
 		s.modernF.ServeHTTP(sw, r)
 	default:
+		sw.ex = ex
 		s.passthrough(sw, r, clientEra, ex)
 	}
 }
@@ -218,11 +224,11 @@ func (s *Server) passthrough(w http.ResponseWriter, r *http.Request, clientEra l
 			return
 		}
 	}
-	var pc peekedCall
+	pass := &passCall{ex: ex}
 	if ex != nil && ex.method != "" {
-		pc = peekedCall{method: ex.method, id: ex.id, call: true}
+		pass.pc = peekedCall{method: ex.method, id: ex.id, call: true}
 	}
-	ctx, cancel := context.WithCancel(context.WithValue(r.Context(), ctxPassthrough, pc))
+	ctx, cancel := context.WithCancel(context.WithValue(r.Context(), ctxPassthrough, pass))
 	defer cancel()
 	stopHard := context.AfterFunc(s.hard, cancel)
 	defer stopHard()
@@ -230,11 +236,8 @@ func (s *Server) passthrough(w http.ResponseWriter, r *http.Request, clientEra l
 		stopStreams := context.AfterFunc(s.streams, cancel)
 		defer stopStreams()
 	}
-	ctx = context.WithValue(ctx, ctxExchange{}, ex)
 	s.proxy.ServeHTTP(w, r.WithContext(ctx))
 }
-
-type ctxExchange struct{}
 
 // newProxy builds the passthrough reverse proxy towards the HTTP upstream.
 func (s *Server) newProxy(base http.RoundTripper) *httputil.ReverseProxy {
@@ -251,7 +254,10 @@ func (s *Server) newProxy(base http.RoundTripper) *httputil.ReverseProxy {
 		FlushInterval: -1, // SSE: every event as it comes
 		ErrorLog:      slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			ex, _ := r.Context().Value(ctxExchange{}).(*exchange)
+			var ex *exchange
+			if pass, ok := r.Context().Value(ctxPassthrough).(*passCall); ok {
+				ex = pass.ex
+			}
 			if r.Context().Err() != nil {
 				// The client left, or the bridge is stopping.
 				ex.force(metrics.OutcomeCancelled)
@@ -271,8 +277,8 @@ func (s *Server) newProxy(base http.RoundTripper) *httputil.ReverseProxy {
 // per-request _meta version, else the MCP-Protocol-Version header.
 func checkModernVersion(h http.Header, p *paramsView) *rpc.Error {
 	v := ""
-	if p != nil && p.Meta != nil {
-		v = p.Meta.ProtocolVersion
+	if p != nil {
+		v = p.MetaProtocolVersion
 	}
 	if v == "" {
 		v = h.Get(modern.HeaderProtocolVersion)

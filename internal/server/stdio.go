@@ -93,7 +93,7 @@ type stdioMeter struct {
 const stdioSession = "stdio"
 
 func (sm *stdioMeter) fromClient(line []byte) {
-	ex := sm.mt.request(sm.clientEra, sm.upEra, stdioSession, line, func() implView {
+	ex := sm.mt.request(sm.clientEra, sm.upEra, stdioSession, readClientMsg(line), func() implView {
 		sm.mu.Lock()
 		defer sm.mu.Unlock()
 		return sm.client
@@ -123,7 +123,7 @@ func (sm *stdioMeter) fromServer(line []byte) {
 	delete(sm.pending, idKey(msg.ID))
 	sm.mu.Unlock()
 	if ex != nil {
-		ex.message(line)
+		ex.observe(msg)
 		ex.finish(0, false, false)
 	}
 }

@@ -77,7 +77,7 @@ func TestCheckBody(t *testing.T) {
 		{"taskId missing, modern", call("tasks/update", `{"_meta":{}}`), routeModernFace, M, rpc.CodeInvalidParams, 400, "tasks/update needs params.taskId"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := checkBody([]byte(tc.body), tc.route, tc.era)
+			v := checkBody(readClientMsg([]byte(tc.body)), tc.route, tc.era)
 			switch tc.code {
 			case pass:
 				if v.err != nil || v.accept {

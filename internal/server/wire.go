@@ -14,78 +14,12 @@ import (
 // by HTTP status).
 const maxSniff = 4 << 20
 
-// wireMsg is the part of a JSON-RPC message the observer reads. Params and
-// Result are decoded only as far as the metrics need (unknown members are
-// skipped by the decoder without being kept).
-type wireMsg struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params *paramsView     `json:"params"`
-	Result *resultView     `json:"result"`
-	Error  *struct {
-		Code int64 `json:"code"`
-	} `json:"error"`
-}
-
-type implView struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-	// missing marks a session id looked up in vain (negative cache).
-	missing bool
-}
-
-type paramsView struct {
-	Meta *struct {
-		ProtocolVersion string    `json:"io.modelcontextprotocol/protocolVersion"`
-		ClientInfo      *implView `json:"io.modelcontextprotocol/clientInfo"`
-	} `json:"_meta"`
-	// ClientInfo is initialize's.
-	ClientInfo *implView `json:"clientInfo"`
-	// Task is tools/call's legacy task augmentation.
-	Task           json.RawMessage            `json:"task"`
-	TaskID         string                     `json:"taskId"`
-	InputResponses map[string]json.RawMessage `json:"inputResponses"`
-}
-
-type resultView struct {
-	IsError    bool   `json:"isError"`
-	ResultType string `json:"resultType"`
-	// TaskID and Status: a modern flat CreateTaskResult or DetailedTask.
-	TaskID string `json:"taskId"`
-	Status string `json:"status"`
-	// Task: a legacy nested CreateTaskResult.
-	Task *struct {
-		TaskID string `json:"taskId"`
-		Status string `json:"status"`
-	} `json:"task"`
-	InputRequests map[string]struct {
-		Method string `json:"method"`
-	} `json:"inputRequests"`
-}
-
-func decodeWire(b []byte) (*wireMsg, bool) {
-	var m wireMsg
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, false
-	}
-	return &m, true
-}
-
-// hasID reports whether the message carries a non-null id.
-func (m *wireMsg) hasID() bool {
-	return len(m.ID) > 0 && !bytes.Equal(m.ID, []byte("null"))
-}
-
 // idKey is a message id as a map key (never a label).
 func idKey(raw json.RawMessage) string { return string(bytes.TrimSpace(raw)) }
 
 // hasTask reports whether a tools/call asked for a legacy task.
 func (p *paramsView) hasTask() bool {
-	if p == nil {
-		return false
-	}
-	t := bytes.TrimSpace(p.Task)
-	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
+	return p != nil && !isNull(p.raw.task)
 }
 
 // msgParser splits a response body into JSON-RPC messages as it is written:
@@ -202,6 +136,9 @@ func (p *msgParser) close() {
 type sniffWriter struct {
 	w     http.ResponseWriter
 	onMsg func([]byte)
+	// ex, when set, is told after each chunk was parsed (a passthrough
+	// exchange settles its upstream request there).
+	ex *exchange
 
 	mu     sync.Mutex
 	p      *msgParser
@@ -241,6 +178,7 @@ func (s *sniffWriter) Write(b []byte) (int, error) {
 		s.p.feed(b)
 	}
 	s.mu.Unlock()
+	s.ex.settleUpstream(false)
 	return s.w.Write(b)
 }
 

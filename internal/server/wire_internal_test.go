@@ -227,7 +227,7 @@ func TestWireMeterModernInputs(t *testing.T) {
 	m := metrics.New(metrics.Options{})
 	mt := newWireMeter(m, nil)
 	req := func(body string) *exchange {
-		ex := mt.request(metrics.EraModern, metrics.EraLegacy, "", []byte(body), nil)
+		ex := mt.request(metrics.EraModern, metrics.EraLegacy, "", readClientMsg([]byte(body)), nil)
 		if ex == nil {
 			t.Fatalf("not a request: %s", body)
 		}
@@ -261,7 +261,7 @@ func TestExchangeOutcomes(t *testing.T) {
 	m := metrics.New(metrics.Options{})
 	mt := newWireMeter(m, nil)
 	run := func(answer string, status int, cancelled bool) {
-		ex := mt.request(metrics.EraLegacy, metrics.EraModern, "", []byte(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{}}`), nil)
+		ex := mt.request(metrics.EraLegacy, metrics.EraModern, "", readClientMsg([]byte(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{}}`)), nil)
 		if answer != "" {
 			ex.message([]byte(`{"jsonrpc":"2.0","id":"b","result":{}}`)) // another id: ignored
 			ex.message([]byte(answer))

@@ -36,6 +36,71 @@ const (
 //     (modern clients never POST responses), a batch, an unparsable body, a
 //     bodiless GET/DELETE without a modern version header.
 func DetectClientEra(h http.Header, body []byte) Era {
+	return ClientEraOf(h, bodySignals(body))
+}
+
+// EraSignals is what DetectClientEra reads of a request body, so that a
+// dispatcher that has already decoded the body (once, for everything it
+// needs) can apply the same rule with ClientEraOf instead of having the body
+// decoded again.
+type EraSignals struct {
+	// Body is the shape of the body.
+	Body BodyShape
+	// Method is the method of a BodyObject; HasMethod whether it names one
+	// (a response has none).
+	Method    string
+	HasMethod bool
+	// MetaProtocolVersion: params._meta has the
+	// "io.modelcontextprotocol/protocolVersion" member (any value).
+	MetaProtocolVersion bool
+}
+
+// BodyShape classifies a request body for era detection.
+type BodyShape int
+
+const (
+	// BodyEmpty: no body, or only whitespace (GET, DELETE).
+	BodyEmpty BodyShape = iota
+	// BodyOther: something other than an object (a batch, a scalar, bytes
+	// that are not JSON).
+	BodyOther
+	// BodyMalformed: starts like an object, but is not JSON, or its method
+	// is not a string, or its params or params._meta not an object (null
+	// counts as absent).
+	BodyMalformed
+	// BodyObject: an object whose method, params and params._meta have
+	// those types.
+	BodyObject
+)
+
+// bodySignals decodes the members DetectClientEra reads.
+func bodySignals(body []byte) EraSignals {
+	body = bytes.TrimSpace(body)
+	switch {
+	case len(body) == 0:
+		return EraSignals{Body: BodyEmpty}
+	case body[0] != '{':
+		return EraSignals{Body: BodyOther}
+	}
+	var msg struct {
+		Method *string `json:"method"`
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(body, &msg); err != nil {
+		return EraSignals{Body: BodyMalformed}
+	}
+	sig := EraSignals{Body: BodyObject, HasMethod: msg.Method != nil}
+	if msg.Method != nil {
+		sig.Method = *msg.Method
+	}
+	_, sig.MetaProtocolVersion = msg.Params.Meta[modern.MetaKeyProtocolVersion]
+	return sig
+}
+
+// ClientEraOf is DetectClientEra's rule on a body already decoded.
+func ClientEraOf(h http.Header, sig EraSignals) Era {
 	headerModern := func() (Era, bool) {
 		v := h.Get(modern.HeaderProtocolVersion)
 		if v == "" {
@@ -46,20 +111,13 @@ func DetectClientEra(h http.Header, body []byte) Era {
 		}
 		return EraLegacy, true
 	}
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 || body[0] != '{' {
-		if era, ok := headerModern(); ok && len(body) == 0 && h.Get("Mcp-Session-Id") == "" {
+	switch sig.Body {
+	case BodyEmpty, BodyOther:
+		if era, ok := headerModern(); ok && sig.Body == BodyEmpty && h.Get("Mcp-Session-Id") == "" {
 			return era
 		}
 		return EraLegacy
-	}
-	var msg struct {
-		Method *string `json:"method"`
-		Params struct {
-			Meta map[string]json.RawMessage `json:"_meta"`
-		} `json:"params"`
-	}
-	if err := json.Unmarshal(body, &msg); err != nil {
+	case BodyMalformed:
 		// Not even the fields we look at parse: let the era of the version
 		// header (if any) answer with its own error.
 		if era, ok := headerModern(); ok {
@@ -67,13 +125,13 @@ func DetectClientEra(h http.Header, body []byte) Era {
 		}
 		return EraLegacy
 	}
-	if msg.Method == nil {
+	if !sig.HasMethod {
 		return EraLegacy // a response: only legacy clients send those
 	}
-	if _, ok := msg.Params.Meta[modern.MetaKeyProtocolVersion]; ok {
+	if sig.MetaProtocolVersion {
 		return EraModern
 	}
-	switch *msg.Method {
+	switch sig.Method {
 	case modern.MethodDiscover:
 		return EraModern
 	case "initialize":
