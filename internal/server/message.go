@@ -136,17 +136,14 @@ type resultView struct {
 // decodeWire reads one message (an answer, a server→client request, a
 // stdio line): false when it is not one JSON object with the members' types
 // the meter reads.
-func decodeWire(b []byte) (*wireMsg, bool) {
+// m is the caller's (on its stack: nothing keeps a view past the call).
+func decodeWire(b []byte, m *wireMsg) bool {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || b[0] != '{' || !json.Valid(b) {
-		return nil, false
+		return false
 	}
-	var m wireMsg
 	var raw rawMembers
-	if !m.read(b, &raw) {
-		return nil, false
-	}
-	return &m, true
+	return m.read(b, &raw)
 }
 
 // read fills m from obj (one object that has passed json.Valid) and raw

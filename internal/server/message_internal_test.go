@@ -55,7 +55,8 @@ func TestReadClientMsgAllocs(t *testing.T) {
 	// An answer is read with one walk too.
 	answer := []byte(`{"jsonrpc":"2.0","id":17,"result":{"content":[{"type":"text","text":"bench"}],"isError":false}}`)
 	if n := testing.AllocsPerRun(200, func() {
-		if msg, ok := decodeWire(answer); !ok || !msg.hasResult {
+		var msg wireMsg
+		if !decodeWire(answer, &msg) || !msg.hasResult {
 			t.Fatal("answer not read")
 		}
 	}); n > maxAllocs-4 {
@@ -258,7 +259,8 @@ func checkWireAgainstReflection(t *testing.T, b []byte) {
 	refErr := json.Unmarshal(b, &ref)
 	t0 := bytes.TrimSpace(b)
 	isObj := len(t0) > 0 && t0[0] == '{'
-	msg, ok := decodeWire(b)
+	msg := new(wireMsg)
+	ok := decodeWire(b, msg)
 	if ok != (refErr == nil && isObj) {
 		t.Fatalf("decodeWire(%s) ok=%v; encoding/json: %v", b, ok, refErr)
 	}

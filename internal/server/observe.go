@@ -176,11 +176,10 @@ func (mt *wireMeter) legacyAnswer(sess string, msg *wireMsg) {
 // serverMessage observes one message the bridge sent to a client outside
 // any request's answer (a legacy GET stream): server→client requests.
 func (mt *wireMeter) serverMessage(clientEra, sess string, b []byte) {
-	msg, ok := decodeWire(b)
-	if !ok {
-		return
+	var msg wireMsg
+	if decodeWire(b, &msg) {
+		mt.serverRequest(clientEra, sess, &msg)
 	}
-	mt.serverRequest(clientEra, sess, msg)
 }
 
 func (mt *wireMeter) serverRequest(clientEra, sess string, msg *wireMsg) {
@@ -192,8 +191,9 @@ func (mt *wireMeter) serverRequest(clientEra, sess string, msg *wireMsg) {
 // message observes one message the bridge sent on the request's stream:
 // its answer, or a server→client request or notification before it.
 func (ex *exchange) message(b []byte) {
-	if msg, ok := decodeWire(b); ok {
-		ex.observe(msg)
+	var msg wireMsg
+	if decodeWire(b, &msg) {
+		ex.observe(&msg)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"strconv"
+	"sync"
 
 	"github.com/tasksbridge/tasksbridge/internal/httpguard"
 	"github.com/tasksbridge/tasksbridge/internal/metrics"
@@ -94,7 +95,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	var cm *clientMsg
 	if r.Method == http.MethodPost {
-		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+		b, err := readBody(w, r, s.maxBody)
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
@@ -105,7 +106,9 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		cm = readClientMsg(b)
-		r.Body = io.NopCloser(bytes.NewReader(b))
+		br := new(bodyReader)
+		br.Reset(b)
+		r.Body = br
 		r.ContentLength = int64(len(b))
 	}
 
@@ -224,12 +227,12 @@ func (s *Server) passthrough(w http.ResponseWriter, r *http.Request, clientEra l
 			return
 		}
 	}
-	pass := &passCall{ex: ex}
-	if ex != nil && ex.method != "" {
-		pass.pc = peekedCall{method: ex.method, id: ex.id, call: true}
-	}
-	ctx, cancel := context.WithCancel(context.WithValue(r.Context(), ctxPassthrough, pass))
+	cctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	ctx := &passCtx{Context: cctx, pass: passCall{ex: ex}}
+	if ex != nil && ex.method != "" {
+		ctx.pass.pc = peekedCall{method: ex.method, id: ex.id, call: true}
+	}
 	stopHard := context.AfterFunc(s.hard, cancel)
 	defer stopHard()
 	if r.Method == http.MethodGet || (ex != nil && ex.method == modern.MethodSubscriptionsListen) {
@@ -238,6 +241,41 @@ func (s *Server) passthrough(w http.ResponseWriter, r *http.Request, clientEra l
 	}
 	s.proxy.ServeHTTP(w, r.WithContext(ctx))
 }
+
+// passCtx carries a passthrough request's passCall to the upstream meter
+// (ctxPassthrough): one allocation where context.WithValue and its value
+// would be two. Everything else is the embedded context's.
+type passCtx struct {
+	context.Context
+	pass passCall
+}
+
+func (c *passCtx) Value(key any) any {
+	if key == any(ctxPassthrough) {
+		return &c.pass
+	}
+	return c.Context.Value(key)
+}
+
+// readBody reads a POST body whole: into one buffer of its declared length
+// when it has one within limit (what clients send), else through
+// http.MaxBytesReader (chunked bodies, and the 413 of one too large).
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if n := r.ContentLength; n >= 0 && n <= limit {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(r.Body, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+}
+
+// bodyReader is the body read once, handed on to whichever path serves the
+// request.
+type bodyReader struct{ bytes.Reader }
+
+func (*bodyReader) Close() error { return nil }
 
 // newProxy builds the passthrough reverse proxy towards the HTTP upstream.
 func (s *Server) newProxy(base http.RoundTripper) *httputil.ReverseProxy {
@@ -252,6 +290,7 @@ func (s *Server) newProxy(base http.RoundTripper) *httputil.ReverseProxy {
 		},
 		Transport:     &meterTransport{next: base, u: s.upMeter},
 		FlushInterval: -1, // SSE: every event as it comes
+		BufferPool:    &copyBuffers,
 		ErrorLog:      slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			var ex *exchange
@@ -271,6 +310,21 @@ func (s *Server) newProxy(base http.RoundTripper) *httputil.ReverseProxy {
 		},
 	}
 }
+
+// copyBuffers are the passthrough's copy buffers (httputil.ReverseProxy
+// allocates a fresh 32 KiB buffer per response without a pool).
+var copyBuffers bufferPool
+
+type bufferPool struct{ p sync.Pool }
+
+func (b *bufferPool) Get() []byte {
+	if buf, ok := b.p.Get().(*[]byte); ok {
+		return *buf
+	}
+	return make([]byte, 32<<10)
+}
+
+func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }
 
 // checkModernVersion refuses a modern request for a version the bridge does
 // not serve with -32022 naming the versions it does (§3.3, M-38): the

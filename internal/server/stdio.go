@@ -110,8 +110,8 @@ func (sm *stdioMeter) fromClient(line []byte) {
 }
 
 func (sm *stdioMeter) fromServer(line []byte) {
-	msg, ok := decodeWire(line)
-	if !ok {
+	msg := new(wireMsg)
+	if !decodeWire(line, msg) {
 		return
 	}
 	if msg.Method != "" {

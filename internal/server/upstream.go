@@ -137,6 +137,7 @@ func (t *meterTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// The client's exchange reads the same bytes as they are written
 		// on: its answer settles this call (exchange.observe), so the body
 		// is not parsed here a second time.
+		c.deferred = true
 		pass.ex.attach(c)
 	} else {
 		c.p = newMsgParser(resp.Header.Get("Content-Type"), c.message)
@@ -168,8 +169,8 @@ func peekRequest(req *http.Request) (peekedCall, error) {
 		req.Body = io.NopCloser(bytes.NewReader(b))
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 	}
-	msg, ok := decodeWire(body)
-	if !ok || msg.Method == "" || !msg.hasID() {
+	var msg wireMsg
+	if !decodeWire(body, &msg) || msg.Method == "" || !msg.hasID() {
 		return peekedCall{}, nil
 	}
 	return peekedCall{method: msg.Method, id: idKey(msg.ID), call: true}, nil
@@ -185,9 +186,10 @@ type upstreamCall struct {
 	ctx         context.Context
 	start       time.Time
 	status      int
-	// p parses the answer; nil when the client exchange settles the call
-	// (passthrough: exchange.attach).
-	p *msgParser
+	// p parses the answer, unless deferred: the client exchange settles
+	// the call (passthrough: exchange.attach).
+	p        *msgParser
+	deferred bool
 
 	once sync.Once
 
@@ -206,11 +208,11 @@ func (c *upstreamCall) done(err error) {
 
 // message handles one JSON-RPC message of the response.
 func (c *upstreamCall) message(b []byte) {
-	msg, ok := decodeWire(b)
-	if !ok || msg.Method != "" || idKey(msg.ID) != c.pc.id {
+	var msg wireMsg
+	if !decodeWire(b, &msg) || msg.Method != "" || idKey(msg.ID) != c.pc.id {
 		return
 	}
-	c.answer(msg)
+	c.answer(&msg)
 }
 
 // answer settles the call with its JSON-RPC answer.
@@ -331,11 +333,13 @@ func (b *meterBody) endLocked(err error, withData bool) {
 	if errors.Is(err, io.EOF) {
 		err = nil
 	}
-	if b.c.p == nil {
+	if b.c.deferred {
 		b.c.bodyEnded(err, withData)
 		return
 	}
 	b.c.p.close()
+	b.c.p.release()
+	b.c.p = nil
 	b.c.end(err, b.c.ctx.Err())
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -239,20 +240,26 @@ func scanValidJSON(t []byte) (dup string, ok bool) {
 	if !json.Valid(t) {
 		return "", false
 	}
+	// Names are kept as offsets into t, so that the stacks of an ordinary
+	// message take a few hundred bytes of the goroutine's stack.
+	type span struct{ off, end int32 }
 	type frame struct {
+		name  span // the member name this container is the value of
+		named bool // (false at the top and for array elements)
 		obj   bool
-		name  []byte // the member name this container is the value of
-		named bool   // (false at the top and for array elements)
-		keys  int    // names[keys:] are this object's names so far
+		keys  int32 // names[keys:] are this object's names so far
+	}
+	if int64(len(t)) > math.MaxInt32 {
+		return "", false
 	}
 	var stackBuf [16]frame
-	var namesBuf [64][]byte
+	var namesBuf [48]span
 	stack, names := stackBuf[:0], namesBuf[:0]
-	var lastKey []byte // the name whose value comes next (object)
+	var lastKey span // the name whose value comes next (object)
 	for i := 0; i < len(t); i++ {
 		switch c := t[i]; c {
 		case '{', '[':
-			f := frame{obj: c == '{', keys: len(names)}
+			f := frame{obj: c == '{', keys: int32(len(names))}
 			if n := len(stack); n > 0 && stack[n-1].obj {
 				f.name, f.named = lastKey, true
 			}
@@ -270,20 +277,20 @@ func scanValidJSON(t []byte) (dup string, ok bool) {
 			}
 			n := len(stack)
 			if n > 0 && stack[n-1].obj && isKeyPosition(t, i) {
-				name := t[i+1 : j]
-				if bytes.IndexByte(name, '\\') >= 0 {
+				name := span{int32(i + 1), int32(j)}
+				if bytes.IndexByte(t[name.off:name.end], '\\') >= 0 {
 					return "", false
 				}
 				if dup == "" {
 					for _, k := range names[stack[n-1].keys:] {
-						if bytes.Equal(k, name) {
+						if bytes.Equal(t[k.off:k.end], t[name.off:name.end]) {
 							path := ""
 							for _, f := range stack {
 								if f.named {
-									path = joinPath(path, f.name)
+									path = joinPath(path, t[f.name.off:f.name.end])
 								}
 							}
-							dup = joinPath(path, name)
+							dup = joinPath(path, t[name.off:name.end])
 							break
 						}
 					}

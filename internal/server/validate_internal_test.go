@@ -126,6 +126,10 @@ func TestScanValidJSONMatchesTokens(t *testing.T) {
 		"{\n\t\"k\"\r\n:\"v\",\"k\":[]}",
 		`"just a string"`,
 		`{"a":1} x`,
+		// Past the scan's stack-held frames (16) and names (48).
+		strings.Repeat(`{"k":`, 40) + `{"a":1,"a":2}` + strings.Repeat(`}`, 40),
+		`{` + strings.Repeat(`"x":[{"y":1}],`, 70) + `"z":1}`,
+		`{"p":{` + strings.Repeat(`"a":1,`, 60) + `"b":{"c":1,"c":2}},"q":[` + strings.Repeat(`{"d":1,"d":2},`, 5) + `1]}`,
 	} {
 		want, wantErr := scanJSONTokens([]byte(body))
 		got, gotErr := scanJSON([]byte(body))

@@ -3,8 +3,8 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"mime"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -33,9 +33,36 @@ type msgParser struct {
 	closed   bool
 }
 
+// parserPool recycles parsers and their buffers: every metered answer
+// needs one, and most answers are small.
+var parserPool = sync.Pool{New: func() any { return new(msgParser) }}
+
+// maxPooledBuf: a parser whose buffers grew past this (a large answer) is
+// left to the collector rather than kept.
+const maxPooledBuf = 64 << 10
+
 func newMsgParser(contentType string, onMsg func([]byte)) *msgParser {
-	mt, _, _ := mime.ParseMediaType(contentType)
-	return &msgParser{sse: mt == "text/event-stream", onMsg: onMsg}
+	p := parserPool.Get().(*msgParser)
+	p.sse, p.onMsg = isEventStream(contentType), onMsg
+	return p
+}
+
+// release returns p to the pool; p must not be used afterwards.
+func (p *msgParser) release() {
+	if cap(p.buf) > maxPooledBuf || cap(p.data) > maxPooledBuf {
+		return
+	}
+	*p = msgParser{buf: p.buf[:0], data: p.data[:0]}
+	parserPool.Put(p)
+}
+
+// isEventStream reports whether a Content-Type is text/event-stream
+// (parameters ignored, case-insensitive) without parsing its parameters.
+func isEventStream(contentType string) bool {
+	if i := strings.IndexByte(contentType, ';'); i >= 0 {
+		contentType = contentType[:i]
+	}
+	return strings.EqualFold(strings.TrimSpace(contentType), "text/event-stream")
 }
 
 func (p *msgParser) feed(b []byte) {
@@ -174,7 +201,7 @@ func (s *sniffWriter) Write(b []byte) (int, error) {
 		s.WriteHeader(http.StatusOK)
 		s.mu.Lock()
 	}
-	if s.onMsg != nil {
+	if s.onMsg != nil && s.p != nil {
 		s.p.feed(b)
 	}
 	s.mu.Unlock()
@@ -189,7 +216,16 @@ func (s *sniffWriter) Status() int { return int(s.written.Load()) }
 func (s *sniffWriter) Flush() { _ = s.FlushError() }
 
 // FlushError is what http.ResponseController calls.
-func (s *sniffWriter) FlushError() error { return http.NewResponseController(s.w).Flush() }
+func (s *sniffWriter) FlushError() error {
+	switch f := s.w.(type) {
+	case interface{ FlushError() error }:
+		return f.FlushError() // net/http's own writer: no controller per flush
+	case http.Flusher:
+		f.Flush()
+		return nil
+	}
+	return http.NewResponseController(s.w).Flush()
+}
 
 // Unwrap serves http.ResponseController.
 func (s *sniffWriter) Unwrap() http.ResponseWriter { return s.w }
@@ -203,5 +239,8 @@ func (s *sniffWriter) finish() (status int, overflow bool) {
 		return s.status, false
 	}
 	s.p.close()
-	return s.status, s.p.overflow
+	overflow = s.p.overflow
+	s.p.release()
+	s.p = nil
+	return s.status, overflow
 }
