@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tasksbridge/tasksbridge/internal/metrics"
@@ -72,7 +73,7 @@ type exchange struct {
 	params      *paramsView
 	// up is the upstream request of a passthrough exchange, settled by
 	// the answer this exchange observes (nil on the other paths).
-	up         *upstreamCall
+	up         atomic.Pointer[upstreamCall]
 	legacyCall bool
 	client     implView
 	sess       string // legacy session key for input correlation
@@ -209,8 +210,8 @@ func (ex *exchange) observe(msg *wireMsg) {
 		return
 	}
 	ex.responded = true
-	up := ex.up
 	ex.mu.Unlock()
+	up := ex.up.Load()
 	ex.answer(msg)
 	if up != nil {
 		// Passthrough: the client's answer is the upstream's, byte for
@@ -276,11 +277,7 @@ func (ex *exchange) taskCreated(id string) {
 // attach makes c, the upstream request of a passthrough exchange, settle
 // with this exchange's answer (observe) instead of parsing the same bytes
 // itself.
-func (ex *exchange) attach(c *upstreamCall) {
-	ex.mu.Lock()
-	ex.up = c
-	ex.mu.Unlock()
-}
+func (ex *exchange) attach(c *upstreamCall) { ex.up.Store(c) }
 
 // settleUpstream settles an attached upstream request that the answer did
 // not: after the exchange has seen the last bytes of the upstream's body
@@ -289,10 +286,7 @@ func (ex *exchange) settleUpstream(final bool) {
 	if ex == nil {
 		return
 	}
-	ex.mu.Lock()
-	up := ex.up
-	ex.mu.Unlock()
-	if up != nil {
+	if up := ex.up.Load(); up != nil {
 		up.settleEnded(final)
 	}
 }

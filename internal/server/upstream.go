@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -195,11 +196,10 @@ type upstreamCall struct {
 
 	// A call the exchange settles remembers how the body ended: the
 	// exchange sees the body's last bytes only after they were read.
-	mu       sync.Mutex
-	ended    bool
-	bodyLast bool // the read that ended the body also returned data
-	readErr  error
-	ctxErr   error
+	// ended is set once readErr and ctxErr are.
+	ended   atomic.Bool
+	readErr error
+	ctxErr  error
 }
 
 func (c *upstreamCall) done(err error) {
@@ -271,9 +271,8 @@ func (c *upstreamCall) end(readErr, ctxErr error) {
 // have read the end of the response. Otherwise the exchange settles it once
 // it has seen those last bytes (afterWrite).
 func (c *upstreamCall) bodyEnded(readErr error, withData bool) {
-	c.mu.Lock()
-	c.ended, c.bodyLast, c.readErr, c.ctxErr = true, withData, readErr, c.ctx.Err()
-	c.mu.Unlock()
+	c.readErr, c.ctxErr = readErr, c.ctx.Err()
+	c.ended.Store(true)
 	if !withData {
 		c.end(readErr, c.ctxErr)
 	}
@@ -283,12 +282,9 @@ func (c *upstreamCall) bodyEnded(readErr error, withData bool) {
 // exchange has seen the body's last bytes; final additionally settles a
 // call whose body never ended (the exchange is over).
 func (c *upstreamCall) settleEnded(final bool) {
-	c.mu.Lock()
-	ended, readErr, ctxErr := c.ended, c.readErr, c.ctxErr
-	c.mu.Unlock()
 	switch {
-	case ended:
-		c.end(readErr, ctxErr)
+	case c.ended.Load():
+		c.end(c.readErr, c.ctxErr)
 	case final:
 		c.end(io.ErrUnexpectedEOF, c.ctx.Err())
 	}
