@@ -93,7 +93,9 @@ type stdioMeter struct {
 const stdioSession = "stdio"
 
 func (sm *stdioMeter) fromClient(line []byte) {
-	ex := sm.mt.request(sm.clientEra, sm.upEra, stdioSession, readClientMsg(line), func() implView {
+	// The view keeps slices of the message, and line is the splitter's
+	// buffer, reused for the next line.
+	ex := sm.mt.request(sm.clientEra, sm.upEra, stdioSession, readClientMsg(bytes.Clone(line)), func() implView {
 		sm.mu.Lock()
 		defer sm.mu.Unlock()
 		return sm.client
