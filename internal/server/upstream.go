@@ -147,6 +147,9 @@ func (t *meterTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// peekBufs are peekRequest's copies of request bodies.
+var peekBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
 // peekRequest reads the method and id of a request body without consuming it.
 func peekRequest(req *http.Request) (peekedCall, error) {
 	var body []byte
@@ -158,8 +161,17 @@ func peekRequest(req *http.Request) (peekedCall, error) {
 		if err != nil {
 			return peekedCall{}, nil
 		}
-		body, _ = io.ReadAll(io.LimitReader(rc, maxSniff))
+		// A pooled copy: only the method and id (new strings) outlive it.
+		buf := peekBufs.Get().(*bytes.Buffer)
+		buf.Reset()
+		defer func() {
+			if buf.Cap() <= maxPooledBuf {
+				peekBufs.Put(buf)
+			}
+		}()
+		_, _ = buf.ReadFrom(io.LimitReader(rc, maxSniff))
 		rc.Close()
+		body = buf.Bytes()
 	default:
 		b, err := io.ReadAll(req.Body)
 		req.Body.Close()
