@@ -158,6 +158,9 @@ func sanitize(s string, max int) string {
 	if s == "" {
 		return Unknown
 	}
+	if len(s) <= max && labelSafe(s) {
+		return s // the usual case, on every request: nothing to map
+	}
 	var b strings.Builder
 	for _, r := range s {
 		if b.Len() >= max {
@@ -171,6 +174,18 @@ func sanitize(s string, max int) string {
 		}
 	}
 	return b.String()
+}
+
+// labelSafe reports whether sanitize keeps every byte of s.
+func labelSafe(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', strings.IndexByte(" ._-@/+:", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // looksSecret reports whether a clientInfo field looks like a credential or

@@ -16,6 +16,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"unicode/utf8"
 )
 
@@ -135,34 +136,72 @@ func skipValue(b []byte, i int) int {
 // members in input order, duplicates included. The members share obj's
 // bytes. Anything but an object gives no members and an error.
 func Members(obj []byte) ([]Member, error) {
-	i := skipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
+	if !IsObject(obj) {
 		return nil, fmt.Errorf("not a JSON object: %s", Kind(obj))
 	}
 	var ms []Member
-	i = skipSpace(obj, i+1)
-	if i < len(obj) && obj[i] == '}' {
-		return nil, nil
-	}
-	for i < len(obj) {
-		ke := skipString(obj, i)
-		m := Member{RawKey: obj[i:ke]}
-		if inner := m.RawKey[1 : len(m.RawKey)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+	for rawKey, val := range All(obj) {
+		m := Member{RawKey: rawKey, Val: json.RawMessage(val)}
+		if inner := rawKey[1 : len(rawKey)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
 			m.Key = string(inner) // no escapes: the literal is the key
 		} else if err := json.Unmarshal(m.RawKey, &m.Key); err != nil {
 			return nil, fmt.Errorf("member key: %w", err) // unreachable after json.Valid
 		}
-		i = skipSpace(obj, skipSpace(obj, ke)+1) // past ':'
-		ve := skipValue(obj, i)
-		m.Val = json.RawMessage(obj[i:ve])
 		ms = append(ms, m)
-		i = skipSpace(obj, ve)
-		if i >= len(obj) || obj[i] != ',' {
-			break
-		}
-		i = skipSpace(obj, i+1)
 	}
 	return ms, nil
+}
+
+// All yields the members of obj (a JSON object that has passed json.Valid)
+// in input order, duplicates included, without allocating: each key's
+// literal (quotes and escapes as written; KeyBytes reads it) and the value's
+// bytes, both sharing obj's bytes. Anything but an object yields nothing.
+// Readers that need a few members of every message (a router, a meter) walk
+// it once with All instead of decoding it into a map or a struct.
+func All(obj []byte) iter.Seq2[[]byte, []byte] {
+	return func(yield func(rawKey, val []byte) bool) {
+		i := skipSpace(obj, 0)
+		if i >= len(obj) || obj[i] != '{' {
+			return
+		}
+		i = skipSpace(obj, i+1)
+		if i < len(obj) && obj[i] == '}' {
+			return
+		}
+		for i < len(obj) {
+			ke := skipString(obj, i)
+			rawKey := obj[i:ke]
+			i = skipSpace(obj, skipSpace(obj, ke)+1) // past ':'
+			ve := skipValue(obj, i)
+			if !yield(rawKey, obj[i:ve]) {
+				return
+			}
+			i = skipSpace(obj, ve)
+			if i >= len(obj) || obj[i] != ',' {
+				return
+			}
+			i = skipSpace(obj, i+1)
+		}
+	}
+}
+
+// KeyBytes returns the name a key literal (as All yields it) spells: its
+// inside when it has no escape and is valid UTF-8 (no allocation; compare it with
+// string(KeyBytes(k)) == "name", which does not allocate either), else the
+// decoded name.
+func KeyBytes(rawKey []byte) []byte {
+	if len(rawKey) < 2 {
+		return nil
+	}
+	inner := rawKey[1 : len(rawKey)-1]
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return inner
+	}
+	var s string
+	if json.Unmarshal(rawKey, &s) != nil {
+		return inner // unreachable after json.Valid
+	}
+	return []byte(s)
 }
 
 // Dedup keeps, of every key that occurs more than once, only its last

@@ -144,3 +144,45 @@ func FuzzMembers(f *testing.F) {
 		}
 	})
 }
+
+// All walks an object's members as Members splits them, stops when asked,
+// and allocates nothing: the router and the meters walk every message with
+// it (one pass each instead of a reflective decode).
+func TestAll(t *testing.T) {
+	in := []byte(` { "a" : 1.50 , "b\u0041":"x" ,"a":[1, {"c":"}"}], "e": {} } `)
+	var got []string
+	for k, v := range All(in) {
+		got = append(got, string(KeyBytes(k))+"="+string(v))
+	}
+	if want := []string{`a=1.50`, `bA="x"`, `a=[1, {"c":"}"}]`, `e={}`}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("All = %q, want %q", got, want)
+	}
+	n := 0
+	for range All(in) {
+		if n++; n == 2 {
+			break
+		}
+	}
+	if n != 2 {
+		t.Fatalf("break after 2 members: walked %d", n)
+	}
+	for _, b := range []string{`[1]`, `"x"`, ``, ` { } `} {
+		for k := range All([]byte(b)) {
+			t.Fatalf("All(%s) yielded %s", b, k)
+		}
+	}
+	if k := KeyBytes([]byte("\"\xff\"")); string(k) != "\uFFFD" {
+		t.Fatalf("KeyBytes of an invalid UTF-8 key = %q, want encoding/json's U+FFFD", k)
+	}
+	plain := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`)
+	allocs := testing.AllocsPerRun(100, func() {
+		for k, v := range All(plain) {
+			if string(KeyBytes(k)) == "method" && len(v) == 0 {
+				t.Fatal("empty method")
+			}
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("All allocated %.0f times per walk, want 0", allocs)
+	}
+}

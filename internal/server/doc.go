@@ -43,25 +43,29 @@
 //
 // # Malformed requests
 //
-// Every POST body is judged once, before any path sees it, by checkBody
-// (validate.go, pure and table-tested): a body that is not one UTF-8 JSON
-// value (trailing data included) is -32700, a value that is not a JSON-RPC
-// message (null, an empty batch, a duplicate member name, a bad id) -32600,
-// params a face would misread (a non-string tool name, a fractional ttl)
-// -32602, a method the face taking the request does not serve -32601 (HTTP
-// 404 for modern clients, M-42), and an unknown notification is accepted with
-// 202 and dropped. Passthrough requests are judged as messages only: the
-// upstream knows its own methods.
+// Every POST body is read once (readClientMsg, message.go: one validity check
+// and one walk over its members into a small view that era detection,
+// checkBody and the wire meter share) and judged once, before any path sees
+// it, by checkBody (validate.go, pure and table-tested): a body that is not
+// one UTF-8 JSON value (trailing data included) is -32700, a value that is
+// not a JSON-RPC message (null, an empty batch, a duplicate member name, a
+// bad id) -32600, params a face would misread (a non-string tool name, a
+// fractional ttl) -32602, a method the face taking the request does not serve
+// -32601 (HTTP 404 for modern clients, M-42), and an unknown notification is
+// accepted with 202 and dropped. Passthrough requests are judged as messages
+// only: the upstream knows its own methods.
 //
 // # Metering
 //
 // Client traffic is metered on the wire (wireMeter): every request body is
-// read once by the router and every answer is parsed as it streams out
-// (JSON, or each SSE event), so all four paths count alike and exactly what
-// clients saw. Upstream traffic is metered where it leaves the process (an
-// http.RoundTripper under every upstream client, an mcp.Connection wrapper
-// for stdio). The store is wrapped in a metering sessionmap.Store
-// (meteredStore), which also follows task statuses. The legacy face's
-// session hook moves tasksbridge_sessions_active. No label ever carries an
-// id: ids are in-memory correlation keys only.
+// read once by the router and every answer is parsed as it streams out (JSON,
+// or each SSE event), so all four paths count alike and exactly what clients
+// saw. On passthrough the answer the client is sent is the upstream's, byte
+// for byte, so that one parse settles the upstream request too
+// (exchange.attach). Upstream traffic is metered where it leaves the process
+// (an http.RoundTripper under every upstream client, an mcp.Connection
+// wrapper for stdio). The store is wrapped in a metering sessionmap.Store
+// (meteredStore), which also follows task statuses. The legacy face's session
+// hook moves tasksbridge_sessions_active. No label ever carries an id: ids
+// are in-memory correlation keys only.
 package server

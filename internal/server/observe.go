@@ -1,14 +1,17 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tasksbridge/tasksbridge/internal/metrics"
 	"github.com/tasksbridge/tasksbridge/internal/oplog"
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
@@ -68,10 +71,13 @@ type exchange struct {
 	method      string
 	id          string
 	params      *paramsView
-	legacyCall  bool
-	client      implView
-	sess        string // legacy session key for input correlation
-	start       time.Time
+	// up is the upstream request of a passthrough exchange, settled by
+	// the answer this exchange observes (nil on the other paths).
+	up         atomic.Pointer[upstreamCall]
+	legacyCall bool
+	client     implView
+	sess       string // legacy session key for input correlation
+	start      time.Time
 	// anyID accepts the first response as the answer whatever its id
 	// spelling (an HTTP POST stream carries only its own request's answer;
 	// a server may re-encode an id such as 1.0 as 1).
@@ -89,17 +95,18 @@ type exchange struct {
 	finished  bool
 }
 
-// request starts observing one client message. It returns nil for messages
-// that are not requests (notifications; a legacy client's answer to an
-// input request, which it records here) and for batches, which it does not
-// inspect. sess is the legacy session key ("" when none); client resolves a
-// legacy session's clientInfo lazily.
-func (mt *wireMeter) request(clientEra, upstreamEra, sess string, body []byte, client func() implView) *exchange {
+// request starts observing one client message (read once by the router,
+// readClientMsg). It returns nil for messages that are not requests
+// (notifications; a legacy client's answer to an input request, which it
+// records here) and for batches, which it does not inspect. sess is the
+// legacy session key ("" when none); client resolves a legacy session's
+// clientInfo lazily.
+func (mt *wireMeter) request(clientEra, upstreamEra, sess string, cm *clientMsg, client func() implView) *exchange {
 	ex := &exchange{mt: mt, clientEra: clientEra, upstreamEra: upstreamEra, sess: sess, start: time.Now()}
-	msg, ok := decodeWire(body)
+	msg := &cm.wire
 	switch {
-	case !ok:
-		if b := trimLeft(body); len(b) > 0 && b[0] == '[' {
+	case !cm.wireOK:
+		if len(cm.body) > 0 && cm.body[0] == '[' {
 			return nil // a 2025-03-26 batch
 		}
 		return ex // unparsable: counted under method "other" with the answer's outcome
@@ -111,28 +118,25 @@ func (mt *wireMeter) request(clientEra, upstreamEra, sess string, body []byte, c
 	case !msg.hasID():
 		return nil
 	}
-	ex.method, ex.id, ex.params = msg.Method, idKey(msg.ID), msg.Params
+	p := &msg.Params
+	ex.method, ex.id, ex.params = msg.Method, idKey(msg.ID), p
 	switch clientEra {
 	case metrics.EraLegacy:
 		if ex.method == legacy.MethodInitialize {
-			if msg.Params != nil && msg.Params.ClientInfo != nil {
-				ex.client = *msg.Params.ClientInfo
+			if p.hasClientInfo {
+				ex.client = p.ClientInfo
 			}
 		} else if client != nil {
 			ex.client = client()
 		}
-		ex.legacyCall = isLegacyCall(ex.method, msg.Params)
+		ex.legacyCall = isLegacyCall(ex.method, p)
 	case metrics.EraModern:
-		if p := msg.Params; p != nil {
-			if p.Meta != nil && p.Meta.ClientInfo != nil {
-				ex.client = *p.Meta.ClientInfo
-			}
-			if len(p.InputResponses) > 0 {
-				for key := range p.InputResponses {
-					if method, ok := mt.inputs.take(modernInputKey(p.TaskID, key)); ok {
-						mt.m.InputRequest(method, metrics.OutcomeOK)
-					}
-				}
+		if p.hasMetaClientInfo {
+			ex.client = p.MetaClientInfo
+		}
+		for k := range rawjson.All(p.raw.inputResponses) {
+			if method, ok := mt.inputs.take(modernInputKey(p.TaskID, string(rawjson.KeyBytes(k)))); ok {
+				mt.m.InputRequest(method, metrics.OutcomeOK)
 			}
 		}
 		if ex.method == modern.MethodSubscriptionsListen {
@@ -140,13 +144,6 @@ func (mt *wireMeter) request(clientEra, upstreamEra, sess string, body []byte, c
 		}
 	}
 	return ex
-}
-
-func trimLeft(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
-		b = b[1:]
-	}
-	return b
 }
 
 // isLegacyCall reports whether a legacy client's request uses the legacy
@@ -171,8 +168,8 @@ func (mt *wireMeter) legacyAnswer(sess string, msg *wireMsg) {
 		return
 	}
 	outcome := metrics.OutcomeOK
-	if msg.Error != nil {
-		outcome = metrics.OutcomeOf(&rpc.Error{Code: msg.Error.Code})
+	if msg.hasError {
+		outcome = metrics.OutcomeOf(&rpc.Error{Code: msg.ErrorCode})
 	}
 	mt.m.InputRequest(method, outcome)
 }
@@ -180,11 +177,10 @@ func (mt *wireMeter) legacyAnswer(sess string, msg *wireMsg) {
 // serverMessage observes one message the bridge sent to a client outside
 // any request's answer (a legacy GET stream): server→client requests.
 func (mt *wireMeter) serverMessage(clientEra, sess string, b []byte) {
-	msg, ok := decodeWire(b)
-	if !ok {
-		return
+	var msg wireMsg
+	if decodeWire(b, &msg) {
+		mt.serverRequest(clientEra, sess, &msg)
 	}
-	mt.serverRequest(clientEra, sess, msg)
 }
 
 func (mt *wireMeter) serverRequest(clientEra, sess string, msg *wireMsg) {
@@ -196,10 +192,14 @@ func (mt *wireMeter) serverRequest(clientEra, sess string, msg *wireMsg) {
 // message observes one message the bridge sent on the request's stream:
 // its answer, or a server→client request or notification before it.
 func (ex *exchange) message(b []byte) {
-	msg, ok := decodeWire(b)
-	if !ok {
-		return
+	var msg wireMsg
+	if decodeWire(b, &msg) {
+		ex.observe(&msg)
 	}
+}
+
+// observe is message for a message already decoded.
+func (ex *exchange) observe(msg *wireMsg) {
 	if msg.Method != "" {
 		ex.mt.serverRequest(ex.clientEra, ex.sess, msg)
 		return
@@ -211,7 +211,13 @@ func (ex *exchange) message(b []byte) {
 	}
 	ex.responded = true
 	ex.mu.Unlock()
+	up := ex.up.Load()
 	ex.answer(msg)
+	if up != nil {
+		// Passthrough: the client's answer is the upstream's, byte for
+		// byte, so it settles the upstream request too (one decode).
+		up.answer(msg)
+	}
 	if ex.onAnswer != nil {
 		ex.onAnswer()
 	}
@@ -222,33 +228,34 @@ func (ex *exchange) message(b []byte) {
 func (ex *exchange) answer(msg *wireMsg) {
 	outcome := metrics.OutcomeOK
 	switch {
-	case msg.Error != nil:
-		outcome = metrics.OutcomeOf(&rpc.Error{Code: msg.Error.Code})
-	case msg.Result != nil && msg.Result.IsError:
+	case msg.hasError:
+		outcome = metrics.OutcomeOf(&rpc.Error{Code: msg.ErrorCode})
+	case msg.hasResult && msg.Result.IsError:
 		outcome = metrics.OutcomeToolError
 	}
 	ex.mu.Lock()
 	ex.outcome = outcome
 	ex.mu.Unlock()
-	r := msg.Result
-	if r == nil {
+	if !msg.hasResult {
 		return
 	}
+	r := &msg.Result
 	if ex.method == legacy.MethodToolsCall {
 		switch {
-		case ex.clientEra == metrics.EraLegacy && r.Task != nil && r.Task.TaskID != "":
-			ex.taskCreated(r.Task.TaskID)
+		case ex.clientEra == metrics.EraLegacy && r.TaskTaskID != "":
+			ex.taskCreated(r.TaskTaskID)
 		case ex.clientEra == metrics.EraModern && r.ResultType == string(modern.ResultTask):
 			ex.taskCreated(r.TaskID)
 		}
 	}
-	if ex.clientEra == metrics.EraModern && len(r.InputRequests) > 0 {
+	if ex.clientEra == metrics.EraModern {
 		task := ""
 		if ex.method != legacy.MethodToolsCall {
 			task = r.TaskID
 		}
-		for key, ir := range r.InputRequests {
-			ex.mt.inputs.put(modernInputKey(task, key), ir.Method)
+		for k, ir := range rawjson.All(r.inputRequests) {
+			var d viewDec
+			ex.mt.inputs.put(modernInputKey(task, string(rawjson.KeyBytes(k))), inputMethod(ir, &d))
 		}
 	}
 }
@@ -265,6 +272,23 @@ func (ex *exchange) taskCreated(id string) {
 		direction, origin = metrics.Direction(ex.clientEra, ex.upstreamEra), metrics.OriginUpstream
 	}
 	ex.mt.m.TaskCreated(direction, origin)
+}
+
+// attach makes c, the upstream request of a passthrough exchange, settle
+// with this exchange's answer (observe) instead of parsing the same bytes
+// itself.
+func (ex *exchange) attach(c *upstreamCall) { ex.up.Store(c) }
+
+// settleUpstream settles an attached upstream request that the answer did
+// not: after the exchange has seen the last bytes of the upstream's body
+// (final false), or when the exchange is over (final true).
+func (ex *exchange) settleUpstream(final bool) {
+	if ex == nil {
+		return
+	}
+	if up := ex.up.Load(); up != nil {
+		up.settleEnded(final)
+	}
 }
 
 // force sets the outcome of a request the router answered itself.
@@ -344,9 +368,11 @@ func outcomeOfStatus(status int) string {
 
 // clientInfoOf extracts clientInfo from stored initialize params.
 func clientInfoOf(initParams json.RawMessage) implView {
-	var p struct {
-		ClientInfo implView `json:"clientInfo"`
+	b := bytes.TrimSpace(initParams)
+	if len(b) == 0 || b[0] != '{' || !json.Valid(b) {
+		return implView{}
 	}
-	_ = json.Unmarshal(initParams, &p)
+	var p paramsView
+	p.read(b, &viewDec{})
 	return p.ClientInfo
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"strconv"
+	"sync"
 
 	"github.com/tasksbridge/tasksbridge/internal/httpguard"
 	"github.com/tasksbridge/tasksbridge/internal/metrics"
@@ -41,8 +42,12 @@ func eraLabel(e legacyup.Era) string {
 // nothing modern ⇒ legacy — except that a request carrying the
 // Mcp-Session-Id of a legacy session this bridge knows stays legacy whatever
 // its body says.
-func (s *Server) clientEra(r *http.Request, body []byte) legacyup.Era {
-	era := modernface.DetectClientEra(r.Header, body)
+func (s *Server) clientEra(r *http.Request, cm *clientMsg) legacyup.Era {
+	sig := modernface.EraSignals{Body: modernface.BodyEmpty}
+	if cm != nil {
+		sig = cm.era // the body as the router read it, once
+	}
+	era := modernface.ClientEraOf(r.Header, sig)
 	if era == legacyup.EraModern {
 		if sid := r.Header.Get(hdrSessionID); sid != "" && s.knownLegacySession(r, sid) {
 			return legacyup.EraLegacy
@@ -88,9 +93,9 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Service Unavailable: the bridge is shutting down", http.StatusServiceUnavailable)
 		return
 	}
-	var body []byte
+	var cm *clientMsg
 	if r.Method == http.MethodPost {
-		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+		b, err := readBody(w, r, s.maxBody)
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
@@ -100,12 +105,14 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "Bad Request: cannot read the body", http.StatusBadRequest)
 			return
 		}
-		body = b
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
+		cm = readClientMsg(b)
+		br := new(bodyReader)
+		br.Reset(b)
+		r.Body = br
+		r.ContentLength = int64(len(b))
 	}
 
-	clientEra := s.clientEra(r, body)
+	clientEra := s.clientEra(r, cm)
 	upEra, eraErr := s.upstreamEra(r.Context())
 	ce, ue := eraLabel(clientEra), eraLabel(upEra)
 	sid := ""
@@ -117,7 +124,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	onMsg := func([]byte) {}
 	switch {
 	case r.Method == http.MethodPost:
-		ex = s.meter.request(ce, ue, sid, body, func() implView {
+		ex = s.meter.request(ce, ue, sid, cm, func() implView {
 			if sid == "" {
 				return implView{}
 			}
@@ -152,6 +159,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	method := r.Method
 	end := func(cancelled bool) {
 		status, overflow := sw.finish()
+		ex.settleUpstream(true)
 		ex.finish(status, overflow, cancelled)
 		if method == http.MethodDelete && status >= 200 && status < 300 && sid != "" {
 			s.meter.sessions.take(sid)
@@ -169,7 +177,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		// Malformed messages and unknown methods are answered here, the same
 		// way on every path (validate.go).
-		v := checkBody(body, bodyRouteFor(clientEra, upEra, eraErr), clientEra)
+		v := checkBody(cm, bodyRouteFor(clientEra, upEra, eraErr), clientEra)
 		switch {
 		case v.accept:
 			sw.WriteHeader(http.StatusAccepted)
@@ -192,6 +200,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	case clientEra == legacyup.EraModern && upEra == legacyup.EraLegacy:
 		s.modernF.ServeHTTP(sw, r)
 	default:
+		sw.ex = ex
 		s.passthrough(sw, r, clientEra, ex)
 	}
 }
@@ -227,23 +236,55 @@ func (s *Server) passthrough(w http.ResponseWriter, r *http.Request, clientEra l
 			return
 		}
 	}
-	var pc peekedCall
-	if ex != nil && ex.method != "" {
-		pc = peekedCall{method: ex.method, id: ex.id, call: true}
-	}
-	ctx, cancel := context.WithCancel(context.WithValue(r.Context(), ctxPassthrough, pc))
+	cctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	ctx := &passCtx{Context: cctx, pass: passCall{ex: ex}}
+	if ex != nil && ex.method != "" {
+		ctx.pass.pc = peekedCall{method: ex.method, id: ex.id, call: true}
+	}
 	stopHard := context.AfterFunc(s.hard, cancel)
 	defer stopHard()
 	if r.Method == http.MethodGet || (ex != nil && ex.method == modern.MethodSubscriptionsListen) {
 		stopStreams := context.AfterFunc(s.streams, cancel)
 		defer stopStreams()
 	}
-	ctx = context.WithValue(ctx, ctxExchange{}, ex)
 	s.proxy.ServeHTTP(w, r.WithContext(ctx))
 }
 
-type ctxExchange struct{}
+// passCtx carries a passthrough request's passCall to the upstream meter
+// (ctxPassthrough): one allocation where context.WithValue and its value
+// would be two. Everything else is the embedded context's.
+type passCtx struct {
+	context.Context
+	pass passCall
+}
+
+func (c *passCtx) Value(key any) any {
+	if key == any(ctxPassthrough) {
+		return &c.pass
+	}
+	return c.Context.Value(key)
+}
+
+// readBody reads a POST body whole: into one buffer of its declared length
+// when it has one within limit (what clients send), else through
+// http.MaxBytesReader (chunked bodies, and the 413 of one too large).
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if n := r.ContentLength; n >= 0 && n <= limit {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(r.Body, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+}
+
+// bodyReader is the body read once, handed on to whichever path serves the
+// request.
+type bodyReader struct{ bytes.Reader }
+
+func (*bodyReader) Close() error { return nil }
 
 // newProxy builds the passthrough reverse proxy towards the HTTP upstream.
 func (s *Server) newProxy(base http.RoundTripper) *httputil.ReverseProxy {
@@ -258,9 +299,13 @@ func (s *Server) newProxy(base http.RoundTripper) *httputil.ReverseProxy {
 		},
 		Transport:     &meterTransport{next: base, u: s.upMeter},
 		FlushInterval: -1, // SSE: every event as it comes
+		BufferPool:    &copyBuffers,
 		ErrorLog:      slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			ex, _ := r.Context().Value(ctxExchange{}).(*exchange)
+			var ex *exchange
+			if pass, ok := r.Context().Value(ctxPassthrough).(*passCall); ok {
+				ex = pass.ex
+			}
 			if r.Context().Err() != nil {
 				// The client left, or the bridge is stopping.
 				ex.force(metrics.OutcomeCancelled)
@@ -275,13 +320,28 @@ func (s *Server) newProxy(base http.RoundTripper) *httputil.ReverseProxy {
 	}
 }
 
+// copyBuffers are the passthrough's copy buffers (httputil.ReverseProxy
+// allocates a fresh 32 KiB buffer per response without a pool).
+var copyBuffers bufferPool
+
+type bufferPool struct{ p sync.Pool }
+
+func (b *bufferPool) Get() []byte {
+	if buf, ok := b.p.Get().(*[]byte); ok {
+		return *buf
+	}
+	return make([]byte, 32<<10)
+}
+
+func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }
+
 // checkModernVersion refuses a modern request for a version the bridge does
 // not serve with -32022 naming the versions it does (§3.3, M-38): the
 // per-request _meta version, else the MCP-Protocol-Version header.
 func checkModernVersion(h http.Header, p *paramsView) *rpc.Error {
 	v := ""
-	if p != nil && p.Meta != nil {
-		v = p.Meta.ProtocolVersion
+	if p != nil {
+		v = p.MetaProtocolVersion
 	}
 	if v == "" {
 		v = h.Get(modern.HeaderProtocolVersion)

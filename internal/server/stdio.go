@@ -93,7 +93,9 @@ type stdioMeter struct {
 const stdioSession = "stdio"
 
 func (sm *stdioMeter) fromClient(line []byte) {
-	ex := sm.mt.request(sm.clientEra, sm.upEra, stdioSession, line, func() implView {
+	// The view keeps slices of the message, and line is the splitter's
+	// buffer, reused for the next line.
+	ex := sm.mt.request(sm.clientEra, sm.upEra, stdioSession, readClientMsg(bytes.Clone(line)), func() implView {
 		sm.mu.Lock()
 		defer sm.mu.Unlock()
 		return sm.client
@@ -110,8 +112,8 @@ func (sm *stdioMeter) fromClient(line []byte) {
 }
 
 func (sm *stdioMeter) fromServer(line []byte) {
-	msg, ok := decodeWire(line)
-	if !ok {
+	msg := new(wireMsg)
+	if !decodeWire(line, msg) {
 		return
 	}
 	if msg.Method != "" {
@@ -123,7 +125,7 @@ func (sm *stdioMeter) fromServer(line []byte) {
 	delete(sm.pending, idKey(msg.ID))
 	sm.mu.Unlock()
 	if ex != nil {
-		ex.message(line)
+		ex.observe(msg)
 		ex.finish(0, false, false)
 	}
 }

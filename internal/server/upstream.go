@@ -3,12 +3,12 @@ package server
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -38,8 +38,8 @@ type ctxKey int
 
 const (
 	// ctxPassthrough marks a request forwarded for a same-era client: it is
-	// an upstream request but not a watcher poll. Its value is the request's
-	// peekedCall, so the meter need not decode the body again.
+	// an upstream request but not a watcher poll. Its value is the
+	// request's *passCall, so the meter need not decode the body again.
 	ctxPassthrough ctxKey = iota
 	// ctxNoEraFeedback marks requests whose failure says nothing about the
 	// era (the era probe itself, readiness checks).
@@ -51,6 +51,14 @@ type peekedCall struct {
 	method string
 	id     string
 	call   bool // a request with an id (not a notification or a response)
+}
+
+// passCall is what the passthrough tells the upstream meter: the request
+// (decoded once by the router) and the client exchange whose answer is the
+// upstream's answer.
+type passCall struct {
+	pc peekedCall
+	ex *exchange // nil: not metered client-side (a batch)
 }
 
 // transportError is the code bucket of an upstream exchange without a
@@ -95,8 +103,11 @@ func (t *meterTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.next.RoundTrip(req)
 	}
 	ctx := req.Context()
-	pc, passthrough := ctx.Value(ctxPassthrough).(peekedCall)
-	if !passthrough {
+	var pc peekedCall
+	pass, passthrough := ctx.Value(ctxPassthrough).(*passCall)
+	if passthrough {
+		pc = pass.pc
+	} else {
 		var err error
 		if pc, err = peekRequest(req); err != nil {
 			return nil, err
@@ -123,10 +134,21 @@ func (t *meterTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	c.status = resp.StatusCode
-	c.p = newMsgParser(resp.Header.Get("Content-Type"), c.message)
+	if passthrough && pass.ex != nil {
+		// The client's exchange reads the same bytes as they are written
+		// on: its answer settles this call (exchange.observe), so the body
+		// is not parsed here a second time.
+		c.deferred = true
+		pass.ex.attach(c)
+	} else {
+		c.p = newMsgParser(resp.Header.Get("Content-Type"), c.message)
+	}
 	resp.Body = &meterBody{rc: resp.Body, c: c}
 	return resp, nil
 }
+
+// peekBufs are peekRequest's copies of request bodies.
+var peekBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // peekRequest reads the method and id of a request body without consuming it.
 func peekRequest(req *http.Request) (peekedCall, error) {
@@ -139,8 +161,17 @@ func peekRequest(req *http.Request) (peekedCall, error) {
 		if err != nil {
 			return peekedCall{}, nil
 		}
-		body, _ = io.ReadAll(io.LimitReader(rc, maxSniff))
+		// A pooled copy: only the method and id (new strings) outlive it.
+		buf := peekBufs.Get().(*bytes.Buffer)
+		buf.Reset()
+		defer func() {
+			if buf.Cap() <= maxPooledBuf {
+				peekBufs.Put(buf)
+			}
+		}()
+		_, _ = buf.ReadFrom(io.LimitReader(rc, maxSniff))
 		rc.Close()
+		body = buf.Bytes()
 	default:
 		b, err := io.ReadAll(req.Body)
 		req.Body.Close()
@@ -151,8 +182,8 @@ func peekRequest(req *http.Request) (peekedCall, error) {
 		req.Body = io.NopCloser(bytes.NewReader(b))
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 	}
-	msg, ok := decodeWire(body)
-	if !ok || msg.Method == "" || !msg.hasID() {
+	var msg wireMsg
+	if !decodeWire(body, &msg) || msg.Method == "" || !msg.hasID() {
 		return peekedCall{}, nil
 	}
 	return peekedCall{method: msg.Method, id: idKey(msg.ID), call: true}, nil
@@ -168,9 +199,19 @@ type upstreamCall struct {
 	ctx         context.Context
 	start       time.Time
 	status      int
-	p           *msgParser
+	// p parses the answer, unless deferred: the client exchange settles
+	// the call (passthrough: exchange.attach).
+	p        *msgParser
+	deferred bool
 
 	once sync.Once
+
+	// A call the exchange settles remembers how the body ended: the
+	// exchange sees the body's last bytes only after they were read.
+	// ended is set once readErr and ctxErr are.
+	ended   atomic.Bool
+	readErr error
+	ctxErr  error
 }
 
 func (c *upstreamCall) done(err error) {
@@ -179,25 +220,21 @@ func (c *upstreamCall) done(err error) {
 
 // message handles one JSON-RPC message of the response.
 func (c *upstreamCall) message(b []byte) {
-	// Only the id, method and error code matter here: decoding into this
-	// view skips the result without building it (decodeWire's views are
-	// for the client-side exchange).
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Error  *struct {
-			Code int64 `json:"code"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(b, &msg) != nil || msg.Method != "" || idKey(msg.ID) != c.pc.id {
+	var msg wireMsg
+	if !decodeWire(b, &msg) || msg.Method != "" || idKey(msg.ID) != c.pc.id {
 		return
 	}
-	if msg.Error == nil {
+	c.answer(&msg)
+}
+
+// answer settles the call with its JSON-RPC answer.
+func (c *upstreamCall) answer(msg *wireMsg) {
+	if !msg.hasError {
 		c.done(nil)
 		return
 	}
-	c.done(&rpc.Error{Code: msg.Error.Code})
-	if c.feedback && c.pc.method == legacy.MethodInitialize && isModernCode(msg.Error.Code) {
+	c.done(&rpc.Error{Code: msg.ErrorCode})
+	if c.feedback && c.pc.method == legacy.MethodInitialize && isModernCode(msg.ErrorCode) {
 		c.u.eraFailed() // a modern server refusing the handshake
 	}
 }
@@ -210,8 +247,9 @@ func isModernCode(code int64) bool {
 	return false
 }
 
-// end settles a response that carried no answer for the request.
-func (c *upstreamCall) end(readErr error) {
+// end settles a response that carried no answer for the request. readErr
+// is how the body ended (nil: EOF), ctxErr the request context's error then.
+func (c *upstreamCall) end(readErr, ctxErr error) {
 	answered := true
 	c.once.Do(func() { answered = false })
 	if answered {
@@ -219,13 +257,13 @@ func (c *upstreamCall) end(readErr error) {
 	}
 	var err error
 	switch {
-	case c.ctx.Err() != nil:
-		err = c.ctx.Err()
+	case ctxErr != nil:
+		err = ctxErr
 	default:
 		err = transportError{}
 	}
 	c.u.record(c.pc.method, c.passthrough, err, time.Since(c.start))
-	if !c.feedback || c.ctx.Err() != nil {
+	if !c.feedback || ctxErr != nil {
 		return
 	}
 	switch {
@@ -235,6 +273,32 @@ func (c *upstreamCall) end(readErr error) {
 		c.u.eraFailed()
 	case readErr != nil && !errors.Is(readErr, io.EOF):
 		c.u.eraFailed()
+	}
+}
+
+// bodyEnded handles the end of the body of a call the exchange settles.
+// When the read that ended the body returned no data, the exchange has
+// seen every byte (the proxy writes each read before the next): a call
+// still unanswered has no answer, and is settled now, before the client can
+// have read the end of the response. Otherwise the exchange settles it once
+// it has seen those last bytes (afterWrite).
+func (c *upstreamCall) bodyEnded(readErr error, withData bool) {
+	c.readErr, c.ctxErr = readErr, c.ctx.Err()
+	c.ended.Store(true)
+	if !withData {
+		c.end(readErr, c.ctxErr)
+	}
+}
+
+// settleEnded settles an unanswered call whose body has ended, after the
+// exchange has seen the body's last bytes; final additionally settles a
+// call whose body never ended (the exchange is over).
+func (c *upstreamCall) settleEnded(final bool) {
+	switch {
+	case c.ended.Load():
+		c.end(c.readErr, c.ctxErr)
+	case final:
+		c.end(io.ErrUnexpectedEOF, c.ctx.Err())
 	}
 }
 
@@ -251,9 +315,11 @@ func (b *meterBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	b.mu.Lock()
 	if !b.ended {
-		b.c.p.feed(p[:n])
+		if b.c.p != nil {
+			b.c.p.feed(p[:n])
+		}
 		if err != nil {
-			b.endLocked(err)
+			b.endLocked(err, n > 0)
 		}
 	}
 	b.mu.Unlock()
@@ -264,19 +330,25 @@ func (b *meterBody) Close() error {
 	err := b.rc.Close()
 	b.mu.Lock()
 	if !b.ended {
-		b.endLocked(io.ErrUnexpectedEOF)
+		b.endLocked(io.ErrUnexpectedEOF, false)
 	}
 	b.mu.Unlock()
 	return err
 }
 
-func (b *meterBody) endLocked(err error) {
+func (b *meterBody) endLocked(err error, withData bool) {
 	b.ended = true
-	b.c.p.close()
 	if errors.Is(err, io.EOF) {
 		err = nil
 	}
-	b.c.end(err)
+	if b.c.deferred {
+		b.c.bodyEnded(err, withData)
+		return
+	}
+	b.c.p.close()
+	b.c.p.release()
+	b.c.p = nil
+	b.c.end(err, b.c.ctx.Err())
 }
 
 // meterConnTransport wraps a stdio upstream's mcp.Transport.

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/modern"
@@ -68,18 +70,18 @@ type verdict struct {
 	accept bool
 }
 
-// checkBody judges one POST body for route.
-func checkBody(body []byte, route bodyRoute, clientEra legacyup.Era) verdict {
-	if i := invalidUTF8(body); i >= 0 {
-		return parseError("the body is not valid UTF-8 (first bad byte at offset %d); send the request encoded as UTF-8", i)
+// checkBody judges one POST body (read once: readClientMsg) for route.
+func checkBody(cm *clientMsg, route bodyRoute, clientEra legacyup.Era) verdict {
+	if cm.badUTF8 >= 0 {
+		return parseError("the body is not valid UTF-8 (first bad byte at offset %d); send the request encoded as UTF-8", cm.badUTF8)
 	}
-	t := bytes.TrimSpace(body)
+	t := cm.body
 	if len(t) == 0 {
 		return parseError("the body is empty; send one JSON-RPC message")
 	}
-	dup, err := scanJSON(body) // offsets in messages count from the body's first byte
-	if err != nil {
-		return verdict{err: rpc.Errorf(rpc.CodeParseError, "Parse error: %v", err), id: nullID}
+	dup := cm.dup // offsets in messages count from the body's first byte
+	if cm.syntax != nil {
+		return verdict{err: rpc.Errorf(rpc.CodeParseError, "Parse error: %v", cm.syntax), id: nullID}
 	}
 	switch t[0] {
 	case '{':
@@ -96,42 +98,36 @@ func checkBody(body []byte, route bodyRoute, clientEra legacyup.Era) verdict {
 	default:
 		return invalidRequest(nullID, "the body is %s; send a JSON-RPC request object", kindOf(t))
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(t, &m); err != nil {
-		return invalidRequest(nullID, "the body is not a JSON-RPC message object")
-	}
+	m := &cm.raw
 	id := nullID
-	if raw, ok := m["id"]; ok {
-		if !validID(raw) {
-			return invalidRequest(nullID, `"id" must be a string or an integer, not %s`, kindOf(raw))
+	if m.id != nil {
+		if !validID(m.id) {
+			return invalidRequest(nullID, `"id" must be a string or an integer, not %s`, kindOf(m.id))
 		}
-		id = raw
+		id = m.id
 	}
 	if dup != "" && !strings.HasPrefix(dup, "params.") {
 		return invalidRequest(id, "member %q appears twice; each name may appear once per object", dup)
 	}
-	if v, ok := m["jsonrpc"]; !ok || string(v) != `"2.0"` {
+	if string(m.jsonrpc) != `"2.0"` {
 		return invalidRequest(id, `"jsonrpc" must be "2.0"`)
 	}
-	rawMethod, isCall := m["method"]
-	if !isCall {
-		_, hasResult := m["result"]
-		_, hasError := m["error"]
-		if _, hasID := m["id"]; !hasID || hasResult == hasError {
+	hasID := m.id != nil
+	if m.method == nil {
+		if !hasID || (m.result != nil) == (m.error != nil) {
 			return invalidRequest(id, `a message needs a "method" (a request or notification), or an "id" with exactly one of "result" or "error" (a response)`)
 		}
 		return verdict{} // a legacy client's answer to a server→client request
 	}
-	var method string
-	if err := json.Unmarshal(rawMethod, &method); err != nil || method == "" {
+	if !isString(m.method) {
 		return invalidRequest(id, `"method" must be a non-empty string`)
 	}
-	_, hasID := m["id"]
-	if raw, ok := m["params"]; ok && !isObject(raw) {
+	method := cm.wire.Method
+	if m.params != nil && !isObject(m.params) {
 		if !hasID {
 			return verdict{accept: true} // a notification is never answered
 		}
-		return invalidParams(id, `"params" must be a JSON object, not %s`, kindOf(raw))
+		return invalidParams(id, `"params" must be a JSON object, not %s`, kindOf(m.params))
 	}
 	if dup != "" {
 		if !hasID {
@@ -151,7 +147,7 @@ func checkBody(body []byte, route bodyRoute, clientEra legacyup.Era) verdict {
 	if !hasID {
 		return verdict{}
 	}
-	if msg := checkParams(method, m["params"], clientEra); msg != "" {
+	if msg := checkParams(method, &cm.wire.Params, clientEra); msg != "" {
 		return invalidParams(id, "%s", msg)
 	}
 	return verdict{}
@@ -191,34 +187,34 @@ func served(route bodyRoute, method string, request bool) bool {
 
 // checkParams returns what is wrong with a request's params for the faces,
 // in words for the client ("" when nothing is).
-func checkParams(method string, raw json.RawMessage, clientEra legacyup.Era) string {
-	var p map[string]json.RawMessage
-	if len(raw) > 0 {
-		_ = json.Unmarshal(raw, &p) // an object: scanJSON and isObject said so
-	}
+func checkParams(method string, p *paramsView, clientEra legacyup.Era) string {
 	switch method {
 	case legacy.MethodToolsCall:
-		if !isString(p["name"]) {
-			return fmt.Sprintf("tools/call needs params.name, the tool's name as a string (got %s)", kindOf(p["name"]))
+		if !isString(p.raw.name) {
+			return fmt.Sprintf("tools/call needs params.name, the tool's name as a string (got %s)", kindOf(p.raw.name))
 		}
-		if a, ok := p["arguments"]; ok && string(a) != "null" && !isObject(a) {
+		if a := p.raw.arguments; a != nil && string(a) != "null" && !isObject(a) {
 			return fmt.Sprintf("params.arguments must be a JSON object of the tool's arguments (got %s)", kindOf(a))
 		}
-		task, ok := p["task"]
-		if !ok || clientEra == legacyup.EraModern {
+		task := p.raw.task
+		if task == nil || clientEra == legacyup.EraModern {
 			return "" // 2026-07-28 ignores a task param (M-66)
 		}
 		if !isObject(task) {
 			return fmt.Sprintf("params.task must be a JSON object such as {\"ttl\": 60000} (got %s)", kindOf(task))
 		}
-		var tm map[string]json.RawMessage
-		_ = json.Unmarshal(task, &tm)
-		if ttl, ok := tm["ttl"]; ok && string(ttl) != "null" && !isMillis(ttl) {
+		var ttl []byte
+		for k, v := range rawjson.All(task) {
+			if string(rawjson.KeyBytes(k)) == "ttl" {
+				ttl = v
+			}
+		}
+		if ttl != nil && string(ttl) != "null" && !isMillis(ttl) {
 			return fmt.Sprintf("params.task.ttl must be a whole, non-negative number of milliseconds (got %s)", ttl)
 		}
 	case legacy.MethodTasksGet, legacy.MethodTasksResult, legacy.MethodTasksCancel, modern.MethodTasksUpdate:
-		if !isString(p["taskId"]) {
-			return fmt.Sprintf("%s needs params.taskId, the task's id as a string (got %s)", method, kindOf(p["taskId"]))
+		if !isString(p.raw.taskID) {
+			return fmt.Sprintf("%s needs params.taskId, the task's id as a string (got %s)", method, kindOf(p.raw.taskID))
 		}
 	}
 	return ""
@@ -235,32 +231,41 @@ func scanJSON(t []byte) (dup string, err error) {
 
 // scanValidJSON is scanJSON's allocation-light path, run on every POST: when
 // t is one valid JSON value (json.Valid) it walks the bytes once and compares
-// member names as they are written. It gives up (ok false) on invalid JSON,
-// whose error message scanJSONTokens words, and on a member name with an
-// escape, whose decoded spelling only the token decoder compares.
+// member names as they are written, keeping the names of the open objects
+// in one stack (on the goroutine's stack for ordinary messages); the dotted
+// path is only built for a duplicate. It gives up (ok false) on invalid
+// JSON, whose error message scanJSONTokens words, and on a member name with
+// an escape, whose decoded spelling only the token decoder compares.
 func scanValidJSON(t []byte) (dup string, ok bool) {
 	if !json.Valid(t) {
 		return "", false
 	}
+	// Names are kept as offsets into t, so that the stacks of an ordinary
+	// message take a few hundred bytes of the goroutine's stack.
+	type span struct{ off, end int32 }
 	type frame struct {
-		obj  bool
-		path string   // dotted path of this container
-		keys [][]byte // object: names seen so far
+		name  span // the member name this container is the value of
+		named bool // (false at the top and for array elements)
+		obj   bool
+		keys  int32 // names[keys:] are this object's names so far
 	}
-	var stack []frame
-	var lastKey []byte // the name whose value comes next (object)
+	if int64(len(t)) > math.MaxInt32 {
+		return "", false
+	}
+	var stackBuf [16]frame
+	var namesBuf [48]span
+	stack, names := stackBuf[:0], namesBuf[:0]
+	var lastKey span // the name whose value comes next (object)
 	for i := 0; i < len(t); i++ {
 		switch c := t[i]; c {
 		case '{', '[':
-			path := ""
-			if n := len(stack); n > 0 {
-				path = stack[n-1].path
-				if stack[n-1].obj {
-					path = joinPath(path, lastKey)
-				}
+			f := frame{obj: c == '{', keys: int32(len(names))}
+			if n := len(stack); n > 0 && stack[n-1].obj {
+				f.name, f.named = lastKey, true
 			}
-			stack = append(stack, frame{obj: c == '{', path: path})
+			stack = append(stack, f)
 		case '}', ']':
+			names = names[:stack[len(stack)-1].keys]
 			stack = stack[:len(stack)-1]
 		case '"':
 			j := i + 1
@@ -272,20 +277,25 @@ func scanValidJSON(t []byte) (dup string, ok bool) {
 			}
 			n := len(stack)
 			if n > 0 && stack[n-1].obj && isKeyPosition(t, i) {
-				name := t[i+1 : j]
-				if bytes.IndexByte(name, '\\') >= 0 {
+				name := span{int32(i + 1), int32(j)}
+				if bytes.IndexByte(t[name.off:name.end], '\\') >= 0 {
 					return "", false
 				}
-				f := &stack[n-1]
 				if dup == "" {
-					for _, k := range f.keys {
-						if bytes.Equal(k, name) {
-							dup = joinPath(f.path, name)
+					for _, k := range names[stack[n-1].keys:] {
+						if bytes.Equal(t[k.off:k.end], t[name.off:name.end]) {
+							path := ""
+							for _, f := range stack {
+								if f.named {
+									path = joinPath(path, t[f.name.off:f.name.end])
+								}
+							}
+							dup = joinPath(path, t[name.off:name.end])
 							break
 						}
 					}
 				}
-				f.keys = append(f.keys, name)
+				names = append(names, name)
 				lastKey = name
 			}
 			i = j
@@ -418,9 +428,11 @@ func isObject(raw json.RawMessage) bool {
 	return len(t) > 0 && t[0] == '{'
 }
 
-func isString(raw json.RawMessage) bool {
-	var s string
-	return len(raw) > 0 && json.Unmarshal(raw, &s) == nil && s != ""
+// isString: a non-empty JSON string (raw is valid JSON without surrounding
+// whitespace; a literal with anything between its quotes decodes to a
+// non-empty string).
+func isString(raw []byte) bool {
+	return len(raw) > 2 && raw[0] == '"'
 }
 
 // validID: a JSON-RPC id is a string or an integer (MCP: never null).

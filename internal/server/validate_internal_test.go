@@ -77,7 +77,7 @@ func TestCheckBody(t *testing.T) {
 		{"taskId missing, modern", call("tasks/update", `{"_meta":{}}`), routeModernFace, M, rpc.CodeInvalidParams, 400, "tasks/update needs params.taskId"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := checkBody([]byte(tc.body), tc.route, tc.era)
+			v := checkBody(readClientMsg([]byte(tc.body)), tc.route, tc.era)
 			switch tc.code {
 			case pass:
 				if v.err != nil || v.accept {
@@ -126,6 +126,10 @@ func TestScanValidJSONMatchesTokens(t *testing.T) {
 		"{\n\t\"k\"\r\n:\"v\",\"k\":[]}",
 		`"just a string"`,
 		`{"a":1} x`,
+		// Past the scan's stack-held frames (16) and names (48).
+		strings.Repeat(`{"k":`, 40) + `{"a":1,"a":2}` + strings.Repeat(`}`, 40),
+		`{` + strings.Repeat(`"x":[{"y":1}],`, 70) + `"z":1}`,
+		`{"p":{` + strings.Repeat(`"a":1,`, 60) + `"b":{"c":1,"c":2}},"q":[` + strings.Repeat(`{"d":1,"d":2},`, 5) + `1]}`,
 	} {
 		want, wantErr := scanJSONTokens([]byte(body))
 		got, gotErr := scanJSON([]byte(body))

@@ -3,8 +3,8 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"mime"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -19,78 +19,12 @@ var _ legacyface.ResponseDetacher = (*sniffWriter)(nil)
 // by HTTP status).
 const maxSniff = 4 << 20
 
-// wireMsg is the part of a JSON-RPC message the observer reads. Params and
-// Result are decoded only as far as the metrics need (unknown members are
-// skipped by the decoder without being kept).
-type wireMsg struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params *paramsView     `json:"params"`
-	Result *resultView     `json:"result"`
-	Error  *struct {
-		Code int64 `json:"code"`
-	} `json:"error"`
-}
-
-type implView struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-	// missing marks a session id looked up in vain (negative cache).
-	missing bool
-}
-
-type paramsView struct {
-	Meta *struct {
-		ProtocolVersion string    `json:"io.modelcontextprotocol/protocolVersion"`
-		ClientInfo      *implView `json:"io.modelcontextprotocol/clientInfo"`
-	} `json:"_meta"`
-	// ClientInfo is initialize's.
-	ClientInfo *implView `json:"clientInfo"`
-	// Task is tools/call's legacy task augmentation.
-	Task           json.RawMessage            `json:"task"`
-	TaskID         string                     `json:"taskId"`
-	InputResponses map[string]json.RawMessage `json:"inputResponses"`
-}
-
-type resultView struct {
-	IsError    bool   `json:"isError"`
-	ResultType string `json:"resultType"`
-	// TaskID and Status: a modern flat CreateTaskResult or DetailedTask.
-	TaskID string `json:"taskId"`
-	Status string `json:"status"`
-	// Task: a legacy nested CreateTaskResult.
-	Task *struct {
-		TaskID string `json:"taskId"`
-		Status string `json:"status"`
-	} `json:"task"`
-	InputRequests map[string]struct {
-		Method string `json:"method"`
-	} `json:"inputRequests"`
-}
-
-func decodeWire(b []byte) (*wireMsg, bool) {
-	var m wireMsg
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, false
-	}
-	return &m, true
-}
-
-// hasID reports whether the message carries a non-null id.
-func (m *wireMsg) hasID() bool {
-	return len(m.ID) > 0 && !bytes.Equal(m.ID, []byte("null"))
-}
-
 // idKey is a message id as a map key (never a label).
 func idKey(raw json.RawMessage) string { return string(bytes.TrimSpace(raw)) }
 
 // hasTask reports whether a tools/call asked for a legacy task.
 func (p *paramsView) hasTask() bool {
-	if p == nil {
-		return false
-	}
-	t := bytes.TrimSpace(p.Task)
-	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
+	return p != nil && !isNull(p.raw.task)
 }
 
 // msgParser splits a response body into JSON-RPC messages as it is written:
@@ -104,9 +38,36 @@ type msgParser struct {
 	closed   bool
 }
 
+// parserPool recycles parsers and their buffers: every metered answer
+// needs one, and most answers are small.
+var parserPool = sync.Pool{New: func() any { return new(msgParser) }}
+
+// maxPooledBuf: a parser whose buffers grew past this (a large answer) is
+// left to the collector rather than kept.
+const maxPooledBuf = 64 << 10
+
 func newMsgParser(contentType string, onMsg func([]byte)) *msgParser {
-	mt, _, _ := mime.ParseMediaType(contentType)
-	return &msgParser{sse: mt == "text/event-stream", onMsg: onMsg}
+	p := parserPool.Get().(*msgParser)
+	p.sse, p.onMsg = isEventStream(contentType), onMsg
+	return p
+}
+
+// release returns p to the pool; p must not be used afterwards.
+func (p *msgParser) release() {
+	if cap(p.buf) > maxPooledBuf || cap(p.data) > maxPooledBuf {
+		return
+	}
+	*p = msgParser{buf: p.buf[:0], data: p.data[:0]}
+	parserPool.Put(p)
+}
+
+// isEventStream reports whether a Content-Type is text/event-stream
+// (parameters ignored, case-insensitive) without parsing its parameters.
+func isEventStream(contentType string) bool {
+	if i := strings.IndexByte(contentType, ';'); i >= 0 {
+		contentType = contentType[:i]
+	}
+	return strings.EqualFold(strings.TrimSpace(contentType), "text/event-stream")
 }
 
 func (p *msgParser) feed(b []byte) {
@@ -207,6 +168,9 @@ func (p *msgParser) close() {
 type sniffWriter struct {
 	w     http.ResponseWriter
 	onMsg func([]byte)
+	// ex, when set, is told after each chunk was parsed (a passthrough
+	// exchange settles its upstream request there).
+	ex *exchange
 
 	mu     sync.Mutex
 	p      *msgParser
@@ -246,10 +210,11 @@ func (s *sniffWriter) Write(b []byte) (int, error) {
 		s.WriteHeader(http.StatusOK)
 		s.mu.Lock()
 	}
-	if s.onMsg != nil {
+	if s.onMsg != nil && s.p != nil {
 		s.p.feed(b)
 	}
 	s.mu.Unlock()
+	s.ex.settleUpstream(false)
 	return s.w.Write(b)
 }
 
@@ -260,7 +225,16 @@ func (s *sniffWriter) Status() int { return int(s.written.Load()) }
 func (s *sniffWriter) Flush() { _ = s.FlushError() }
 
 // FlushError is what http.ResponseController calls.
-func (s *sniffWriter) FlushError() error { return http.NewResponseController(s.w).Flush() }
+func (s *sniffWriter) FlushError() error {
+	switch f := s.w.(type) {
+	case interface{ FlushError() error }:
+		return f.FlushError() // net/http's own writer: no controller per flush
+	case http.Flusher:
+		f.Flush()
+		return nil
+	}
+	return http.NewResponseController(s.w).Flush()
+}
 
 // Unwrap serves http.ResponseController.
 func (s *sniffWriter) Unwrap() http.ResponseWriter { return s.w }
@@ -301,5 +275,8 @@ func (s *sniffWriter) finish() (status int, overflow bool) {
 		return s.status, false
 	}
 	s.p.close()
-	return s.status, s.p.overflow
+	overflow = s.p.overflow
+	s.p.release()
+	s.p = nil
+	return s.status, overflow
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -227,7 +228,7 @@ func TestWireMeterModernInputs(t *testing.T) {
 	m := metrics.New(metrics.Options{})
 	mt := newWireMeter(m, nil)
 	req := func(body string) *exchange {
-		ex := mt.request(metrics.EraModern, metrics.EraLegacy, "", []byte(body), nil)
+		ex := mt.request(metrics.EraModern, metrics.EraLegacy, "", readClientMsg([]byte(body)), nil)
 		if ex == nil {
 			t.Fatalf("not a request: %s", body)
 		}
@@ -261,7 +262,7 @@ func TestExchangeOutcomes(t *testing.T) {
 	m := metrics.New(metrics.Options{})
 	mt := newWireMeter(m, nil)
 	run := func(answer string, status int, cancelled bool) {
-		ex := mt.request(metrics.EraLegacy, metrics.EraModern, "", []byte(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{}}`), nil)
+		ex := mt.request(metrics.EraLegacy, metrics.EraModern, "", readClientMsg([]byte(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{}}`)), nil)
 		if answer != "" {
 			ex.message([]byte(`{"jsonrpc":"2.0","id":"b","result":{}}`)) // another id: ignored
 			ex.message([]byte(answer))
@@ -436,5 +437,113 @@ tasksbridge_upstream_requests_total{code="transport",method="tools/list"} 1
 `
 	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "tasksbridge_upstream_requests_total"); err != nil {
 		t.Error(err)
+	}
+}
+
+// On passthrough the upstream request is settled from the client
+// exchange's decode of the same bytes (exchange.attach), not by a second
+// parser: every count and every era feedback of the direct meter above
+// still holds, and each is recorded before the client has read the end of
+// its answer (the checks below run right after the client read it, with no
+// wait).
+func TestPassthroughUpstreamMeter(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.Unmarshal(body, &req)
+		switch req.Method {
+		case "plain400": // a legacy server refusing a sessionless request
+			http.Error(w, "Bad Request: session id required", http.StatusBadRequest)
+		case "error": // a JSON answer with its length: EOF comes with its last bytes
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32602,"message":"no"}}`))
+		case "chunked": // a JSON answer without a length: EOF comes alone
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,`))
+			w.(http.Flusher).Flush()
+			w.Write([]byte(`"result":{}}`))
+		case "tasks/get":
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Write([]byte("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n"))
+			w.(http.Flusher).Flush()
+			w.Write([]byte("data: {\"jsonrpc\":\"2.0\",\"id\":" + string(req.ID) + ",\"result\":{}}\n\n"))
+		case "noanswer": // an SSE stream that ends without the answer
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Write([]byte(": keep-alive\n\n"))
+		default:
+			http.Error(w, "oops", http.StatusBadGateway)
+		}
+	}))
+	defer hs.Close()
+	m := metrics.New(metrics.Options{})
+	s, err := New(Config{Upstream: hs.URL, UpstreamEra: "modern", Store: sessionmap.NewMemory(), Metrics: m,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var invalidated atomic.Int32
+	s.upMeter.invalidate = func() { invalidated.Add(1) }
+	br := httptest.NewServer(s.Handler())
+	defer br.Close()
+
+	value := func(name, code, method string) float64 {
+		fams, err := m.Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fams {
+			if f.GetName() != name {
+				continue
+			}
+			for _, mm := range f.GetMetric() {
+				labels := map[string]string{}
+				for _, l := range mm.GetLabel() {
+					labels[l.GetName()] = l.GetValue()
+				}
+				if labels["code"] == code && labels["method"] == method {
+					return mm.GetCounter().GetValue()
+				}
+			}
+		}
+		return 0
+	}
+	upstream := func(code, method string) float64 {
+		return value("tasksbridge_upstream_requests_total", code, method)
+	}
+	for _, tc := range []struct {
+		method, code, label string
+		invalidates         int32
+	}{
+		{"plain400", "transport", "other", 1},
+		{"error", "-32602", "other", 0},
+		{"chunked", "ok", "other", 0},
+		{"tasks/get", "ok", "tasks/get", 0},
+		{"noanswer", "transport", "other", 0},
+		{"other", "transport", "other", 0},
+	} {
+		before := upstream(tc.code, tc.label)
+		body := `{"jsonrpc":"2.0","id":7,"method":"` + tc.method + `","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+		req, _ := http.NewRequest(http.MethodPost, br.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if got := upstream(tc.code, tc.label) - before; got != 1 {
+			t.Errorf("%s: upstream {code=%s,method=%s} went up by %v, want 1", tc.method, tc.code, tc.label, got)
+		}
+		if got := invalidated.Swap(0); got != tc.invalidates {
+			t.Errorf("%s: era invalidated %d times, want %d", tc.method, got, tc.invalidates)
+		}
+	}
+	if polls := value("tasksbridge_upstream_polls_total", "", ""); polls != 0 {
+		t.Errorf("passed-through tasks/get counted as %v polls", polls)
 	}
 }

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"strings"
 
-	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/modern"
 	modernup "github.com/tasksbridge/tasksbridge/modern/upstream"
 )
@@ -38,6 +36,71 @@ const (
 //     (modern clients never POST responses), a batch, an unparsable body, a
 //     bodiless GET/DELETE without a modern version header.
 func DetectClientEra(h http.Header, body []byte) Era {
+	return ClientEraOf(h, bodySignals(body))
+}
+
+// EraSignals is what DetectClientEra reads of a request body, so that a
+// dispatcher that has already decoded the body (once, for everything it
+// needs) can apply the same rule with ClientEraOf instead of having the body
+// decoded again.
+type EraSignals struct {
+	// Body is the shape of the body.
+	Body BodyShape
+	// Method is the method of a BodyObject; HasMethod whether it names one
+	// (a response has none).
+	Method    string
+	HasMethod bool
+	// MetaProtocolVersion: params._meta has the
+	// "io.modelcontextprotocol/protocolVersion" member (any value).
+	MetaProtocolVersion bool
+}
+
+// BodyShape classifies a request body for era detection.
+type BodyShape int
+
+const (
+	// BodyEmpty: no body, or only whitespace (GET, DELETE).
+	BodyEmpty BodyShape = iota
+	// BodyOther: something other than an object (a batch, a scalar, bytes
+	// that are not JSON).
+	BodyOther
+	// BodyMalformed: starts like an object, but is not JSON, or its method
+	// is not a string, or its params or params._meta not an object (null
+	// counts as absent).
+	BodyMalformed
+	// BodyObject: an object whose method, params and params._meta have
+	// those types.
+	BodyObject
+)
+
+// bodySignals decodes the members DetectClientEra reads.
+func bodySignals(body []byte) EraSignals {
+	body = bytes.TrimSpace(body)
+	switch {
+	case len(body) == 0:
+		return EraSignals{Body: BodyEmpty}
+	case body[0] != '{':
+		return EraSignals{Body: BodyOther}
+	}
+	var msg struct {
+		Method *string `json:"method"`
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(body, &msg); err != nil {
+		return EraSignals{Body: BodyMalformed}
+	}
+	sig := EraSignals{Body: BodyObject, HasMethod: msg.Method != nil}
+	if msg.Method != nil {
+		sig.Method = *msg.Method
+	}
+	_, sig.MetaProtocolVersion = msg.Params.Meta[modern.MetaKeyProtocolVersion]
+	return sig
+}
+
+// ClientEraOf is DetectClientEra's rule on a body already decoded.
+func ClientEraOf(h http.Header, sig EraSignals) Era {
 	headerModern := func() (Era, bool) {
 		v := h.Get(modern.HeaderProtocolVersion)
 		if v == "" {
@@ -48,23 +111,13 @@ func DetectClientEra(h http.Header, body []byte) Era {
 		}
 		return EraLegacy, true
 	}
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 || body[0] != '{' {
-		if era, ok := headerModern(); ok && len(body) == 0 && h.Get("Mcp-Session-Id") == "" {
+	switch sig.Body {
+	case BodyEmpty, BodyOther:
+		if era, ok := headerModern(); ok && sig.Body == BodyEmpty && h.Get("Mcp-Session-Id") == "" {
 			return era
 		}
 		return EraLegacy
-	}
-	if era, ok := plainEra(body, headerModern); ok {
-		return era
-	}
-	var msg struct {
-		Method *string `json:"method"`
-		Params struct {
-			Meta map[string]json.RawMessage `json:"_meta"`
-		} `json:"params"`
-	}
-	if err := json.Unmarshal(body, &msg); err != nil {
+	case BodyMalformed:
 		// Not even the fields we look at parse: let the era of the version
 		// header (if any) answer with its own error.
 		if era, ok := headerModern(); ok {
@@ -72,13 +125,13 @@ func DetectClientEra(h http.Header, body []byte) Era {
 		}
 		return EraLegacy
 	}
-	if msg.Method == nil {
+	if !sig.HasMethod {
 		return EraLegacy // a response: only legacy clients send those
 	}
-	if _, ok := msg.Params.Meta[modern.MetaKeyProtocolVersion]; ok {
+	if sig.MetaProtocolVersion {
 		return EraModern
 	}
-	switch *msg.Method {
+	switch sig.Method {
 	case modern.MethodDiscover:
 		return EraModern
 	case "initialize":
@@ -88,85 +141,4 @@ func DetectClientEra(h http.Header, body []byte) Era {
 		return era
 	}
 	return EraLegacy
-}
-
-// plainEra is DetectClientEra's fast path for a body (valid JSON, an
-// object) whose members it reads exactly as encoding/json would: "method"
-// a string, "params" an object, its "_meta" an object or absent, each given
-// once and spelled in lower case (encoding/json also matches other cases
-// and merges repeats; such bodies take the reflective path). It reports
-// false when it cannot tell.
-func plainEra(body []byte, headerModern func() (Era, bool)) (Era, bool) {
-	if !json.Valid(body) {
-		return EraLegacy, false
-	}
-	top, ok := plainMembers(body, "method", "params")
-	if !ok {
-		return EraLegacy, false
-	}
-	method, hasMethod := top["method"]
-	if !hasMethod || rawjson.Kind(method) != "a string" {
-		return EraLegacy, false
-	}
-	if params, ok := top["params"]; ok {
-		if !rawjson.IsObject(params) {
-			return EraLegacy, false
-		}
-		ps, ok := plainMembers(params, "_meta")
-		if !ok {
-			return EraLegacy, false
-		}
-		if meta, ok := ps["_meta"]; ok {
-			if !rawjson.IsObject(meta) {
-				return EraLegacy, false
-			}
-			o, err := rawjson.Decode(meta)
-			if err != nil {
-				return EraLegacy, false
-			}
-			if o.Has(modern.MetaKeyProtocolVersion) {
-				return EraModern, true
-			}
-		}
-	}
-	var name string
-	if json.Unmarshal(method, &name) != nil {
-		return EraLegacy, false
-	}
-	switch name {
-	case modern.MethodDiscover:
-		return EraModern, true
-	case "initialize":
-		return EraLegacy, true
-	}
-	if era, ok := headerModern(); ok {
-		return era, true
-	}
-	return EraLegacy, true
-}
-
-// plainMembers returns the members of obj named by keys, or false when one
-// of them is given twice or any member's key matches one of them only
-// without regard to case.
-func plainMembers(obj []byte, keys ...string) (map[string]json.RawMessage, bool) {
-	ms, err := rawjson.Members(obj)
-	if err != nil {
-		return nil, false
-	}
-	out := make(map[string]json.RawMessage, len(keys))
-	for _, m := range ms {
-		for _, k := range keys {
-			if !strings.EqualFold(m.Key, k) {
-				continue
-			}
-			if m.Key != k {
-				return nil, false
-			}
-			if _, dup := out[k]; dup {
-				return nil, false
-			}
-			out[k] = m.Val
-		}
-	}
-	return out, true
 }
