@@ -82,6 +82,11 @@ func post(ctx context.Context, hc *http.Client, url string, hdr http.Header, bod
 		if err := readSSE(resp.Body, id, r, h); err != nil {
 			return r, fmt.Errorf("read SSE answer (HTTP %d): %w", resp.StatusCode, err)
 		}
+		// Read the stream to its end, as SDK clients do: the server ends a
+		// POST's stream after its answer, and only a body read to the end
+		// lets the connection go back to the pool (otherwise every call
+		// would pay for a new connection on every path).
+		_, _ = io.Copy(io.Discard, resp.Body)
 		return r, nil
 	case strings.HasPrefix(ct, "application/json"):
 		b, err := io.ReadAll(resp.Body)
