@@ -488,7 +488,7 @@ func (m *Manager) snapshot(e *entry) Snapshot {
 }
 
 // Get returns key's latest snapshot, refreshed from the upstream only when it
-// is older than maxAge (issue 4 item 4: tasks/get never polls the upstream
+// is older than maxAge (M-24: tasks/get never polls the upstream
 // more often than the task's pollInterval). maxAge ≤ 0 means the task's own
 // (clamped) poll interval. Concurrent Gets share one refresh. When a refresh
 // fails and an older state exists, that state is returned with Err set and a

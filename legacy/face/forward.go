@@ -18,7 +18,7 @@ import (
 // client uses the same limit).
 const maxMRTRRounds = 10
 
-// forward carries a non-task request across the eras (issue 4 item 2): the
+// forward carries a non-task request across the eras: the
 // legacy params, stamped with the per-request _meta, go upstream; an MRTR
 // input_required answer is turned into real requests to the client and the
 // request retried; the result loses its 2026-only members.
@@ -173,7 +173,7 @@ func (s *session) fulfil(ctx context.Context, inputRequired json.RawMessage) (mo
 }
 
 // relayer hands the upstream's progress and log notifications of one call to
-// the client, in order, on the call's own stream (issue 4 item 2).
+// the client, in order, on the call's own stream.
 type relayer struct {
 	s    *session
 	ri   *reqInfo

@@ -549,7 +549,7 @@ func setMember(obj json.RawMessage, key string, v any) (json.RawMessage, error) 
 
 // upstreamError maps an error of an upstream request to what the legacy
 // client sees: the upstream's own JSON-RPC errors through ErrorToLegacy,
-// transport failures as the -32603 naming the upstream (issue 4 item 10).
+// transport failures as the -32603 naming the upstream.
 func (b *Bridge) upstreamError(method string, taskAugmented bool, err error) error {
 	if errors.Is(err, context.Canceled) {
 		return err

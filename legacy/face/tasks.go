@@ -20,8 +20,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/translate"
 )
 
-// toolsCall runs a legacy tools/call (issue 4 item 3, modern-tasks §5.2
-// flows 1–2):
+// toolsCall runs a legacy tools/call:
 //   - with "task" (a 2025-11-25 session): an upstream task is recorded
 //     durably, then answered with the nested CreateTaskResult (L-12, README
 //     fact 7); a synchronous upstream answer becomes a synthesized task that
@@ -233,8 +232,8 @@ func live(rec sessionmap.Task) bool {
 }
 
 // refresh brings rec up to date from the watcher's cache, asking upstream
-// only when the cached state is older than the task's poll interval (issue 4
-// item 4). With no state at all and the upstream unreachable it fails with
+// only when the cached state is older than the task's poll interval (M-24).
+// With no state at all and the upstream unreachable it fails with
 // the -32603 naming the upstream; a stale state is served otherwise.
 func (s *session) refresh(ctx context.Context, ri *reqInfo, rec sessionmap.Task) (sessionmap.Task, error) {
 	if !live(rec) {
@@ -290,7 +289,7 @@ func (b *Bridge) withTerminal(rec sessionmap.Task, snap watch.Snapshot) sessionm
 	return rec
 }
 
-// tasksGet answers tasks/get with the translated status (issue 4 item 4).
+// tasksGet answers tasks/get with the translated status, a flat Task (L-39).
 func (s *session) tasksGet(ctx context.Context, ri *reqInfo, raw json.RawMessage) (mcp.Result, error) {
 	s.deliverOwed(ri)
 	p, err := legacy.DecodeGetTaskParams(raw)
@@ -308,7 +307,7 @@ func (s *session) tasksGet(ctx context.Context, ri *reqInfo, raw json.RawMessage
 }
 
 // tasksList answers tasks/list from sessionmap, in the caller's scope, with
-// opaque cursors and fresh statuses (issue 4 item 6, L-49..L-54).
+// opaque cursors and fresh statuses (L-49..L-54).
 func (s *session) tasksList(ctx context.Context, ri *reqInfo, raw json.RawMessage) (mcp.Result, error) {
 	s.deliverOwed(ri)
 	p, err := legacy.DecodeListTasksParams(raw)
@@ -361,7 +360,7 @@ func (s *session) tasksList(ctx context.Context, ri *reqInfo, raw json.RawMessag
 }
 
 // tasksCancel pins the task cancelled before replying and asks the upstream
-// to stop (issue 4 item 7, L-55..L-59).
+// to stop (L-55..L-59).
 func (s *session) tasksCancel(ctx context.Context, ri *reqInfo, raw json.RawMessage) (res mcp.Result, err error) {
 	s.deliverOwed(ri)
 	p, err := legacy.DecodeCancelTaskParams(raw)
@@ -408,7 +407,7 @@ func (s *session) tasksCancel(ctx context.Context, ri *reqInfo, raw json.RawMess
 }
 
 // tasksResult blocks until the task is terminal and answers with its result
-// or error (issue 4 item 5, L-41..L-48).
+// or error (L-41..L-48).
 func (s *session) tasksResult(ctx context.Context, ri *reqInfo, raw json.RawMessage) (mcp.Result, error) {
 	s.deliverOwed(ri)
 	p, err := legacy.DecodeGetTaskPayloadParams(raw)
@@ -805,7 +804,7 @@ func (p *progressSender) send(ctx context.Context) {
 
 // follow sends notifications/tasks/status for a task this session created
 // whenever its legacy view changes, until it is terminal or the session
-// ends (issue 4 item 8, L-61; optional, and never relied upon by clients).
+// ends (L-61; optional, and never relied upon by clients).
 func (s *session) follow(rec sessionmap.Task) {
 	if !s.b.cfg.StatusNotifications || !live(rec) {
 		return

@@ -212,7 +212,7 @@ func TestHeaderValueEncoding(t *testing.T) {
 	}
 }
 
-// Upstream down → -32603 naming the upstream, retryable (issue 4 item 10).
+// Upstream down → -32603 naming the upstream, retryable.
 func TestUnreachableUpstream(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -21,8 +21,8 @@ import (
 // (startup is fast; this only absorbs a very busy machine).
 const startTimeout = 60 * time.Second
 
-// TestBridgeDemoProcessTSClient is issue 4's acceptance item "bridge demo
-// then the TypeScript legacy client against it": the real `bridge` binary
+// TestBridgeDemoProcessTSClient runs "bridge demo, then the TypeScript
+// legacy client against it" as a user would: the real `bridge` binary
 // runs `bridge demo` on an ephemeral loopback port with a fresh data dir,
 // the TypeScript SDK 1.32.2 legacy client passes every step (create/poll/
 // result, stream, plain, list, cancel, failure, isError, elicitation and

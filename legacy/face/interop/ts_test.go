@@ -123,7 +123,7 @@ func checkTSReport(t *testing.T, rep *peers.Report) {
 	}
 
 	// cancel: cancelled at once, stays so, a second cancel is -32602, and
-	// tasks/result says it was cancelled (L-55, L-58, issue 4 item 5).
+	// tasks/result says it was cancelled (L-55, L-58).
 	checkSecondCancel(t, rep)
 	d = step(t, rep, "cancel").Details
 	if rac := obj(d["resultAfterCancel"]); rac == nil || rac["code"] == nil || !strings.Contains(strings.ToLower(str(rac["message"])), "cancel") {
