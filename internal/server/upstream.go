@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/internal/metrics"
 	"github.com/tasksbridge/tasksbridge/internal/oplog"
 	"github.com/tasksbridge/tasksbridge/legacy"
@@ -147,9 +148,6 @@ func (t *meterTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// peekBufs are peekRequest's copies of request bodies.
-var peekBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
 // peekRequest reads the method and id of a request body without consuming it.
 func peekRequest(req *http.Request) (peekedCall, error) {
 	var body []byte
@@ -162,13 +160,8 @@ func peekRequest(req *http.Request) (peekedCall, error) {
 			return peekedCall{}, nil
 		}
 		// A pooled copy: only the method and id (new strings) outlive it.
-		buf := peekBufs.Get().(*bytes.Buffer)
-		buf.Reset()
-		defer func() {
-			if buf.Cap() <= maxPooledBuf {
-				peekBufs.Put(buf)
-			}
-		}()
+		buf := mcpio.GetBuffer()
+		defer mcpio.PutBuffer(buf)
 		_, _ = buf.ReadFrom(io.LimitReader(rc, maxSniff))
 		rc.Close()
 		body = buf.Bytes()

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/internal/version"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
@@ -45,20 +46,8 @@ var leanMethods = map[string]bool{
 	legacy.MethodTasksResult: true,
 }
 
-// bufPool recycles the buffers of encoded answers and events.
-var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-func getBuf() *bytes.Buffer {
-	b := bufPool.Get().(*bytes.Buffer)
-	b.Reset()
-	return b
-}
-
-func putBuf(b *bytes.Buffer) {
-	if b.Cap() <= 64<<10 { // do not keep the odd huge answer alive
-		bufPool.Put(b)
-	}
-}
+// Encoded answers and events use the buffers every request path shares.
+var getBuf, putBuf = mcpio.GetBuffer, mcpio.PutBuffer
 
 // leanOut is the response of one lean request.
 type leanOut struct {

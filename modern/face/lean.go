@@ -147,20 +147,8 @@ func mrtrFit(o rawjson.Object) bool {
 	return m.UnmarshalJSON(v) == nil
 }
 
-// bufPool recycles the buffers of encoded answers.
-var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-func getBuf() *bytes.Buffer {
-	b := bufPool.Get().(*bytes.Buffer)
-	b.Reset()
-	return b
-}
-
-func putBuf(b *bytes.Buffer) {
-	if b.Cap() <= 64<<10 { // do not keep the odd huge answer alive
-		bufPool.Put(b)
-	}
-}
+// Encoded answers and events use the buffers every request path shares.
+var getBuf, putBuf = mcpio.GetBuffer, mcpio.PutBuffer
 
 // serveLean answers one request the front checked (meta is its decoded
 // per-request _meta) with the face's handler.
