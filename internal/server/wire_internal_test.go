@@ -201,22 +201,33 @@ func TestMeteredStoreTracksTasks(t *testing.T) {
 // storeOps reads tasksbridge_store_operations_total{op, outcome}.
 func storeOps(t *testing.T, m *metrics.Metrics, op, outcome string) float64 {
 	t.Helper()
+	return counterValue(t, m, "tasksbridge_store_operations_total", map[string]string{"op": op, "outcome": outcome})
+}
+
+// counterValue reads counter name's series whose labels include want (0
+// when there is none).
+func counterValue(t *testing.T, m *metrics.Metrics, name string, want map[string]string) float64 {
+	t.Helper()
 	fams, err := m.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range fams {
-		if f.GetName() != "tasksbridge_store_operations_total" {
+		if f.GetName() != name {
 			continue
 		}
+	series:
 		for _, mt := range f.GetMetric() {
 			l := map[string]string{}
 			for _, p := range mt.GetLabel() {
 				l[p.GetName()] = p.GetValue()
 			}
-			if l["op"] == op && l["outcome"] == outcome {
-				return mt.GetCounter().GetValue()
+			for k, v := range want {
+				if l[k] != v {
+					continue series
+				}
 			}
+			return mt.GetCounter().GetValue()
 		}
 	}
 	return 0
@@ -491,25 +502,7 @@ func TestPassthroughUpstreamMeter(t *testing.T) {
 	defer br.Close()
 
 	value := func(name, code, method string) float64 {
-		fams, err := m.Registry().Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range fams {
-			if f.GetName() != name {
-				continue
-			}
-			for _, mm := range f.GetMetric() {
-				labels := map[string]string{}
-				for _, l := range mm.GetLabel() {
-					labels[l.GetName()] = l.GetValue()
-				}
-				if labels["code"] == code && labels["method"] == method {
-					return mm.GetCounter().GetValue()
-				}
-			}
-		}
-		return 0
+		return counterValue(t, m, name, map[string]string{"code": code, "method": method})
 	}
 	upstream := func(code, method string) float64 {
 		return value("tasksbridge_upstream_requests_total", code, method)
