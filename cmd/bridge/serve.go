@@ -77,6 +77,7 @@ func init() {
 			&cli.DurationFlag{Name: "keepalive", Value: face.DefaultKeepAlive, Usage: "interval of SSE keep-alive comments on long waits (0 or less: none)", EnvVars: []string{"TASKSBRIDGE_KEEPALIVE"}},
 			&cli.DurationFlag{Name: "session-idle-timeout", Value: face.DefaultSessionIdleTimeout, Usage: "how long an idle legacy session lives: after it the session answers 404 and is released", EnvVars: []string{"TASKSBRIDGE_SESSION_IDLE_TIMEOUT"}},
 			&cli.IntFlag{Name: "max-sessions", Value: face.DefaultMaxSessionsPerCPU * runtime.NumCPU(), Usage: fmt.Sprintf("most legacy sessions this process holds (well under 1 KiB each while idle); a new one beyond it gets HTTP 503 (default: %d per CPU; -1: no bound)", face.DefaultMaxSessionsPerCPU), EnvVars: []string{"TASKSBRIDGE_MAX_SESSIONS"}},
+			&cli.IntFlag{Name: "session-cache", Value: face.DefaultMaxIdleCached, Usage: "idle legacy sessions kept whole in memory; older idle ones go dormant (about 40 bytes each) and are loaded back from the store on their next request (-1: keep every idle session whole)", EnvVars: []string{"TASKSBRIDGE_SESSION_CACHE"}},
 			&cli.IntFlag{Name: "max-tasks-per-principal", Value: face.DefaultMaxTasksPerPrincipal, Usage: "most tools/call requests one legacy client (its Authorization, else its session) has in flight (-1: no bound)", EnvVars: []string{"TASKSBRIDGE_MAX_TASKS_PER_PRINCIPAL"}},
 			&cli.IntFlag{Name: "max-waiters-per-principal", Value: face.DefaultMaxWaitersPerPrincipal, Usage: "most blocked waits on tasks (tasks/result, plain tools/call on a task) one legacy client has open (-1: no bound)", EnvVars: []string{"TASKSBRIDGE_MAX_WAITERS_PER_PRINCIPAL"}},
 			&cli.BoolFlag{Name: "status-notifications", Usage: "send notifications/tasks/status when a legacy client's task changes (stdio, or an open GET stream)", EnvVars: []string{"TASKSBRIDGE_STATUS_NOTIFICATIONS"}},
@@ -165,8 +166,13 @@ func runServe(c *cli.Context) error {
 			return fmt.Errorf("serve: --%s 0 would refuse every request; use -1 for no bound", name)
 		}
 	}
+	sessionCache := c.Int("session-cache")
+	if sessionCache == 0 {
+		return fmt.Errorf("serve: --session-cache 0 would reload every session from the store on every request; use 1 or more, or -1 to keep every idle session whole")
+	}
 	cfg.Legacy = func(lc *face.Config) {
 		lc.MaxSessions, lc.MaxTasksPerPrincipal, lc.MaxWaitersPerPrincipal = maxSessions, maxTasks, maxWaiters
+		lc.MaxIdleCached = sessionCache
 	}
 	if c.Bool("require-auth") {
 		// M-65: every task request authenticated; modern has no sessions to

@@ -170,7 +170,7 @@ func TestServeHelp(t *testing.T) {
 		"TASKSBRIDGE_LISTEN", "TASKSBRIDGE_DATA_DIR", "/healthz", "/readyz", "127.0.0.1:8080", "./tasksbridge-data",
 		"--upstream-era", "TASKSBRIDGE_UPSTREAM_ERA", "--metrics-listen", "TASKSBRIDGE_METRICS_LISTEN", "/metrics",
 		"legacy client -> modern upstream", "modern client -> legacy upstream", "legacy client -> legacy upstream",
-		"modern client -> modern upstream", "-32022"} {
+		"modern client -> modern upstream", "-32022", "--session-cache", "TASKSBRIDGE_SESSION_CACHE"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help lacks %q:\n%s", want, out.String())
 		}
@@ -320,5 +320,20 @@ func TestServeRequireAuth(t *testing.T) {
 	want := `"action":"task.create","era":"modern","principal":"` + sessionmap.PrincipalFromAuthorization("Bearer alice") + `"`
 	if !strings.Contains(string(b), want) || strings.Contains(string(b), "alice") {
 		t.Errorf("audit log %q; want a modern task.create by the principal hash, never the token", b)
+	}
+}
+
+// --session-cache 0 would reload every session on every request: refused at
+// start, naming the flag and what to use instead.
+func TestServeRefusesZeroSessionCache(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	lines, _, done := runApp(ctx, t, nil, "serve", "--upstream", "http://127.0.0.1:1/mcp", "--session-cache", "0", "--data-dir", t.TempDir())
+	go func() {
+		for range lines {
+		}
+	}()
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "--session-cache 0") || !strings.Contains(err.Error(), "-1") {
+		t.Errorf("serve --session-cache 0: %v", err)
 	}
 }
