@@ -3,6 +3,7 @@ package face_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -187,4 +188,46 @@ func (c *rawClient) deleteSession(ctx context.Context) (int, error) {
 	}
 	resp.Body.Close()
 	return resp.StatusCode, nil
+}
+
+// Sessions going dormant and coming back while their clients keep sending
+// requests: every request is served, none is lost to a race between the
+// LRU, the dormant table and a load from the store, and the table still
+// counts each session once.
+func TestDormantSessionsUnderConcurrentUse(t *testing.T) {
+	ctx := ctxT(t, 60*time.Second)
+	up := startUpstream(t, demo.Options{})
+	var ev sessionCounts
+	cfg := face.Config{MaxIdleCached: 1, Store: sessionmap.NewMemory()}
+	cfg.Hooks.Session = ev.hook
+	br := startBridge(t, up, cfg)
+	const n, rounds = 6, 15
+	cs := make([]*rawClient, n)
+	for i := range cs {
+		cs[i] = newRawClient(t, br.url)
+		cs[i].initialize(ctx, nil)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, n*rounds)
+	for _, c := range cs {
+		wg.Go(func() {
+			for range rounds {
+				if r, err := c.try(ctx, "tasks/list", nil); err != nil || r.Status != http.StatusOK || r.Err != nil {
+					errs <- fmt.Sprintf("%v %+v", err, r)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error("request on a session going dormant and back:", e)
+	}
+	if got := br.b.Sessions(); got != n {
+		t.Errorf("sessions %d, want %d", got, n)
+	}
+	if ev.start.Load() != n || ev.rehydrate.Load() != 0 || ev.end.Load() != 0 {
+		t.Errorf("lifecycle events start/rehydrate/end %d/%d/%d, want %d/0/0", ev.start.Load(), ev.rehydrate.Load(), ev.end.Load(), n)
+	}
 }
