@@ -272,7 +272,8 @@ func metaMembers(meta RequestMeta) ([]rawjson.Member, error) {
 // sender that stamps the same _meta on many requests (a legacy session's
 // upstream calls, §5.2 flow 7: the session's capabilities, clientInfo and log
 // level change only with the session). StampPreparedMeta with it gives what
-// StampRequestMeta gives with Meta(), byte for byte and error for error.
+// StampRequestMeta gives with Meta(), byte for byte and error for error. It
+// is never changed after PrepareRequestMeta, so requests share it freely.
 type PreparedMeta struct {
 	meta RequestMeta
 	// add: meta's members as StampRequestMeta appends them to an _meta that
