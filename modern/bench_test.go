@@ -15,3 +15,16 @@ func BenchmarkStampRequestMeta(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStampPreparedMeta is the same stamp with the meta prepared once,
+// as a legacy session stamps it.
+func BenchmarkStampPreparedMeta(b *testing.B) {
+	p := PrepareRequestMeta(NewRequestMeta(TasksCapabilities(), bridgeInfo))
+	params := []byte(`{"name":"echo","arguments":{"text":"bridgeload-echo","n":[1,2,3]},"_meta":{"progressToken":7,"com.example/x":"y"}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := StampPreparedMeta(params, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

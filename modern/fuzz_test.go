@@ -359,3 +359,20 @@ func FuzzCheckHeaders(f *testing.F) {
 		}
 	})
 }
+
+// FuzzStampPreparedMeta: the prepared stamp equals the full one on any
+// params, for every meta of the equivalence table.
+func FuzzStampPreparedMeta(f *testing.F) {
+	metas := preparedMetas()
+	prepared := make([]*PreparedMeta, len(metas))
+	for i, m := range metas {
+		prepared[i] = PrepareRequestMeta(m)
+	}
+	for i, s := range preparedParams {
+		f.Add([]byte(s), uint8(i))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
+		i := int(which) % len(metas)
+		checkPreparedSame(t, data, metas[i], prepared[i])
+	})
+}

@@ -1,6 +1,7 @@
 package modern
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/tasksbridge/tasksbridge/internal/rawjson"
@@ -207,27 +208,37 @@ func (m RequestMeta) fields() (map[string]json.RawMessage, error) {
 // pass Validate (the bridge never sends an incomplete one, M-01); otherwise
 // the error is -32603 carrying Validate's message.
 func StampRequestMeta(params []byte, meta RequestMeta) (json.RawMessage, error) {
-	ms, err := rawMembers("request params", params)
+	ms, metaMs, err := splitParamsMeta(params)
 	if err != nil {
 		return nil, err
 	}
-	var metaMs []rawjson.Member
+	return stampFull(ms, metaMs, meta)
+}
+
+// splitParamsMeta splits params into their members and those of their _meta
+// (nil when absent or null).
+func splitParamsMeta(params []byte) (ms, metaMs []rawjson.Member, err error) {
+	if ms, err = rawMembers("request params", params); err != nil {
+		return nil, nil, err
+	}
 	for _, m := range ms {
 		if m.Key != "_meta" || isNull(m.Val) {
 			continue
 		}
 		if !isObject(m.Val) {
-			return nil, invalidParams("request params", "field %q must be an object, got %s", "_meta", jsonKind(m.Val))
+			return nil, nil, invalidParams("request params", "field %q must be an object, got %s", "_meta", jsonKind(m.Val))
 		}
 		if metaMs, err = rawMembers("request params: field \"_meta\"", m.Val); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	ab, err := meta.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	add, err := rawMembers("_meta", ab)
+	return ms, metaMs, nil
+}
+
+// stampFull is StampRequestMeta after the split: encode meta, merge it,
+// decode and validate the merged _meta (M-01), write the params back.
+func stampFull(ms, metaMs []rawjson.Member, meta RequestMeta) (json.RawMessage, error) {
+	add, err := metaMembers(meta)
 	if err != nil {
 		return nil, err
 	}
@@ -246,4 +257,120 @@ func StampRequestMeta(params []byte, meta RequestMeta) (json.RawMessage, error) 
 		return nil, rpc.Errorf(rpc.CodeInternalError, "modern: stamp _meta: %s", rpc.As(err).Message)
 	}
 	return writeRawMembers(rawjson.With(ms, "_meta", mb))
+}
+
+// metaMembers is meta encoded and split into its members.
+func metaMembers(meta RequestMeta) ([]rawjson.Member, error) {
+	ab, err := meta.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return rawMembers("_meta", ab)
+}
+
+// PreparedMeta is a RequestMeta encoded, split and validated once, for a
+// sender that stamps the same _meta on many requests (a legacy session's
+// upstream calls, §5.2 flow 7: the session's capabilities, clientInfo and log
+// level change only with the session). StampPreparedMeta with it gives what
+// StampRequestMeta gives with Meta(), byte for byte and error for error. It
+// is never changed after PrepareRequestMeta, so requests share it freely.
+type PreparedMeta struct {
+	meta RequestMeta
+	// add: meta's members as StampRequestMeta appends them to an _meta that
+	// lacks them (key literals as rawjson.With writes them).
+	add []rawjson.Member
+	// enc: add written out, the whole _meta of params that carry none.
+	enc json.RawMessage
+	// ok: enc decodes and passes Validate on its own, so a merge that only
+	// adds keys it cannot misread keeps it valid (the fast path's premise).
+	ok bool
+}
+
+// PrepareRequestMeta encodes and validates meta once. A meta that does not
+// encode or validate is kept too: stamping with it takes the full path and
+// returns StampRequestMeta's error.
+func PrepareRequestMeta(meta RequestMeta) *PreparedMeta {
+	p := &PreparedMeta{meta: meta}
+	add, err := metaMembers(meta)
+	if err != nil {
+		return p
+	}
+	for _, a := range add {
+		p.add = rawjson.With(p.add, a.Key, a.Val)
+	}
+	if p.enc, err = writeRawMembers(p.add); err != nil {
+		return p
+	}
+	final, err := DecodeRequestMetaObject(p.enc)
+	p.ok = err == nil && final.Validate() == nil
+	return p
+}
+
+// Meta returns the RequestMeta p was prepared from.
+func (p *PreparedMeta) Meta() RequestMeta { return p.meta }
+
+// StampPreparedMeta is StampRequestMeta(params, p.Meta()) without encoding,
+// re-splitting, decoding and validating the same _meta on every request:
+// when params carry no _meta, or one whose keys p does not set and which are
+// not per-request keys (a valid progressToken excepted when p has none), the
+// merged _meta is params' members followed by p's, valid because p is.
+// Anything else takes StampRequestMeta's path, so its errors (M-37, -32602
+// wording) stay the same.
+func StampPreparedMeta(params []byte, p *PreparedMeta) (json.RawMessage, error) {
+	ms, metaMs, err := splitParamsMeta(params)
+	if err != nil {
+		return nil, err
+	}
+	if !p.ok || !p.disjoint(metaMs) {
+		return stampFull(ms, metaMs, p.meta)
+	}
+	mb := p.enc
+	if len(metaMs) > 0 {
+		merged := make([]rawjson.Member, 0, len(metaMs)+len(p.add))
+		if mb, err = writeRawMembersSized(append(append(merged, metaMs...), p.add...), len(params)+len(p.enc)); err != nil {
+			return nil, err
+		}
+	}
+	size := len(params) + len(mb) + len(`,"_meta":{}`)
+	if _, ok := rawjson.Lookup(ms, "_meta"); ok {
+		return writeRawMembersSized(rawjson.With(ms, "_meta", mb), size)
+	}
+	// What rawjson.With appends for a new key, without encoding its literal
+	// on every request.
+	return writeRawMembersSized(append(ms, rawjson.Member{Key: "_meta", RawKey: metaKeyLiteral, Val: mb}), size)
+}
+
+var metaKeyLiteral = rawjson.Key("_meta")
+
+// writeRawMembersSized is writeRawMembers into a buffer of capacity size (an
+// upper bound of the output), so the per-request stamp grows no buffer.
+func writeRawMembersSized(ms []rawjson.Member, size int) (json.RawMessage, error) {
+	b, err := rawjson.AppendCompact(make([]byte, 0, size), ms)
+	if err != nil {
+		return nil, encodeErr("%v", err)
+	}
+	return b, nil
+}
+
+// disjoint reports whether merging p into an _meta with members metaMs only
+// appends p's members and leaves every key the decoder reads (requestMetaKeys)
+// to p, or to params' own well-formed progressToken when p sets none.
+func (p *PreparedMeta) disjoint(metaMs []rawjson.Member) bool {
+	for _, m := range metaMs {
+		for _, a := range p.add {
+			if a.Key == m.Key {
+				return false
+			}
+		}
+		if !contains(requestMetaKeys, m.Key) {
+			continue
+		}
+		if m.Key != MetaKeyProgressToken || p.meta.ProgressToken != nil {
+			return false
+		}
+		if _, ok := parseID(bytes.TrimSpace(m.Val)); !ok {
+			return false
+		}
+	}
+	return true
 }

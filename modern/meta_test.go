@@ -311,3 +311,144 @@ func TestStampAndRetryKeepOrderAndBytes(t *testing.T) {
 		t.Fatalf("RetryParams round 2:\n got %s\nwant %s", again, wantAgain)
 	}
 }
+
+// preparedMetas are the metas the prepared-stamp equivalence tests stamp:
+// complete ones (the fast path's premise) and broken ones (always the full
+// path, whose error must come back unchanged).
+func preparedMetas() []RequestMeta {
+	caps := TasksCapabilities()
+	caps.Elicitation = &Object{"form": json.RawMessage(`{}`)}
+	plain := NewRequestMeta(TasksCapabilities(), bridgeInfo)
+	logged := NewRequestMeta(caps, bridgeInfo)
+	logged.LogLevel = LogWarning
+	token := NewRequestMeta(TasksCapabilities(), nil)
+	token.ProgressToken = json.RawMessage(`"tb-progress-1"`)
+	other := NewRequestMeta(TasksCapabilities(), bridgeInfo)
+	other.Other = map[string]json.RawMessage{"traceparent": json.RawMessage(`"00-a"`), "com.example/<k>": json.RawMessage(`{ "a" : [1, 2] }`)}
+	badLevel := NewRequestMeta(TasksCapabilities(), bridgeInfo)
+	badLevel.LogLevel = "loud"
+	badToken := NewRequestMeta(TasksCapabilities(), bridgeInfo)
+	badToken.ProgressToken = json.RawMessage(`true`)
+	return []RequestMeta{plain, logged, token, other, {}, {ProtocolVersion: ProtocolVersion}, badLevel, badToken,
+		{ProgressToken: json.RawMessage(`"p"`)}}
+}
+
+// preparedParams are request params around every branch of the fast path's
+// premise: no _meta, an _meta without per-request keys, a progressToken of
+// every shape, per-request keys (escaped too), duplicates, and broken input.
+var preparedParams = []string{
+	``, `null`, ` null `, `{}`, ` { "name" : "x" } `, `{"name":"x","arguments":{"a":"<&>","n":1.50}}`,
+	`{"_meta":null,"name":"x"}`, `{"name":"x","_meta":{}}`, `{"_meta":{"progressToken":7}}`,
+	`{"_meta":{"progressToken":"t"}}`, `{"_meta":{"progressToken":true}}`, `{"_meta":{"progressToken":null}}`,
+	`{"_meta":{"progressToken":1.5}}`, `{"_meta":{"progressToken":9007199254740993}}`, `{"_meta":{"progressToken": 8 }}`,
+	`{"_meta":{"traceparent":"00-b"}}`, `{"_meta":{"traceparent":"00-b","progressToken":"t","x":{ "y" : 1 }}}`,
+	`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}`,
+	`{"_meta":{"io.modelcontextprotocol/logLevel":"loud"}}`, `{"_meta":{"io.modelcontextprotocol/logLevel":"info"}}`,
+	`{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}`, `{"_meta":{"io.modelcontextprotocol/clientInfo":7}}`,
+	`{"_meta":{"\u0070rogressToken":"x"}}`, `{"_meta":{"\u0070rogressToken":false}}`, `{"_meta":{"com.example/\u003ck>":1}}`,
+	`{"_meta":{"a":1,"a":2}}`, `{"_meta":{"x":1},"_meta":{"y":2}}`, `{"_meta":{"x":1},"_meta":null}`,
+	`{"name":"x","_meta":{"com.example/k":{ "n" : [1, 2] }}, "z":3}`, `{"_meta":1}`, `{"_meta":[]}`, `{"_meta":"x"}`,
+	`[]`, `7`, `"s"`, `{"x":`, `{"_meta":{"progressToken":"t"`, "{\"a\":\"\xff\"}",
+}
+
+// checkPreparedSame fails unless StampPreparedMeta(params) is exactly
+// StampRequestMeta(params): same bytes, or same code and message.
+func checkPreparedSame(t *testing.T, params []byte, meta RequestMeta, p *PreparedMeta) {
+	t.Helper()
+	want, wantErr := StampRequestMeta(params, meta)
+	got, gotErr := StampPreparedMeta(params, p)
+	if (wantErr == nil) != (gotErr == nil) {
+		t.Fatalf("params %q meta %+v: full path err %v, prepared err %v", params, meta, wantErr, gotErr)
+	}
+	if wantErr != nil {
+		w, g := rpc.As(wantErr), rpc.As(gotErr)
+		if w.Code != g.Code || w.Message != g.Message || !reflect.DeepEqual(w.Data, g.Data) {
+			t.Fatalf("params %q: errors differ:\nfull     %d %s\nprepared %d %s", params, w.Code, w.Message, g.Code, g.Message)
+		}
+		return
+	}
+	if string(want) != string(got) {
+		t.Fatalf("params %q: stamped params differ:\nfull     %s\nprepared %s", params, want, got)
+	}
+}
+
+func TestStampPreparedMetaMatchesFullPath(t *testing.T) {
+	for mi, meta := range preparedMetas() {
+		p := PrepareRequestMeta(meta)
+		if got := p.Meta(); !reflect.DeepEqual(got, meta) {
+			t.Fatalf("meta %d: Meta() = %+v, want %+v", mi, got, meta)
+		}
+		for _, params := range preparedParams {
+			checkPreparedSame(t, []byte(params), meta, p)
+		}
+	}
+}
+
+// TestStampPreparedMetaTakesFastPath pins which inputs the fast path serves,
+// so the equivalence test above compares two different code paths rather
+// than the full path with itself.
+func TestStampPreparedMetaTakesFastPath(t *testing.T) {
+	metas := preparedMetas()
+	for _, tc := range []struct {
+		meta   int
+		params string
+		fast   bool
+	}{
+		{0, `{"name":"x","arguments":{}}`, true},
+		{0, ``, true},
+		{0, `{"_meta":null}`, true},
+		{0, `{"_meta":{"progressToken":7,"traceparent":"t"}}`, true},
+		{0, `{"_meta":{"\u0070rogressToken":"x"}}`, true},
+		{3, `{"_meta":{"x":1}}`, true},
+		{0, `{"_meta":{"progressToken":true}}`, false},
+		{0, `{"_meta":{"progressToken":null}}`, false},
+		{2, `{"_meta":{"progressToken":7}}`, false},
+		{3, `{"_meta":{"traceparent":"t"}}`, false},
+		{0, `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}`, false},
+		{0, `{"_meta":{"io.modelcontextprotocol/logLevel":"info"}}`, false},
+		{4, `{}`, false},
+		{6, `{}`, false},
+		{7, `{}`, false},
+	} {
+		p := PrepareRequestMeta(metas[tc.meta])
+		_, metaMs, err := splitParamsMeta([]byte(tc.params))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.params, err)
+		}
+		if fast := p.ok && p.disjoint(metaMs); fast != tc.fast {
+			t.Errorf("meta %d params %s: fast path %v, want %v", tc.meta, tc.params, fast, tc.fast)
+		}
+	}
+}
+
+// TestStampPreparedMetaAllocs bounds the fast path's allocations for a
+// typical legacy tools/call (it stamps every forwarded request), so that a
+// change which re-encodes or re-validates the meta per call shows here.
+func TestStampPreparedMetaAllocs(t *testing.T) {
+	meta := NewRequestMeta(TasksCapabilities(), bridgeInfo)
+	meta.LogLevel = LogInfo
+	p := PrepareRequestMeta(meta)
+	for _, tc := range []struct {
+		params string
+		max    float64
+	}{
+		// The params' members and keys, their dedup, the output buffer.
+		{`{"name":"echo","arguments":{"text":"hello"}}`, 10},
+		// Plus the _meta's members, the merged _meta and the token's check.
+		{`{"name":"echo","arguments":{"text":"hello"},"_meta":{"progressToken":"t-1"}}`, 24},
+	} {
+		params := []byte(tc.params)
+		if raceBuild {
+			tc.max += 10 // encoding/json's pooled scanners, now and then
+		}
+		full := testing.AllocsPerRun(100, func() { _, _ = StampRequestMeta(params, meta) })
+		fast := testing.AllocsPerRun(100, func() { _, _ = StampPreparedMeta(params, p) })
+		t.Logf("%s: %.0f allocs prepared, %.0f full", tc.params, fast, full)
+		if fast > tc.max {
+			t.Errorf("%s: StampPreparedMeta allocates %.0f times per call, want ≤ %.0f (full path: %.0f)", tc.params, fast, tc.max, full)
+		}
+		if fast*4 > full {
+			t.Errorf("%s: StampPreparedMeta allocates %.0f times, the full path %.0f: is the meta encoded per call again?", tc.params, fast, full)
+		}
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -410,6 +412,9 @@ func FuzzRequestToModern(f *testing.F) {
 	f.Add("tools/call", []byte(`{"name":"x","task":[]}`), "bogus")
 	f.Fuzz(func(t *testing.T, method string, data []byte, support string) {
 		u, err := RequestToModern(method, data, bridgeMeta(), legacy.TaskSupport(support))
+		if d := preparedDiff(method, data, bridgeMeta(), legacy.TaskSupport(support), u, err); d != "" {
+			t.Fatal(d)
+		}
 		checkErr(t, err)
 		if err != nil {
 			return
@@ -727,4 +732,26 @@ func forbiddenModern(code int64) bool {
 		return true
 	}
 	return code <= -32020 && code >= -32099
+}
+
+// preparedDiff describes how RequestToModernPrepared with meta prepared
+// differs from RequestToModern's u, err ("" when it does not): the legacy
+// face stamps its session's meta prepared, and must send the same bytes and
+// answer the same errors (M-01, M-37).
+func preparedDiff(method string, params []byte, meta modern.RequestMeta, support legacy.TaskSupport, u UpstreamRequest, err error) string {
+	pu, perr := RequestToModernPrepared(method, params, modern.PrepareRequestMeta(meta), support)
+	if (err == nil) != (perr == nil) {
+		return fmt.Sprintf("%s %s: RequestToModern err %v, prepared err %v", method, params, err, perr)
+	}
+	if err != nil {
+		if e, pe := rpc.As(err), rpc.As(perr); e.Code != pe.Code || e.Message != pe.Message || !reflect.DeepEqual(e.Data, pe.Data) {
+			return fmt.Sprintf("%s %s: errors differ:\nfull     %d %s\nprepared %d %s", method, params, e.Code, e.Message, pe.Code, pe.Message)
+		}
+		return ""
+	}
+	if string(u.Params) != string(pu.Params) || u.Method != pu.Method || u.TaskRequested != pu.TaskRequested ||
+		!reflect.DeepEqual(u.RequestedTTL, pu.RequestedTTL) {
+		return fmt.Sprintf("%s %s: requests differ:\nfull     %+v %s\nprepared %+v %s", method, params, u, u.Params, pu, pu.Params)
+	}
+	return ""
 }

@@ -132,6 +132,19 @@ var legacyOnly = map[string]bool{
 //
 // Implements L-05, L-07, L-08, L-09, L-11, L-20, L-24, M-01, M-20, M-34.
 func RequestToModern(method string, params []byte, meta modern.RequestMeta, support legacy.TaskSupport) (UpstreamRequest, error) {
+	return requestToModern(method, params, meta, nil, support)
+}
+
+// RequestToModernPrepared is RequestToModern with a meta prepared once
+// (modern.PrepareRequestMeta), for a sender that stamps the same _meta on
+// many requests: same result, byte for byte and error for error, without
+// encoding and validating the meta on every call.
+func RequestToModernPrepared(method string, params []byte, meta *modern.PreparedMeta, support legacy.TaskSupport) (UpstreamRequest, error) {
+	return requestToModern(method, params, modern.RequestMeta{}, meta, support)
+}
+
+// requestToModern stamps prepared when it is set, meta otherwise.
+func requestToModern(method string, params []byte, meta modern.RequestMeta, prepared *modern.PreparedMeta, support legacy.TaskSupport) (UpstreamRequest, error) {
 	if legacyOnly[method] {
 		return UpstreamRequest{}, rpc.Errorf(rpc.CodeMethodNotFound,
 			"%s is answered by the bridge itself and never sent to a 2026-07-28 upstream", method)
@@ -172,7 +185,12 @@ func RequestToModern(method string, params []byte, meta modern.RequestMeta, supp
 	if o, err = withoutMetaKeys(o, method+" params", legacy.RelatedTaskKey); err != nil {
 		return UpstreamRequest{}, err
 	}
-	stamped, err := modern.StampRequestMeta(o.Bytes(), meta)
+	var stamped json.RawMessage
+	if prepared != nil {
+		stamped, err = modern.StampPreparedMeta(o.Bytes(), prepared)
+	} else {
+		stamped, err = modern.StampRequestMeta(o.Bytes(), meta)
+	}
 	if err != nil {
 		return UpstreamRequest{}, err
 	}

@@ -257,6 +257,10 @@ var handlers = map[string]transcript.Handler{
 			}
 		}
 		u, err := RequestToModern(r.Method, r.Params, meta, legacy.TaskSupport(f.Value("support")))
+		// The legacy face stamps its session's meta prepared: same answer.
+		if d := preparedDiff(r.Method, r.Params, meta, legacy.TaskSupport(f.Value("support")), u, err); d != "" {
+			return nil, fmt.Errorf("%s", d)
+		}
 		if err != nil {
 			return emit(f, "", nil, err), nil
 		}

@@ -28,7 +28,7 @@ func (s *session) forward(ctx context.Context, ri *reqInfo, method string) (mcp.
 	if err != nil {
 		return nil, err
 	}
-	up, err := translate.RequestToModern(method, ri.raw, meta, "")
+	up, err := translate.RequestToModernPrepared(method, ri.raw, meta, "")
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (s *session) toolsList(ctx context.Context, ri *reqInfo) (mcp.Result, error
 	if err != nil {
 		return nil, err
 	}
-	up, err := translate.RequestToModern(legacy.MethodToolsList, ri.raw, meta, "")
+	up, err := translate.RequestToModernPrepared(legacy.MethodToolsList, ri.raw, meta, "")
 	if err != nil {
 		return nil, err
 	}

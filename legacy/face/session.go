@@ -48,7 +48,7 @@ type session struct {
 	initParams      json.RawMessage
 	protocolVersion string
 	logLevel        string
-	meta            *modern.RequestMeta // per-request _meta for upstream (cached)
+	meta            *modern.PreparedMeta // per-request _meta for upstream (cached, prepared)
 	rehydrating     bool
 	presented       map[string]map[string]bool // local task id → input keys shown to this session (nil until used)
 	watched         map[string]bool            // local task ids with a status-notification follower (nil until used)
@@ -128,27 +128,42 @@ func (s *session) serverSession() *mcp.ServerSession {
 // requestMeta is the per-request _meta the session stamps upstream (§5.2
 // flow 7): the client's own capabilities plus the tasks extension,
 // its clientInfo and its log level.
+//
+// It is cached prepared (encoded and validated once, M-01): every forwarded
+// request stamps it, and it changes only with the session (initialize,
+// logging/setLevel clear the cache).
 func (s *session) requestMeta() (modern.RequestMeta, error) {
+	p, err := s.preparedMeta()
+	if err != nil {
+		return modern.RequestMeta{}, err
+	}
+	return p.Meta(), nil
+}
+
+// preparedMeta is requestMeta, prepared for modern.StampPreparedMeta.
+func (s *session) preparedMeta() (*modern.PreparedMeta, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.meta != nil {
-		return *s.meta, nil
+		return s.meta, nil
 	}
 	fallback := modern.Implementation{Name: "tasksbridge-legacy-client", Version: version.Version}
 	m, err := translate.UpstreamRequestMeta(s.initParams, s.logLevel, &fallback)
 	if err != nil {
-		return modern.RequestMeta{}, err
+		return nil, err
 	}
-	s.meta = &m
-	return m, nil
+	s.meta = modern.PrepareRequestMeta(m)
+	return s.meta, nil
 }
 
-// callOptions are the upstream options of one request of this session.
-func (s *session) callOptions(ri *reqInfo) (upstream.CallOptions, modern.RequestMeta, error) {
-	m, err := s.requestMeta()
+// callOptions are the upstream options of one request of this session, and
+// its per-request _meta prepared for translate.RequestToModernPrepared.
+func (s *session) callOptions(ri *reqInfo) (upstream.CallOptions, *modern.PreparedMeta, error) {
+	p, err := s.preparedMeta()
 	if err != nil {
-		return upstream.CallOptions{}, m, err
+		return upstream.CallOptions{}, nil, err
 	}
+	m := p.Meta()
 	opts := upstream.CallOptions{ClientInfo: m.ClientInfo, LogLevel: m.LogLevel}
 	if m.ClientCapabilities != nil {
 		opts.Capabilities = *m.ClientCapabilities
@@ -156,7 +171,7 @@ func (s *session) callOptions(ri *reqInfo) (upstream.CallOptions, modern.Request
 	if ri != nil {
 		opts.Authorization = ri.authz
 	}
-	return opts, m, nil
+	return opts, p, nil
 }
 
 // clientCaps are the capabilities the bridge declares upstream for this

@@ -44,7 +44,7 @@ func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error
 	if err != nil {
 		return nil, err
 	}
-	up, err := translate.RequestToModern(legacy.MethodToolsCall, ri.raw, meta, "")
+	up, err := translate.RequestToModernPrepared(legacy.MethodToolsCall, ri.raw, meta, "")
 	if err != nil {
 		return nil, err
 	}

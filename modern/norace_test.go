@@ -1,0 +1,5 @@
+//go:build !race
+
+package modern
+
+const raceBuild = false
