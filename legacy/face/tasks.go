@@ -844,11 +844,17 @@ func (s *session) follow(rec sessionmap.Task) {
 		pinned, unpin := s.b.pinWait(rec.ID)
 		defer unpin()
 		last := legacyTask(rec)
-		check := func() bool {
+		// check notifies a change of the task's legacy view. A terminal
+		// snapshot reaches followers before the watcher's durable write
+		// (observe), and the watcher ends with it, so the record alone may
+		// still say working: the snapshot decides, as for reads
+		// (withTerminal).
+		check := func(snap watch.Snapshot) bool {
 			cur, err := s.b.store.GetTask(ctx, rec.Scope, rec.ID)
 			if err != nil {
 				return false
 			}
+			cur = s.b.withTerminal(cur, snap)
 			t := legacyTask(cur)
 			if t.Status != last.Status || t.StatusMessage != last.StatusMessage {
 				last = t
@@ -862,11 +868,11 @@ func (s *session) follow(rec sessionmap.Task) {
 				if !ok {
 					return
 				}
-				if (snap.Task != nil || snap.Gone != nil) && !check() {
+				if (snap.Task != nil || snap.Gone != nil) && !check(snap) {
 					return
 				}
 			case <-pinned:
-				check()
+				check(watch.Snapshot{})
 				return
 			case <-ctx.Done():
 				return
