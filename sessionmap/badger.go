@@ -942,7 +942,9 @@ func (b *Badger) gcLoop(every time.Duration) {
 		case err == nil && b.clock.durable != nil:
 			// Badger moved live entries out of a value-log file and may have
 			// deleted it once they were applied, not synced: sync them at
-			// once, so that window is one fsync long.
+			// once, so that window is one fsync long. The mark makes that
+			// round sync the value log as well as the memtable log.
+			b.clock.durable.vlogWritten()
 			if err := b.clock.durable.wait(); err != nil {
 				b.opt.logger.Error("sessionmap: syncing after value log GC failed", "dir", b.dir, "err", err)
 			}

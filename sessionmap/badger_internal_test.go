@@ -634,7 +634,7 @@ func TestLogFilesRotation(t *testing.T) {
 	l := logFiles{ext: ".vlog", format: "%06d.vlog", active: -1}
 	step := func(wantMoved bool, wantActive int64) {
 		t.Helper()
-		moved, err := l.syncRotated(dir)
+		moved, err := l.syncRotated(dir, false)
 		if err != nil || moved != wantMoved || l.active != wantActive {
 			t.Fatalf("syncRotated = %v, %v, active %d; want %v, active %d", moved, err, l.active, wantMoved, wantActive)
 		}
@@ -649,4 +649,43 @@ func TestLogFilesRotation(t *testing.T) {
 	step(true, 3)
 	touch("00004.mem") // another kind
 	step(false, 3)
+}
+
+// A round fsyncs the value log only when a commit may have written to it:
+// small records live in the memtable log alone, and a value of
+// ValueThreshold bytes or more (here a large owed answer) goes to the value
+// log, so the round that acknowledges it syncs that file too.
+func TestBadgerValueLogSyncOnlyWhenWritten(t *testing.T) {
+	clk := newManualClock()
+	b := openTest(t, t.TempDir(), clk)
+	defer b.Close()
+	ctx := context.Background()
+	sc := Scope{Session: "s"}
+	g := b.clock.durable
+	task := testTask(sc, clk.Now())
+	if err := b.CreateTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	synced := g.vlogSynced
+	if synced != g.vlogMarks.Load() {
+		t.Fatalf("after the first rounds the value log is still unsynced: synced %d, marks %d", synced, g.vlogMarks.Load())
+	}
+	if err := b.CreateTask(ctx, testTask(sc, clk.Now())); err != nil {
+		t.Fatal(err)
+	}
+	if g.vlogSynced != synced || g.vlogMarks.Load() != synced {
+		t.Fatalf("a small record marked the value log: synced %d, marks %d, want %d", g.vlogSynced, g.vlogMarks.Load(), synced)
+	}
+	big := json.RawMessage(`{"x":"` + strings.Repeat("a", int(b.db.Opts().ValueThreshold)) + `"}`)
+	if _, err := b.OweAnswers(ctx, sc, task.ID, map[string]json.RawMessage{"k": big}); err != nil {
+		t.Fatal(err)
+	}
+	if g.vlogMarks.Load() == synced || g.vlogSynced != g.vlogMarks.Load() {
+		t.Fatalf("a value-log record was acknowledged without a value-log fsync: synced %d, marks %d (before %d)",
+			g.vlogSynced, g.vlogMarks.Load(), synced)
+	}
+	got, err := b.GetTask(ctx, sc, task.ID)
+	if err != nil || len(got.OwedAnswers["k"]) != len(big) {
+		t.Fatalf("GetTask = %d-byte answer, %v; want %d bytes", len(got.OwedAnswers["k"]), err, len(big))
+	}
 }

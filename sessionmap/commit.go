@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -93,8 +95,14 @@ func (c *txnClock) end(txn *badger.Txn, readTs uint64) {
 }
 
 // commit hands txn to Badger under the next timestamp and waits until it is
-// applied and fsynced.
-func (c *txnClock) commit(txn *badger.Txn) error {
+// applied and fsynced. toVlog says the transaction holds a value Badger
+// writes to the value log instead of the memtable log.
+func (c *txnClock) commit(txn *badger.Txn, toVlog bool) error {
+	if toVlog && c.durable != nil {
+		// Before the hand-off: any round that covers this commit starts after
+		// it was applied, so it sees the mark (see groupSync.syncAll).
+		c.durable.vlogWritten()
+	}
 	res := make(chan error, 1)
 	c.commitMu.Lock()
 	c.mu.Lock()
@@ -190,19 +198,26 @@ func (b *Badger) view(fn func(*badger.Txn) error) error {
 
 // wtxn is a read-write transaction that remembers whether it wrote: one
 // that did not (an unchanged poll, a touch within the granularity) has
-// nothing to make durable and must not cost an fsync round.
+// nothing to make durable and must not cost an fsync round. It also
+// remembers whether a value is large enough for Badger to put it in the
+// value log (len >= ValueThreshold, the rule Badger applies per entry), so
+// rounds fsync that file only when it may hold something new.
 type wtxn struct {
 	*badger.Txn
-	wrote bool
+	vlogFrom int // Badger's ValueThreshold
+	wrote    bool
+	toVlog   bool
 }
 
 func (w *wtxn) Set(key, val []byte) error {
 	w.wrote = true
+	w.toVlog = w.toVlog || len(val) >= w.vlogFrom
 	return w.Txn.Set(key, val)
 }
 
 func (w *wtxn) SetEntry(e *badger.Entry) error {
 	w.wrote = true
+	w.toVlog = w.toVlog || len(e.Value) >= w.vlogFrom
 	return w.Txn.SetEntry(e)
 }
 
@@ -219,10 +234,10 @@ func (b *Badger) update(ctx context.Context, fn func(*wtxn) error) error {
 	}
 	for attempt := 0; ; attempt++ {
 		txn, ts := b.clock.begin(true)
-		w := &wtxn{Txn: txn}
+		w := &wtxn{Txn: txn, vlogFrom: int(b.db.Opts().ValueThreshold)}
 		err := fn(w)
 		if err == nil && w.wrote {
-			err = b.clock.commit(txn)
+			err = b.clock.commit(txn, w.toVlog)
 		}
 		b.clock.end(txn, ts)
 		if !errors.Is(err, badger.ErrConflict) || attempt >= maxRetries {
@@ -247,6 +262,20 @@ type groupSync struct {
 	err       error       // sticky: after a failed fsync nothing is acknowledged any more
 	logs      [2]logFiles // memtable and value log files; only the running round touches them
 
+	// Value-log writes: vlogMarks counts commits (and value-log GC runs) that
+	// may have written to the value log; vlogSynced is the count the last
+	// round that fsynced it saw (only the running round touches it).
+	// vlogAlways: Badger moves its threshold by itself (VLogPercentile), so
+	// wtxn cannot tell.
+	vlogMarks  atomic.Uint64
+	vlogSynced uint64
+	vlogAlways bool
+	// walByPath: fsync the memtable log through its path rather than
+	// Badger's msync of the whole mapping with the value log after it. On
+	// Linux both write back the same page cache (msync(MS_SYNC) is an fsync
+	// of the file's range); elsewhere Badger's Sync is used as is.
+	walByPath bool
+
 	testWaiting func() // tests: a commit is about to wait for a round
 	testRound   func() // tests: a round starts (before it syncs)
 }
@@ -255,7 +284,10 @@ func newGroupSync(db *badger.DB, dir string) *groupSync {
 	g := &groupSync{db: db, dir: dir, logs: [2]logFiles{
 		{ext: ".mem", format: "%05d.mem", active: -1},
 		{ext: ".vlog", format: "%06d.vlog", active: -1},
-	}}
+	}, vlogAlways: db.Opts().VLogPercentile > 0, walByPath: runtime.GOOS == "linux"}
+	// Whatever the value log held at open was written by an earlier process
+	// that may not have synced it: the first round syncs it.
+	g.vlogMarks.Store(1)
 	g.cond = sync.NewCond(&g.mu)
 	return g
 }
@@ -296,22 +328,45 @@ func (g *groupSync) wait() error {
 	return g.err
 }
 
+// vlogWritten marks that a commit about to be handed to Badger, or a value
+// log GC that has run, may have written to the value log.
+func (g *groupSync) vlogWritten() { g.vlogMarks.Add(1) }
+
 // syncAll fsyncs everything a commit applied since the last round may be in.
 // Badger's Sync covers the active memtable log and the active value log. When
 // either filled up meanwhile, Badger (without SyncWrites) moved on to a new
 // file without syncing the old one, so the files that were active since the
 // last round are synced too, and the directory, which holds a new file then.
+//
+// Values below ValueThreshold, all the store writes in practice, live in
+// the memtable log only, and a value-log fsync that has nothing to write
+// still costs a device flush. So the value log is synced only when a commit
+// marked it (commit, before the hand-off; the GC loop, after a value-log GC)
+// since the last round that synced it: a commit this round covers was applied
+// before the round started, so its mark is seen here. Otherwise only the
+// memtable log is synced, and the value log's rotated files are left alone
+// too (nothing was written, so nothing rotated).
 func (g *groupSync) syncAll() error {
-	if err := g.db.Sync(); err != nil {
-		return err
+	marks := g.vlogMarks.Load()
+	vlog := g.vlogAlways || marks != g.vlogSynced || !g.walByPath
+	if vlog {
+		if err := g.db.Sync(); err != nil {
+			return err
+		}
 	}
 	moved := false
 	for i := range g.logs {
-		m, err := g.logs[i].syncRotated(g.dir)
+		if i == 1 && !vlog {
+			continue
+		}
+		m, err := g.logs[i].syncRotated(g.dir, i == 0 && !vlog)
 		if err != nil {
 			return err
 		}
 		moved = moved || m
+	}
+	if vlog {
+		g.vlogSynced = marks
 	}
 	if moved {
 		return fsyncPath(g.dir)
@@ -327,14 +382,18 @@ type logFiles struct {
 }
 
 // syncRotated fsyncs the files that were active since the last round but
-// are not the newest, and reports whether a new file appeared. While the
+// are not the newest, and the newest too when newest is set (otherwise
+// Badger's Sync did it), and reports whether a new file appeared. While the
 // file after the active one does not exist nothing rotated: one stat per
 // round instead of reading the directory.
-func (l *logFiles) syncRotated(dir string) (bool, error) {
+func (l *logFiles) syncRotated(dir string, newest bool) (bool, error) {
 	if l.active >= 0 {
 		_, err := os.Stat(filepath.Join(dir, fmt.Sprintf(l.format, l.active+1)))
 		if errors.Is(err, os.ErrNotExist) {
-			return false, nil
+			if !newest {
+				return false, nil
+			}
+			return false, syncLog(filepath.Join(dir, fmt.Sprintf(l.format, l.active)))
 		}
 	}
 	ents, err := os.ReadDir(dir)
@@ -352,21 +411,30 @@ func (l *logFiles) syncRotated(dir string) (bool, error) {
 	if len(ids) == 0 {
 		return false, nil
 	}
-	newest := slices.Max(ids)
+	last := slices.Max(ids)
 	for _, n := range ids {
-		// The newest: db.Sync did it, or it is newer than this round's data.
-		// Below the last active one: synced by an earlier round.
-		if n == newest || n < l.active {
+		// The newest, unless asked for: db.Sync did it, or it is newer than
+		// this round's data. Below the last active one: synced by an earlier
+		// round.
+		if (n == last && !newest) || n < l.active {
 			continue
 		}
-		err := fsyncPath(filepath.Join(dir, fmt.Sprintf(l.format, n)))
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return false, err // (a memtable log that vanished was flushed to a synced table file)
+		if err := syncLog(filepath.Join(dir, fmt.Sprintf(l.format, n))); err != nil {
+			return false, err
 		}
 	}
-	moved := newest != l.active
-	l.active = newest
+	moved := last != l.active
+	l.active = last
 	return moved, nil
+}
+
+// syncLog fsyncs a log file that Badger may have deleted meanwhile: a
+// memtable log that vanished was flushed to a synced table file first.
+func syncLog(path string) error {
+	if err := fsyncPath(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 func fsyncPath(path string) error {
