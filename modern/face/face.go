@@ -13,7 +13,7 @@
 // the wrong shape), which keep go-sdk's answers; the method handlers are the
 // same on both paths (middleware).
 //
-// What go-sdk v1.8.0 does not provide is added (go-sdk.md §8): an
+// What go-sdk v1.8.0 does not provide is added: an
 // HTTP front (and a stdio connection wrapper) that validates the era, the
 // per-request _meta and the MCP-Protocol-Version / Mcp-Method / Mcp-Name
 // headers including Mcp-Name = taskId on tasks/* (-32020, -32022, -32602,
@@ -233,7 +233,7 @@ func (f *Face) gosdk() (*mcp.Server, *mcp.StreamableHTTPHandler, error) {
 		}
 		f.mcp = srv
 		f.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
-			Stateless:    true, // 2026-07-28 over HTTP (go-sdk.md §3)
+			Stateless:    true, // 2026-07-28 over HTTP has no sessions
 			JSONResponse: f.opts.JSONResponse,
 			Logger:       f.opts.Logger,
 		})
