@@ -303,12 +303,9 @@ tasksbridge_requests_total{client_era="legacy",method="tools/call",outcome="upst
 	}
 }
 
-// The upstream meter counts every request by code bucket and drops the
-// cached era when the upstream stops behaving like it (§3.4, M-08): a
-// transport failure, a modern request refused without a JSON-RPC body, a
-// legacy initialize refused with a modern error; not for a modern JSON-RPC
-// error, and never for probes (ctxNoEraFeedback).
-func TestUpstreamMeterEraFeedback(t *testing.T) {
+// meteredUpstream is the upstream the meter tests send to: each method
+// names one way an upstream answers.
+func meteredUpstream(t *testing.T) *httptest.Server {
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		var req struct {
@@ -327,15 +324,37 @@ func TestUpstreamMeterEraFeedback(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusNotFound)
 			w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32601,"message":"no"}}`))
+		case "error": // a JSON answer with its length: EOF comes with its last bytes
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32602,"message":"no"}}`))
+		case "chunked": // a JSON answer without a length: EOF comes alone
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,`))
+			w.(http.Flusher).Flush()
+			w.Write([]byte(`"result":{}}`))
 		case "tasks/get":
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.Write([]byte("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n"))
+			w.(http.Flusher).Flush()
 			w.Write([]byte("data: {\"jsonrpc\":\"2.0\",\"id\":" + string(req.ID) + ",\"result\":{}}\n\n"))
+		case "noanswer": // an SSE stream that ends without the answer
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Write([]byte(": keep-alive\n\n"))
 		default:
 			http.Error(w, "oops", http.StatusBadGateway)
 		}
 	}))
-	defer hs.Close()
+	t.Cleanup(hs.Close)
+	return hs
+}
+
+// The upstream meter counts every request by code bucket and drops the
+// cached era when the upstream stops behaving like it (§3.4, M-08): a
+// transport failure, a modern request refused without a JSON-RPC body, a
+// legacy initialize refused with a modern error; not for a modern JSON-RPC
+// error, and never for probes (ctxNoEraFeedback).
+func TestUpstreamMeterEraFeedback(t *testing.T) {
+	hs := meteredUpstream(t)
 	m := metrics.New(metrics.Options{})
 	var invalidated atomic.Int32
 	u := &upstreamMeter{m: m, invalidate: func() { invalidated.Add(1) }}
@@ -458,37 +477,7 @@ tasksbridge_upstream_requests_total{code="transport",method="tools/list"} 1
 // its answer (the checks below run right after the client read it, with no
 // wait).
 func TestPassthroughUpstreamMeter(t *testing.T) {
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		_ = json.Unmarshal(body, &req)
-		switch req.Method {
-		case "plain400": // a legacy server refusing a sessionless request
-			http.Error(w, "Bad Request: session id required", http.StatusBadRequest)
-		case "error": // a JSON answer with its length: EOF comes with its last bytes
-			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32602,"message":"no"}}`))
-		case "chunked": // a JSON answer without a length: EOF comes alone
-			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,`))
-			w.(http.Flusher).Flush()
-			w.Write([]byte(`"result":{}}`))
-		case "tasks/get":
-			w.Header().Set("Content-Type", "text/event-stream")
-			w.Write([]byte("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n"))
-			w.(http.Flusher).Flush()
-			w.Write([]byte("data: {\"jsonrpc\":\"2.0\",\"id\":" + string(req.ID) + ",\"result\":{}}\n\n"))
-		case "noanswer": // an SSE stream that ends without the answer
-			w.Header().Set("Content-Type", "text/event-stream")
-			w.Write([]byte(": keep-alive\n\n"))
-		default:
-			http.Error(w, "oops", http.StatusBadGateway)
-		}
-	}))
-	defer hs.Close()
+	hs := meteredUpstream(t)
 	m := metrics.New(metrics.Options{})
 	s, err := New(Config{Upstream: hs.URL, UpstreamEra: "modern", Store: sessionmap.NewMemory(), Metrics: m,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
