@@ -154,8 +154,9 @@ func (s *keySet) startLocked() *fetchCall {
 		wasDown, host := s.reportedDown, s.host
 		s.reportedDown = err != nil
 		s.mu.Unlock()
+		// Log before waking the waiters, so what they answer follows the log.
+		defer close(call.done)
 		call.err = err
-		close(call.done)
 		switch {
 		case err != nil && !wasDown:
 			s.log.Warn("cannot fetch the token issuer's keys; cached keys stay in use", "host", host, "error", err)
