@@ -96,8 +96,10 @@ type Resolver interface {
 
 // Error is a refusal of a request's credentials (RFC 6750 §3).
 type Error struct {
-	// Status is 401 (missing, invalid or expired token), 403 (insufficient
-	// scope) or 503 (keys or introspection unavailable right now).
+	// Status is 400 (a malformed request: invalid_request, e.g. two
+	// Authorization headers), 401 (missing, invalid or expired token), 403
+	// (insufficient scope) or 503 (keys or introspection unavailable right
+	// now).
 	Status int
 	// Code is the RFC 6750 error code for the challenge ("invalid_token",
 	// "invalid_request", "insufficient_scope"), "" for a bare challenge.

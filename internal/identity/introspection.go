@@ -93,7 +93,15 @@ func (in *Introspection) Resolve(ctx context.Context, req Request) (Principal, e
 	now := in.now()
 	ans, ok := in.cache.get(key, now)
 	if !ok {
-		v, err, _ := in.flight.Do(string(key[:]), func() (any, error) { return in.introspect(raw, key) })
+		// Concurrent requests with one token share one call; each waits
+		// only as long as its own context allows.
+		var res singleflight.Result
+		select {
+		case res = <-in.flight.DoChan(string(key[:]), func() (any, error) { return in.introspect(raw, key) }):
+		case <-ctx.Done():
+			return Principal{}, in.down("did not answer before the request ended")
+		}
+		v, err := res.Val, res.Err
 		if err != nil {
 			var e *Error
 			if errors.As(err, &e) && e.Status != 503 {

@@ -27,6 +27,7 @@ type authServer struct {
 	answers map[string]map[string]any // token -> answer
 	hits    atomic.Int64
 	lastErr atomic.Value // string: what the last request got wrong, "" if nothing
+	gate    chan struct{} // when set, answers wait until it is closed
 }
 
 func newAuthServer(t *testing.T) *authServer {
@@ -35,6 +36,13 @@ func newAuthServer(t *testing.T) *authServer {
 	as.lastErr.Store("")
 	as.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		as.hits.Add(1)
+		if as.gate != nil {
+			select {
+			case <-as.gate:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		id, secret, ok := r.BasicAuth()
 		id, _ = url.QueryUnescape(id)
 		secret, _ = url.QueryUnescape(secret)
@@ -241,5 +249,51 @@ func TestIntrospectionBadClientCredentials(t *testing.T) {
 	}
 	if strings.Contains(sink.String(), "wrong") {
 		t.Fatal("the client secret reached the log")
+	}
+}
+
+func TestIntrospectionConcurrentShareOneCall(t *testing.T) {
+	as := newAuthServer(t)
+	as.gate = make(chan struct{})
+	in := newIntrospectionFor(t, as, nil, nil)
+	as.set("shared", map[string]any{"active": true, "sub": "alice"})
+	const n = 20
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			_, err := in.Resolve(context.Background(), bearer("shared"))
+			errs <- err
+		}()
+	}
+	waitFor(t, "the first introspection call", func() bool { return as.hits.Load() == 1 })
+	close(as.gate)
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := as.hits.Load(); got != 1 {
+		t.Fatalf("%d concurrent uses of one token made %d introspection calls, want 1", n, got)
+	}
+}
+
+func TestIntrospectionCallerGivesUp(t *testing.T) {
+	as := newAuthServer(t)
+	as.gate = make(chan struct{})
+	t.Cleanup(func() { close(as.gate) })
+	in := newIntrospectionFor(t, as, nil, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := in.Resolve(ctx, bearer("slow"))
+		done <- err
+	}()
+	waitFor(t, "the introspection call", func() bool { return as.hits.Load() == 1 })
+	cancel()
+	select {
+	case err := <-done:
+		refusal(t, err, 503, "", "did not answer before the request ended")
+	case <-time.After(5 * time.Second):
+		t.Fatal("Resolve kept waiting after its request ended")
 	}
 }
