@@ -26,7 +26,7 @@ type authServer struct {
 	mu      sync.Mutex
 	answers map[string]map[string]any // token -> answer
 	hits    atomic.Int64
-	lastErr atomic.Value // string: what the last request got wrong, "" if nothing
+	lastErr atomic.Value  // string: what the last request got wrong, "" if nothing
 	gate    chan struct{} // when set, answers wait until it is closed
 }
 
