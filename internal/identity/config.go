@@ -114,7 +114,7 @@ func New(ctx context.Context, cfg Config) (Resolver, error) {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: DefaultFetchTimeout}
+		cfg.HTTPClient = &http.Client{Timeout: DefaultFetchTimeout, CheckRedirect: checkRedirect}
 	}
 	if cfg.FetchTimeout <= 0 {
 		cfg.FetchTimeout = DefaultFetchTimeout
@@ -203,6 +203,16 @@ func checkURL(flag, raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("%s must not carry credentials in the URL", flag)
 	}
 	return u, nil
+}
+
+// checkRedirect holds redirects to the rules of checkURL: a discovery, JWKS
+// or introspection call must not be downgraded to plain http on the way.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 5 {
+		return errors.New("stopped after 5 redirects")
+	}
+	_, err := checkURL("a redirect", req.URL.String())
+	return err
 }
 
 func isLoopback(host string) bool {

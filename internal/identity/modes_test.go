@@ -268,3 +268,15 @@ func TestNoTokenInErrorsOrLogs(t *testing.T) {
 		t.Fatal("the refusals were not logged at all; the assertion above proves nothing")
 	}
 }
+
+func TestDefaultClientRefusesDowngradeRedirect(t *testing.T) {
+	from, _ := http.NewRequest(http.MethodGet, "https://idp.example/.well-known/openid-configuration", nil)
+	down, _ := http.NewRequest(http.MethodGet, "http://idp.example/jwks", nil)
+	if err := checkRedirect(down, []*http.Request{from}); err == nil || !strings.Contains(err.Error(), "must use https") {
+		t.Fatalf("checkRedirect(https to http on a remote host) = %v, want a refusal", err)
+	}
+	ok, _ := http.NewRequest(http.MethodGet, "https://keys.idp.example/jwks", nil)
+	if err := checkRedirect(ok, []*http.Request{from}); err != nil {
+		t.Fatalf("an https redirect was refused: %v", err)
+	}
+}
