@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -278,5 +279,17 @@ func TestDefaultClientRefusesDowngradeRedirect(t *testing.T) {
 	ok, _ := http.NewRequest(http.MethodGet, "https://keys.idp.example/jwks", nil)
 	if err := checkRedirect(ok, []*http.Request{from}); err != nil {
 		t.Fatalf("an https redirect was refused: %v", err)
+	}
+}
+
+func TestDiscoveryURLsWithIssuerPath(t *testing.T) {
+	u, _ := url.Parse("https://idp.example/realms/acme/")
+	got := discoveryURLs(u)
+	want := []string{
+		"https://idp.example/realms/acme/.well-known/openid-configuration",       // OIDC Discovery §4
+		"https://idp.example/.well-known/oauth-authorization-server/realms/acme", // RFC 8414 §3.1
+	}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("discoveryURLs = %q, want %q", got, want)
 	}
 }
