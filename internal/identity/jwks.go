@@ -31,7 +31,6 @@ type keyMap struct {
 // fetchCall is one JWKS fetch that concurrent callers share.
 type fetchCall struct {
 	done chan struct{}
-	err  error
 }
 
 // keySet caches an issuer's keys. Policy: a kid not in the cache triggers a
@@ -98,7 +97,8 @@ func (km *keyMap) candidates(kid string) []jose.JSONWebKey {
 func downMessage(host string, err error) string {
 	var d *discoveryError
 	if errors.As(err, &d) {
-		return "cannot verify tokens right now: " + d.msg
+		// The details (issuer names, flags) are for the operator's log.
+		return fmt.Sprintf("cannot verify tokens right now: the issuer's metadata (%s) cannot be used; the bridge's log says why", host)
 	}
 	return fmt.Sprintf("cannot verify tokens right now: the issuer's keys (%s) are unreachable", host)
 }
@@ -156,8 +156,10 @@ func (s *keySet) startLocked() *fetchCall {
 		s.mu.Unlock()
 		// Log before waking the waiters, so what they answer follows the log.
 		defer close(call.done)
-		call.err = err
+		var d *discoveryError
 		switch {
+		case errors.As(err, &d):
+			s.log.Error("cannot use the token issuer's metadata; fix --oidc-issuer or give --jwks-url", "host", host, "error", err)
 		case err != nil && !wasDown:
 			s.log.Warn("cannot fetch the token issuer's keys; cached keys stay in use", "host", host, "error", err)
 		case err != nil:

@@ -442,3 +442,30 @@ func BenchmarkJWTResolve(b *testing.B) {
 		}
 	}
 }
+
+func TestJWTIssuerMismatchAfterOutage(t *testing.T) {
+	is := newIssuer(t)
+	is.addRSA(t, "k1")
+	is.down.Store(true)
+	sink := &logSink{}
+	r := newJWTFor(t, is, sink, nil)
+	clk := newClock()
+	r.now = clk.now
+	// The issuer comes back serving someone else's metadata.
+	is.mu.Lock()
+	is.docIssuer = "https://evil.example"
+	is.mu.Unlock()
+	is.down.Store(false)
+	clk.advance(DefaultJWKSRefetchInterval + time.Second)
+	_, err := r.Resolve(context.Background(), bearer(is.token(t, "k1", valid("alice"))))
+	e := refusal(t, err, 503, "", "the issuer's metadata")
+	if strings.Contains(e.Description, "evil.example") {
+		t.Fatal("the client is shown the operator's configuration details")
+	}
+	if !strings.Contains(sink.String(), "level=ERROR") || !strings.Contains(sink.String(), "evil.example") {
+		t.Fatalf("the operator's log does not say what is wrong: %s", sink.String())
+	}
+	if is.jwksHits.Load() != 0 {
+		t.Fatal("keys were fetched from a mismatched issuer's metadata")
+	}
+}
