@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -108,8 +109,9 @@ func (e Era) Valid() bool { return e == EraLegacy || e == EraModern }
 
 // Scope is who owns a session or task; see the package doc for the rule.
 type Scope struct {
-	// Principal is a credential hash from PrincipalFromAuthorization or
-	// PrincipalFromMTLSSubject, or "" when the request carried no credential.
+	// Principal is a credential hash from one of the PrincipalFrom* funcs
+	// (Authorization, MTLSSubject, Subject, GatewayUser), or "" when the
+	// request carried no credential.
 	Principal string `json:"principal,omitempty"`
 	// Session is the session id (the legacy Mcp-Session-Id, or a bridge id for stdio).
 	Session string `json:"session,omitempty"`
@@ -137,6 +139,10 @@ func (s Scope) Owns(t Task) bool { return s.Key() == t.Scope.Key() }
 const (
 	authzDomain = "tasksbridge/principal/v1/authorization\x00"
 	mtlsDomain  = "tasksbridge/principal/v1/mtls-subject\x00"
+	// subjectDomain and gatewayDomain take two fields each, encoded with
+	// length prefixes so that no (a, b) pair encodes like another.
+	subjectDomain = "tasksbridge/principal/v1/issuer-subject\x00"
+	gatewayDomain = "tasksbridge/principal/v1/gateway-user\x00"
 )
 
 // PrincipalFromAuthorization returns the principal for an HTTP Authorization
@@ -162,6 +168,33 @@ func PrincipalFromMTLSSubject(subject string) string {
 		return ""
 	}
 	return hashPrincipal(mtlsDomain, subject)
+}
+
+// PrincipalFromSubject returns the principal for a verified token's issuer
+// and subject (a JWT's iss and sub, or an RFC 7662 introspection answer's):
+// the same for every token the issuer mints for that subject, so it survives
+// token refresh. Either field empty gives "".
+func PrincipalFromSubject(iss, sub string) string {
+	if iss == "" || sub == "" {
+		return ""
+	}
+	return hashPrincipal(subjectDomain, lengthPrefixed(iss, sub))
+}
+
+// PrincipalFromGatewayUser returns the principal for the identity a trusted
+// gateway put into request header name (canonical form, e.g. "X-Forwarded-User").
+// An empty value gives "".
+func PrincipalFromGatewayUser(name, value string) string {
+	if name == "" || value == "" {
+		return ""
+	}
+	return hashPrincipal(gatewayDomain, lengthPrefixed(name, value))
+}
+
+// lengthPrefixed encodes a and b unambiguously: each as its decimal byte
+// length, ':', the bytes.
+func lengthPrefixed(a, b string) string {
+	return strconv.Itoa(len(a)) + ":" + a + strconv.Itoa(len(b)) + ":" + b
 }
 
 func hashPrincipal(domain, v string) string {
