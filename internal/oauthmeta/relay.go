@@ -183,9 +183,14 @@ func (rl *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // where to fetch the upstream's metadata from; the well-known URIs are only
 // the fallback (MCP 2025-06-18 and later). The edge calls it with every
 // upstream refusal it relays (RelayAuthError does).
-func (rl *Relay) Learn(challenges []string) {
+func (rl *Relay) Learn(challenges []string) { rl.learn(challenges, "") }
+
+// learn is Learn, ignoring a resource_metadata equal to self (the bridge's
+// own metadata URL): an upstream behind a bridge that took over its public
+// URL names the bridge's document, and the relay must not fetch from itself.
+func (rl *Relay) learn(challenges []string, self string) {
 	v, ok := bearerParam(challenges, resourceMetadataParam)
-	if !ok {
+	if !ok || v == self {
 		return
 	}
 	u, err := url.Parse(v)
@@ -214,8 +219,8 @@ func (rl *Relay) RelayAuthError(w http.ResponseWriter, r *http.Request, e *Upstr
 	if e != nil {
 		challenges, status, method = e.Challenges, e.Status, e.Method
 	}
-	rl.Learn(challenges)
 	meta := MetadataURL(rl.public(r))
+	rl.learn(challenges, meta)
 	if _, unparsed := RewriteChallenges(challenges, meta); len(unparsed) > 0 {
 		rl.log.Warn("oauth metadata: an upstream WWW-Authenticate value could not be rewritten and is relayed as sent; clients following it may reject the upstream's metadata", "values", len(unparsed))
 	}
