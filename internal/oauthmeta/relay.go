@@ -80,12 +80,14 @@ type Relay struct {
 	log      *slog.Logger
 	now      func() time.Time
 	loopID   string
-	proxy    *httputil.ReverseProxy // nil unless ProxyAuthServer
+	proxy    *httputil.ReverseProxy // to the upstream's origin
+	proxyAS  bool                   // Config.ProxyAuthServer
 
 	group singleflight.Group
 
 	mu     sync.Mutex
 	learnt string                // resource_metadata URL from an upstream challenge
+	badURL string                // last unusable resource_metadata, logged once
 	cache  map[string]cacheEntry // by the first URL tried
 	state  string                // last outcome, to log changes only
 }
@@ -129,9 +131,8 @@ func New(cfg Config) *Relay {
 	var id [8]byte
 	_, _ = rand.Read(id[:])
 	rl.loopID = hex.EncodeToString(id[:])
-	if cfg.ProxyAuthServer {
-		rl.proxy = rl.newProxy()
-	}
+	rl.proxyAS = cfg.ProxyAuthServer
+	rl.proxy = rl.newProxy()
 	return rl
 }
 
@@ -154,7 +155,7 @@ var asPaths = []string{asWellKnown, oidcWellKnown, "/authorize", "/token", "/reg
 // (RFC 9728 §3.1), and, with ProxyAuthServer, the authorization server paths.
 func (rl *Relay) Patterns() []string {
 	p := []string{prmWellKnown, prmWellKnown + "/"}
-	if rl.proxy != nil {
+	if rl.proxyAS {
 		p = append(p, asPaths...)
 	}
 	return p
@@ -167,7 +168,7 @@ func (rl *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rl.servePRM(w, r, strings.TrimPrefix(path, prmWellKnown))
 		return
 	}
-	if rl.proxy != nil {
+	if rl.proxyAS {
 		for _, p := range asPaths {
 			if path == p {
 				rl.serveProxy(w, r)
@@ -195,7 +196,13 @@ func (rl *Relay) learn(challenges []string, self string) {
 	}
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		rl.log.Warn("oauth metadata: ignoring the upstream's resource_metadata, it is not an absolute http(s) URL")
+		rl.mu.Lock()
+		first := rl.badURL != v
+		rl.badURL = v
+		rl.mu.Unlock()
+		if first {
+			rl.log.Warn("oauth metadata: ignoring the upstream's resource_metadata, it is not an absolute http(s) URL; using the well-known URIs")
+		}
 		return
 	}
 	u.Fragment, u.RawFragment = "", ""
@@ -285,6 +292,12 @@ func (rl *Relay) document(ctx context.Context) (cacheEntry, error) {
 		e.expires = rl.now().Add(ttl)
 		if ttl > 0 {
 			rl.mu.Lock()
+			now := rl.now()
+			for k, old := range rl.cache {
+				if !now.Before(old.expires) {
+					delete(rl.cache, k)
+				}
+			}
 			rl.cache[key] = e
 			rl.mu.Unlock()
 		}
@@ -518,7 +531,9 @@ func (rl *Relay) servePRM(w http.ResponseWriter, r *http.Request, suffix string)
 	if err != nil {
 		var fe *fetchError
 		if !errors.As(err, &fe) {
-			// The client went away while waiting.
+			// The request's context ended while the fetch was under way.
+			writeJSONError(w, http.StatusServiceUnavailable, "temporarily_unavailable",
+				"the bridge stopped waiting for the upstream's protected resource metadata; try again")
 			return
 		}
 		if fe.retryAfter != "" {

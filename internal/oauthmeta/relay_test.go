@@ -589,3 +589,19 @@ func TestPRMLearntURLLeadingBackToTheBridge(t *testing.T) {
 		t.Errorf("upstream hits %d; logs %s", up.count("/.well-known/oauth-protected-resource/mcp"), tr.logs)
 	}
 }
+
+func TestOriginProxyAndBodyLimit(t *testing.T) {
+	up := newUpstream(t)
+	up.handle("/login", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "login page") })
+	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/mcp", func(c *Config) { c.ProxyAuthServer = true })
+	rec := httptest.NewRecorder()
+	tr.OriginProxy().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/login?next=%2Fauthorize", nil))
+	if rec.Code != 200 || rec.Body.String() != "login page" {
+		t.Errorf("/login via OriginProxy: %d %q", rec.Code, rec.Body)
+	}
+	rec = httptest.NewRecorder()
+	tr.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/token", strings.NewReader(strings.Repeat("a", maxProxiedBody+1))))
+	if rec.Code != http.StatusRequestEntityTooLarge || up.count("/token") != 0 {
+		t.Errorf("oversize /token body: %d %s, upstream hits %d", rec.Code, rec.Body, up.count("/token"))
+	}
+}
