@@ -1,7 +1,6 @@
 package oauthmeta
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -13,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tasksbridge/tasksbridge/internal/syncbuf"
 )
 
 // fakeClock is the relay's clock in tests: time moves only when told.
@@ -94,25 +95,13 @@ const upstreamDoc = `{"resource":"http://upstream.internal/mcp","authorization_s
 type testRelay struct {
 	*Relay
 	clock *fakeClock
-	logs  *syncBuffer
+	logs  *syncbuf.Buffer
 }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 func newTestRelay(t *testing.T, up *url.URL, public string, mod func(*Config)) *testRelay {
 	t.Helper()
 	clock := &fakeClock{t: time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	pub, err := url.Parse(public)
 	if err != nil {
 		t.Fatal(err)
