@@ -376,6 +376,8 @@ func (rl *Relay) fetch(urls []string) (cacheEntry, time.Duration, error) {
 		}
 		body, tooBig, rerr := readLimited(resp.Body, maxDocument)
 		resp.Body.Close()
+		// The lifetime is the one of the response the outcome rests on.
+		ttl = rl.ttl
 		if ma, ok := maxAge(resp.Header.Get("Cache-Control")); ok && ma < ttl {
 			ttl = ma
 		}

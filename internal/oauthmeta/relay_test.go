@@ -190,6 +190,10 @@ func TestPRMPathSuffixedResourceRewritten(t *testing.T) {
 func TestPRMRootFallbackAndRootEndpoint(t *testing.T) {
 	up := newUpstream(t)
 	up.handle("/.well-known/oauth-protected-resource", serveDoc(upstreamDoc))
+	up.handle("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		http.NotFound(w, r)
+	})
 	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/", nil)
 
 	rec := tr.get(t, "/.well-known/oauth-protected-resource")
@@ -201,6 +205,11 @@ func TestPRMRootFallbackAndRootEndpoint(t *testing.T) {
 	}
 	if up.count("/.well-known/oauth-protected-resource/mcp") != 1 || up.count("/.well-known/oauth-protected-resource") != 1 {
 		t.Errorf("fetch order: suffixed %d, root %d; want one each", up.count("/.well-known/oauth-protected-resource/mcp"), up.count("/.well-known/oauth-protected-resource"))
+	}
+	// The 404's no-store does not stop the root document being cached.
+	tr.get(t, "/.well-known/oauth-protected-resource")
+	if up.count("/.well-known/oauth-protected-resource") != 1 {
+		t.Errorf("root fetched %d times within the TTL", up.count("/.well-known/oauth-protected-resource"))
 	}
 }
 
