@@ -603,3 +603,30 @@ func TestOriginProxyAndBodyLimit(t *testing.T) {
 		t.Errorf("oversize /token body: %d %s, upstream hits %d", rec.Code, rec.Body, up.count("/token"))
 	}
 }
+
+func TestPRMUpstreamTLSAndTimeoutGist(t *testing.T) {
+	tlsUp := httptest.NewTLSServer(serveDoc(upstreamDoc))
+	defer tlsUp.Close()
+	u, _ := url.Parse(tlsUp.URL + "/mcp")
+	tr := newTestRelay(t, u, "https://bridge.example/mcp", nil) // a client that does not trust the test CA
+	rec := tr.get(t, "/.well-known/oauth-protected-resource/mcp")
+	if d := errorDescription(t, rec); rec.Code != http.StatusBadGateway || !strings.Contains(d, "its TLS certificate was not accepted") || strings.Contains(d, "x509") {
+		t.Errorf("TLS: %d %q", rec.Code, d)
+	}
+
+	stuck := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-stuck:
+		case <-r.Context().Done():
+		}
+	}))
+	defer slow.Close()
+	defer close(stuck)
+	u, _ = url.Parse(slow.URL + "/mcp")
+	tr = newTestRelay(t, u, "https://bridge.example/mcp", func(c *Config) { c.Client = &http.Client{Timeout: 100 * time.Millisecond} })
+	rec = tr.get(t, "/.well-known/oauth-protected-resource/mcp")
+	if d := errorDescription(t, rec); rec.Code != http.StatusBadGateway || !strings.Contains(d, "did not answer in time") {
+		t.Errorf("timeout: %d %q", rec.Code, d)
+	}
+}
