@@ -1,0 +1,632 @@
+package oauthmeta
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tasksbridge/tasksbridge/internal/syncbuf"
+)
+
+// fakeClock is the relay's clock in tests: time moves only when told.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// upstream is a fake MCP server's origin: handlers by path, hits counted.
+type upstream struct {
+	*httptest.Server
+	mu       sync.Mutex
+	handlers map[string]http.HandlerFunc
+	hits     map[string]*atomic.Int64
+}
+
+func newUpstream(t *testing.T) *upstream {
+	u := &upstream{handlers: map[string]http.HandlerFunc{}, hits: map[string]*atomic.Int64{}}
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.mu.Lock()
+		h := u.handlers[r.URL.Path]
+		n := u.hits[r.URL.Path]
+		if n == nil {
+			n = new(atomic.Int64)
+			u.hits[r.URL.Path] = n
+		}
+		u.mu.Unlock()
+		n.Add(1)
+		if h == nil {
+			http.NotFound(w, r)
+			return
+		}
+		h(w, r)
+	}))
+	t.Cleanup(u.Close)
+	return u
+}
+
+func (u *upstream) handle(path string, h http.HandlerFunc) {
+	u.mu.Lock()
+	u.handlers[path] = h
+	u.mu.Unlock()
+}
+
+func (u *upstream) count(path string) int64 {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if n := u.hits[path]; n != nil {
+		return n.Load()
+	}
+	return 0
+}
+
+func (u *upstream) mcpURL(path string) *url.URL {
+	p, _ := url.Parse(u.URL + path)
+	return p
+}
+
+func serveDoc(doc string, headers ...string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		for i := 0; i+1 < len(headers); i += 2 {
+			w.Header().Set(headers[i], headers[i+1])
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, doc)
+	}
+}
+
+const upstreamDoc = `{"resource":"http://upstream.internal/mcp","authorization_servers":["https://as.example/tenant"],` +
+	`"scopes_supported":["files:read"],"bearer_methods_supported":["header"],"x_vendor":{"tier":"gold","list":[1,2]}}`
+
+type testRelay struct {
+	*Relay
+	clock *fakeClock
+	logs  *syncbuf.Buffer
+}
+
+func newTestRelay(t *testing.T, up *url.URL, public string, mod func(*Config)) *testRelay {
+	t.Helper()
+	clock := &fakeClock{t: time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)}
+	logs := &syncbuf.Buffer{}
+	pub, err := url.Parse(public)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{
+		Upstream:  up,
+		Client:    &http.Client{Timeout: 5 * time.Second},
+		PublicURL: func(*http.Request) *url.URL { c := *pub; return &c },
+		Logger:    slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Now:       clock.Now,
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	return &testRelay{Relay: New(cfg), clock: clock, logs: logs}
+}
+
+func (tr *testRelay) get(t *testing.T, path string) *httptest.ResponseRecorder {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	tr.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "https://bridge.example"+path, nil))
+	return rec
+}
+
+func decodeDoc(t *testing.T, rec *httptest.ResponseRecorder) map[string]json.RawMessage {
+	t.Helper()
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
+		t.Fatalf("body %q: %v", rec.Body.String(), err)
+	}
+	return doc
+}
+
+func errorDescription(t *testing.T, rec *httptest.ResponseRecorder) string {
+	t.Helper()
+	var e struct {
+		Error            string `json:"error"`
+		ErrorDescription string `json:"error_description"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == "" {
+		t.Fatalf("error body %q is not an OAuth error object (%v)", rec.Body.String(), err)
+	}
+	return e.ErrorDescription
+}
+
+func TestPRMPathSuffixedResourceRewritten(t *testing.T) {
+	up := newUpstream(t)
+	up.handle("/.well-known/oauth-protected-resource/mcp", serveDoc(upstreamDoc))
+	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/mcp", nil)
+
+	rec := tr.get(t, "/.well-known/oauth-protected-resource/mcp")
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	doc := decodeDoc(t, rec)
+	if string(doc["resource"]) != `"https://bridge.example/mcp"` {
+		t.Errorf("resource = %s, want the bridge's public URL", doc["resource"])
+	}
+	var orig map[string]json.RawMessage
+	_ = json.Unmarshal([]byte(upstreamDoc), &orig)
+	for k, v := range orig {
+		if k != "resource" && string(doc[k]) != string(v) {
+			t.Errorf("member %s = %s, want %s as the upstream sent it", k, doc[k], v)
+		}
+	}
+	if len(doc) != len(orig) {
+		t.Errorf("members %d, want %d", len(doc), len(orig))
+	}
+	if cc := rec.Header().Get("Cache-Control"); cc != "public, max-age=60" {
+		t.Errorf("Cache-Control = %q", cc)
+	}
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type = %q", ct)
+	}
+	// The root well-known URI describes the same endpoint.
+	if doc := decodeDoc(t, tr.get(t, "/.well-known/oauth-protected-resource")); string(doc["resource"]) != `"https://bridge.example/mcp"` {
+		t.Errorf("root resource = %s", doc["resource"])
+	}
+	// A path that is not the bridge's endpoint is not a resource.
+	rec = tr.get(t, "/.well-known/oauth-protected-resource/other")
+	if rec.Code != http.StatusNotFound || !strings.Contains(errorDescription(t, rec), MetadataURL(tr.public(nil))) {
+		t.Errorf("other path: %d %s", rec.Code, rec.Body)
+	}
+}
+
+func TestPRMRootFallbackAndRootEndpoint(t *testing.T) {
+	up := newUpstream(t)
+	up.handle("/.well-known/oauth-protected-resource", serveDoc(upstreamDoc))
+	up.handle("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		http.NotFound(w, r)
+	})
+	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/", nil)
+
+	rec := tr.get(t, "/.well-known/oauth-protected-resource")
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	if doc := decodeDoc(t, rec); string(doc["resource"]) != `"https://bridge.example/"` {
+		t.Errorf("resource = %s", doc["resource"])
+	}
+	if up.count("/.well-known/oauth-protected-resource/mcp") != 1 || up.count("/.well-known/oauth-protected-resource") != 1 {
+		t.Errorf("fetch order: suffixed %d, root %d; want one each", up.count("/.well-known/oauth-protected-resource/mcp"), up.count("/.well-known/oauth-protected-resource"))
+	}
+	// The 404's no-store does not stop the root document being cached.
+	tr.get(t, "/.well-known/oauth-protected-resource")
+	if up.count("/.well-known/oauth-protected-resource") != 1 {
+		t.Errorf("root fetched %d times within the TTL", up.count("/.well-known/oauth-protected-resource"))
+	}
+}
+
+func TestPRMLearntFromChallenge(t *testing.T) {
+	up := newUpstream(t)
+	up.handle("/meta/prm.json", serveDoc(upstreamDoc))
+	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/mcp", nil)
+	tr.Learn([]string{`DPoP algs="ES256"`, `Bearer error="invalid_token", resource_metadata="` + up.URL + `/meta/prm.json"`})
+
+	rec := tr.get(t, "/.well-known/oauth-protected-resource/mcp")
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	if up.count("/meta/prm.json") != 1 || up.count("/.well-known/oauth-protected-resource/mcp") != 0 {
+		t.Errorf("learnt URL hits %d, well-known hits %d", up.count("/meta/prm.json"), up.count("/.well-known/oauth-protected-resource/mcp"))
+	}
+	if !strings.Contains(tr.logs.String(), "names its protected resource metadata in its challenge") {
+		t.Errorf("no log of the learnt URL: %s", tr.logs)
+	}
+}
+
+func TestRelayAuthErrorLearnsAndRewrites(t *testing.T) {
+	up := newUpstream(t)
+	up.handle("/meta", serveDoc(upstreamDoc))
+	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/mcp", nil)
+	rec := httptest.NewRecorder()
+	r := httptest.NewRequest(http.MethodPost, "https://bridge.example/mcp", nil)
+	tr.RelayAuthError(rec, r, &UpstreamAuthError{Status: 401, Method: "initialize",
+		Challenges: []string{`Bearer resource_metadata="` + up.URL + `/meta"`}}, json.RawMessage(`1`))
+	if got := rec.Header().Get("WWW-Authenticate"); got != `Bearer resource_metadata="https://bridge.example/.well-known/oauth-protected-resource/mcp"` {
+		t.Errorf("WWW-Authenticate = %q", got)
+	}
+	if tr.get(t, "/.well-known/oauth-protected-resource/mcp").Code != 200 || up.count("/meta") != 1 {
+		t.Errorf("the learnt URL was not used: hits %d", up.count("/meta"))
+	}
+}
+
+func TestPRMCacheTTLAndMaxAge(t *testing.T) {
+	up := newUpstream(t)
+	const p = "/.well-known/oauth-protected-resource/mcp"
+	up.handle(p, serveDoc(upstreamDoc))
+	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/mcp", func(c *Config) { c.TTL = 30 * time.Second })
+
+	tr.get(t, p)
+	tr.clock.Advance(29 * time.Second)
+	rec := tr.get(t, p)
+	if n := up.count(p); n != 1 {
+		t.Fatalf("fetches within the TTL = %d, want 1", n)
+	}
+	if cc := rec.Header().Get("Cache-Control"); cc != "public, max-age=1" {
+		t.Errorf("Cache-Control from the cache = %q, want the remaining lifetime", cc)
+	}
+	tr.clock.Advance(2 * time.Second)
+	tr.get(t, p)
+	if n := up.count(p); n != 2 {
+		t.Fatalf("fetches after the TTL = %d, want 2", n)
+	}
+
+	// A shorter upstream max-age wins over the TTL.
+	up.handle(p, serveDoc(upstreamDoc, "Cache-Control", "public, max-age=5"))
+	tr.clock.Advance(31 * time.Second)
+	tr.get(t, p) // fetch 3, cached for 5 s
+	tr.clock.Advance(4 * time.Second)
+	tr.get(t, p)
+	if n := up.count(p); n != 3 {
+		t.Fatalf("fetches within max-age = %d, want 3", n)
+	}
+	tr.clock.Advance(2 * time.Second)
+	tr.get(t, p)
+	if n := up.count(p); n != 4 {
+		t.Fatalf("fetches after max-age = %d, want 4", n)
+	}
+
+	// no-store: never cached.
+	up.handle(p, serveDoc(upstreamDoc, "Cache-Control", "no-store"))
+	tr.clock.Advance(10 * time.Second)
+	tr.get(t, p)
+	tr.get(t, p)
+	if n := up.count(p); n != 6 {
+		t.Fatalf("fetches with no-store = %d, want 6", n)
+	}
+}
+
+func TestPRMConcurrentRequestsFetchOnce(t *testing.T) {
+	up := newUpstream(t)
+	const p = "/.well-known/oauth-protected-resource/mcp"
+	release := make(chan struct{})
+	up.handle(p, func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		serveDoc(upstreamDoc)(w, r)
+	})
+	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/mcp", nil)
+	var wg sync.WaitGroup
+	codes := make(chan int, 20)
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes <- tr.get(t, p).Code
+		}()
+	}
+	// Release the one fetch once it has arrived.
+	deadline := time.Now().Add(5 * time.Second)
+	for up.count(p) == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	wg.Wait()
+	close(codes)
+	for c := range codes {
+		if c != http.StatusOK {
+			t.Errorf("status %d", c)
+		}
+	}
+	if n := up.count(p); n != 1 {
+		t.Errorf("upstream fetches = %d, want 1", n)
+	}
+}
+
+func TestPRMUpstreamFailures(t *testing.T) {
+	const p = "/.well-known/oauth-protected-resource/mcp"
+	tests := []struct {
+		name    string
+		handler http.HandlerFunc // nil: the upstream serves nothing (404)
+		status  int
+		want    string
+	}{
+		{"no metadata", nil, http.StatusNotFound, "publishes no OAuth protected resource metadata"},
+		{"server error", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 500) }, http.StatusBadGateway, "HTTP 500"},
+		{"unavailable", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", "7")
+			http.Error(w, "later", 503)
+		}, http.StatusServiceUnavailable, "HTTP 503"},
+		{"oversize", serveDoc(`{"resource":"x","authorization_servers":["https://as"],"pad":"` + strings.Repeat("a", 70<<10) + `"}`), http.StatusBadGateway, "larger than 64 KiB"},
+		{"not JSON", serveDoc(`<html>`), http.StatusBadGateway, "not a JSON object"},
+		{"no authorization servers", serveDoc(`{"resource":"http://u/mcp"}`), http.StatusBadGateway, `no "authorization_servers"`},
+		{"no resource", serveDoc(`{"authorization_servers":["https://as"]}`), http.StatusBadGateway, `no "resource"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			up := newUpstream(t)
+			if tc.handler != nil {
+				up.handle(p, tc.handler)
+			}
+			tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/mcp", nil)
+			rec := tr.get(t, p)
+			if rec.Code != tc.status {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tc.status, rec.Body)
+			}
+			if d := errorDescription(t, rec); !strings.Contains(d, tc.want) {
+				t.Errorf("description %q lacks %q", d, tc.want)
+			}
+			if tc.status == http.StatusServiceUnavailable && rec.Header().Get("Retry-After") != "7" {
+				t.Errorf("Retry-After = %q", rec.Header().Get("Retry-After"))
+			}
+		})
+	}
+}
+
+func TestPRMNotFoundIsCached(t *testing.T) {
+	up := newUpstream(t)
+	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/mcp", nil)
+	tr.get(t, "/.well-known/oauth-protected-resource/mcp")
+	tr.get(t, "/.well-known/oauth-protected-resource/mcp")
+	if n := up.count("/.well-known/oauth-protected-resource/mcp"); n != 1 {
+		t.Errorf("fetches of an absent document within the TTL = %d, want 1", n)
+	}
+}
+
+func TestPRMUpstreamDown(t *testing.T) {
+	up := newUpstream(t)
+	u := up.mcpURL("/mcp")
+	up.Close()
+	tr := newTestRelay(t, u, "https://bridge.example/mcp", nil)
+	rec := tr.get(t, "/.well-known/oauth-protected-resource/mcp")
+	if rec.Code != http.StatusBadGateway {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	d := errorDescription(t, rec)
+	if !strings.Contains(d, "could not fetch") || strings.Contains(d, "dial tcp") || strings.Contains(d, "127.0.0.1") {
+		t.Errorf("description %q: want the gist without Go error text", d)
+	}
+	if rec.Header().Get("Cache-Control") != "no-store" {
+		t.Errorf("a failure must not be cached by clients: %q", rec.Header().Get("Cache-Control"))
+	}
+	if !strings.Contains(tr.logs.String(), "could not fetch the upstream's protected resource metadata") {
+		t.Errorf("no WARN log: %s", tr.logs)
+	}
+}
+
+func TestPRMMethodsAndLoop(t *testing.T) {
+	up := newUpstream(t)
+	up.handle("/.well-known/oauth-protected-resource/mcp", serveDoc(upstreamDoc))
+	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/mcp", nil)
+	rec := httptest.NewRecorder()
+	tr.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/.well-known/oauth-protected-resource/mcp", nil))
+	if rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("POST: %d", rec.Code)
+	}
+	rec = httptest.NewRecorder()
+	tr.ServeHTTP(rec, httptest.NewRequest(http.MethodOptions, "/.well-known/oauth-protected-resource/mcp", nil))
+	if rec.Code != http.StatusNoContent || rec.Header().Get("Access-Control-Allow-Origin") != "*" {
+		t.Errorf("OPTIONS: %d %v", rec.Code, rec.Header())
+	}
+	// The relay's own fetch reaching the relay is answered at once.
+	rec = httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "/.well-known/oauth-protected-resource/mcp", nil)
+	req.Header.Set(loopHeader, tr.loopID)
+	tr.ServeHTTP(rec, req)
+	if rec.Code != http.StatusNotFound || up.count("/.well-known/oauth-protected-resource/mcp") != 0 {
+		t.Errorf("loop: %d, upstream hits %d", rec.Code, up.count("/.well-known/oauth-protected-resource/mcp"))
+	}
+}
+
+func TestASProxy(t *testing.T) {
+	up := newUpstream(t)
+	var gotAuth, gotFwd atomic.Value
+	up.handle("/token", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		gotAuth.Store(r.Header.Get("Authorization"))
+		gotFwd.Store(r.Header.Get("X-Forwarded-Host"))
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`{"error":"invalid_grant","echo":"` + string(body) + `"}`))
+	})
+	up.handle("/register", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{"client_id":"c1"}`))
+	})
+	up.handle("/.well-known/oauth-authorization-server", serveDoc(`{"issuer":"`+up.URL+`","token_endpoint":"`+up.URL+`/token"}`))
+	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/mcp", func(c *Config) { c.ProxyAuthServer = true })
+	mux := http.NewServeMux()
+	for _, p := range tr.Patterns() {
+		mux.Handle(p, tr)
+	}
+	bridge := httptest.NewServer(mux)
+	defer bridge.Close()
+
+	const secret = "grant_type=authorization_code&code=SECRETCODE&code_verifier=VERIFIER"
+	req, _ := http.NewRequest(http.MethodPost, bridge.URL+"/token", strings.NewReader(secret))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth("client", "CLIENTSECRET")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), `"echo":"`+secret+`"`) {
+		t.Errorf("/token: %d %s; want the upstream's status and the body passed through", resp.StatusCode, body)
+	}
+	if resp.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("/token Cache-Control = %q", resp.Header.Get("Cache-Control"))
+	}
+	if a, _ := gotAuth.Load().(string); !strings.HasPrefix(a, "Basic ") {
+		t.Errorf("client authentication not forwarded: %q", a)
+	}
+	if f, _ := gotFwd.Load().(string); f != strings.TrimPrefix(bridge.URL, "http://") {
+		t.Errorf("X-Forwarded-Host = %q", f)
+	}
+	for _, s := range []string{"SECRETCODE", "VERIFIER", "CLIENTSECRET", "Y2xpZW50"} {
+		if strings.Contains(tr.logs.String(), s) {
+			t.Errorf("the log holds %q: %s", s, tr.logs)
+		}
+	}
+
+	resp, err = http.Post(bridge.URL+"/register", "application/json", strings.NewReader(`{"redirect_uris":["http://localhost/cb"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Errorf("/register: %d", resp.StatusCode)
+	}
+	for i := 0; i < 2; i++ {
+		resp, err = http.Get(bridge.URL + "/.well-known/oauth-authorization-server")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if resp.StatusCode != 200 || up.count("/.well-known/oauth-authorization-server") != 2 {
+		t.Errorf("AS metadata: %d, upstream hits %d (want proxied every time)", resp.StatusCode, up.count("/.well-known/oauth-authorization-server"))
+	}
+	// The upstream's origin serves no OpenID configuration: its 404 passes through.
+	resp, err = http.Get(bridge.URL + "/.well-known/openid-configuration")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || up.count("/.well-known/openid-configuration") != 1 {
+		t.Errorf("openid-configuration: %d, upstream hits %d", resp.StatusCode, up.count("/.well-known/openid-configuration"))
+	}
+}
+
+func TestASProxyOff(t *testing.T) {
+	up := newUpstream(t)
+	up.handle("/token", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(200) })
+	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/mcp", nil)
+	for _, p := range tr.Patterns() {
+		if !strings.HasPrefix(p, "/.well-known/oauth-protected-resource") {
+			t.Errorf("pattern %q mounted without ProxyAuthServer", p)
+		}
+	}
+	rec := httptest.NewRecorder()
+	tr.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/token", strings.NewReader("x=1")))
+	if rec.Code != http.StatusNotFound || up.count("/token") != 0 {
+		t.Errorf("/token with the proxy off: %d, upstream hits %d", rec.Code, up.count("/token"))
+	}
+}
+
+func TestASProxyUpstreamDown(t *testing.T) {
+	up := newUpstream(t)
+	u := up.mcpURL("/mcp")
+	up.Close()
+	tr := newTestRelay(t, u, "https://bridge.example/mcp", func(c *Config) { c.ProxyAuthServer = true })
+	rec := httptest.NewRecorder()
+	tr.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/token", strings.NewReader("code=SECRET")))
+	if rec.Code != http.StatusBadGateway || !strings.Contains(errorDescription(t, rec), "refused the connection") {
+		t.Errorf("status %d body %s", rec.Code, rec.Body)
+	}
+	if strings.Contains(tr.logs.String(), "SECRET") {
+		t.Errorf("the log holds the body: %s", tr.logs)
+	}
+}
+
+func TestPatternsMountOnServeMux(t *testing.T) {
+	tr := newTestRelay(t, &url.URL{Scheme: "http", Host: "127.0.0.1:1", Path: "/mcp"}, "https://bridge.example/mcp", func(c *Config) { c.ProxyAuthServer = true })
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", http.NotFoundHandler())
+	for _, p := range tr.Patterns() {
+		mux.Handle(p, tr) // panics on a conflicting or invalid pattern
+	}
+	for _, p := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp", "/authorize", "/token", "/register", "/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"} {
+		if _, pat := mux.Handler(httptest.NewRequest(http.MethodGet, p, nil)); pat == "" || pat == "/mcp" {
+			t.Errorf("%s routes to %q", p, pat)
+		}
+	}
+}
+
+// An upstream behind a bridge that took over its public URL names the
+// bridge's metadata in its challenges: the relay must not wait for itself,
+// and falls back to the upstream's well-known URI.
+func TestPRMLearntURLLeadingBackToTheBridge(t *testing.T) {
+	up := newUpstream(t)
+	up.handle("/.well-known/oauth-protected-resource/mcp", serveDoc(upstreamDoc))
+	var tr *testRelay
+	bridge := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { tr.ServeHTTP(w, r) }))
+	defer bridge.Close()
+	tr = newTestRelay(t, up.mcpURL("/mcp"), bridge.URL+"/mcp", nil)
+	self := MetadataURL(tr.public(nil))
+
+	// RelayAuthError does not learn the bridge's own URL.
+	rec := httptest.NewRecorder()
+	tr.RelayAuthError(rec, httptest.NewRequest(http.MethodPost, "/mcp", nil),
+		&UpstreamAuthError{Status: 401, Challenges: []string{`Bearer resource_metadata="` + self + `"`}}, nil)
+	if got := tr.candidates(); len(got) == 0 || got[0] == self {
+		t.Errorf("learnt the bridge's own URL: %q", got)
+	}
+
+	// Learn does; the fetch reaching the bridge is answered as a loop.
+	tr.Learn([]string{`Bearer resource_metadata="` + self + `"`})
+	resp, err := http.Get(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]json.RawMessage
+	_ = json.NewDecoder(resp.Body).Decode(&doc)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(doc["resource"]) != `"`+bridge.URL+`/mcp"` {
+		t.Fatalf("status %d resource %s", resp.StatusCode, doc["resource"])
+	}
+	if up.count("/.well-known/oauth-protected-resource/mcp") != 1 || !strings.Contains(tr.logs.String(), "leads back to this bridge") {
+		t.Errorf("upstream hits %d; logs %s", up.count("/.well-known/oauth-protected-resource/mcp"), tr.logs)
+	}
+}
+
+func TestOriginProxyAndBodyLimit(t *testing.T) {
+	up := newUpstream(t)
+	up.handle("/login", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "login page") })
+	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/mcp", func(c *Config) { c.ProxyAuthServer = true })
+	rec := httptest.NewRecorder()
+	tr.OriginProxy().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/login?next=%2Fauthorize", nil))
+	if rec.Code != 200 || rec.Body.String() != "login page" {
+		t.Errorf("/login via OriginProxy: %d %q", rec.Code, rec.Body)
+	}
+	rec = httptest.NewRecorder()
+	tr.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/token", strings.NewReader(strings.Repeat("a", maxProxiedBody+1))))
+	if rec.Code != http.StatusRequestEntityTooLarge || up.count("/token") != 0 {
+		t.Errorf("oversize /token body: %d %s, upstream hits %d", rec.Code, rec.Body, up.count("/token"))
+	}
+}
+
+func TestPRMUpstreamTLSAndTimeoutGist(t *testing.T) {
+	tlsUp := httptest.NewTLSServer(serveDoc(upstreamDoc))
+	defer tlsUp.Close()
+	u, _ := url.Parse(tlsUp.URL + "/mcp")
+	tr := newTestRelay(t, u, "https://bridge.example/mcp", nil) // a client that does not trust the test CA
+	rec := tr.get(t, "/.well-known/oauth-protected-resource/mcp")
+	if d := errorDescription(t, rec); rec.Code != http.StatusBadGateway || !strings.Contains(d, "its TLS certificate was not accepted") || strings.Contains(d, "x509") {
+		t.Errorf("TLS: %d %q", rec.Code, d)
+	}
+
+	stuck := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-stuck:
+		case <-r.Context().Done():
+		}
+	}))
+	defer slow.Close()
+	defer close(stuck)
+	u, _ = url.Parse(slow.URL + "/mcp")
+	tr = newTestRelay(t, u, "https://bridge.example/mcp", func(c *Config) { c.Client = &http.Client{Timeout: 100 * time.Millisecond} })
+	rec = tr.get(t, "/.well-known/oauth-protected-resource/mcp")
+	if d := errorDescription(t, rec); rec.Code != http.StatusBadGateway || !strings.Contains(d, "did not answer in time") {
+		t.Errorf("timeout: %d %q", rec.Code, d)
+	}
+}

@@ -1,0 +1,58 @@
+package oauthmeta
+
+import (
+	"net/url"
+	"strings"
+)
+
+// The well-known URI suffixes this package serves: RFC 9728 §3 (protected
+// resource metadata), RFC 8414 §3 (authorization server metadata) and
+// OpenID Connect Discovery 1.0 §4.
+const (
+	prmWellKnown  = "/.well-known/oauth-protected-resource"
+	asWellKnown   = "/.well-known/oauth-authorization-server"
+	oidcWellKnown = "/.well-known/openid-configuration"
+)
+
+// MetadataURL returns the RFC 9728 §3.1 well-known URL of the protected
+// resource metadata of the resource public (an MCP endpoint URL): the
+// well-known suffix goes between the host and the path, the path's terminating
+// slash after the host is dropped, a query stays after the path, and a
+// fragment or userinfo is dropped.
+//
+//	https://h/mcp    → https://h/.well-known/oauth-protected-resource/mcp
+//	https://h/       → https://h/.well-known/oauth-protected-resource
+//	https://h/a/mcp?t=1 → https://h/.well-known/oauth-protected-resource/a/mcp?t=1
+//
+// It returns "" for nil or a URL without scheme and host.
+func MetadataURL(public *url.URL) string {
+	if public == nil || public.Scheme == "" || public.Host == "" {
+		return ""
+	}
+	path := public.EscapedPath()
+	if path == "/" {
+		path = ""
+	}
+	u := url.URL{Scheme: public.Scheme, Host: public.Host}
+	s := u.String() + prmWellKnown + path
+	if public.RawQuery != "" {
+		s += "?" + public.RawQuery
+	}
+	return s
+}
+
+// resourceID returns public as an RFC 8707 §2 resource identifier: the
+// URL without fragment and userinfo.
+func resourceID(public *url.URL) string {
+	u := *public
+	u.Fragment, u.RawFragment, u.User = "", "", nil
+	return u.String()
+}
+
+// samePath reports whether a request path after the well-known suffix names
+// the endpoint path: both with a trailing slash removed, since RFC 9728 §3.1
+// drops the slash after the host and the TypeScript SDK drops every trailing
+// slash when it builds the URL.
+func samePath(suffix, endpoint string) bool {
+	return strings.TrimSuffix(suffix, "/") == strings.TrimSuffix(endpoint, "/")
+}
