@@ -571,7 +571,7 @@ func (b *Bridge) upstreamError(method string, taskAugmented bool, err error) err
 	}
 	var ue *upstream.Error
 	if errors.As(err, &ue) {
-		return ue.RPC
+		return keepRefusal(ue.RPC, err) // a 401/403 is relayed (autherr.go)
 	}
 	var re *jsonrpc.Error
 	if errors.As(err, &re) {
