@@ -128,8 +128,8 @@ type Server struct {
 
 	readyMu    sync.Mutex
 	readyAt    time.Time
-	readyErr   error // the last check's failure
-	readyFails int   // consecutive failed checks
+	readyErr   error  // the last check's failure
+	readyFails int    // consecutive failed checks
 	readyNote  string // the last good check's remark (readyWith), "" for none
 	// readyCheck and readyReuse (after a good, a failed check) are
 	// checkReady, readyCache and readyRetry; tests replace them.
