@@ -293,3 +293,32 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// The legacy face's other paths that call the upstream for a request relay
+// a refusal too: tasks/get of a live task (its refresh asks upstream), the
+// go-sdk-served forwarded methods (resources/list, prompts/list as plain
+// JSON, resources/read and prompts/get on the streaming writer).
+func TestLegacyFaceRelaysRefusalOnEveryPath(t *testing.T) {
+	ctx := ctxT(t)
+	g, up := gated(t, modernHandler(t), "good")
+	env := startBridge(t, server.Config{Upstream: up, UpstreamEra: "modern"})
+	c := newLegacyClient(t, env.url, "client")
+	c.authz = "Bearer good"
+	mustOK(t, "initialize", c.initialize(ctx))
+	res := mustOK(t, "tools/call", c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 30000, "text": "x"}, "task": map[string]any{}}))
+	id := field(t, res, "task.taskId")
+	mustOK(t, "resources/list", c.call(ctx, "resources/list", nil))
+	g.allow("good", false)
+	for _, call := range []struct {
+		method string
+		params map[string]any
+	}{
+		{"tasks/get", map[string]any{"taskId": id}},
+		{"resources/list", map[string]any{}},
+		{"prompts/list", map[string]any{}},
+		{"resources/read", map[string]any{"uri": "demo://x"}},
+		{"prompts/get", map[string]any{"name": "p"}},
+	} {
+		wantRelayed(t, call.method+" after the token was revoked", c.call(ctx, call.method, call.params), http.StatusUnauthorized, env.base, `error="invalid_token"`)
+	}
+}
