@@ -64,7 +64,6 @@ func WriteAuthError(w http.ResponseWriter, e *oauthmeta.UpstreamAuthError, metad
 	}{"2.0", idb, rpc.Errorf(rpc.CodeInternalError, "%s", msg)})
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(b)))
-	h.Del("Mcp-Session-Id")
 	w.WriteHeader(e.Status)
 	_, _ = w.Write(b)
 }
