@@ -45,6 +45,7 @@ const (
 	OutcomeMissingCapability   = "missing_capability"  // -32021
 	OutcomeUnsupportedVersion  = "unsupported_version" // -32022
 	OutcomeUpstreamUnavailable = "upstream_unavailable"
+	OutcomeUnauthorized        = "unauthorized" // the upstream's HTTP 401/403, relayed: the client must authorize
 	OutcomeCancelled           = "cancelled"
 	OutcomeTimeout             = "timeout"
 	OutcomeError               = "error" // any other JSON-RPC error code
@@ -52,7 +53,7 @@ const (
 
 var outcomes = set(OutcomeOK, OutcomeToolError, OutcomeParseError, OutcomeInvalidRequest, OutcomeMethodNotFound,
 	OutcomeInvalidParams, OutcomeInternal, OutcomeResourceNotFound, OutcomeHeaderMismatch, OutcomeMissingCapability,
-	OutcomeUnsupportedVersion, OutcomeUpstreamUnavailable, OutcomeCancelled, OutcomeTimeout, OutcomeError)
+	OutcomeUnsupportedVersion, OutcomeUpstreamUnavailable, OutcomeUnauthorized, OutcomeCancelled, OutcomeTimeout, OutcomeError)
 
 // Outcomes returns the outcome label's value set (without Other).
 func Outcomes() []string { return keys(outcomes) }

@@ -239,6 +239,19 @@ func TestPinnedModernRelaysUpstreamRefusals(t *testing.T) {
 	n.authz = "Bearer narrow"
 	wantRelayed(t, "initialize with a narrow token", n.initialize(ctx), http.StatusForbidden, env.base,
 		`error="insufficient_scope"`, `scope="tasks:write"`)
+
+	// The client requests count as refused for their credentials, not as
+	// bridge failures; upstream, 401 and 403 have labels of their own.
+	_, m := get(t, env.base+"/metrics")
+	for _, want := range []string{`method="initialize",outcome="unauthorized"`, `method="tools/list",outcome="unauthorized"`,
+		`tasksbridge_upstream_requests_total{code="forbidden",method="server/discover"}`, `tasksbridge_upstream_requests_total{code="unauthorized",method="tools/call"}`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s:\n%s", want, grepLines(m, "_requests_total"))
+		}
+	}
+	if strings.Contains(m, `outcome="internal"`) {
+		t.Errorf("a relayed refusal counted as an internal error:\n%s", grepLines(m, "tasksbridge_requests_total"))
+	}
 }
 
 // A modern client on the modern face in front of a legacy upstream that
