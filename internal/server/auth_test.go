@@ -24,7 +24,7 @@ const upstreamPRM = "https://upstream.example/.well-known/oauth-protected-resour
 // request whose Authorization is a token in good passes to next; "Bearer
 // narrow" is refused with 403 insufficient_scope; anything else with 401.
 type bearerGate struct {
-	next http.Handler
+	next    http.Handler
 	mu      sync.Mutex
 	good    map[string]bool
 	anon    bool // requests without Authorization pass too
