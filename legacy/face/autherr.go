@@ -1,15 +1,13 @@
 package face
 
 import (
-	"encoding/json"
 	"net/http"
-	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/tasksbridge/tasksbridge/internal/authstub"
+	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
@@ -110,124 +108,20 @@ type sdkGuard struct {
 func (g sdkGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		if v, ok := g.b.reqs.Load(r.Header.Get(hdrNonce)); ok {
-			w = &refusalWriter{ResponseWriter: w, ri: v.(*reqInfo), r: r}
+			ri := v.(*reqInfo)
+			w = &mcpio.RefusalWriter{ResponseWriter: w, Refusal: ri.refusal.Load,
+				Relay: func(w http.ResponseWriter, e *oauthmeta.UpstreamAuthError, id jsonrpc.ID) {
+					relayAuthError(w, r, e, id)
+				}}
 		}
 	}
 	g.next.ServeHTTP(w, r)
 }
 
-// refusalWriter holds go-sdk's status back until its first write: when that
-// write is the answer to a request whose handler noted a refusal, the
-// refusal goes out instead (with the answer's id) and go-sdk's bytes are
-// dropped.
-type refusalWriter struct {
-	http.ResponseWriter
-	ri *reqInfo
-	r  *http.Request
-
-	mu      sync.Mutex
-	code    int  // held-back status (0: none yet)
-	decided bool // the response is go-sdk's, or the relay
-	relayed bool
-}
-
-// started is implemented by the face's writers that can commit a response
-// on their own (streamWriter's keep-alives).
-type started interface{ started() bool }
-
-func (s *streamWriter) started() bool {
+// ResponseStarted reports whether a keep-alive committed the response
+// (mcpio.ResponseStarter): a started response is never replaced.
+func (s *streamWriter) ResponseStarted() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.wrote
-}
-
-func (w *refusalWriter) WriteHeader(code int) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.decided {
-		if !w.relayed {
-			w.ResponseWriter.WriteHeader(code)
-		}
-		return
-	}
-	if w.code == 0 {
-		w.code = code
-	}
-}
-
-func (w *refusalWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.decided {
-		w.decideLocked(p)
-	}
-	if w.relayed {
-		return len(p), nil
-	}
-	return w.ResponseWriter.Write(p)
-}
-
-// decideLocked relays the refusal when p is go-sdk's answer and nothing
-// went out yet; otherwise it lets the held-back status through.
-func (w *refusalWriter) decideLocked(p []byte) {
-	w.decided = true
-	e := w.ri.refusal.Load()
-	st, ok := w.ResponseWriter.(started)
-	if e != nil && !(ok && st.started()) {
-		if id, isAnswer := answerID(w.Header().Get("Content-Type"), p); isAnswer {
-			writeAuthError(w.ResponseWriter, e, metadataURL(publicURL(w.r)), id)
-			w.relayed = true
-			return
-		}
-	}
-	if w.code != 0 {
-		w.ResponseWriter.WriteHeader(w.code)
-	}
-}
-
-func (w *refusalWriter) FlushError() error {
-	w.mu.Lock()
-	if !w.decided && w.code != 0 {
-		// A flush commits: whatever was held back goes out as it is.
-		w.decided = true
-		w.ResponseWriter.WriteHeader(w.code)
-	}
-	relayed := w.relayed
-	w.mu.Unlock()
-	if relayed {
-		return nil
-	}
-	return http.NewResponseController(w.ResponseWriter).Flush()
-}
-
-func (w *refusalWriter) Flush() { _ = w.FlushError() }
-
-// Unwrap lets http.ResponseController reach the real writer's deadlines.
-func (w *refusalWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// answerID reads the id of the JSON-RPC response in one go-sdk write (an
-// application/json body or one SSE event).
-func answerID(contentType string, p []byte) (jsonrpc.ID, bool) {
-	msg := p
-	if strings.HasPrefix(contentType, "text/event-stream") {
-		msgs := sseMessages(p)
-		if len(msgs) != 1 {
-			return jsonrpc.ID{}, false
-		}
-		msg = msgs[0]
-	}
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Error  json.RawMessage `json:"error"`
-	}
-	if json.Unmarshal(msg, &m) != nil || m.Method != "" || len(m.Error) == 0 {
-		return jsonrpc.ID{}, false
-	}
-	var v any
-	if json.Unmarshal(m.ID, &v) != nil {
-		return jsonrpc.ID{}, false
-	}
-	id, err := jsonrpc.MakeID(v)
-	return id, err == nil
 }
