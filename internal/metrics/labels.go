@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
@@ -43,6 +45,7 @@ const (
 	OutcomeMissingCapability   = "missing_capability"  // -32021
 	OutcomeUnsupportedVersion  = "unsupported_version" // -32022
 	OutcomeUpstreamUnavailable = "upstream_unavailable"
+	OutcomeUnauthorized        = "unauthorized" // the upstream's HTTP 401/403, relayed: the client must authorize
 	OutcomeCancelled           = "cancelled"
 	OutcomeTimeout             = "timeout"
 	OutcomeError               = "error" // any other JSON-RPC error code
@@ -50,7 +53,7 @@ const (
 
 var outcomes = set(OutcomeOK, OutcomeToolError, OutcomeParseError, OutcomeInvalidRequest, OutcomeMethodNotFound,
 	OutcomeInvalidParams, OutcomeInternal, OutcomeResourceNotFound, OutcomeHeaderMismatch, OutcomeMissingCapability,
-	OutcomeUnsupportedVersion, OutcomeUpstreamUnavailable, OutcomeCancelled, OutcomeTimeout, OutcomeError)
+	OutcomeUnsupportedVersion, OutcomeUpstreamUnavailable, OutcomeUnauthorized, OutcomeCancelled, OutcomeTimeout, OutcomeError)
 
 // Outcomes returns the outcome label's value set (without Other).
 func Outcomes() []string { return keys(outcomes) }
@@ -109,6 +112,14 @@ const (
 	CodeTransport   = "transport"    // no JSON-RPC answer: unreachable, 5xx, broken stream, bad response
 	CodeTimeout     = "timeout"
 	CodeCancelled   = "cancelled"
+	// The upstream answered, at the HTTP layer: it refused the request's
+	// credentials (RFC 6750 §3). Not an outage; the client gets the refusal.
+	CodeUnauthorized = "unauthorized" // HTTP 401
+	CodeForbidden    = "forbidden"    // HTTP 403
+	// The TLS handshake with the upstream failed (an untrusted or expired
+	// certificate, a wrong host name, a protocol mismatch): a configuration
+	// problem, not a flaky network.
+	CodeTLS = "tls"
 )
 
 // JSON-RPC codes that get a label value of their own (their decimal text).
@@ -117,7 +128,7 @@ var knownCodes = []int64{rpc.CodeParseError, rpc.CodeInvalidRequest, rpc.CodeMet
 	rpc.CodeMissingRequiredClientCapability, rpc.CodeUnsupportedProtocolVersion}
 
 var codes = func() map[string]bool {
-	m := set(CodeOK, CodeServerError, CodeTransport, CodeTimeout, CodeCancelled)
+	m := set(CodeOK, CodeServerError, CodeTransport, CodeTimeout, CodeCancelled, CodeUnauthorized, CodeForbidden, CodeTLS)
 	for _, c := range knownCodes {
 		m[strconv.FormatInt(c, 10)] = true
 	}
@@ -128,7 +139,9 @@ var codes = func() map[string]bool {
 func Codes() []string { return keys(codes) }
 
 // CodeBucket maps the error of an upstream call to a code label: nil is ok;
-// context cancellation/expiry is cancelled/timeout; an adapter error that is
+// context cancellation/expiry is cancelled/timeout; an HTTP 401/403 refusal
+// (*oauthmeta.UpstreamAuthError) is unauthorized/forbidden; a failed TLS
+// handshake or certificate check is tls; an adapter error that is
 // Temporary() (unreachable, 5xx, 429, broken stream) is transport; a JSON-RPC
 // error answer is its code for the well-known codes, server_error for the
 // rest of -32000..-32099, other for anything else; a non-JSON-RPC error is
@@ -141,7 +154,17 @@ func CodeBucket(err error) string {
 		return CodeCancelled
 	case errors.Is(err, context.DeadlineExceeded):
 		return CodeTimeout
-	case isTemporary(err):
+	}
+	if ae, ok := oauthmeta.AsUpstreamAuthError(err); ok {
+		if ae.Status == http.StatusForbidden {
+			return CodeForbidden
+		}
+		return CodeUnauthorized
+	}
+	if IsTLSFailure(err) {
+		return CodeTLS
+	}
+	if isTemporary(err) {
 		return CodeTransport
 	}
 	var e *rpc.Error

@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
@@ -434,12 +437,19 @@ func TestCodeBucket(t *testing.T) {
 		{rpc.Errorf(rpc.CodeMissingRequiredClientCapability, "x"), "-32021"},
 		{rpc.Errorf(-32042, "x"), CodeServerError},
 		{rpc.Errorf(1234, "x"), Other},
+		// An upstream that answers 401/403 is reachable: its refusal is
+		// named, never counted as a transport failure (even wrapped in an
+		// adapter error that also carries a -32603).
+		{&oauthmeta.UpstreamAuthError{Status: 401}, CodeUnauthorized},
+		{fmt.Errorf("up: %w", errors.Join(rpc.Errorf(rpc.CodeInternalError, "x"), &oauthmeta.UpstreamAuthError{Status: 403})), CodeForbidden},
+		{fmt.Errorf("Post: %w", &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}), CodeTLS},
+		{x509.HostnameError{Host: "x"}, CodeTLS},
 	} {
 		if got := CodeBucket(c.err); got != c.want {
 			t.Errorf("CodeBucket(%v) = %q, want %q", c.err, got, c.want)
 		}
 	}
-	if len(Codes()) != 5+len(knownCodes) {
+	if len(Codes()) != 8+len(knownCodes) {
 		t.Errorf("Codes() = %v", Codes())
 	}
 }

@@ -117,6 +117,7 @@ type UpstreamHealth struct {
 	state     int // 0 unknown, 1 reachable, 2 unreachable
 	downSince time.Time
 	failed    int
+	refusing  string // the code bucket of the last credential refusal logged ("" while requests pass)
 }
 
 // Observe records the outcome of one request to the upstream: nil or a
@@ -131,15 +132,21 @@ func (h *UpstreamHealth) Observe(method string, err error) {
 		now = h.Now
 	}
 	var down bool
-	switch metrics.CodeBucket(err) {
+	code := metrics.CodeBucket(err)
+	switch code {
 	case metrics.CodeCancelled:
 		return
-	case metrics.CodeTransport, metrics.CodeTimeout:
+	case metrics.CodeTransport, metrics.CodeTimeout, metrics.CodeTLS:
 		down = true
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.observeRefusal(code, method)
 	switch {
+	case down && h.state != 2 && code == metrics.CodeTLS:
+		h.state, h.downSince, h.failed = 2, now(), 1
+		h.Log.Warn("upstream unreachable: the TLS handshake with it failed (check its certificate, its host name and the bridge's trusted CAs); requests that need it fail until it succeeds",
+			"upstream", h.Target, "method", method, "err", err.Error())
 	case down && h.state != 2:
 		h.state, h.downSince, h.failed = 2, now(), 1
 		h.Log.Warn("upstream unreachable: requests and task polls that need it fail or wait until it answers again",
@@ -153,5 +160,28 @@ func (h *UpstreamHealth) Observe(method string, err error) {
 	case !down && h.state == 0:
 		h.state = 1
 		h.Log.Info("upstream reachable", "upstream", h.Target)
+	}
+}
+
+// observeRefusal logs, once per change, that the upstream refuses requests
+// for their credentials (HTTP 401 or 403): it is reachable, the clients get
+// its challenge and must authorize; nothing is wrong with the bridge. A
+// request that passes again ends the refusal state. Called with h.mu held.
+func (h *UpstreamHealth) observeRefusal(code, method string) {
+	switch code {
+	case metrics.CodeUnauthorized, metrics.CodeForbidden:
+		if h.refusing == code {
+			return
+		}
+		h.refusing = code
+		if code == metrics.CodeUnauthorized {
+			h.Log.Info("upstream requires authorization: it answered HTTP 401 Unauthorized; clients without valid credentials get its challenge and must sign in",
+				"upstream", h.Target, "method", method)
+		} else {
+			h.Log.Warn("upstream refused a request's authorization: it answered HTTP 403 Forbidden (insufficient scope or a denied principal); the client gets its challenge",
+				"upstream", h.Target, "method", method)
+		}
+	case metrics.CodeOK:
+		h.refusing = ""
 	}
 }

@@ -25,6 +25,7 @@ var refusalText = map[string]struct {
 	metrics.OutcomeError:               {"refused with another JSON-RPC error", false},
 	metrics.OutcomeInternal:            {"internal error (-32603): see the bridge's warnings around it", true},
 	metrics.OutcomeUpstreamUnavailable: {"the upstream could not be reached", true},
+	metrics.OutcomeUnauthorized:        {"the upstream refused the client's credentials (HTTP 401/403, relayed with its challenge): the client must sign in or ask for the scope", false},
 }
 
 // Refusals logs client requests the bridge refused (INFO) or failed to

@@ -317,6 +317,10 @@ func (ex *exchange) finish(status int, overflow, cancelled bool) {
 	outcome := ex.forced
 	switch {
 	case outcome != "":
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		// The upstream's refusal of the client's credentials, relayed (or
+		// passed through): whatever error body it carries.
+		outcome = metrics.OutcomeUnauthorized
 	case ex.responded:
 		outcome = ex.outcome
 	case status >= 400:

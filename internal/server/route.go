@@ -113,7 +113,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	clientEra := s.clientEra(r, cm)
-	upEra, eraErr := s.upstreamEra(r.Context())
+	upEra, eraErr := s.upstreamEra(r.Context(), credentialOf(r))
 	ce, ue := eraLabel(clientEra), eraLabel(upEra)
 	sid := ""
 	if clientEra == legacyup.EraLegacy {
@@ -186,6 +186,9 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			writeRPCErrorID(sw, errorStatus(clientEra, v), v.id, v.err)
 			return
 		}
+	}
+	if eraErr != nil && s.relayEraRefusal(sw, r, ex, eraErr) {
+		return
 	}
 	if eraErr != nil {
 		ex.force(metrics.OutcomeUpstreamUnavailable)

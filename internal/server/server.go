@@ -105,6 +105,7 @@ type Server struct {
 	meter    *wireMeter
 	sel      *legacyup.EraSelector
 	memo     *eraMemo
+	authEra  authProbe // the era probe was refused for its credentials (autherr.go)
 	modernUp *modernup.Client
 	pool     *legacyup.Pool
 	legacy   *legacyface.Bridge
@@ -127,8 +128,9 @@ type Server struct {
 
 	readyMu    sync.Mutex
 	readyAt    time.Time
-	readyErr   error // the last check's failure
-	readyFails int   // consecutive failed checks
+	readyErr   error  // the last check's failure
+	readyFails int    // consecutive failed checks
+	readyNote  string // the last good check's remark (readyWith), "" for none
 	// readyCheck and readyReuse (after a good, a failed check) are
 	// checkReady, readyCache and readyRetry; tests replace them.
 	readyCheck func(context.Context) error
@@ -318,13 +320,21 @@ func New(cfg Config) (*Server, error) {
 }
 
 // probe is the era selector's probe: server/discover, legacy on any
-// non-modern outcome (modern/upstream.ProbeEra, §3.4).
+// non-modern outcome (modern/upstream.ProbeEra, §3.4), sent with the
+// credential of the request that needs the era (withProbeCredential). A
+// 401/403 decides nothing: the era stays unknown (autherr.go).
 func (s *Server) probe(ctx context.Context) (legacyup.Era, error) {
+	credential := probeCredential(ctx)
 	ctx, cancel := context.WithTimeout(context.WithValue(ctx, ctxNoEraFeedback, true), s.cfg.ProbeTimeout)
 	defer cancel()
-	era, err := s.modernUp.ProbeEra(ctx)
+	era, err := s.modernUp.ProbeEraAs(ctx, credential)
 	if era != legacyup.EraUnknown {
+		s.authEra.decided()
 		s.log.Info("upstream era", "upstream", s.target, "era", era.String())
+	}
+	if era == legacyup.EraUnknown && probeRefused(err) && s.authEra.refused() {
+		s.log.Info("upstream requires authorization: its era is probed again with the next request that carries credentials; requests without them get its challenge",
+			"upstream", s.target, "probe_had_credentials", credential != "")
 	}
 	if era == legacyup.EraLegacy && s.url == nil {
 		// The probe's own process is not needed: the legacy pool starts its
@@ -334,10 +344,16 @@ func (s *Server) probe(ctx context.Context) (legacyup.Era, error) {
 	return era, err
 }
 
-// upstreamEra returns the upstream's era (cached, or pinned, or probed now).
-// While the upstream cannot be probed, the era remembered in the store
-// answers (eramemo.go), so the faces serve what the index holds.
-func (s *Server) upstreamEra(ctx context.Context) (legacyup.Era, error) {
+// upstreamEra returns the upstream's era (cached, or pinned, or probed now
+// with credential, the Authorization of the request that needs it; "" for
+// none). While the upstream cannot be probed, the era remembered in the
+// store answers (eramemo.go), so the faces serve what the index holds. An
+// upstream that refuses the probe's credentials (401/403) is reachable: the
+// remembered era answers when there is one (the face then relays the
+// upstream's refusal of the request itself), else the error carries the
+// refusal (*oauthmeta.UpstreamAuthError) for the router to relay.
+func (s *Server) upstreamEra(ctx context.Context, credential string) (legacyup.Era, error) {
+	ctx = withProbeCredential(ctx, credential)
 	if s.memo == nil {
 		return s.sel.Era(ctx)
 	}
@@ -347,6 +363,12 @@ func (s *Server) upstreamEra(ctx context.Context) (legacyup.Era, error) {
 		}
 	}
 	era, err := s.sel.Era(ctx)
+	if err != nil && probeRefused(err) {
+		if rem, _ := s.memo.fallback(); rem != legacyup.EraUnknown {
+			return rem, nil
+		}
+		return era, err
+	}
 	if err != nil {
 		if rem := s.memo.failed(err); rem != legacyup.EraUnknown {
 			return rem, nil
@@ -472,6 +494,13 @@ func (s *Server) Readyz() http.Handler {
 			fmt.Fprintf(w, "not ready: %v\n", err)
 			return
 		}
+		s.readyMu.Lock()
+		note := s.readyNote
+		s.readyMu.Unlock()
+		if note != "" {
+			fmt.Fprintf(w, "ready: %s\n", note)
+			return
+		}
 		_, _ = w.Write([]byte("ready\n"))
 	})
 }
@@ -489,6 +518,11 @@ func (s *Server) ready(ctx context.Context) error {
 	if s.readyAt.IsZero() || time.Since(s.readyAt) >= reuse {
 		err := s.readyCheck(ctx)
 		s.readyAt = time.Now()
+		s.readyNote = ""
+		var note readyWith
+		if errors.As(err, &note) {
+			s.readyNote, err = string(note), nil
+		}
 		switch {
 		case err == nil:
 			if s.readyFails >= readyFailures {
@@ -515,8 +549,13 @@ func (s *Server) checkReady(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(context.WithValue(ctx, ctxNoEraFeedback, true), 5*time.Second)
 	defer cancel()
-	era, err := s.upstreamEra(ctx)
-	if err != nil {
+	era, err := s.upstreamEra(ctx, "")
+	switch {
+	case err != nil && probeRefused(err):
+		// It answered: a bridge in front of an upstream that requires
+		// authorization is ready; its clients bring the credentials.
+		return readyWith("upstream reachable, requires authorization (its era is decided by the first authorized request)")
+	case err != nil:
 		return fmt.Errorf("upstream %s: era unknown: %v", s.target, err)
 	}
 	if s.url == nil {
@@ -524,8 +563,12 @@ func (s *Server) checkReady(ctx context.Context) error {
 	}
 	// Any answer means the upstream is reachable (a legacy server refuses a
 	// discover); only a transport failure is "not ready".
-	if _, err := s.modernUp.Call(ctx, modern.MethodDiscover, nil, modernup.CallOptions{}); err != nil && modernup.Retryable(err) {
+	_, err = s.modernUp.Call(ctx, modern.MethodDiscover, nil, modernup.CallOptions{})
+	switch {
+	case err != nil && modernup.Retryable(err):
 		return fmt.Errorf("upstream %s (%s): unreachable: %v", s.target, era, err)
+	case err != nil && probeRefused(err):
+		return readyWith("upstream reachable, requires authorization")
 	}
 	return nil
 }

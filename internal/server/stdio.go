@@ -53,7 +53,7 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 		return nil // closed before saying anything
 	}
 	clientEra := modernface.DetectClientEra(nil, first)
-	upEra, err := s.upstreamEra(ctx)
+	upEra, err := s.upstreamEra(ctx, "")
 	if err != nil {
 		return fmt.Errorf("server: stdio: upstream %s: %w", s.target, err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/internal/metrics"
+	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
 	"github.com/tasksbridge/tasksbridge/internal/oplog"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
@@ -127,7 +128,7 @@ func (t *meterTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if ctx.Err() != nil {
 			c.done(ctx.Err())
 		} else {
-			c.done(transportError{})
+			c.done(transportFailure(err))
 			if c.feedback {
 				t.u.eraFailed()
 			}
@@ -135,6 +136,12 @@ func (t *meterTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	c.status = resp.StatusCode
+	if ae := oauthmeta.FromResponse(resp, pc.method); ae != nil {
+		// A refusal of the request's credentials: the upstream answered
+		// (counted as unauthorized/forbidden, never as transport), and it
+		// says nothing about its era.
+		c.done(ae)
+	}
 	if passthrough && pass.ex != nil {
 		// The client's exchange reads the same bytes as they are written
 		// on: its answer settles this call (exchange.observe), so the body

@@ -44,8 +44,8 @@ type Bridge struct {
 	watch  *watch.Manager
 	outbox *outbox.Outbox // upstream cancels and input answers owed (outbox.go)
 	owed   owed
-	sdk    *mcp.StreamableHTTPHandler
-	base   *mcp.Server // answers go-sdk's version checks for requests that carry a session id
+	sdk    http.Handler // go-sdk's handler behind sdkGuard (autherr.go)
+	base   *mcp.Server  // answers go-sdk's version checks for requests that carry a session id
 
 	// drain is cancelled by Shutdown: blocked waits hand their request back.
 	drain       context.Context
@@ -178,13 +178,13 @@ func New(cfg Config) (*Bridge, error) {
 	b.startOutbox()
 
 	b.base = b.newServer(nil)
-	b.sdk = mcp.NewStreamableHTTPHandler(b.getServer, &mcp.StreamableHTTPOptions{
+	b.sdk = sdkGuard{b: b, next: mcp.NewStreamableHTTPHandler(b.getServer, &mcp.StreamableHTTPOptions{
 		Logger:              cfg.Logger,
 		SessionTimeout:      max(cfg.LiveSessionTimeout, 0),
 		MaxRequestBodyBytes: cfg.MaxBodyBytes,
 		// The bridge's own handler checks Host before this one runs.
 		DisableLocalhostProtection: cfg.DisableHostCheck,
-	})
+	})}
 	b.keepAlives()
 	b.sweeper()
 	return b, nil

@@ -317,6 +317,7 @@ type leanRun struct {
 	cancel context.CancelCauseFunc
 	long   bool // counted in inflight and written to by the keep-alive ticker
 	start  time.Time
+	r      *http.Request // the client's request (its public URL for a relayed refusal)
 	// clientGone reports whether the client went away: the request's
 	// context, until a parked wait takes the connection over.
 	clientGone func() bool
@@ -331,7 +332,7 @@ func (b *Bridge) runLean(r *http.Request, s *session, ri *reqInfo, out *leanOut,
 
 	ctx, cancel := context.WithCancelCause(r.Context())
 	rctx := r.Context()
-	lr := &leanRun{b: b, s: s, ri: ri, out: out, id: id, cancel: cancel, key: callKey(s.id, id),
+	lr := &leanRun{b: b, s: s, ri: ri, out: out, id: id, cancel: cancel, key: callKey(s.id, id), r: r,
 		clientGone: func() bool { return rctx.Err() != nil }}
 	lr.lc = &leanCall{cancel: func() { cancel(errCallCancelled) }}
 	if pc := out.park; pc != nil {
@@ -391,6 +392,9 @@ func (lr *leanRun) finish(res *rawResult, err error) {
 		// restart drops no wait. Events kept in this process's memory die
 		// with it: those clients get the "call again" error instead.
 		out.end()
+		return
+	}
+	if err != nil && out.relayAuth(lr.r, lr.id, err) {
 		return
 	}
 	buf := getBuf()
@@ -578,6 +582,9 @@ func (b *Bridge) leanInitialize(w http.ResponseWriter, r *http.Request, req *jso
 	}
 	if err != nil {
 		b.dropSession(s, false)
+		if relayAuthError(w, r, err, req.ID) {
+			return // the upstream's 401/403, so the client's OAuth flow starts
+		}
 		buf := getBuf()
 		defer putBuf(buf)
 		envelope(buf, req.ID, nil, err)

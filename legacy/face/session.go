@@ -214,6 +214,9 @@ type reqInfo struct {
 	stream *streamWriter // HTTP POST response stream of the go-sdk path (nil on stdio and the lean path)
 	out    *leanOut      // the lean path's response (nil on the go-sdk path)
 	id     jsonrpc.ID    // the request's JSON-RPC id (lean path)
+	// refusal is the upstream's 401/403 the handler failed with (go-sdk
+	// path: refusalWriter relays it).
+	refusal refusalBox
 
 	// over ends when the HTTP request (or stdio call) is over.
 	over   context.Context
@@ -416,6 +419,7 @@ func (s *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		ctx = withReqInfo(ctx, ri)
 		start := time.Now()
 		res, err := s.dispatch(ctx, ri, method, req, next)
+		ri.noteRefusal(err)
 		if h := s.b.cfg.Hooks.Request; h != nil && !isNotification(method) {
 			ev := RequestEvent{Method: method, Era: "legacy", Outcome: OutcomeOK, Duration: time.Since(start)}
 			if err != nil {
@@ -571,7 +575,7 @@ func (b *Bridge) upstreamError(method string, taskAugmented bool, err error) err
 	}
 	var ue *upstream.Error
 	if errors.As(err, &ue) {
-		return ue.RPC
+		return keepRefusal(ue.RPC, err) // a 401/403 is relayed (autherr.go)
 	}
 	var re *jsonrpc.Error
 	if errors.As(err, &re) {

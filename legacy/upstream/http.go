@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/tasksbridge/tasksbridge/internal/mcpio"
+	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
 )
 
 // Header names of the 2025-11-25 Streamable HTTP transport.
@@ -62,6 +63,9 @@ func (w *httpWire) post(ctx context.Context, s *Session, msg jsonrpc.Message) (*
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if ae := oauthmeta.FromResponse(resp, methodOf(msg)); ae != nil {
+		return nil, unauthorized(s.pool.cfg.Target, ae)
+	}
 	if resp.StatusCode == http.StatusNotFound && s.id != "" {
 		// §2.5.3 of the 2025-11-25 transport: the server answers 404 for a
 		// session it no longer has (expired, deleted, or the server restarted).

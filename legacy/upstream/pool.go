@@ -341,10 +341,12 @@ func (p *Pool) open(ctx context.Context, key, authorization string) (*Session, e
 		Logger:       p.cfg.Logger,
 	})
 	st := &sdkTransport{s: s}
+	var refused *authCatch
 	if p.cfg.Endpoint != "" {
 		hc := p.clientFor(authorization)
 		sdkHC := *hc
-		sdkHC.Transport = versionRT{next: hc.Transport, s: s}
+		refused = &authCatch{next: hc.Transport}
+		sdkHC.Transport = versionRT{next: refused, s: s}
 		st.inner = &mcp.StreamableClientTransport{
 			Endpoint:             p.cfg.Endpoint,
 			HTTPClient:           &sdkHC,
@@ -365,6 +367,9 @@ func (p *Pool) open(ctx context.Context, key, authorization string) (*Session, e
 	cs, err := client.Connect(ictx, st, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
 		s.cancel()
+		if ae := refused.refusal(); ae != nil {
+			return nil, unauthorized(p.cfg.Target, ae)
+		}
 		if we := upstreamAnswer(err); we != nil {
 			return nil, &Error{RPC: rpc.Errorf(rpc.CodeInternalError, "legacy upstream %s refused initialize: %s", p.cfg.Target, we.Message), Kind: ErrBadResponse, Cause: err}
 		}

@@ -120,7 +120,7 @@ func (p *Pool) adopt(ctx context.Context, key string, rec sharedRecord, authoriz
 		switch {
 		case errors.Is(err, ErrSessionGone):
 			return nil, nil
-		case err != nil && Retryable(err):
+		case err != nil && (Retryable(err) || Unauthorized(err)):
 			return nil, err
 		}
 		// Any other answer (even a JSON-RPC error) comes from a server that

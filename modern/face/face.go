@@ -461,14 +461,14 @@ func upstreamFailure(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return rpc.Errorf(rpc.CodeInternalError, "%v", err)
 	}
-	return rpc.As(err)
+	return keepRefusal(rpc.As(err), err) // a 401/403 is relayed (autherr.go)
 }
 
 // upstreamError maps an error of an upstream call for a modern client.
 func upstreamError(method string, err error) error {
 	var te *upstream.Error
 	if errors.As(err, &te) {
-		return te.RPC
+		return keepRefusal(te.RPC, err)
 	}
 	var re *rpc.Error
 	if errors.As(err, &re) {

@@ -163,6 +163,9 @@ func (f *Face) serveLean(w http.ResponseWriter, r *http.Request, req *jsonrpc.Re
 	if err != nil && r.Context().Err() != nil {
 		return // the client went away: nobody reads the answer
 	}
+	if err != nil && out.relayAuth(r, req.ID, err) {
+		return // the upstream's 401/403 (autherr.go)
+	}
 	out.answer(req.ID, res, err)
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
 	"github.com/tasksbridge/tasksbridge/internal/version"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
@@ -383,6 +384,9 @@ func (c *Client) classify(ctx context.Context, method string, err error) error {
 			Kind:  kind,
 			Cause: ctxErr,
 		}
+	}
+	if ae, ok := oauthmeta.AsUpstreamAuthError(err); ok {
+		return c.unauthorized(method, ae)
 	}
 	var ae *answerError
 	var se *statusError

@@ -42,10 +42,18 @@ func (e Era) String() string {
 // result that is not a DiscoverResult) and, on stdio, no answer before ctx's
 // deadline. The decision never rests on one
 // particular error code. An unreachable upstream gives EraUnknown and the
-// ErrUnavailable error. The caller caches the answer and re-probes when it
+// ErrUnavailable error; an upstream that refuses the probe's credentials
+// (HTTP 401/403) gives EraUnknown and the ErrUnauthorized error. The caller caches the answer and re-probes when it
 // stops holding (M-08).
 func (c *Client) ProbeEra(ctx context.Context) (Era, error) {
-	d, err := c.Discover(ctx, CallOptions{})
+	return c.ProbeEraAs(ctx, "")
+}
+
+// ProbeEraAs is ProbeEra with authorization as the probe's Authorization
+// header ("" for none): an upstream that requires authorization answers
+// the probe of a request that carries valid credentials.
+func (c *Client) ProbeEraAs(ctx context.Context, authorization string) (Era, error) {
+	d, err := c.Discover(ctx, CallOptions{Authorization: authorization})
 	if err == nil {
 		return TasksEra(d), nil
 	}
@@ -54,7 +62,9 @@ func (c *Client) ProbeEra(ctx context.Context) (Era, error) {
 	case c.Shared && errors.Is(err, context.DeadlineExceeded):
 		// stdio: a legacy server may stay silent on an unknown method (§3.4).
 		return EraLegacy, nil
-	case errors.Is(err, ErrUnavailable), errors.Is(err, context.Canceled):
+	case errors.Is(err, ErrUnavailable), errors.Is(err, context.Canceled), errors.Is(err, ErrUnauthorized):
+		// A 401/403 is the upstream's HTTP layer speaking, not its MCP
+		// era: the probe is repeated with a request's credentials.
 		return EraUnknown, err
 	case errors.As(err, &we) && we.Code == rpc.CodeUnsupportedProtocolVersion:
 		// A modern error, but it names what the server does speak: a server

@@ -76,6 +76,9 @@ func (t headerRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ae := authRefusal(r, resp); ae != nil {
+		return nil, ae // 401/403: relayed to the client, whatever the body
+	}
 	if resp.StatusCode < 400 {
 		return resp, nil
 	}

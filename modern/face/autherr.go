@@ -1,0 +1,74 @@
+package face
+
+import (
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/tasksbridge/tasksbridge/internal/authstub"
+	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
+	"github.com/tasksbridge/tasksbridge/rpc"
+)
+
+// A call to the legacy upstream made for one client request (opening the
+// principal's pool session with initialize, or the forwarded request) that
+// the upstream refused with 401 or 403 is answered with that refusal — the
+// same status, the upstream's challenges pointing at the bridge's protected
+// resource metadata (RFC 6750 §3, RFC 9728 §5.1) — never with HTTP 200 and
+// a JSON-RPC error. Once the response is an event stream (progress went
+// out) only the JSON-RPC error can follow; its message names the
+// authorization plainly (legacy/upstream).
+
+// The stand-ins until the merge (see internal/authstub): writeAuthError is
+// oauthmeta.WriteAuthError, metadataURL oauthmeta.MetadataURL, publicURL
+// edge.FromContext(r.Context()).PublicURL.
+var (
+	writeAuthError = authstub.WriteAuthError
+	metadataURL    = authstub.MetadataURL
+	publicURL      = authstub.PublicURL
+)
+
+// relayAuthError answers request id on w with the upstream's refusal when
+// err carries one, and reports whether it did. The caller makes sure the
+// response has not started.
+func relayAuthError(w http.ResponseWriter, r *http.Request, err error, id jsonrpc.ID) bool {
+	e, ok := oauthmeta.AsUpstreamAuthError(err)
+	if !ok || r == nil {
+		return false
+	}
+	writeAuthError(w, e, metadataURL(publicURL(r)), id)
+	return true
+}
+
+// relayAuth is relayAuthError on a lean response that is not an event
+// stream yet.
+func (o *leanOut) relayAuth(r *http.Request, id jsonrpc.ID, err error) bool {
+	if _, ok := oauthmeta.AsUpstreamAuthError(err); !ok {
+		return false
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done || o.send != nil || !relayAuthError(o.w, r, err, id) {
+		return false
+	}
+	o.done = true
+	return true
+}
+
+// authFailure is a face error for an upstream refusal: the JSON-RPC error a
+// started response carries, with the refusal kept in the chain.
+type authFailure struct {
+	rpc  *rpc.Error
+	auth *oauthmeta.UpstreamAuthError
+}
+
+func (e *authFailure) Error() string   { return e.rpc.Message }
+func (e *authFailure) Unwrap() []error { return []error{e.rpc, e.auth} }
+
+// keepRefusal returns e, carrying cause's upstream refusal when it has one.
+func keepRefusal(e *rpc.Error, cause error) error {
+	if ae, ok := oauthmeta.AsUpstreamAuthError(cause); ok {
+		return &authFailure{rpc: e, auth: ae}
+	}
+	return e
+}
