@@ -17,6 +17,8 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/internal/cmdline"
 	"github.com/tasksbridge/tasksbridge/internal/coord"
+	"github.com/tasksbridge/tasksbridge/internal/edge"
+	"github.com/tasksbridge/tasksbridge/internal/identity"
 	"github.com/tasksbridge/tasksbridge/internal/metrics"
 	"github.com/tasksbridge/tasksbridge/internal/oplog"
 	"github.com/tasksbridge/tasksbridge/legacy"
@@ -67,9 +69,44 @@ type Config struct {
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 
-	// AllowedOrigins are Origin values accepted besides loopback ones and
-	// the request's own host (DNS-rebinding protection, all paths).
+	// AllowedOrigins are the Origin values (scheme://host[:port]) accepted
+	// besides loopback ones, on every path (--allowed-origin; the rule is
+	// edge.Policy's). "*" is refused.
 	AllowedOrigins []string
+	// AllowedHosts are the Host names (optionally :port) accepted besides
+	// loopback ones (--allowed-host): on a loopback listener they are the
+	// only others accepted, and once set they are the only others on any
+	// listener (edge.Policy). "*" is refused.
+	AllowedHosts []string
+	// TrustedProxies are the peers (CIDR prefixes or addresses,
+	// --trusted-proxy) whose X-Forwarded-For/-Proto/-Host, Forwarded and
+	// IdentityHeader are believed; from every other peer the bridge deletes
+	// them before anything reads them.
+	TrustedProxies []string
+	// PublicURL is the /mcp URL clients dial (--public-url), e.g.
+	// https://mcp.example.com/mcp: the audience of tokens and the base of
+	// the bridge's OAuth metadata URL. "": derived per request from the
+	// scheme, the Host and the path (a trusted proxy's X-Forwarded-Proto and
+	// -Host win).
+	PublicURL string
+	// Resolver decides each HTTP request's principal (--principal); nil:
+	// identity.AuthorizationHeader{}, a hash of the Authorization header.
+	Resolver identity.Resolver
+	// IdentityHeader is the header a trusted gateway puts the user into
+	// (--principal header:NAME): deleted from requests of untrusted peers.
+	IdentityHeader string
+	// NoForwardedHeaders stops the bridge adding X-Forwarded-For, -Proto and
+	// -Host to its upstream requests (--no-forwarded-headers). traceparent,
+	// tracestate and X-Request-Id are passed on regardless.
+	NoForwardedHeaders bool
+	// WellKnown, when set, serves /.well-known/ (the OAuth protected
+	// resource metadata relay, RFC 9728, internal/oauthmeta) behind the
+	// edge's Host, Origin and trusted-proxy policies. Nil: not mounted.
+	WellKnown http.Handler
+	// AuthServerProxy, when set, serves the 2025-03-26 authorization server
+	// endpoints /authorize, /token and /register (internal/oauthmeta;
+	// --oauth-proxy-auth-server). Nil: not mounted.
+	AuthServerProxy http.Handler
 	// MaxBodyBytes bounds a request body (413 above it; default 4 MiB).
 	MaxBodyBytes int64
 	// KeepAlive, SessionIdleTimeout and StatusNotifications configure the
@@ -111,6 +148,7 @@ type Server struct {
 	modernF  *modernface.Face
 	proxy    *httputil.ReverseProxy
 	maxBody  int64
+	edge     *edge.Edge
 
 	draining atomic.Bool
 	// streams is cancelled when shutdown starts: passthrough streams that
@@ -164,6 +202,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, m: m, maxBody: cfg.MaxBodyBytes, readyReuse: [2]time.Duration{readyCache, readyRetry}}
 	s.readyCheck = s.checkReady
+	if s.edge, err = newEdge(cfg); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	s.streams, s.cancelStream = context.WithCancel(context.Background())
 	s.hard, s.cancelHard = context.WithCancel(context.Background())
 	s.sel = &legacyup.EraSelector{Mode: mode}
@@ -229,7 +270,9 @@ func New(cfg Config) (*Server, error) {
 
 	// Upstream clients, all metered.
 	base := upstreamTransport(cfg.Transport)
-	hc := &http.Client{Transport: &meterTransport{next: base, u: s.upMeter}}
+	// forwardTransport: the translated paths' upstream requests carry the
+	// client's trace and X-Forwarded-* headers (edge.Request.ForwardHeader).
+	hc := &http.Client{Transport: forwardTransport{next: &meterTransport{next: base, u: s.upMeter}}}
 	newCmd := func() *exec.Cmd { return exec.Command(argv[0], argv[1:]...) }
 	if s.url != nil {
 		s.modernUp = modernup.NewHTTP(cfg.Upstream, hc)
@@ -258,11 +301,14 @@ func New(cfg Config) (*Server, error) {
 
 	// Faces.
 	lc := legacyface.Config{
-		UpstreamClient:      s.modernUp,
-		Store:               s.store,
-		Logger:              cfg.Logger,
-		MaxBodyBytes:        cfg.MaxBodyBytes,
-		AllowedOrigins:      cfg.AllowedOrigins,
+		UpstreamClient: s.modernUp,
+		Store:          s.store,
+		Logger:         cfg.Logger,
+		MaxBodyBytes:   cfg.MaxBodyBytes,
+		AllowedOrigins: cfg.AllowedOrigins,
+		// The edge applied the Host policy (with --allowed-host) already;
+		// go-sdk's own loopback check would refuse an allowed host.
+		DisableHostCheck:    true,
 		SessionIdleTimeout:  cfg.SessionIdleTimeout,
 		KeepAlive:           cfg.KeepAlive,
 		StatusNotifications: cfg.StatusNotifications,
@@ -376,6 +422,16 @@ func (s *Server) MetricsHandler() http.Handler { return s.m.Handler() }
 func (s *Server) Mux(withMetrics bool) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", s.Handler())
+	// Hooks of the OAuth relay (internal/oauthmeta), behind the edge's
+	// Host, Origin and trusted-proxy policies.
+	if s.cfg.WellKnown != nil {
+		mux.Handle("/.well-known/", s.edge.Guard(s.cfg.WellKnown))
+	}
+	if s.cfg.AuthServerProxy != nil {
+		for _, p := range []string{"/authorize", "/token", "/register"} {
+			mux.Handle(p, s.edge.Guard(s.cfg.AuthServerProxy))
+		}
+	}
 	mux.Handle("/healthz", s.Healthz())
 	mux.Handle("/readyz", s.Readyz())
 	if withMetrics {
