@@ -72,7 +72,7 @@ func init() {
 			&cli.StringFlag{Name: "metrics-listen", Usage: "serve /metrics on this address instead of the main listener (`HOST:PORT`)", EnvVars: []string{"TASKSBRIDGE_METRICS_LISTEN"}},
 			&cli.StringFlag{Name: "data-dir", Value: serveDataDir, Usage: "directory of the durable session and task index", EnvVars: []string{"TASKSBRIDGE_DATA_DIR"}},
 			&cli.BoolFlag{Name: "stdio", Usage: "serve one client on stdin/stdout instead of HTTP", EnvVars: []string{"TASKSBRIDGE_STDIO"}},
-			&cli.StringSliceFlag{Name: "allowed-origin", Usage: "an Origin accepted besides loopback ones and the request's own host (repeatable)", EnvVars: []string{"TASKSBRIDGE_ALLOWED_ORIGINS"}},
+			&cli.StringSliceFlag{Name: "allowed-origin", Usage: "a browser Origin accepted besides loopback ones (`SCHEME://HOST[:PORT]`; repeatable or comma-separated; no \"*\"): other Origins get 403 on every path (M-43)", EnvVars: []string{"TASKSBRIDGE_ALLOWED_ORIGINS"}},
 			&cli.Int64Flag{Name: "max-body-bytes", Value: face.DefaultMaxBodyBytes, Usage: "largest request body; larger ones get 413", EnvVars: []string{"TASKSBRIDGE_MAX_BODY_BYTES"}},
 			&cli.DurationFlag{Name: "keepalive", Value: face.DefaultKeepAlive, Usage: "interval of SSE keep-alive comments on long waits (0 or less: none)", EnvVars: []string{"TASKSBRIDGE_KEEPALIVE"}},
 			&cli.DurationFlag{Name: "session-idle-timeout", Value: face.DefaultSessionIdleTimeout, Usage: "how long an idle legacy session lives: after it the session answers 404 and is released", EnvVars: []string{"TASKSBRIDGE_SESSION_IDLE_TIMEOUT"}},
@@ -87,7 +87,7 @@ func init() {
 			&cli.BoolFlag{Name: "log-libraries", Usage: "also log the internals of the MCP SDK and the Badger store below error level (for debugging them; the store engine's warnings are always logged)", EnvVars: []string{"TASKSBRIDGE_LOG_LIBRARIES"}},
 			&cli.StringFlag{Name: "audit-log", Usage: "append an audit record (one JSON line: time, action, principal hash, session, task, outcome; never a credential) for each task creation, cancel, input answer, result delivery and task end to this file (`PATH`, created 0600)", EnvVars: []string{"TASKSBRIDGE_AUDIT_LOG"}},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 10 * time.Second, Usage: "how long a graceful stop may take", EnvVars: []string{"TASKSBRIDGE_SHUTDOWN_TIMEOUT"}},
-		}, storeFlags(true)...),
+		}, append(edgeFlags(), storeFlags(true)...)...),
 		Action: runServe,
 	})
 	startDemoBridge = func(c *cli.Context, upstreamURL, listen, dataDir string) (string, func() error, error) {
@@ -159,6 +159,23 @@ func runServe(c *cli.Context) error {
 		KeepAlive:           c.Duration("keepalive"),
 		SessionIdleTimeout:  c.Duration("session-idle-timeout"),
 		StatusNotifications: c.Bool("status-notifications"),
+		AllowedHosts:        c.StringSlice("allowed-host"),
+		TrustedProxies:      c.StringSlice("trusted-proxy"),
+		PublicURL:           c.String("public-url"),
+		NoForwardedHeaders:  c.Bool("no-forwarded-headers"),
+	}
+	ps, err := readPrincipalFlags(c)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	if cfg.Resolver, err = newResolver(c.Context, ps); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	cfg.IdentityHeader = ps.Header
+	if up != "" {
+		if cfg.WellKnown, cfg.AuthServerProxy, err = newOAuthRelay(up, c.Bool("oauth-proxy-auth-server")); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
 	}
 	maxSessions, maxTasks, maxWaiters := c.Int("max-sessions"), c.Int("max-tasks-per-principal"), c.Int("max-waiters-per-principal")
 	for name, v := range map[string]int{"max-tasks-per-principal": maxTasks, "max-waiters-per-principal": maxWaiters} {
