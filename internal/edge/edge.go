@@ -479,6 +479,9 @@ func loopbackListener(r *http.Request) bool {
 	if !ok || la == nil {
 		return false
 	}
+	if ta, ok := la.(*net.TCPAddr); ok {
+		return ta.IP.IsLoopback() // without formatting the address
+	}
 	host, _, err := net.SplitHostPort(la.String())
 	return err == nil && httpguard.IsLoopbackHost(host)
 }

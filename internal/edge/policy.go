@@ -3,7 +3,6 @@ package edge
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -94,19 +93,34 @@ func (p Policy) originAllowed(origin string) bool {
 			return true
 		}
 	}
-	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Path != "" || u.User != nil {
+	// scheme://host[:port] and nothing else (RFC 6454 §6.1), read without
+	// url.Parse's allocation.
+	scheme, hostport, ok := strings.Cut(origin, "://")
+	if !ok || !(strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https")) || hostport == "" || strings.ContainsAny(hostport, "/?#@ ") {
 		return false
 	}
-	return httpguard.IsLoopbackHost(u.Hostname())
+	name, _ := splitHostPort(hostport)
+	return httpguard.IsLoopbackHost(name)
 }
 
-// splitHostPort splits "name[:port]" (IPv6 in brackets) without failing.
+// splitHostPort splits "name[:port]" (IPv6 in brackets) without failing
+// and without allocating (net.SplitHostPort allocates its error for a Host
+// without port).
 func splitHostPort(h string) (name, port string) {
-	if n, p, err := net.SplitHostPort(h); err == nil {
-		return n, p
+	if strings.HasPrefix(h, "[") {
+		i := strings.IndexByte(h, ']')
+		if i < 0 {
+			return h[1:], ""
+		}
+		if rest := h[i+1:]; strings.HasPrefix(rest, ":") {
+			port = rest[1:]
+		}
+		return h[1:i], port
 	}
-	return strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), ""
+	if i := strings.LastIndexByte(h, ':'); i >= 0 && strings.IndexByte(h, ':') == i {
+		return h[:i], h[i+1:]
+	}
+	return h, "" // a name, or an IPv6 address without brackets
 }
 
 // splitList splits repeated flag values that may each be comma lists.
