@@ -21,6 +21,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -113,8 +114,11 @@ type Request struct {
 	// Trusted reports whether Peer is a --trusted-proxy.
 	Trusted bool
 
-	e                  *Edge
-	hdr                http.Header
+	e   *Edge
+	hdr http.Header
+	// mu guards the memos public, fwd and fwdDone: upstream calls that
+	// outlive the handler's goroutine (a face's detached call) read them.
+	mu                 sync.Mutex
 	host, scheme, path string
 	public             string
 	fwd                http.Header
@@ -126,6 +130,8 @@ type Request struct {
 
 // PublicURL is the URL of the MCP endpoint the client dialed.
 func (r *Request) PublicURL() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.public == "" {
 		if r.e != nil && r.e.cfg.PublicURL != "" {
 			r.public = r.e.cfg.PublicURL
@@ -137,7 +143,8 @@ func (r *Request) PublicURL() string {
 }
 
 // Message is the POST body decoded once (internal/mcpio.DecodeMessage; its
-// params and result share Body's bytes). A body that is no single JSON-RPC
+// params and result share Body's bytes), for the goroutine serving the
+// request. A body that is no single JSON-RPC
 // message gives the decoder's error.
 func (r *Request) Message() (jsonrpc.Message, error) {
 	if !r.msgDone {
@@ -159,6 +166,8 @@ func (r *Request) Message() (jsonrpc.Message, error) {
 // untrusted one (deleted at the edge). Nil when there is nothing to add.
 // The caller must not modify it.
 func (r *Request) ForwardHeader() http.Header {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.fwdDone {
 		return r.fwd
 	}
