@@ -210,8 +210,13 @@ func runServe(c *cli.Context) error {
 			}
 			_ = al.Close()
 		}()
-		// L-79, L-80 for clients of either era.
-		cfg.Legacy = func(lc *face.Config) { lc.Audit = al }
+		// L-79, L-80 for clients of either era (after, not instead of, the
+		// limits set above).
+		legacyTweak := cfg.Legacy
+		cfg.Legacy = func(lc *face.Config) {
+			legacyTweak(lc)
+			lc.Audit = al
+		}
 		modernTweak := cfg.Modern
 		cfg.Modern = func(o *modernface.Options) {
 			if modernTweak != nil {

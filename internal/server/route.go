@@ -40,40 +40,35 @@ func eraLabel(e legacyup.Era) string {
 // nothing modern ⇒ legacy — except that a request carrying the
 // Mcp-Session-Id of a legacy session this bridge knows stays legacy whatever
 // its body says.
-func (s *Server) clientEra(r *http.Request, cm *clientMsg) legacyup.Era {
+// principal is the request's (the edge's).
+func (s *Server) clientEra(r *http.Request, cm *clientMsg, principal string) legacyup.Era {
 	sig := modernface.EraSignals{Body: modernface.BodyEmpty}
 	if cm != nil {
 		sig = cm.era // the body as the router read it, once
 	}
 	era := modernface.ClientEraOf(r.Header, sig)
 	if era == legacyup.EraModern {
-		if sid := r.Header.Get(hdrSessionID); sid != "" && s.knownLegacySession(r, sid) {
+		if sid := r.Header.Get(hdrSessionID); sid != "" && s.knownLegacySession(r, sid, principal) {
 			return legacyup.EraLegacy
 		}
 	}
 	return era
 }
 
-func (s *Server) knownLegacySession(r *http.Request, sid string) bool {
+func (s *Server) knownLegacySession(r *http.Request, sid, principal string) bool {
 	if info, ok := s.meter.sessions.get(sid); ok {
 		return !info.missing
 	}
-	_, ok := s.storedSession(r, sid)
+	_, ok := s.storedSession(r, sid, principal)
 	return ok
 }
 
 // storedSession reads a legacy face session's clientInfo from the store
 // (sessions that started before a restart) and remembers it, or that there
 // is none (so a stale id does not cost a store read per request).
-func (s *Server) storedSession(r *http.Request, sid string) (implView, bool) {
+func (s *Server) storedSession(r *http.Request, sid, principal string) (implView, bool) {
 	if len(sid) > sessionmap.MaxIDLen {
 		return implView{}, false
-	}
-	principal := ""
-	if er, ok := edge.FromContext(r.Context()); ok {
-		principal = er.Principal.ID
-	} else {
-		principal = sessionmap.PrincipalFromAuthorization(r.Header.Get("Authorization"))
 	}
 	rec, err := s.store.GetSession(r.Context(), sessionmap.Scope{Principal: principal, Session: sid})
 	if err != nil || rec.Era != sessionmap.EraLegacy {
@@ -113,7 +108,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		r.ContentLength = int64(len(b))
 	}
 
-	clientEra := s.clientEra(r, cm)
+	clientEra := s.clientEra(r, cm, er.Principal.ID)
 	upEra, eraErr := s.upstreamEra(r.Context())
 	ce, ue := eraLabel(clientEra), eraLabel(upEra)
 	sid := ""
@@ -132,7 +127,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			if info, ok := s.meter.sessions.get(sid); ok {
 				return info // empty when missing: "unknown"
 			}
-			info, _ := s.storedSession(r, sid)
+			info, _ := s.storedSession(r, sid, er.Principal.ID)
 			return info
 		})
 		if ex != nil {
