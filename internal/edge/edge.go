@@ -55,8 +55,11 @@ type Config struct {
 	IdentityHeaders []string
 	// PublicURL is the endpoint URL clients dial (--public-url); "" derives
 	// it per request from the scheme (TLS, or a trusted X-Forwarded-Proto),
-	// the Host (or a trusted X-Forwarded-Host) and the request path.
+	// the Host (or a trusted X-Forwarded-Host) and EndpointPath.
 	PublicURL string
+	// EndpointPath is the MCP endpoint's path (default "/mcp"): the public
+	// URL of a request to another path (Guard) still names the endpoint.
+	EndpointPath string
 	// Resolver decides each request's principal (default
 	// identity.AuthorizationHeader{}).
 	Resolver identity.Resolver
@@ -88,6 +91,9 @@ func New(cfg Config) (*Edge, error) {
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.EndpointPath == "" {
+		cfg.EndpointPath = "/mcp"
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -266,7 +272,8 @@ func (e *Edge) Begin(w http.ResponseWriter, r *http.Request, er *Request) bool {
 
 // Guard wraps next (an endpoint beside /mcp, such as the OAuth metadata
 // relay) in the Host, Origin and trusted-proxy policies and puts a Request
-// without body or principal into its context (for PublicURL).
+// without body or principal into its context (for PublicURL, which names
+// the MCP endpoint whatever path the request had).
 func (e *Edge) Guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		er := new(Request)
@@ -279,7 +286,7 @@ func (e *Edge) Guard(next http.Handler) http.Handler {
 
 // guard applies the Host/Origin and trusted-proxy policies.
 func (e *Edge) guard(w http.ResponseWriter, r *http.Request, er *Request) bool {
-	*er = Request{e: e, hdr: r.Header, host: r.Host, scheme: "http", path: r.URL.Path}
+	*er = Request{e: e, hdr: r.Header, host: r.Host, scheme: "http", path: e.cfg.EndpointPath}
 	if r.TLS != nil {
 		er.scheme = "https"
 	}
@@ -372,16 +379,16 @@ func (e *Edge) resolve(w http.ResponseWriter, r *http.Request, er *Request) bool
 		e.writeError(w, er, http.StatusInternalServerError, rpc.Errorf(rpc.CodeInternalError, "Internal error: the bridge cannot check this request's credentials right now"))
 		return false
 	}
-	e.Challenge(w, er, ie)
+	e.challengeResponse(w, er, ie)
 	return false
 }
 
-// Challenge answers a refused credential: ie.Status, a Bearer challenge
+// challengeResponse answers a refused credential: ie.Status, a Bearer challenge
 // (RFC 6750 §3) with error, error_description and resource_metadata (RFC
 // 9728 §5.1) pointing at the bridge's metadata for er's public URL,
 // Retry-After on 503, and a JSON-RPC error body with the request's id when
 // it is known.
-func (e *Edge) Challenge(w http.ResponseWriter, er *Request, ie *identity.Error) {
+func (e *Edge) challengeResponse(w http.ResponseWriter, er *Request, ie *identity.Error) {
 	status := ie.Status
 	if status == 0 {
 		status = http.StatusUnauthorized

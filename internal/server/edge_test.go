@@ -495,3 +495,45 @@ func TestIdentityRefusalChallenges(t *testing.T) {
 		}
 	}
 }
+
+// TestOAuthRelayHooks: Config.WellKnown and Config.AuthServerProxy are
+// mounted behind the edge's Host policy and see the endpoint's public URL.
+func TestOAuthRelayHooks(t *testing.T) {
+	ctx := ctxT(t)
+	relay := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		er, ok := edge.FromContext(r.Context())
+		if !ok {
+			http.Error(w, "no edge request", http.StatusInternalServerError)
+			return
+		}
+		_, _ = io.WriteString(w, r.URL.Path+" "+er.PublicURL())
+	})
+	br := startBridge(t, server.Config{Upstream: startModern(t), WellKnown: relay, AuthServerProxy: relay, TrustedProxies: []string{"127.0.0.1"}})
+	for _, p := range []string{"/.well-known/oauth-protected-resource/mcp", "/token"} {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, br.base+p, nil)
+		req.Header.Set("X-Forwarded-Proto", "https")
+		req.Header.Set("X-Forwarded-Host", "mcp.example.com")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if want := p + " https://mcp.example.com/mcp"; string(b) != want {
+			t.Errorf("GET %s: %d %q, want %q", p, resp.StatusCode, b, want)
+		}
+		req, _ = http.NewRequestWithContext(ctx, http.MethodGet, br.base+p, nil)
+		req.Host = "evil.example"
+		if resp, err = http.DefaultClient.Do(req); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("GET %s with a foreign Host: %d, want 403", p, resp.StatusCode)
+		}
+	}
+	plain := startBridge(t, server.Config{Upstream: startModern(t)})
+	if code, _ := get(t, plain.base+"/.well-known/oauth-protected-resource/mcp"); code != http.StatusNotFound {
+		t.Errorf("no relay configured: %d, want 404", code)
+	}
+}
