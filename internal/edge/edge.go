@@ -98,9 +98,11 @@ func New(cfg Config) (*Edge, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	idh := make([]string, len(cfg.IdentityHeaders))
 	for i, h := range cfg.IdentityHeaders {
-		cfg.IdentityHeaders[i] = http.CanonicalHeaderKey(h)
+		idh[i] = http.CanonicalHeaderKey(h)
 	}
+	cfg.IdentityHeaders = idh
 	_, def := cfg.Resolver.(identity.AuthorizationHeader)
 	return &Edge{cfg: cfg, defaultAuth: def, log: cfg.Logger}, nil
 }
@@ -394,7 +396,8 @@ func (e *Edge) challengeResponse(w http.ResponseWriter, er *Request, ie *identit
 		status = http.StatusUnauthorized
 	}
 	e.log.Info("refused a request's credentials", "status", status, "error", ie.Code, "reason", ie.Description, "peer", er.Peer.String())
-	if status == http.StatusUnauthorized || status == http.StatusForbidden {
+	switch status {
+	case http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden: // RFC 6750 §3.1's three
 		w.Header().Set("WWW-Authenticate", e.challenge(er, ie))
 	}
 	if status == http.StatusServiceUnavailable {
