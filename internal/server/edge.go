@@ -113,53 +113,66 @@ func metadataURL(public string) string {
 	return u.Scheme + "://" + u.Host + "/.well-known/oauth-protected-resource" + p
 }
 
-// rewriteChallenge returns a WWW-Authenticate value with its
-// resource_metadata parameter's value replaced by metadataURL; a value
-// without one, or metadataURL "", is returned unchanged.
+// rewriteChallenge returns a WWW-Authenticate value with the value of its
+// resource_metadata auth-param (RFC 9110 §11.2, RFC 9728 §5.1) replaced by
+// metadataURL; a value without one, or metadataURL "", is returned
+// unchanged. Quoted strings are skipped whole, so a parameter name inside an
+// error_description is not one.
 // MERGE: becomes oauthmeta.RewriteChallenge once that package has it.
 func rewriteChallenge(value, metadataURL string) string {
 	if metadataURL == "" {
 		return value
 	}
-	lower := strings.ToLower(value)
-	const key = "resource_metadata"
-	for from := 0; ; {
-		i := strings.Index(lower[from:], key)
-		if i < 0 {
-			return value
+	isTchar := func(c byte) bool {
+		return c > ' ' && c < 0x7f && !strings.ContainsRune("\"(),/:;<=>?@[\\]{}", rune(c))
+	}
+	skipWS := func(i int) int {
+		for i < len(value) && (value[i] == ' ' || value[i] == '\t') {
+			i++
 		}
-		i += from
-		from = i + len(key)
-		// A parameter name starts after a space or a comma.
-		if i > 0 && lower[i-1] != ' ' && lower[i-1] != ',' && lower[i-1] != '\t' {
-			continue
-		}
-		j := from
-		for j < len(value) && (value[j] == ' ' || value[j] == '\t') {
-			j++
-		}
-		if j >= len(value) || value[j] != '=' {
-			continue
-		}
-		j++
-		for j < len(value) && (value[j] == ' ' || value[j] == '\t') {
-			j++
-		}
-		end := j
-		if end < len(value) && value[end] == '"' {
-			end++
-			for end < len(value) && value[end] != '"' {
-				if value[end] == '\\' {
+		return i
+	}
+	for i := 0; i < len(value); {
+		switch c := value[i]; {
+		case c == '"': // a quoted string: skip it whole
+			i++
+			for i < len(value) && value[i] != '"' {
+				if value[i] == '\\' {
+					i++
+				}
+				i++
+			}
+			i++
+		case isTchar(c):
+			start := i
+			for i < len(value) && isTchar(value[i]) {
+				i++
+			}
+			name := value[start:i]
+			j := skipWS(i)
+			if j >= len(value) || value[j] != '=' || !strings.EqualFold(name, "resource_metadata") {
+				continue
+			}
+			j = skipWS(j + 1)
+			end := j
+			if end < len(value) && value[end] == '"' {
+				end++
+				for end < len(value) && value[end] != '"' {
+					if value[end] == '\\' {
+						end++
+					}
 					end++
 				}
-				end++
+				end = min(end+1, len(value))
+			} else {
+				for end < len(value) && isTchar(value[end]) || end < len(value) && strings.IndexByte("/:?@", value[end]) >= 0 {
+					end++
+				}
 			}
-			end = min(end+1, len(value))
-		} else {
-			for end < len(value) && value[end] != ',' && value[end] != ' ' {
-				end++
-			}
+			return value[:j] + `"` + metadataURL + `"` + value[end:]
+		default:
+			i++
 		}
-		return value[:j] + `"` + metadataURL + `"` + value[end:]
 	}
+	return value
 }
