@@ -79,6 +79,13 @@ func readPrincipalFlags(c *cli.Context) (principalSettings, error) {
 	default:
 		return p, fmt.Errorf("--principal %q: want authorization, jwt, introspection, header:NAME or mtls", p.Mode)
 	}
+	if (p.Mode == identity.ModeJWT || p.Mode == identity.ModeIntrospection) && len(p.Audiences) == 0 &&
+		c.String("public-url") == "" && len(c.StringSlice("allowed-host")) == 0 {
+		// The default audience is the URL the client dialed; without a fixed
+		// public URL or a list of Host names, the client would choose it.
+		return p, fmt.Errorf("--principal %s checks each token's audience against the bridge's public URL: set --public-url "+
+			"(e.g. https://mcp.example.com/mcp), or --audience, or --allowed-host so that clients cannot choose it with their Host header", p.Mode)
+	}
 	if f := c.String("introspection-client-secret-file"); f != "" {
 		b, err := os.ReadFile(f)
 		if err != nil {

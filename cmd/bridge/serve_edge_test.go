@@ -25,6 +25,7 @@ func TestServeEdgeFlagsRefused(t *testing.T) {
 		{[]string{"--principal", "header:bad header"}, "header:NAME"},
 		{[]string{"--principal", "cookie"}, "want authorization"},
 		{[]string{"--principal", "header:X-Forwarded-User", "--trusted-proxy", "10.0.0.0/8,192.0.2.1"}, "not available in this build"},
+		{[]string{"--principal", "jwt", "--oidc-issuer", "https://issuer.example"}, "--public-url"},
 	} {
 		args := append([]string{"serve", "--upstream", "http://127.0.0.1:1/mcp", "--data-dir", t.TempDir()}, tc.args...)
 		lines, _, done := runApp(ctx, t, nil, args...)
