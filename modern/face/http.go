@@ -54,7 +54,9 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		principal = sessionmap.PrincipalFromAuthorization(authz)
 	}
-	if f.opts.RequireAuth && strings.TrimSpace(authz) == "" {
+	// Behind the edge "authenticated" is "has a principal" (a gateway's
+	// header:NAME user has no Authorization header).
+	if f.opts.RequireAuth && ((fromEdge && principal == "") || (!fromEdge && strings.TrimSpace(authz) == "")) {
 		w.Header().Set("WWW-Authenticate", "Bearer")
 		http.Error(w, "Unauthorized: this endpoint requires an Authorization header (every task request is authenticated, M-65)", http.StatusUnauthorized)
 		return
