@@ -72,7 +72,7 @@ func init() {
 			&cli.StringFlag{Name: "metrics-listen", Usage: "serve /metrics on this address instead of the main listener (`HOST:PORT`)", EnvVars: []string{"TASKSBRIDGE_METRICS_LISTEN"}},
 			&cli.StringFlag{Name: "data-dir", Value: serveDataDir, Usage: "directory of the durable session and task index", EnvVars: []string{"TASKSBRIDGE_DATA_DIR"}},
 			&cli.BoolFlag{Name: "stdio", Usage: "serve one client on stdin/stdout instead of HTTP", EnvVars: []string{"TASKSBRIDGE_STDIO"}},
-			&cli.StringSliceFlag{Name: "allowed-origin", Usage: "an Origin accepted besides loopback ones and the request's own host (repeatable)", EnvVars: []string{"TASKSBRIDGE_ALLOWED_ORIGINS"}},
+			&cli.StringSliceFlag{Name: "allowed-origin", Usage: "a browser Origin accepted besides loopback ones (`SCHEME://HOST[:PORT]`; repeatable or comma-separated; no \"*\"): other Origins get 403 on every path (M-43)", EnvVars: []string{"TASKSBRIDGE_ALLOWED_ORIGINS"}},
 			&cli.Int64Flag{Name: "max-body-bytes", Value: face.DefaultMaxBodyBytes, Usage: "largest request body; larger ones get 413", EnvVars: []string{"TASKSBRIDGE_MAX_BODY_BYTES"}},
 			&cli.DurationFlag{Name: "keepalive", Value: face.DefaultKeepAlive, Usage: "interval of SSE keep-alive comments on long waits (0 or less: none)", EnvVars: []string{"TASKSBRIDGE_KEEPALIVE"}},
 			&cli.DurationFlag{Name: "session-idle-timeout", Value: face.DefaultSessionIdleTimeout, Usage: "how long an idle legacy session lives: after it the session answers 404 and is released", EnvVars: []string{"TASKSBRIDGE_SESSION_IDLE_TIMEOUT"}},
@@ -81,13 +81,13 @@ func init() {
 			&cli.IntFlag{Name: "max-tasks-per-principal", Value: face.DefaultMaxTasksPerPrincipal, Usage: "most tools/call requests one legacy client (its Authorization, else its session) has in flight (-1: no bound)", EnvVars: []string{"TASKSBRIDGE_MAX_TASKS_PER_PRINCIPAL"}},
 			&cli.IntFlag{Name: "max-waiters-per-principal", Value: face.DefaultMaxWaitersPerPrincipal, Usage: "most blocked waits on tasks (tasks/result, plain tools/call on a task) one legacy client has open (-1: no bound)", EnvVars: []string{"TASKSBRIDGE_MAX_WAITERS_PER_PRINCIPAL"}},
 			&cli.BoolFlag{Name: "status-notifications", Usage: "send notifications/tasks/status when a legacy client's task changes (stdio, or an open GET stream)", EnvVars: []string{"TASKSBRIDGE_STATUS_NOTIFICATIONS"}},
-			&cli.BoolFlag{Name: "require-auth", Usage: "in front of a legacy server, refuse 2026-07-28 requests without an Authorization header (HTTP 401); without it, unauthenticated modern clients share one scope in which the unguessable task ids act as bearer tokens", EnvVars: []string{"TASKSBRIDGE_REQUIRE_AUTH"}},
+			&cli.BoolFlag{Name: "require-auth", Usage: "in front of a legacy server, refuse 2026-07-28 requests without a principal (an Authorization header, or what --principal takes; HTTP 401); without it, unauthenticated modern clients share one scope in which the unguessable task ids act as bearer tokens", EnvVars: []string{"TASKSBRIDGE_REQUIRE_AUTH"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"TASKSBRIDGE_LOG_LEVEL"}},
 			&cli.StringFlag{Name: "log-format", Value: oplog.FormatText, Usage: "text or json (one JSON object per line)", EnvVars: []string{"TASKSBRIDGE_LOG_FORMAT"}},
 			&cli.BoolFlag{Name: "log-libraries", Usage: "also log the internals of the MCP SDK and the Badger store below error level (for debugging them; the store engine's warnings are always logged)", EnvVars: []string{"TASKSBRIDGE_LOG_LIBRARIES"}},
 			&cli.StringFlag{Name: "audit-log", Usage: "append an audit record (one JSON line: time, action, principal hash, session, task, outcome; never a credential) for each task creation, cancel, input answer, result delivery and task end to this file (`PATH`, created 0600)", EnvVars: []string{"TASKSBRIDGE_AUDIT_LOG"}},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 10 * time.Second, Usage: "how long a graceful stop may take", EnvVars: []string{"TASKSBRIDGE_SHUTDOWN_TIMEOUT"}},
-		}, storeFlags(true)...),
+		}, append(edgeFlags(), storeFlags(true)...)...),
 		Action: runServe,
 	})
 	startDemoBridge = func(c *cli.Context, upstreamURL, listen, dataDir string) (string, func() error, error) {
@@ -159,7 +159,21 @@ func runServe(c *cli.Context) error {
 		KeepAlive:           c.Duration("keepalive"),
 		SessionIdleTimeout:  c.Duration("session-idle-timeout"),
 		StatusNotifications: c.Bool("status-notifications"),
+		AllowedHosts:        c.StringSlice("allowed-host"),
+		TrustedProxies:      c.StringSlice("trusted-proxy"),
+		PublicURL:           c.String("public-url"),
+		NoForwardedHeaders:  c.Bool("no-forwarded-headers"),
 	}
+	ps, err := readPrincipalFlags(c)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	ps.Logger = logger
+	if cfg.Resolver, err = newResolver(c.Context, ps); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	cfg.IdentityHeader = ps.Header
+	cfg.OAuthAuthServerProxy = c.Bool("oauth-proxy-auth-server")
 	maxSessions, maxTasks, maxWaiters := c.Int("max-sessions"), c.Int("max-tasks-per-principal"), c.Int("max-waiters-per-principal")
 	for name, v := range map[string]int{"max-tasks-per-principal": maxTasks, "max-waiters-per-principal": maxWaiters} {
 		if v == 0 {
@@ -193,8 +207,13 @@ func runServe(c *cli.Context) error {
 			}
 			_ = al.Close()
 		}()
-		// L-79, L-80 for clients of either era.
-		cfg.Legacy = func(lc *face.Config) { lc.Audit = al }
+		// L-79, L-80 for clients of either era (after, not instead of, the
+		// limits set above).
+		legacyTweak := cfg.Legacy
+		cfg.Legacy = func(lc *face.Config) {
+			legacyTweak(lc)
+			lc.Audit = al
+		}
 		modernTweak := cfg.Modern
 		cfg.Modern = func(o *modernface.Options) {
 			if modernTweak != nil {

@@ -52,7 +52,7 @@ func newIntrospection(cfg Config) (*Introspection, error) {
 		return nil, err
 	}
 	if cfg.IntrospectionClientID == "" {
-		return nil, errors.New("--principal introspection needs --introspection-client-id and --introspection-client-secret: RFC 7662 §2.1 requires the bridge to authenticate to the endpoint")
+		return nil, errors.New("--principal introspection needs --introspection-client-id and --introspection-client-secret-file (or TASKSBRIDGE_INTROSPECTION_CLIENT_SECRET): RFC 7662 §2.1 requires the bridge to authenticate to the endpoint")
 	}
 	in := &Introspection{
 		endpoint: cfg.IntrospectionURL, host: u.Host, clientID: cfg.IntrospectionClientID, secret: cfg.IntrospectionClientSecret,
@@ -160,7 +160,7 @@ func (in *Introspection) introspect(raw string, key [32]byte) (*introspected, er
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument+1))
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		in.log.Error("the token introspection endpoint refused the bridge's client credentials; check --introspection-client-id and --introspection-client-secret", "host", in.host, "status", resp.StatusCode)
+		in.log.Error("the token introspection endpoint refused the bridge's client credentials; check --introspection-client-id and --introspection-client-secret-file", "host", in.host, "status", resp.StatusCode)
 		return nil, in.down("refuses the bridge's client credentials")
 	case resp.StatusCode != http.StatusOK:
 		in.log.Warn("the token introspection endpoint failed", "host", in.host, "status", resp.StatusCode)

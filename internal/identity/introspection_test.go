@@ -244,7 +244,7 @@ func TestIntrospectionBadClientCredentials(t *testing.T) {
 	as.set("opaque-1", map[string]any{"active": true, "sub": "alice"})
 	_, err := in.Resolve(context.Background(), bearer("opaque-1"))
 	refusal(t, err, 503, "", "refuses the bridge's client credentials")
-	if !strings.Contains(sink.String(), "level=ERROR") || !strings.Contains(sink.String(), "--introspection-client-secret") {
+	if !strings.Contains(sink.String(), "level=ERROR") || !strings.Contains(sink.String(), "--introspection-client-secret-file") {
 		t.Fatalf("the operator is not told which setting to fix: %s", sink.String())
 	}
 	if strings.Contains(sink.String(), "wrong") {

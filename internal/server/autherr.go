@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/tasksbridge/tasksbridge/internal/authstub"
+	"github.com/tasksbridge/tasksbridge/internal/edge"
 	"github.com/tasksbridge/tasksbridge/internal/metrics"
 	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
 	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
@@ -23,20 +23,6 @@ import (
 // the same status and challenges, pointing at the bridge's protected
 // resource metadata (RFC 9728 §5.1) — so an OAuth client starts its flow.
 // Nothing answers -32022 because of an anonymous probe.
-
-// The stand-ins until the merge (see internal/authstub):
-//   - writeAuthError is oauthmeta.WriteAuthError,
-//   - metadataURL is oauthmeta.MetadataURL,
-//   - publicURL is edge.FromContext(r.Context()).PublicURL,
-//   - credentialOf is the edge's Principal.Credential.
-var (
-	writeAuthError = authstub.WriteAuthError
-	metadataURL    = authstub.MetadataURL
-	publicURL      = authstub.PublicURL
-)
-
-// credentialOf is the credential a request carries to the upstream.
-func credentialOf(r *http.Request) string { return r.Header.Get("Authorization") }
 
 type probeCredentialKey struct{}
 
@@ -69,8 +55,7 @@ func (s *Server) relayEraRefusal(w http.ResponseWriter, r *http.Request, ex *exc
 			id, _ = jsonrpc.MakeID(v)
 		}
 	}
-	writeAuthError(w, e, metadataURL(publicURL(r)), id)
-	return true
+	return edge.RelayAuthError(w, r, e, id)
 }
 
 // authProbe logs, once per state, that the era waits for an authorized

@@ -5,15 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httputil"
 	"strconv"
 	"sync"
 
-	"github.com/tasksbridge/tasksbridge/internal/httpguard"
+	"github.com/tasksbridge/tasksbridge/internal/edge"
 	"github.com/tasksbridge/tasksbridge/internal/metrics"
 	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/modern"
@@ -42,36 +40,36 @@ func eraLabel(e legacyup.Era) string {
 // nothing modern ⇒ legacy — except that a request carrying the
 // Mcp-Session-Id of a legacy session this bridge knows stays legacy whatever
 // its body says.
-func (s *Server) clientEra(r *http.Request, cm *clientMsg) legacyup.Era {
+// principal is the request's (the edge's).
+func (s *Server) clientEra(r *http.Request, cm *clientMsg, principal string) legacyup.Era {
 	sig := modernface.EraSignals{Body: modernface.BodyEmpty}
 	if cm != nil {
 		sig = cm.era // the body as the router read it, once
 	}
 	era := modernface.ClientEraOf(r.Header, sig)
 	if era == legacyup.EraModern {
-		if sid := r.Header.Get(hdrSessionID); sid != "" && s.knownLegacySession(r, sid) {
+		if sid := r.Header.Get(hdrSessionID); sid != "" && s.knownLegacySession(r, sid, principal) {
 			return legacyup.EraLegacy
 		}
 	}
 	return era
 }
 
-func (s *Server) knownLegacySession(r *http.Request, sid string) bool {
+func (s *Server) knownLegacySession(r *http.Request, sid, principal string) bool {
 	if info, ok := s.meter.sessions.get(sid); ok {
 		return !info.missing
 	}
-	_, ok := s.storedSession(r, sid)
+	_, ok := s.storedSession(r, sid, principal)
 	return ok
 }
 
 // storedSession reads a legacy face session's clientInfo from the store
 // (sessions that started before a restart) and remembers it, or that there
 // is none (so a stale id does not cost a store read per request).
-func (s *Server) storedSession(r *http.Request, sid string) (implView, bool) {
+func (s *Server) storedSession(r *http.Request, sid, principal string) (implView, bool) {
 	if len(sid) > sessionmap.MaxIDLen {
 		return implView{}, false
 	}
-	principal := sessionmap.PrincipalFromAuthorization(r.Header.Get("Authorization"))
 	rec, err := s.store.GetSession(r.Context(), sessionmap.Scope{Principal: principal, Session: sid})
 	if err != nil || rec.Era != sessionmap.EraLegacy {
 		if errors.Is(err, sessionmap.ErrNotFound) || err == nil {
@@ -93,18 +91,16 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Service Unavailable: the bridge is shutting down", http.StatusServiceUnavailable)
 		return
 	}
+	// One allocation carries the edge's request to every path: the
+	// passthrough's context value is this same struct (passCtx).
+	pc := new(passCtx)
+	er := &pc.edge
+	if !s.edge.Begin(w, r, er) {
+		return // refused (Host, Origin, body, credentials): answered
+	}
 	var cm *clientMsg
 	if r.Method == http.MethodPost {
-		b, err := readBody(w, r, s.maxBody)
-		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				http.Error(w, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
-				return
-			}
-			http.Error(w, "Bad Request: cannot read the body", http.StatusBadRequest)
-			return
-		}
+		b := er.Body
 		cm = readClientMsg(b)
 		br := new(bodyReader)
 		br.Reset(b)
@@ -112,8 +108,8 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		r.ContentLength = int64(len(b))
 	}
 
-	clientEra := s.clientEra(r, cm)
-	upEra, eraErr := s.upstreamEra(r.Context(), credentialOf(r))
+	clientEra := s.clientEra(r, cm, er.Principal.ID)
+	upEra, eraErr := s.upstreamEra(r.Context(), er.Principal.Credential)
 	ce, ue := eraLabel(clientEra), eraLabel(upEra)
 	sid := ""
 	if clientEra == legacyup.EraLegacy {
@@ -131,7 +127,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			if info, ok := s.meter.sessions.get(sid); ok {
 				return info // empty when missing: "unknown"
 			}
-			info, _ := s.storedSession(r, sid)
+			info, _ := s.storedSession(r, sid, er.Principal.ID)
 			return info
 		})
 		if ex != nil {
@@ -199,12 +195,12 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case clientEra == legacyup.EraLegacy && upEra == legacyup.EraModern:
-		s.legacy.Handler().ServeHTTP(sw, r)
+		s.legacy.Handler().ServeHTTP(sw, r.WithContext(edge.NewContext(r.Context(), er)))
 	case clientEra == legacyup.EraModern && upEra == legacyup.EraLegacy:
-		s.modernF.ServeHTTP(sw, r)
+		s.modernF.ServeHTTP(sw, r.WithContext(edge.NewContext(r.Context(), er)))
 	default:
 		sw.ex = ex
-		s.passthrough(sw, r, clientEra, ex)
+		s.passthrough(sw, r, clientEra, ex, pc)
 	}
 }
 
@@ -212,19 +208,9 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 // touching: an httputil.ReverseProxy that streams SSE unbuffered, drops
 // hop-by-hop headers and passes everything else (Mcp-Session-Id,
 // Authorization, MCP-Protocol-Version, Mcp-* routing headers) both ways.
-func (s *Server) passthrough(w http.ResponseWriter, r *http.Request, clientEra legacyup.Era, ex *exchange) {
-	if !httpguard.HostAllowed(r) {
-		ex.force(metrics.OutcomeInvalidRequest)
-		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
-		return
-	}
-	// This listener also honours "*" and same-host origins (M-43).
-	policy := httpguard.OriginPolicy{Allowed: s.cfg.AllowedOrigins, Wildcard: true, SameHost: true}
-	if !httpguard.OriginAllowed(r.Header.Get("Origin"), r.Host, policy) {
-		ex.force(metrics.OutcomeInvalidRequest)
-		http.Error(w, "Forbidden: invalid Origin header", http.StatusForbidden)
-		return
-	}
+// Host, Origin, trusted-proxy headers and credentials were settled at the
+// edge (serveMCP); ctx is the struct that already carries the edge request.
+func (s *Server) passthrough(w http.ResponseWriter, r *http.Request, clientEra legacyup.Era, ex *exchange, ctx *passCtx) {
 	if s.proxy == nil {
 		ex.force(metrics.OutcomeInternal)
 		writeRPCError(w, http.StatusNotImplemented, ex, rpc.Errorf(rpc.CodeInternalError,
@@ -241,7 +227,7 @@ func (s *Server) passthrough(w http.ResponseWriter, r *http.Request, clientEra l
 	}
 	cctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	ctx := &passCtx{Context: cctx, pass: passCall{ex: ex}}
+	ctx.Context, ctx.pass = cctx, passCall{ex: ex}
 	if ex != nil && ex.method != "" {
 		ctx.pass.pc = peekedCall{method: ex.method, id: ex.id, call: true}
 	}
@@ -255,32 +241,23 @@ func (s *Server) passthrough(w http.ResponseWriter, r *http.Request, clientEra l
 }
 
 // passCtx carries a passthrough request's passCall to the upstream meter
-// (ctxPassthrough): one allocation where context.WithValue and its value
-// would be two. Everything else is the embedded context's.
+// (ctxPassthrough) and its edge request (edge.ContextKey, for the proxy's
+// Rewrite and ModifyResponse): one allocation where context.WithValue and
+// the values would be four. Everything else is the embedded context's.
 type passCtx struct {
 	context.Context
 	pass passCall
+	edge edge.Request
 }
 
 func (c *passCtx) Value(key any) any {
-	if key == any(ctxPassthrough) {
+	switch key {
+	case any(ctxPassthrough):
 		return &c.pass
+	case edge.ContextKey:
+		return &c.edge
 	}
 	return c.Context.Value(key)
-}
-
-// readBody reads a POST body whole: into one buffer of its declared length
-// when it has one within limit (what clients send), else through
-// http.MaxBytesReader (chunked bodies, and the 413 of one too large).
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	if n := r.ContentLength; n >= 0 && n <= limit {
-		b := make([]byte, n)
-		if _, err := io.ReadFull(r.Body, b); err != nil {
-			return nil, err
-		}
-		return b, nil
-	}
-	return io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 }
 
 // bodyReader is the body read once, handed on to whichever path serves the
@@ -299,11 +276,17 @@ func (s *Server) newProxy(base http.RoundTripper) *httputil.ReverseProxy {
 			out.Scheme, out.Host, out.Path, out.RawPath, out.RawQuery = target.Scheme, target.Host, target.Path, target.RawPath, target.RawQuery
 			out.User = target.User
 			pr.Out.Host = ""
+			// X-Forwarded-* as SetXForwarded would, but believing only a
+			// trusted proxy's chain (the edge deleted any other).
+			if er, ok := edge.FromContext(pr.In.Context()); ok {
+				er.SetForwarded(pr.Out.Header)
+			}
 		},
-		Transport:     &meterTransport{next: base, u: s.upMeter},
-		FlushInterval: -1, // SSE: every event as it comes
-		BufferPool:    &copyBuffers,
-		ErrorLog:      slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		ModifyResponse: modifyResponse,
+		Transport:      &meterTransport{next: base, u: s.upMeter},
+		FlushInterval:  -1, // SSE: every event as it comes
+		BufferPool:     &copyBuffers,
+		ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			var ex *exchange
 			if pass, ok := r.Context().Value(ctxPassthrough).(*passCall); ok {

@@ -17,7 +17,10 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/internal/cmdline"
 	"github.com/tasksbridge/tasksbridge/internal/coord"
+	"github.com/tasksbridge/tasksbridge/internal/edge"
+	"github.com/tasksbridge/tasksbridge/internal/identity"
 	"github.com/tasksbridge/tasksbridge/internal/metrics"
+	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
 	"github.com/tasksbridge/tasksbridge/internal/oplog"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	legacyface "github.com/tasksbridge/tasksbridge/legacy/face"
@@ -67,9 +70,49 @@ type Config struct {
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 
-	// AllowedOrigins are Origin values accepted besides loopback ones and
-	// the request's own host (DNS-rebinding protection, all paths).
+	// AllowedOrigins are the Origin values (scheme://host[:port]) accepted
+	// besides loopback ones, on every path (--allowed-origin; the rule is
+	// edge.Policy's). "*" is refused.
 	AllowedOrigins []string
+	// AllowedHosts are the Host names (optionally :port) accepted besides
+	// loopback ones (--allowed-host): on a loopback listener they are the
+	// only others accepted, and once set they are the only others on any
+	// listener (edge.Policy). "*" is refused.
+	AllowedHosts []string
+	// TrustedProxies are the peers (CIDR prefixes or addresses,
+	// --trusted-proxy) whose X-Forwarded-For/-Proto/-Host, Forwarded and
+	// IdentityHeader are believed; from every other peer the bridge deletes
+	// them before anything reads them.
+	TrustedProxies []string
+	// PublicURL is the /mcp URL clients dial (--public-url), e.g.
+	// https://mcp.example.com/mcp: the audience of tokens and the base of
+	// the bridge's OAuth metadata URL. "": derived per request from the
+	// scheme, the Host and the path (a trusted proxy's X-Forwarded-Proto and
+	// -Host win).
+	PublicURL string
+	// Resolver decides each HTTP request's principal (--principal); nil:
+	// identity.AuthorizationHeader{}, a hash of the Authorization header.
+	Resolver identity.Resolver
+	// IdentityHeader is the header a trusted gateway puts the user into
+	// (--principal header:NAME): deleted from requests of untrusted peers.
+	IdentityHeader string
+	// NoForwardedHeaders stops the bridge adding X-Forwarded-For, -Proto and
+	// -Host to its upstream requests (--no-forwarded-headers). traceparent,
+	// tracestate and X-Request-Id are passed on regardless.
+	NoForwardedHeaders bool
+	// WellKnown, when set, serves /.well-known/ (the OAuth protected
+	// resource metadata relay, RFC 9728, internal/oauthmeta) behind the
+	// edge's Host, Origin and trusted-proxy policies. Nil: not mounted.
+	WellKnown http.Handler
+	// OAuthAuthServerProxy also proxies the upstream's 2025-03-26-era
+	// authorization server endpoints (/.well-known/oauth-authorization-server,
+	// /.well-known/openid-configuration, /authorize, /token, /register) to
+	// its origin, for clients that look for them at the MCP server's origin.
+	OAuthAuthServerProxy bool
+	// AuthServerProxy, when set, serves the 2025-03-26 authorization server
+	// endpoints /authorize, /token and /register (internal/oauthmeta;
+	// --oauth-proxy-auth-server). Nil: not mounted.
+	AuthServerProxy http.Handler
 	// MaxBodyBytes bounds a request body (413 above it; default 4 MiB).
 	MaxBodyBytes int64
 	// KeepAlive, SessionIdleTimeout and StatusNotifications configure the
@@ -111,7 +154,9 @@ type Server struct {
 	legacy   *legacyface.Bridge
 	modernF  *modernface.Face
 	proxy    *httputil.ReverseProxy
+	relay    *oauthmeta.Relay // OAuth discovery relay (nil: stdio upstream, or Config.WellKnown)
 	maxBody  int64
+	edge     *edge.Edge
 
 	draining atomic.Bool
 	// streams is cancelled when shutdown starts: passthrough streams that
@@ -231,7 +276,24 @@ func New(cfg Config) (*Server, error) {
 
 	// Upstream clients, all metered.
 	base := upstreamTransport(cfg.Transport)
-	hc := &http.Client{Transport: &meterTransport{next: base, u: s.upMeter}}
+	// forwardTransport: the translated paths' upstream requests carry the
+	// client's trace and X-Forwarded-* headers (edge.Request.ForwardHeader).
+	hc := &http.Client{Transport: forwardTransport{next: &meterTransport{next: base, u: s.upMeter}}}
+	if s.url != nil && cfg.WellKnown == nil {
+		// OAuth discovery through the bridge (internal/oauthmeta): the
+		// upstream's protected resource metadata at the bridge's well-known
+		// URIs, and the relay every path answers upstream refusals with.
+		s.relay = oauthmeta.New(oauthmeta.Config{
+			Upstream:        s.url,
+			Client:          &http.Client{Transport: base},
+			PublicURL:       edge.PublicURLOf,
+			ProxyAuthServer: cfg.OAuthAuthServerProxy,
+			Logger:          cfg.Logger,
+		})
+	}
+	if s.edge, err = newEdge(cfg, s.relay); err != nil {
+		return fail(fmt.Errorf("server: %w", err))
+	}
 	newCmd := func() *exec.Cmd { return exec.Command(argv[0], argv[1:]...) }
 	if s.url != nil {
 		s.modernUp = modernup.NewHTTP(cfg.Upstream, hc)
@@ -260,11 +322,14 @@ func New(cfg Config) (*Server, error) {
 
 	// Faces.
 	lc := legacyface.Config{
-		UpstreamClient:      s.modernUp,
-		Store:               s.store,
-		Logger:              cfg.Logger,
-		MaxBodyBytes:        cfg.MaxBodyBytes,
-		AllowedOrigins:      cfg.AllowedOrigins,
+		UpstreamClient: s.modernUp,
+		Store:          s.store,
+		Logger:         cfg.Logger,
+		MaxBodyBytes:   cfg.MaxBodyBytes,
+		AllowedOrigins: cfg.AllowedOrigins,
+		// The edge applied the Host policy (with --allowed-host) already;
+		// go-sdk's own loopback check would refuse an allowed host.
+		DisableHostCheck:    true,
 		SessionIdleTimeout:  cfg.SessionIdleTimeout,
 		KeepAlive:           cfg.KeepAlive,
 		StatusNotifications: cfg.StatusNotifications,
@@ -398,6 +463,21 @@ func (s *Server) MetricsHandler() http.Handler { return s.m.Handler() }
 func (s *Server) Mux(withMetrics bool) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", s.Handler())
+	// Hooks of the OAuth relay (internal/oauthmeta), behind the edge's
+	// Host, Origin and trusted-proxy policies.
+	if s.relay != nil {
+		for _, p := range s.relay.Patterns() {
+			mux.Handle(p, s.edge.Guard(s.relay))
+		}
+	}
+	if s.cfg.WellKnown != nil {
+		mux.Handle("/.well-known/", s.edge.Guard(s.cfg.WellKnown))
+	}
+	if s.cfg.AuthServerProxy != nil {
+		for _, p := range []string{"/authorize", "/token", "/register"} {
+			mux.Handle(p, s.edge.Guard(s.cfg.AuthServerProxy))
+		}
+	}
 	mux.Handle("/healthz", s.Healthz())
 	mux.Handle("/readyz", s.Readyz())
 	if withMetrics {

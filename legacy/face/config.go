@@ -50,11 +50,13 @@ type Config struct {
 	// MaxBodyBytes bounds an HTTP request body; larger ones get 413.
 	MaxBodyBytes int64
 	// AllowedOrigins are Origin header values accepted besides loopback
-	// origins and the request's own host (DNS-rebinding protection: any
-	// other Origin gets 403).
+	// origins (DNS-rebinding protection: any other Origin gets 403, M-43).
+	// Used when the face is served on its own; behind internal/server the
+	// request edge applies the bridge's one policy (internal/edge.Policy).
 	AllowedOrigins []string
-	// DisableHostCheck turns off the loopback Host check (only behind a
-	// trusted reverse proxy that rewrites Host).
+	// DisableHostCheck turns off the face's and go-sdk's loopback Host
+	// check: behind a trusted reverse proxy that rewrites Host, or behind
+	// internal/server, whose request edge checks Host (with --allowed-host).
 	DisableHostCheck bool
 
 	// SessionIdleTimeout is how long a stored session survives without

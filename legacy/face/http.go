@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/internal/edge"
 	"github.com/tasksbridge/tasksbridge/internal/httpguard"
 	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/legacy"
@@ -46,15 +47,17 @@ func (b *Bridge) Handler() http.Handler { return http.HandlerFunc(b.serveHTTP) }
 
 func (b *Bridge) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Accel-Buffering", "no") // keep reverse proxies from buffering SSE
-	if !b.cfg.DisableHostCheck && !httpguard.HostAllowed(r) {
-		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
-		return
-	}
-	// This listener also honours "*" and same-host origins (M-43).
-	policy := httpguard.OriginPolicy{Allowed: b.cfg.AllowedOrigins, Wildcard: true, SameHost: true}
-	if !httpguard.OriginAllowed(r.Header.Get("Origin"), r.Host, policy) {
-		http.Error(w, "Forbidden: invalid Origin header", http.StatusForbidden)
-		return
+	if _, ok := edge.FromContext(r.Context()); !ok {
+		// Served on its own: the face's own checks (the edge's policy
+		// otherwise, internal/edge.Policy).
+		if !b.cfg.DisableHostCheck && !httpguard.HostAllowed(r) {
+			http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+			return
+		}
+		if !httpguard.OriginAllowed(r.Header.Get("Origin"), r.Host, httpguard.OriginPolicy{Allowed: b.cfg.AllowedOrigins}) {
+			http.Error(w, "Forbidden: invalid Origin header", http.StatusForbidden)
+			return
+		}
 	}
 	if b.drain.Err() != nil {
 		w.Header().Set("Retry-After", "1")
@@ -75,28 +78,35 @@ func (b *Bridge) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func principalOf(r *http.Request) string {
-	return sessionmap.PrincipalFromAuthorization(r.Header.Get("Authorization"))
-}
-
 func (b *Bridge) servePOST(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, b.cfg.MaxBodyBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			http.Error(w, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+	var (
+		body []byte
+		msg  jsonrpc.Message
+		err  error
+	)
+	if er, ok := edge.FromContext(r.Context()); ok {
+		// Read and decoded once, at the edge.
+		body = er.Body
+		msg, err = er.Message()
+	} else {
+		if body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, b.cfg.MaxBodyBytes)); err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				http.Error(w, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+				return
+			}
+			http.Error(w, "Bad Request: cannot read the body", http.StatusBadRequest)
 			return
 		}
-		http.Error(w, "Bad Request: cannot read the body", http.StatusBadRequest)
-		return
+		msg, err = mcpio.DecodeMessage(body) // params share body's bytes: body is this request's own
 	}
+	// go-sdk reads the body again from memory.
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 
 	// One message per POST from 2025-06-18 on; batches (2025-03-26) go to
 	// go-sdk as they are, without a request record.
 	var req *jsonrpc.Request
-	msg, err := mcpio.DecodeMessage(body) // params share body's bytes: body is this request's own
 	if err == nil {
 		req, _ = msg.(*jsonrpc.Request)
 	} else if t := bytes.TrimSpace(body); !json.Valid(t) {
@@ -159,7 +169,7 @@ func (b *Bridge) servePOST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	ri := newReqInfo(req.Method, req.Params, r.Header.Get("Authorization"))
+	ri := httpReqInfo(r, req.Method, req.Params)
 	nonce := b.nonceSeed + "." + randomID()
 	b.reqs.Store(nonce, ri)
 	defer func() {

@@ -287,7 +287,7 @@ func (b *Bridge) serveLean(w http.ResponseWriter, r *http.Request, s *session, r
 		w.WriteHeader(http.StatusAccepted)
 		return false
 	}
-	ri := newReqInfo(req.Method, req.Params, r.Header.Get("Authorization"))
+	ri := httpReqInfo(r, req.Method, req.Params)
 	out := newLeanOut(w)
 	if req.Method == legacy.MethodToolsCall || req.Method == legacy.MethodTasksResult {
 		out.res = b.newResumable(s, req)
@@ -569,7 +569,7 @@ func (b *Bridge) leanInitialize(w http.ResponseWriter, r *http.Request, req *jso
 		writeRPCError(w, http.StatusServiceUnavailable, req, err)
 		return
 	}
-	ri := newReqInfo(req.Method, req.Params, r.Header.Get("Authorization"))
+	ri := httpReqInfo(r, req.Method, req.Params)
 	defer ri.finish()
 	start := time.Now()
 	out, err := s.initializeResult(r.Context(), ri, version)

@@ -89,7 +89,7 @@ func (b *Bridge) answerStored(r *http.Request, s *session, resp *jsonrpc.Respons
 	if err != nil || !live(rec) || answered(rec, sq.Key) {
 		return true // nothing left to answer: the late answer is dropped
 	}
-	opts, _, err := s.callOptions(&reqInfo{authz: r.Header.Get("Authorization")})
+	opts, _, err := s.callOptions(&reqInfo{authz: credentialOf(r), fwd: forwardOf(r)})
 	if err != nil {
 		b.log.Warn("face: cannot send a client's input answer upstream", "err", rpc.As(err).Message)
 		return true

@@ -224,7 +224,7 @@ func (b *Bridge) serveResume(w http.ResponseWriter, r *http.Request, s *session,
 	out.mu.Unlock()
 	b.log.Info("face: a client resumed an event stream", "method", rec.Method, "replayed", len(evs))
 
-	ri := newReqInfo(rec.Method, rec.Params, r.Header.Get("Authorization"))
+	ri := httpReqInfo(r, rec.Method, rec.Params)
 	var run func(ctx context.Context) (*rawResult, error)
 	switch {
 	case rec.Method == legacy.MethodTasksResult:

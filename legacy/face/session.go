@@ -170,6 +170,7 @@ func (s *session) callOptions(ri *reqInfo) (upstream.CallOptions, *modern.Prepar
 	}
 	if ri != nil {
 		opts.Authorization = ri.authz
+		opts.Header = ri.fwd // callers that add headers merge (mergeHeader)
 	}
 	return opts, p, nil
 }
@@ -211,6 +212,9 @@ type reqInfo struct {
 	method string
 	raw    json.RawMessage
 	authz  string
+	// fwd are the client's trace and X-Forwarded-* headers for the
+	// upstream (edge.Request.ForwardHeader; nil on stdio).
+	fwd    http.Header
 	stream *streamWriter // HTTP POST response stream of the go-sdk path (nil on stdio and the lean path)
 	out    *leanOut      // the lean path's response (nil on the go-sdk path)
 	id     jsonrpc.ID    // the request's JSON-RPC id (lean path)

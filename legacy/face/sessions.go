@@ -451,7 +451,7 @@ func (b *Bridge) materialize(r *http.Request, s *session) error {
 		q.Header = http.Header{}
 		q.Header.Set("Content-Type", "application/json")
 		q.Header.Set("Accept", "application/json, text/event-stream")
-		if a := r.Header.Get("Authorization"); a != "" {
+		if a := credentialOf(r); a != "" {
 			q.Header.Set("Authorization", a)
 		}
 		if sessionHeader {

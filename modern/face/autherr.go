@@ -5,7 +5,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/tasksbridge/tasksbridge/internal/authstub"
+	"github.com/tasksbridge/tasksbridge/internal/edge"
 	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
@@ -19,25 +19,11 @@ import (
 // out) only the JSON-RPC error can follow; its message names the
 // authorization plainly (legacy/upstream).
 
-// The stand-ins until the merge (see internal/authstub): writeAuthError is
-// oauthmeta.WriteAuthError, metadataURL oauthmeta.MetadataURL, publicURL
-// edge.FromContext(r.Context()).PublicURL.
-var (
-	writeAuthError = authstub.WriteAuthError
-	metadataURL    = authstub.MetadataURL
-	publicURL      = authstub.PublicURL
-)
-
 // relayAuthError answers request id on w with the upstream's refusal when
 // err carries one, and reports whether it did. The caller makes sure the
 // response has not started.
 func relayAuthError(w http.ResponseWriter, r *http.Request, err error, id jsonrpc.ID) bool {
-	e, ok := oauthmeta.AsUpstreamAuthError(err)
-	if !ok || r == nil {
-		return false
-	}
-	writeAuthError(w, e, metadataURL(publicURL(r)), id)
-	return true
+	return edge.RelayAuthError(w, r, err, id)
 }
 
 // relayAuth is relayAuthError on a lean response that is not an event

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/tasksbridge/tasksbridge/internal/edge"
 	"github.com/tasksbridge/tasksbridge/internal/httpguard"
 	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/internal/rawjson"
@@ -32,17 +33,30 @@ func (f *Face) Handler() http.Handler { return f }
 // to it.
 func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Accel-Buffering", "no") // M-43 SHOULD
-	if !httpguard.HostAllowed(r) {
-		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
-		return
-	}
-	// Strict M-43: only loopback and the listed origins (no "*", no same-host).
-	if !httpguard.OriginAllowed(r.Header.Get("Origin"), r.Host, httpguard.OriginPolicy{Allowed: f.opts.AllowedOrigins}) {
-		http.Error(w, "Forbidden: invalid Origin header", http.StatusForbidden)
-		return
-	}
+	// The composition root (internal/server) serves the face behind the
+	// request edge: Host, Origin, body and principal settled once
+	// (edge.FromContext). Served on its own (tests, embedding) the face
+	// applies the same checks itself.
+	er, fromEdge := edge.FromContext(r.Context())
 	authz := r.Header.Get("Authorization")
-	if f.opts.RequireAuth && strings.TrimSpace(authz) == "" {
+	principal := ""
+	if fromEdge {
+		authz, principal = er.Principal.Credential, er.Principal.ID
+	} else {
+		if !httpguard.HostAllowed(r) {
+			http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+			return
+		}
+		// Strict M-43: only loopback and the listed origins (no "*", no same-host).
+		if !httpguard.OriginAllowed(r.Header.Get("Origin"), r.Host, httpguard.OriginPolicy{Allowed: f.opts.AllowedOrigins}) {
+			http.Error(w, "Forbidden: invalid Origin header", http.StatusForbidden)
+			return
+		}
+		principal = sessionmap.PrincipalFromAuthorization(authz)
+	}
+	// Behind the edge "authenticated" is "has a principal" (a gateway's
+	// header:NAME user has no Authorization header).
+	if f.opts.RequireAuth && ((fromEdge && principal == "") || (!fromEdge && strings.TrimSpace(authz) == "")) {
 		w.Header().Set("WWW-Authenticate", "Bearer")
 		http.Error(w, "Unauthorized: this endpoint requires an Authorization header (every task request is authenticated, M-65)", http.StatusUnauthorized)
 		return
@@ -53,17 +67,26 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Method Not Allowed: MCP 2026-07-28 uses POST only", http.StatusMethodNotAllowed)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+	var (
+		body []byte
+		msg  jsonrpc.Message
+		err  error
+	)
+	if fromEdge {
+		body = er.Body // read and decoded once, at the edge
+		msg, err = er.Message()
+	} else {
+		if body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody)); err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+				return
+			}
+			http.Error(w, "cannot read the request body", http.StatusBadRequest)
 			return
 		}
-		http.Error(w, "cannot read the request body", http.StatusBadRequest)
-		return
+		msg, err = mcpio.DecodeMessage(body)
 	}
-	msg, err := mcpio.DecodeMessage(body)
 	if err != nil {
 		code := rpc.CodeParseError
 		if json.Valid(body) {
@@ -92,7 +115,6 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		mcpio.WriteRPCError(w, status, req.ID, e)
 		return
 	}
-	principal := sessionmap.PrincipalFromAuthorization(authz)
 	if p, ok := mcpio.TaskListen(req); ok {
 		f.serveListenHTTP(w, r, req, p, principal, authz)
 		return

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tasksbridge/tasksbridge/internal/edge"
 	"github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
@@ -242,6 +243,12 @@ func (f *Face) callWithInput(ctx context.Context, c *call, s *upstream.Session, 
 	}
 	caps := c.caps()
 	cctx, cancel := context.WithCancel(f.ctx)
+	if er, ok := edge.FromContext(ctx); ok {
+		// The call outlives this request but is its call: its upstream
+		// POSTs carry the client's trace and X-Forwarded-* headers
+		// (edge.Request.ForwardHeader).
+		cctx = edge.NewContext(cctx, er)
+	}
 	pc := &pendingCall{
 		f: f, token: randomID(), principal: c.principal, method: c.method, name: name,
 		sess: s, lc: lc, caps: caps, cancel: cancel,
