@@ -32,7 +32,13 @@ import (
 // whose clients dial publicURL (its /mcp endpoint) and present JWTs issued
 // by issuer for that URL (RFC 8707): the principal is the token's (iss, sub),
 // so it survives token refresh. Adjust here if the edge's flags change.
+//
+// TASKSBRIDGE_AUTHE2E_EDGE_FLAGS=off leaves them out, to see what a bridge
+// without the request edge does with the same traffic (diagnosis only).
 func bridgeAuthFlags(publicURL, issuer string) []string {
+	if os.Getenv("TASKSBRIDGE_AUTHE2E_EDGE_FLAGS") == "off" {
+		return nil
+	}
 	return []string{"--principal", "jwt", "--oidc-issuer", issuer, "--public-url", publicURL}
 }
 

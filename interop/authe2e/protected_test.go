@@ -178,7 +178,7 @@ func startProtectedModern(t testing.TB, as *peers.AuthServer) *gate {
 // (interop/ts/legacy-server.mjs) behind a gate (a reverse proxy).
 func startProtectedLegacy(t testing.TB, as *peers.AuthServer) *gate {
 	t.Helper()
-	ts := peers.StartTSServer(t, peers.TSServerOptions{TimeScale: 0.2})
+	ts := peers.StartTSServer(t, peers.TSServerOptions{})
 	target, err := url.Parse(ts.URL)
 	if err != nil {
 		t.Fatal(err)

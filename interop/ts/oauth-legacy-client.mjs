@@ -309,10 +309,16 @@ const impl = {
 };
 
 async function main() {
+  let connectFailed = false;
   for (const name of steps) {
     if (finished) return;
     const started = Date.now();
     const entry = { name, ok: false, ms: 0 };
+    if (connectFailed && (name === 'task' || name === 'expiry')) {
+      entry.error = 'skipped: the client could not connect';
+      report.steps.push(entry);
+      continue;
+    }
     try {
       entry.details = await impl[name]();
       entry.ok = true;
@@ -320,6 +326,7 @@ async function main() {
       entry.error = err.message ?? String(err);
       if (err.details) entry.details = err.details;
       else if (typeof err.code === 'number') entry.details = { code: err.code };
+      if (!connected && name !== 'unauth' && name !== 'prm') connectFailed = true;
     }
     entry.ms = Date.now() - started;
     report.steps.push(entry);
