@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tasksbridge/tasksbridge/interop/peers"
 )
@@ -25,6 +26,7 @@ const (
 	wrapEnv       = "TASKSBRIDGE_AUTHE2E_WRAP"
 	wrapBridgeEnv = "TASKSBRIDGE_AUTHE2E_BRIDGE"
 	wrapClientEnv = "TASKSBRIDGE_AUTHE2E_CLIENT"
+	wrapDeadline  = 45 * time.Second
 )
 
 func TestMain(m *testing.M) {
@@ -93,10 +95,17 @@ func wrap(args []string) int {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	// The harness gives a client 30 s; nothing may outlive a killed run.
+	deadline := time.NewTimer(wrapDeadline)
+	defer deadline.Stop()
 	select {
 	case <-done:
 	case s := <-sig:
 		_ = cmd.Process.Signal(s)
+		<-done
+	case <-deadline.C:
+		fmt.Fprintf(os.Stderr, "wrapper: the client still runs after %v; killing it\n", wrapDeadline)
+		_ = cmd.Process.Kill()
 		<-done
 	}
 	return cmd.ProcessState.ExitCode()

@@ -9,26 +9,29 @@
 //   - resource indicators (RFC 8707): a `resource` parameter naming a loopback
 //     http URL gets a JWT access token (typ at+jwt) whose aud is that URL,
 //     scope "mcp"; other resources are refused with invalid_target;
-//   - introspection (RFC 7662) at /token/introspection, dynamic client
+//     --token-format opaque issues opaque tokens for them instead;
+//   - introspection (RFC 7662) at /token/introspection (of opaque tokens:
+//     oidc-provider refuses to introspect its JWTs), dynamic client
 //     registration (RFC 7591) at /reg;
 //   - a programmatic user: the login and consent interactions approve
 //     themselves (account "e2e-user", every requested scope), so a client that
 //     follows the redirects of the authorization endpoint with a cookie jar
 //     ends at its redirect_uri with a code. No browser, no form.
 //
-// Usage: node as.mjs [--port 0] [--access-ttl SECONDS (300)]
+// Usage: node as.mjs [--port 0] [--access-ttl SECONDS (300)] [--token-format jwt|opaque]
 //          [--client ID:SECRET]... [--no-registration] [--exit-on-stdin-close] [--log]
 // Prints `listening http://127.0.0.1:PORT/` once it serves; the issuer is that
 // URL without the trailing slash. Binds 127.0.0.1 only.
 import { createServer } from 'node:http';
 import { generateKeyPairSync } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import Provider from 'oidc-provider';
+import Provider, { errors } from 'oidc-provider';
 
 const { values: opts } = parseArgs({
   options: {
     port: { type: 'string', default: '0' },
     'access-ttl': { type: 'string', default: '300' },
+    'token-format': { type: 'string', default: 'jwt' },
     client: { type: 'string', multiple: true, default: [] },
     'no-registration': { type: 'boolean', default: false },
     'exit-on-stdin-close': { type: 'boolean', default: false },
@@ -43,6 +46,7 @@ const fail = (msg) => {
 const accessTTL = Number.parseInt(opts['access-ttl'], 10);
 if (!Number.isInteger(accessTTL) || accessTTL <= 0) fail('--access-ttl must be a positive number of seconds');
 const port = Number.parseInt(opts.port, 10);
+if (!['jwt', 'opaque'].includes(opts['token-format'])) fail('--token-format must be jwt or opaque');
 if (!Number.isInteger(port) || port < 0) fail('--port must be a port number');
 
 const REDIRECTS = ['http://127.0.0.1/callback', 'http://localhost:3000/callback'];
@@ -103,13 +107,13 @@ async function start() {
         defaultResource: () => undefined,
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx, indicator) => {
-          if (!loopbackResource(indicator)) throw new Provider.errors.InvalidTarget(`resource ${indicator} is not a loopback MCP endpoint`);
+          if (!loopbackResource(indicator)) throw new errors.InvalidTarget(`resource ${indicator} is not a loopback MCP endpoint`);
           return {
             scope: 'mcp',
             audience: indicator,
             accessTokenTTL: accessTTL,
-            accessTokenFormat: 'jwt',
-            jwt: { sign: { alg: 'ES256' } },
+            accessTokenFormat: opts['token-format'],
+            ...(opts['token-format'] === 'jwt' ? { jwt: { sign: { alg: 'ES256' } } } : {}),
           };
         },
       },

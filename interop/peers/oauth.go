@@ -20,6 +20,9 @@ type AuthServerOptions struct {
 	// with redirect URIs http://127.0.0.1/callback and
 	// http://localhost:3000/callback.
 	Clients map[string]string
+	// Opaque issues opaque access tokens (for introspection, RFC 7662)
+	// instead of JWTs.
+	Opaque bool
 	// NoRegistration turns dynamic client registration (RFC 7591) off.
 	NoRegistration bool
 	// Log makes the server log each request to stderr.
@@ -64,6 +67,9 @@ func StartAuthServer(t testing.TB, o AuthServerOptions) *AuthServer {
 		"--access-ttl", strconv.FormatInt(secs, 10)}
 	for id, secret := range o.Clients {
 		args = append(args, "--client", id+":"+secret)
+	}
+	if o.Opaque {
+		args = append(args, "--token-format", "opaque")
 	}
 	if o.NoRegistration {
 		args = append(args, "--no-registration")
