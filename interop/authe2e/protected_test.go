@@ -143,8 +143,9 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serveGate serves g on an ephemeral 127.0.0.1 port until the test ends.
 func serveGate(t testing.TB, g *gate) {
 	t.Helper()
-	hs := httptest.NewServer(g)
-	g.base = hs.URL
+	hs := httptest.NewUnstartedServer(g)
+	g.base = "http://" + hs.Listener.Addr().String() // before serving: read by ServeHTTP
+	hs.Start()
 	t.Cleanup(func() {
 		hs.CloseClientConnections()
 		hs.Close()
