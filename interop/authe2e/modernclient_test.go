@@ -83,6 +83,7 @@ type recorder struct {
 	mu   sync.Mutex
 	log  []string
 	aud  []string
+	jtis map[string]bool // distinct access tokens sent
 }
 
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -125,7 +126,8 @@ func (r *recorder) noteAudience(tok string) {
 		return
 	}
 	var c struct {
-		Aud any `json:"aud"`
+		Aud any    `json:"aud"`
+		JTI string `json:"jti"`
 	}
 	if json.Unmarshal(raw, &c) != nil {
 		return
@@ -143,7 +145,18 @@ func (r *recorder) noteAudience(tok string) {
 	}
 	r.mu.Lock()
 	r.aud = aud
+	if r.jtis == nil {
+		r.jtis = map[string]bool{}
+	}
+	r.jtis[c.JTI] = true
 	r.mu.Unlock()
+}
+
+// tokens is how many distinct access tokens the client sent.
+func (r *recorder) tokens() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.jtis)
 }
 
 func (r *recorder) String() string {
@@ -240,6 +253,7 @@ func connectOAuthModern(t *testing.T, ctx context.Context, url string) *oauthMod
 	h, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
 		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
 			RedirectURIs: []string{redirectURL},
+			GrantTypes:   []string{"authorization_code", "refresh_token"},
 			ClientName:   "tasksbridge-go-sdk-modern-client",
 		}},
 		RedirectURL:              redirectURL,
@@ -276,9 +290,9 @@ func connectOAuthModern(t *testing.T, ctx context.Context, url string) *oauthMod
 	return &oauthModernClient{cs: cs, rec: rec}
 }
 
-// runTask calls tool as a task, polls tasks/get at its pollIntervalMs until
-// it is terminal and returns the final task.
-func (c *oauthModernClient) runTask(t *testing.T, ctx context.Context, tool string, args map[string]any) *detailedTask {
+// runTask calls tool as a task, polls tasks/get at its pollIntervalMs (at
+// least minPoll) until it is terminal and returns the final task.
+func (c *oauthModernClient) runTask(t *testing.T, ctx context.Context, tool string, args map[string]any, minPoll time.Duration) *detailedTask {
 	t.Helper()
 	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
@@ -307,6 +321,7 @@ func (c *oauthModernClient) runTask(t *testing.T, ctx context.Context, tool stri
 		if d.PollIntervalMs != nil && *d.PollIntervalMs > 0 {
 			wait = time.Duration(*d.PollIntervalMs) * time.Millisecond
 		}
+		wait = max(wait, minPoll)
 		select {
 		case <-ctx.Done():
 			t.Fatalf("task %s still %s", ct.TaskID, d.Status)
@@ -326,7 +341,7 @@ func checkModernTask(t *testing.T, url string, up *gate) {
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
 	c := connectOAuthModern(t, ctx, url)
-	d := c.runTask(t, ctx, "slow_task", map[string]any{"ms": 200, "text": "modern oauth task"})
+	d := c.runTask(t, ctx, "slow_task", map[string]any{"ms": 200, "text": "modern oauth task"}, 0)
 	if d.Status != "completed" {
 		t.Fatalf("task ended %s (%s %v), want completed", d.Status, d.StatusMessage, d.Error)
 	}
@@ -386,4 +401,65 @@ func TestGoSDKOAuthClientModernFace(t *testing.T) {
 		return bridgeAuthFlags(pub, as.Issuer)
 	})
 	checkModernTask(t, b.URL, up)
+}
+
+// refreshTTL is the token lifetime of the refresh tests. golang.org/x/oauth2
+// treats a token as expired 10 s before its exp, so a 12 s token is used
+// for about 2 s; after that the client refreshes it (refresh_token grant)
+// before each request.
+const refreshTTL = 12 * time.Second
+
+// checkModernTaskAcrossRefresh creates a 4 s task through url with one
+// access token and polls it (every 500 ms) until it completes, under the
+// refreshed tokens that follow: the task must survive the token refresh (the
+// principal is the token's (iss, sub), not the token).
+func checkModernTaskAcrossRefresh(t *testing.T, url string, up *gate) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	c := connectOAuthModern(t, ctx, url)
+	d := c.runTask(t, ctx, "slow_task", map[string]any{"ms": 4000, "text": "outlives its token"}, 500*time.Millisecond)
+	if d.Status != "completed" {
+		t.Fatalf("task ended %s (%s %v), want completed\nHTTP exchanges:%s", d.Status, d.StatusMessage, d.Error, c.rec)
+	}
+	if n := c.rec.tokens(); n < 2 {
+		t.Errorf("the client sent %d distinct access tokens, want a refresh (2 or more)", n)
+	}
+	if up.accepted.Load() == 0 {
+		t.Errorf("the upstream accepted no request (refused: %v)", up.Refusals())
+	}
+}
+
+// Baseline without a bridge: a task outlives its access token, directly.
+func TestBaselineGoSDKOAuthRefreshProtectedModern(t *testing.T) {
+	t.Parallel()
+	as := startAS(t, refreshTTL)
+	up := startProtectedModern(t, as)
+	checkModernTaskAcrossRefresh(t, up.URL(), up)
+}
+
+// b1'. A task outlives its access token through the bridge's passthrough.
+func TestGoSDKOAuthRefreshPassthrough(t *testing.T) {
+	t.Parallel()
+	as := startAS(t, refreshTTL)
+	up := startProtectedModern(t, as)
+	b := startBridge(t, up.URL(), func(pub string) []string {
+		up.SetAudience(pub)
+		return bridgeAuthFlags(pub, as.Issuer)
+	})
+	checkModernTaskAcrossRefresh(t, b.URL, up)
+}
+
+// b2'. A task outlives its access token through the modern face: the legacy
+// task behind it, its legacy session and the face's polls of the upstream
+// must go on under the refreshed token.
+func TestGoSDKOAuthRefreshModernFace(t *testing.T) {
+	t.Parallel()
+	as := startAS(t, refreshTTL)
+	up := startProtectedLegacy(t, as)
+	b := startBridge(t, up.URL(), func(pub string) []string {
+		up.SetAudience(pub)
+		return bridgeAuthFlags(pub, as.Issuer)
+	})
+	checkModernTaskAcrossRefresh(t, b.URL, up)
 }

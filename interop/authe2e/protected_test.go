@@ -137,6 +137,11 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.mu.Lock()
 	g.subjects[tok.Subject]++
 	g.mu.Unlock()
+	// A resource server binds what a caller creates to the authenticated
+	// subject, not to the token, so tasks outlive a refreshed token. The
+	// embedded server keys tasks by a digest of the Authorization header:
+	// hand it the verified (iss, sub) instead of the token.
+	r.Header.Set("Authorization", "Subject "+tok.Issuer+" "+tok.Subject)
 	g.next.ServeHTTP(w, r)
 }
 
@@ -187,7 +192,7 @@ func startProtectedLegacy(t testing.TB, as *peers.AuthServer) *gate {
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(&url.URL{Scheme: target.Scheme, Host: target.Host})
-			pr.Out.Header.Del("Authorization") // checked here; the fixture needs none
+			pr.Out.Header.Del("Authorization") // checked by the gate; the fixture keys tasks by session
 		},
 		FlushInterval: -1, // SSE
 	}

@@ -5,7 +5,7 @@
 //   - discovery: /.well-known/openid-configuration (RFC 8414 fields), JWKS at
 //     /jwks (an ES256 key signs access tokens, an RS256 key ID tokens);
 //   - grants: client_credentials, authorization_code with PKCE (S256) and
-//     refresh_token (when offline_access is granted);
+//     refresh_token (issued to every client registered for that grant);
 //   - resource indicators (RFC 8707): a `resource` parameter naming a loopback
 //     http URL gets a JWT access token (typ at+jwt) whose aud is that URL,
 //     scope "mcp"; other resources are refused with invalid_target;
@@ -128,6 +128,10 @@ async function start() {
       Grant: 3600,
       RefreshToken: 3600,
     },
+    // A refresh token for every client allowed the refresh_token grant, not
+    // only with offline_access (which oidc-provider drops unless the request
+    // says prompt=consent, and MCP clients do not).
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     pkce: { required: () => true },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     // Discovery and tokens are fetched by tests' clients without Origin.
