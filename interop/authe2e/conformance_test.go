@@ -227,7 +227,7 @@ func TestConformanceAuthClientTable(t *testing.T) {
 	}
 	wg.Wait()
 	if len(slow) > 0 {
-		t.Logf("slow runs (the client waited for a timeout):\n  %s", strings.Join(slow, "\n  "))
+		t.Logf("runs over 10 s:\n  %s", strings.Join(slow, "\n  "))
 	}
 	for _, l := range logs {
 		t.Error(l)
