@@ -60,7 +60,7 @@ tidy-check:
 # the mcp-go fixtures of the nested interop/mcpgo module are built into the
 # gitignored interop/bin/. Needs only go, node and npm.
 NPM ?= npm
-INTEROP_NPM := interop/ts interop/conformance
+INTEROP_NPM := interop/ts interop/conformance interop/oauth
 
 # The chaos suite, never part of `make test`: a redis-server, the embedded
 # upstream, 3 bridge replicas built from this checkout and a round-robin

@@ -3,6 +3,7 @@ module github.com/tasksbridge/tasksbridge
 go 1.26.0
 
 require (
+	github.com/coreos/go-oidc/v3 v3.21.0
 	github.com/dgraph-io/badger/v4 v4.9.6
 	github.com/dgraph-io/ristretto/v2 v2.2.0
 	github.com/go-jose/go-jose/v4 v4.1.9

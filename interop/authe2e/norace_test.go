@@ -1,0 +1,5 @@
+//go:build !race
+
+package authe2e_test
+
+const raceBuild = false
