@@ -92,8 +92,9 @@ type Keeper struct {
 	cfg    Config
 	stored bool // Store and Sealer both set
 
-	mu    sync.Mutex
-	slots map[string]*slot // by principal
+	mu        sync.Mutex
+	slots     map[string]*slot // by principal
+	listeners []func(principal string)
 
 	stop context.CancelFunc
 	wg   sync.WaitGroup
@@ -307,9 +308,34 @@ func (k *Keeper) put(ctx context.Context, principal string, c cred) {
 }
 
 func (k *Keeper) fresh(principal string) {
+	k.mu.Lock()
+	fs := append([]func(string){}, k.listeners...)
+	k.mu.Unlock()
 	if f := k.cfg.OnFresh; f != nil {
+		fs = append(fs, f)
+	}
+	for _, f := range fs {
 		go f(principal)
 	}
+}
+
+// Notify adds f to the functions called like Config.OnFresh (the faces
+// sharing one keeper each register theirs).
+func (k *Keeper) Notify(f func(principal string)) {
+	if k == nil || f == nil {
+		return
+	}
+	k.mu.Lock()
+	k.listeners = append(k.listeners, f)
+	k.mu.Unlock()
+}
+
+// Upstream names the keeper's upstream.
+func (k *Keeper) Upstream() string {
+	if k == nil {
+		return ""
+	}
+	return k.cfg.Upstream
 }
 
 // Current returns the freshest usable credential of principal: the one in

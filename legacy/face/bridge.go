@@ -22,6 +22,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/internal/upcred"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -42,6 +43,7 @@ type Bridge struct {
 	ownStore, ownUp bool
 
 	watch  *watch.Manager
+	creds  *upcred.Keeper // principals' freshest upstream credentials (creds.go)
 	outbox *outbox.Outbox // upstream cancels and input answers owed (outbox.go)
 	owed   owed
 	sdk    *mcp.StreamableHTTPHandler
@@ -167,6 +169,7 @@ func New(cfg Config) (*Bridge, error) {
 		}
 	}
 
+	b.startCredentials()
 	wc := cfg.Watch
 	wc.Source = b.watchSource
 	wc.Sink = watch.SinkFunc(b.observe)

@@ -76,6 +76,9 @@ func (b *Bridge) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func principalOf(r *http.Request) string {
+	if p, ok := resolvedPrincipal(r); ok { // resolved before the face (creds.go)
+		return p
+	}
 	return sessionmap.PrincipalFromAuthorization(r.Header.Get("Authorization"))
 }
 

@@ -170,6 +170,7 @@ func (s *session) callOptions(ri *reqInfo) (upstream.CallOptions, *modern.Prepar
 	}
 	if ri != nil {
 		opts.Authorization = ri.authz
+		s.noteCredential(ri)
 	}
 	return opts, p, nil
 }
