@@ -17,8 +17,10 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/internal/cmdline"
 	"github.com/tasksbridge/tasksbridge/internal/coord"
+	"github.com/tasksbridge/tasksbridge/internal/credseal"
 	"github.com/tasksbridge/tasksbridge/internal/metrics"
 	"github.com/tasksbridge/tasksbridge/internal/oplog"
+	"github.com/tasksbridge/tasksbridge/internal/upcred"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	legacyface "github.com/tasksbridge/tasksbridge/legacy/face"
 	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
@@ -83,6 +85,12 @@ type Config struct {
 	// bridge's concurrency, see upstreamTransport).
 	Transport http.RoundTripper
 
+	// CredentialKey seals the clients' upstream credentials the store keeps
+	// (internal/credseal.Load: --credential-key-file or
+	// TASKSBRIDGE_CREDENTIAL_KEY), so a refreshed token reaches the tasks
+	// on every replica and after a restart. Nil: memory only.
+	CredentialKey *credseal.Sealer
+
 	// Legacy and Modern adjust the faces' configurations last (tests,
 	// embedding). Upstream, store and hooks are set by the server.
 	Legacy func(*legacyface.Config)
@@ -107,6 +115,7 @@ type Server struct {
 	memo     *eraMemo
 	modernUp *modernup.Client
 	pool     *legacyup.Pool
+	creds    *upcred.Keeper // shared by both faces (creds.go)
 	legacy   *legacyface.Bridge
 	modernF  *modernface.Face
 	proxy    *httputil.ReverseProxy
@@ -227,6 +236,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 
+	s.creds = newKeeper(cfg, st, s.target, cfg.Logger)
+
 	// Upstream clients, all metered.
 	base := upstreamTransport(cfg.Transport)
 	hc := &http.Client{Transport: &meterTransport{next: base, u: s.upMeter}}
@@ -266,6 +277,7 @@ func New(cfg Config) (*Server, error) {
 		SessionIdleTimeout:  cfg.SessionIdleTimeout,
 		KeepAlive:           cfg.KeepAlive,
 		StatusNotifications: cfg.StatusNotifications,
+		Credentials:         s.creds,
 	}
 	lc.Outbox.Pending, lc.Outbox.Retry = m.OutboxPending, m.OutboxRetry
 	// The metering wrapper hides the store's event methods: hand the face
@@ -422,6 +434,7 @@ func (s *Server) Close() error {
 			}
 		}
 		s.closeModernFace()
+		s.creds.Close()
 		if s.pool != nil {
 			if err := s.pool.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("server: close legacy upstream pool: %w", err))

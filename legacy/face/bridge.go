@@ -17,12 +17,12 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/internal/cmdline"
 	"github.com/tasksbridge/tasksbridge/internal/outbox"
+	"github.com/tasksbridge/tasksbridge/internal/upcred"
 	"github.com/tasksbridge/tasksbridge/internal/version"
 	"github.com/tasksbridge/tasksbridge/internal/watch"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/rpc"
-	"github.com/tasksbridge/tasksbridge/internal/upcred"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 

@@ -45,7 +45,9 @@ const CodeAuthorizationExpired int64 = -32030
 // msgAuthorizationExpired is CodeAuthorizationExpired's message.
 const msgAuthorizationExpired = "authorization expired: call again with a fresh token"
 
-func errAuthorizationExpired() error { return rpc.Errorf(CodeAuthorizationExpired, msgAuthorizationExpired) }
+func errAuthorizationExpired() error {
+	return rpc.Errorf(CodeAuthorizationExpired, msgAuthorizationExpired)
+}
 
 // credentialsExhausted is a call the bridge did not make (or made and had
 // refused) because the principal has no usable credential. It does not
