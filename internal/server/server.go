@@ -246,7 +246,8 @@ func New(cfg Config) (*Server, error) {
 		s.modernUp = modernup.NewHTTP(cfg.Upstream, hc)
 		// The store shares each principal's upstream session with every bridge
 		// process on the same store (and with this one after a restart).
-		s.pool, err = legacyup.NewPool(legacyup.Config{Target: s.target, Endpoint: cfg.Upstream, HTTPClient: hc, Logger: cfg.Logger, Store: s.store})
+		s.pool, err = legacyup.NewPool(legacyup.Config{Target: s.target, Endpoint: cfg.Upstream, HTTPClient: hc, Logger: cfg.Logger, Store: s.store,
+			Credentials: s.creds})
 	} else {
 		s.modernUp = modernup.NewCommand(s.target, newCmd)
 		dial := s.modernUp.Dial
