@@ -96,7 +96,7 @@ type credEnv struct {
 // resolver is stable across one subject's tokens (as jwt mode is).
 var subjects = map[string]string{"Bearer alice-A": "alice", "Bearer alice-B": "alice", "Bearer bob-1": "bob"}
 
-func startCredBridge(t *testing.T, keeper *upcred.Keeper, st sessionmap.Store) *credEnv {
+func startCredBridge(t *testing.T, keeper *upcred.Keeper, st sessionmap.Store, mods ...func(*face.Config)) *credEnv {
 	t.Helper()
 	up := startUpstream(t, demo.Options{})
 	gate := &tokenGate{next: up.rec, subj: map[string]string{}}
@@ -111,8 +111,11 @@ func startCredBridge(t *testing.T, keeper *upcred.Keeper, st sessionmap.Store) *
 	client := upstream.NewHTTP(ghs.URL+"/mcp", &http.Client{Transport: authErrRT{next: http.DefaultTransport}})
 	wc := fastWatch()
 	wc.DisablePush = true // the watchers poll: every upstream read shows its credential
-	b, err := face.New(face.Config{UpstreamClient: client, Store: st, Logger: quietLogger(), Watch: wc,
-		Credentials: keeper, DisableParkedWaits: false})
+	cfg := face.Config{UpstreamClient: client, Store: st, Logger: quietLogger(), Watch: wc, Credentials: keeper}
+	for _, m := range mods {
+		m(&cfg)
+	}
+	b, err := face.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,8 +153,15 @@ func resultText(t *testing.T, r *reply) string {
 // failed), the watcher stops polling, and when the client comes back with
 // a fresh token the task completes and tasks/result delivers it.
 func TestTokenExpiresMidTask(t *testing.T) {
+	for _, parked := range []bool{true, false} {
+		name := map[bool]string{true: "parked", false: "blocking"}[parked]
+		t.Run(name, func(t *testing.T) { testTokenExpiresMidTask(t, parked) })
+	}
+}
+
+func testTokenExpiresMidTask(t *testing.T, parked bool) {
 	ctx := ctxT(t, 30*time.Second)
-	env := startCredBridge(t, nil, nil)
+	env := startCredBridge(t, nil, nil, func(c *face.Config) { c.DisableParkedWaits = !parked })
 	c := newRawClient(t, env.url)
 	c.authz = "Bearer alice-A"
 	c.initialize(ctx, nil)
@@ -283,4 +293,45 @@ func idOf(r *reply) string {
 	}
 	_ = json.Unmarshal(r.Envelope, &env)
 	return string(env.ID)
+}
+
+// A plain tools/call waiting on an upstream task (the client never sees
+// the task) gets "authorization expired" when the token expires during the
+// wait, parked or not.
+func TestTokenExpiresDuringPlainCall(t *testing.T) {
+	for _, parked := range []bool{true, false} {
+		name := map[bool]string{true: "parked", false: "blocking"}[parked]
+		t.Run(name, func(t *testing.T) {
+			ctx := ctxT(t, 30*time.Second)
+			env := startCredBridge(t, nil, nil, func(c *face.Config) { c.DisableParkedWaits = !parked })
+			c := newRawClient(t, env.url)
+			c.authz = "Bearer alice-A"
+			c.initialize(ctx, nil)
+			type res struct {
+				r   *reply
+				err error
+			}
+			done := make(chan res, 1)
+			go func() {
+				r, err := c.try(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "x"}})
+				done <- res{r, err}
+			}()
+			waitFor(t, ctx, func() bool { return len(env.gate.seenGets()) > 0 }, "the wait's first poll")
+			if parked {
+				waitFor(t, ctx, func() bool { return env.br.ParkedWaits() == 1 }, "the wait to park")
+			}
+			env.gate.revoke("Bearer alice-A")
+			select {
+			case got := <-done:
+				if got.err != nil {
+					t.Fatal(got.err)
+				}
+				if got.r.Err == nil || got.r.Err.Code != face.CodeAuthorizationExpired {
+					t.Fatalf("the waiting tools/call got HTTP %d %s", got.r.Status, got.r.Envelope)
+				}
+			case <-ctx.Done():
+				t.Fatal("the waiting tools/call was never told its authorization expired")
+			}
+		})
+	}
 }
