@@ -95,6 +95,7 @@ type Keeper struct {
 	mu        sync.Mutex
 	slots     map[string]*slot // by principal
 	listeners []func(principal string)
+	swept     time.Time
 
 	stop context.CancelFunc
 	wg   sync.WaitGroup
@@ -191,6 +192,24 @@ type announcement struct {
 	Upstream  string `json:"u"`
 }
 
+// sweepEvery bounds how often slots whose credential expired are dropped.
+const sweepEvery = time.Minute
+
+// sweepLocked drops, at most once per sweepEvery, the slots whose
+// credential's record has expired (a principal that comes back starts
+// afresh), so memory follows the principals of the last Lifetime.
+func (k *Keeper) sweepLocked(now time.Time) {
+	if now.Sub(k.swept) < sweepEvery {
+		return
+	}
+	k.swept = now
+	for p, s := range k.slots {
+		if s.cur.value == "" || !now.Before(k.recordExpiry(s.cur)) {
+			delete(k.slots, p)
+		}
+	}
+}
+
 func (k *Keeper) slotLocked(principal string) *slot {
 	s := k.slots[principal]
 	if s == nil {
@@ -230,33 +249,36 @@ func (k *Keeper) Observe(ctx context.Context, principal, authorization string, e
 	}
 	now := k.cfg.Clock()
 	k.mu.Lock()
+	k.sweepLocked(now)
 	s := k.slotLocked(principal)
 	if s.cur.value == authorization {
-		renew := expires.IsZero() && k.stored && now.Sub(s.cur.seen) > k.cfg.Lifetime/2
-		if renew || expires.After(s.cur.expires) || s.refused[digest(authorization)] || s.exhausted {
-			// Presented again: the client vouches for it (its own request
-			// goes upstream with it and would be refused there).
-			delete(s.refused, digest(authorization))
-			s.cur.seen = now
-			if expires.After(s.cur.expires) {
-				s.cur.expires = expires
-			}
-			wasExhausted := s.exhausted
-			s.exhausted = false
-			c := s.cur
-			k.mu.Unlock()
-			if renew {
-				k.put(ctx, principal, c)
-			}
-			if wasExhausted {
-				k.fresh(principal)
-			}
-			return
+		// Seen again: usable as long as the client keeps sending it (an
+		// opaque token has no expiry of its own), and vouched for by the
+		// client even after a refusal (its own request goes upstream with
+		// it and would be refused there).
+		s.cur.seen = now
+		longer := expires.After(s.cur.expires)
+		if longer {
+			s.cur.expires = expires
 		}
+		delete(s.refused, digest(authorization))
+		wasExhausted := s.exhausted
+		s.exhausted = false
+		renew := k.stored && (longer || (s.cur.expires.IsZero() && now.Sub(s.cur.written) > k.cfg.Lifetime/2))
+		if renew {
+			s.cur.written = now // tried now; a failed write is tried again in Lifetime/2
+		}
+		c := s.cur
 		k.mu.Unlock()
+		if renew {
+			k.put(ctx, principal, c)
+		}
+		if wasExhausted {
+			k.fresh(principal)
+		}
 		return
 	}
-	next := cred{value: authorization, expires: expires, seen: now}
+	next := cred{value: authorization, expires: expires, seen: now, written: now}
 	old := s.cur
 	// In memory as in the store, the freshest wins: a request carrying an
 	// older credential (a second client of the principal, a retried
@@ -288,18 +310,13 @@ func (k *Keeper) put(ctx context.Context, principal string, c cred) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	rec, stored, err := k.cfg.Store.PutCredential(ctx, sessionmap.Credential{
+	_, stored, err := k.cfg.Store.PutCredential(ctx, sessionmap.Credential{
 		Principal: principal, Upstream: k.cfg.Upstream, Sealed: sealed, Expires: k.recordExpiry(c)})
 	if err != nil {
 		k.cfg.Logger.Warn("cannot store a client's upstream credential; other replicas will wait for its next request", "err", err)
 		return
 	}
 	if stored {
-		k.mu.Lock()
-		if s := k.slots[principal]; s != nil && s.cur.value == c.value {
-			s.cur.written = rec.WrittenAt
-		}
-		k.mu.Unlock()
 		if k.cfg.Fanout != nil {
 			msg, _ := json.Marshal(announcement{Principal: principal, Upstream: k.cfg.Upstream})
 			_ = k.cfg.Fanout.Publish(ctx, Topic, msg)
@@ -473,6 +490,42 @@ func (k *Keeper) Exhausted(principal string) bool {
 		s.exhausted = false
 	}
 	return s.exhausted
+}
+
+// HasNewer reports whether this process holds a usable credential of
+// principal that the store does not (so another replica, reading the
+// store, may not have seen it). Without a store it answers true when a
+// usable credential is held: nothing says the others have it.
+func (k *Keeper) HasNewer(ctx context.Context, principal string) bool {
+	if k == nil || principal == "" {
+		return false
+	}
+	now := k.cfg.Clock()
+	k.mu.Lock()
+	s := k.slots[principal]
+	var c cred
+	ok := s != nil && s.usable(s.cur, now, k.cfg.Lifetime)
+	if ok {
+		c = s.cur
+	}
+	k.mu.Unlock()
+	if !ok {
+		return false
+	}
+	if !k.stored {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	rec, err := k.cfg.Store.GetCredential(ctx, principal, k.cfg.Upstream)
+	if err != nil {
+		return true
+	}
+	pt, err := k.cfg.Sealer.Open(rec.Sealed, principal, k.cfg.Upstream)
+	if err != nil || string(pt) != c.value {
+		return err != nil || k.recordExpiry(c).After(rec.Expires)
+	}
+	return false
 }
 
 // ExpiryOf returns the expiry a bearer JWT claims (its exp), zero for any

@@ -136,10 +136,19 @@ func (b *Bridge) withCredential(ctx context.Context, principal string, opts upst
 }
 
 // authExpired reports whether snap says the principal's credentials ran
-// out, and still do (a fresh one may have arrived since the snapshot).
+// out, and still do (a fresh one may have arrived since the snapshot). A
+// snapshot relayed from the replica that polls the task (watch.Config.Coord)
+// carries only the error's text; it counts when this process holds no
+// credential the store (which that replica reads) lacks.
 func (b *Bridge) authExpired(snap watch.Snapshot, principal string) bool {
+	if snap.Err == nil {
+		return false
+	}
 	var ce credentialsExhausted
-	return snap.Err != nil && errors.As(snap.Err, &ce) && b.creds.Exhausted(principal)
+	if errors.As(snap.Err, &ce) {
+		return b.creds.Exhausted(principal)
+	}
+	return snap.Relayed && snap.Err.Error() == ce.Error() && !b.creds.HasNewer(context.Background(), principal)
 }
 
 // credSource is a watcher's upstream: the bound options with the

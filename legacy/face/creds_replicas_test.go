@@ -61,6 +61,9 @@ func TestTokenRefreshAcrossReplicasOnRedis(t *testing.T) {
 		wc := fastWatch()
 		wc.DisablePush = true
 		wc.Coord = co
+		// Watchers stay warm (and their leases held) for the whole test:
+		// a replica's waiter hears of the lease holder's refusal itself.
+		wc.IdleTimeout = 2 * time.Minute
 		cfg := face.Config{UpstreamClient: upstream.NewHTTP(target, &http.Client{Transport: authErrRT{next: http.DefaultTransport}}),
 			Store: st, Logger: quietLogger(), Watch: wc, Credentials: keeper}
 		cfg.Outbox.Leases = co
@@ -97,9 +100,15 @@ func TestTokenRefreshAcrossReplicasOnRedis(t *testing.T) {
 		ids = append(ids, taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task",
 			"arguments": map[string]any{"ms": 30000 + 1000*i, "text": "late"}, "task": map[string]any{}})))
 	}
+	// Replica 0 reads the task first: its watcher holds the task's lease
+	// and polls it for every replica.
+	if s := statusOf(t, c.call(ctx, "tasks/get", map[string]any{"taskId": ids[0]})); s != "working" {
+		t.Fatalf("task %s", s)
+	}
 	gate.revoke("Bearer alice-A")
 
-	// Replica 1 waits on the task with A: told the authorization expired.
+	// Replica 1 waits on the task with A: its watcher follows replica 0's,
+	// which finds no usable credential, and the wait is told so.
 	c.url = urls[1]
 	r := c.call(ctx, "tasks/result", map[string]any{"taskId": ids[0]})
 	if r.Err == nil || r.Err.Code != face.CodeAuthorizationExpired {
@@ -111,7 +120,7 @@ func TestTokenRefreshAcrossReplicasOnRedis(t *testing.T) {
 		t.Fatalf("tools/list on replica 2: %s", r.Envelope)
 	}
 	// The task completes upstream; the watcher that ran out of credentials
-	// (replica 1's, still warm) polls with B and records the end.
+	// (replica 0's, still warm) polls with B and records the end.
 	up.clock.Advance(40 * time.Second)
 	view, err := sessionmap.OpenRedis(ctx, sessionmap.RedisConfig{URL: srv.URL, Prefix: prefix},
 		sessionmap.WithLogger(quietLogger()), sessionmap.ReadOnly())
