@@ -212,3 +212,52 @@ func TestExpiryOf(t *testing.T) {
 		}
 	}
 }
+
+// HasNewer tells a replica whether it holds a credential the store (and so
+// the lease holder) lacks; slots of expired credentials are swept.
+func TestHasNewerAndSweep(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{now: time.Now()}
+	store := sessionmap.NewMemory(sessionmap.WithClock(clk.Now))
+	seal := sealer(t)
+	a := New(Config{Upstream: up, Store: store, Sealer: seal, Clock: clk.Now, Logger: quiet()})
+	b := New(Config{Upstream: up, Store: store, Sealer: seal, Clock: clk.Now, Logger: quiet()})
+	if a.HasNewer(ctx, "alice") {
+		t.Fatal("HasNewer with nothing held")
+	}
+	a.Observe(ctx, "alice", "Bearer A", clk.Now().Add(time.Minute))
+	b.Observe(ctx, "alice", "Bearer A", clk.Now().Add(time.Minute))
+	if a.HasNewer(ctx, "alice") || b.HasNewer(ctx, "alice") {
+		t.Fatal("HasNewer for the credential the store holds")
+	}
+	// b's B reaches the store: b holds nothing newer than it, a does not
+	// hold B at all (its A is older than the store's).
+	b.Observe(ctx, "alice", "Bearer B", clk.Now().Add(2*time.Minute))
+	if b.HasNewer(ctx, "alice") || a.HasNewer(ctx, "alice") {
+		t.Fatal("HasNewer after the store got the freshest one")
+	}
+	memOnly := New(Config{Upstream: up, Clock: clk.Now, Logger: quiet()})
+	memOnly.Observe(ctx, "alice", "Bearer C", time.Time{})
+	if !memOnly.HasNewer(ctx, "alice") {
+		t.Fatal("a memory-only keeper cannot know the others have its credential")
+	}
+	// An opaque token the client keeps sending stays usable past Lifetime.
+	k := New(Config{Upstream: up, Clock: clk.Now, Logger: quiet(), Lifetime: time.Hour})
+	k.Observe(ctx, "carol", "Bearer opaque", time.Time{})
+	for range 3 {
+		clk.Advance(40 * time.Minute)
+		k.Observe(ctx, "carol", "Bearer opaque", time.Time{})
+	}
+	if _, ok := k.Current(ctx, "carol"); !ok {
+		t.Fatal("an opaque token still in use expired")
+	}
+	// Unused for longer than Lifetime: gone, and its slot swept.
+	clk.Advance(2 * time.Hour)
+	k.Observe(ctx, "dave", "Bearer D", time.Time{})
+	k.mu.Lock()
+	_, kept := k.slots["carol"]
+	k.mu.Unlock()
+	if kept {
+		t.Fatal("the slot of an expired credential was not swept")
+	}
+}

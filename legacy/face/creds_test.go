@@ -31,6 +31,19 @@ type tokenGate struct {
 	mu   sync.Mutex
 	subj map[string]string // valid "Bearer …" value → subject
 	gets []string          // the Authorization of each tasks/get, as received
+	all  [][2]string       // method and Authorization of every request
+}
+
+func (g *tokenGate) seen(method string) []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []string
+	for _, r := range g.all {
+		if r[0] == method {
+			out = append(out, r[1])
+		}
+	}
+	return out
 }
 
 func (g *tokenGate) allow(authz, subject string) {
@@ -58,6 +71,7 @@ func (g *tokenGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Mcp-Method") == "tasks/get" {
 		g.gets = append(g.gets, a)
 	}
+	g.all = append(g.all, [2]string{r.Header.Get("Mcp-Method"), a})
 	g.mu.Unlock()
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="the access token expired"`)
@@ -333,5 +347,41 @@ func TestTokenExpiresDuringPlainCall(t *testing.T) {
 				t.Fatal("the waiting tools/call was never told its authorization expired")
 			}
 		})
+	}
+}
+
+// An owed upstream cancel whose credential expired is retried with the
+// principal's next token, which reached the bridge with an unrelated
+// request: the outbox uses the freshest credential at each attempt.
+func TestOwedCancelUsesFreshToken(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	env := startCredBridge(t, nil, nil, func(c *face.Config) {
+		c.Outbox.Initial, c.Outbox.Max = 10*time.Millisecond, 50*time.Millisecond
+	})
+	c := newRawClient(t, env.url)
+	c.authz = "Bearer alice-A"
+	c.initialize(ctx, nil)
+	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "x"}, "task": map[string]any{}}))
+	env.gate.revoke("Bearer alice-A")
+	if s := statusOf(t, c.call(ctx, "tasks/cancel", map[string]any{"taskId": id})); s != "cancelled" {
+		t.Fatalf("tasks/cancel: %s", s)
+	}
+	if got := env.gate.seen("tasks/cancel"); len(got) != 1 || got[0] != "Bearer alice-A" {
+		t.Fatalf("cancels sent: %q, want one with A (refused)", got)
+	}
+	c.authz = "Bearer alice-B"
+	if r := c.call(ctx, "tools/list", nil); r.Err != nil {
+		t.Fatalf("tools/list: %s", r.Envelope)
+	}
+	waitFor(t, ctx, func() bool {
+		got := env.gate.seen("tasks/cancel")
+		return len(got) > 1 && got[len(got)-1] == "Bearer alice-B"
+	}, "the owed cancel to go out with token B")
+	waitFor(t, ctx, func() bool {
+		rec, err := env.st.(sessionmap.Admin).LookupTask(ctx, id)
+		return err == nil && !rec.UpstreamCancelPending
+	}, "the upstream to take the cancel")
+	if got := env.gate.seen("tasks/cancel"); len(got) != 2 {
+		t.Fatalf("cancels sent: %q; want A (refused), then B, and no attempts in between without a usable token", got)
 	}
 }
