@@ -182,6 +182,11 @@ func (m *Memory) PutCredential(ctx context.Context, c Credential) (Credential, b
 	id := credentialID(c.Principal, c.Upstream)
 	m.creds.mu.Lock()
 	defer m.creds.mu.Unlock()
+	for k, old := range m.creds.m {
+		if old.Expired(now) {
+			delete(m.creds.m, k) // records go with their credentials
+		}
+	}
 	cur, have := m.creds.m[id]
 	next, store := putFreshest(cur, have, c, now)
 	if store {
@@ -189,8 +194,6 @@ func (m *Memory) PutCredential(ctx context.Context, c Credential) (Credential, b
 			m.creds.m = map[[32]byte]Credential{}
 		}
 		m.creds.m[id] = next
-	} else if have && cur.Expired(now) {
-		delete(m.creds.m, id)
 	}
 	return cloneCredential(next), store, nil
 }
