@@ -33,3 +33,8 @@ func newKeeper(cfg Config, st sessionmap.Store, target string, log *slog.Logger)
 	}
 	return k
 }
+
+// Credentials is the keeper both faces share: the request edge may hand it
+// a request's credential with the expiry the identity resolver verified
+// (Observe), before the faces see the request.
+func (s *Server) Credentials() *upcred.Keeper { return s.creds }
