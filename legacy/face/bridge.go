@@ -44,6 +44,7 @@ type Bridge struct {
 
 	watch  *watch.Manager
 	creds  *upcred.Keeper // principals' freshest upstream credentials (creds.go)
+	built  atomic.Bool    // New has returned: the keeper's wake-ups may use everything
 	outbox *outbox.Outbox // upstream cancels and input answers owed (outbox.go)
 	owed   owed
 	sdk    *mcp.StreamableHTTPHandler
@@ -190,6 +191,7 @@ func New(cfg Config) (*Bridge, error) {
 	})
 	b.keepAlives()
 	b.sweeper()
+	b.built.Store(true)
 	return b, nil
 }
 

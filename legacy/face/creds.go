@@ -88,6 +88,9 @@ func (s *session) noteCredential(ri *reqInfo) {
 // watchers poll now, and what a previous process still owed the upstream
 // for it goes out.
 func (b *Bridge) credentialFresh(principal string) {
+	if !b.built.Load() {
+		return // nothing watches or is owed yet
+	}
 	b.bindings.Range(func(k, v any) bool {
 		if v.(*binding).scope.Principal == principal {
 			b.watch.Refresh(k.(watch.Key))
