@@ -22,6 +22,8 @@ type Memory struct {
 	tasks    map[string]Task
 
 	events *MemoryEvents // resumable streams, shared by every bridge on this store
+
+	creds credTable // upstream credentials (credentials.go)
 }
 
 var (

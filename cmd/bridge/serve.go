@@ -87,7 +87,7 @@ func init() {
 			&cli.BoolFlag{Name: "log-libraries", Usage: "also log the internals of the MCP SDK and the Badger store below error level (for debugging them; the store engine's warnings are always logged)", EnvVars: []string{"TASKSBRIDGE_LOG_LIBRARIES"}},
 			&cli.StringFlag{Name: "audit-log", Usage: "append an audit record (one JSON line: time, action, principal hash, session, task, outcome; never a credential) for each task creation, cancel, input answer, result delivery and task end to this file (`PATH`, created 0600)", EnvVars: []string{"TASKSBRIDGE_AUDIT_LOG"}},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 10 * time.Second, Usage: "how long a graceful stop may take", EnvVars: []string{"TASKSBRIDGE_SHUTDOWN_TIMEOUT"}},
-		}, append(edgeFlags(), storeFlags(true)...)...),
+		}, append(append(edgeFlags(), storeFlags(true)...), credentialKeyFlag)...),
 		Action: runServe,
 	})
 	startDemoBridge = func(c *cli.Context, upstreamURL, listen, dataDir string) (string, func() error, error) {
@@ -237,6 +237,9 @@ func runServe(c *cli.Context) error {
 		return errors.New("serve: --data-dir must not be empty")
 	} else if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("serve: data dir: %w", err)
+	}
+	if cfg.CredentialKey, err = credentialKey(c); err != nil {
+		return fmt.Errorf("serve: %w", err)
 	}
 	s, err := server.New(cfg)
 	if err != nil {

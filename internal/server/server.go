@@ -17,11 +17,13 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/internal/cmdline"
 	"github.com/tasksbridge/tasksbridge/internal/coord"
+	"github.com/tasksbridge/tasksbridge/internal/credseal"
 	"github.com/tasksbridge/tasksbridge/internal/edge"
 	"github.com/tasksbridge/tasksbridge/internal/identity"
 	"github.com/tasksbridge/tasksbridge/internal/metrics"
 	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
 	"github.com/tasksbridge/tasksbridge/internal/oplog"
+	"github.com/tasksbridge/tasksbridge/internal/upcred"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	legacyface "github.com/tasksbridge/tasksbridge/legacy/face"
 	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
@@ -126,6 +128,12 @@ type Config struct {
 	// bridge's concurrency, see upstreamTransport).
 	Transport http.RoundTripper
 
+	// CredentialKey seals the clients' upstream credentials the store keeps
+	// (internal/credseal.Load: --credential-key-file or
+	// TASKSBRIDGE_CREDENTIAL_KEY), so a refreshed token reaches the tasks
+	// on every replica and after a restart. Nil: memory only.
+	CredentialKey *credseal.Sealer
+
 	// Legacy and Modern adjust the faces' configurations last (tests,
 	// embedding). Upstream, store and hooks are set by the server.
 	Legacy func(*legacyface.Config)
@@ -151,6 +159,7 @@ type Server struct {
 	authEra  authProbe // the era probe was refused for its credentials (autherr.go)
 	modernUp *modernup.Client
 	pool     *legacyup.Pool
+	creds    *upcred.Keeper // shared by both faces (creds.go)
 	legacy   *legacyface.Bridge
 	modernF  *modernface.Face
 	proxy    *httputil.ReverseProxy
@@ -274,6 +283,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 
+	s.creds = newKeeper(cfg, st, s.target, cfg.Logger)
+
 	// Upstream clients, all metered.
 	base := upstreamTransport(cfg.Transport)
 	// forwardTransport: the translated paths' upstream requests carry the
@@ -299,7 +310,8 @@ func New(cfg Config) (*Server, error) {
 		s.modernUp = modernup.NewHTTP(cfg.Upstream, hc)
 		// The store shares each principal's upstream session with every bridge
 		// process on the same store (and with this one after a restart).
-		s.pool, err = legacyup.NewPool(legacyup.Config{Target: s.target, Endpoint: cfg.Upstream, HTTPClient: hc, Logger: cfg.Logger, Store: s.store})
+		s.pool, err = legacyup.NewPool(legacyup.Config{Target: s.target, Endpoint: cfg.Upstream, HTTPClient: hc, Logger: cfg.Logger, Store: s.store,
+			Credentials: s.creds})
 	} else {
 		s.modernUp = modernup.NewCommand(s.target, newCmd)
 		dial := s.modernUp.Dial
@@ -333,6 +345,7 @@ func New(cfg Config) (*Server, error) {
 		SessionIdleTimeout:  cfg.SessionIdleTimeout,
 		KeepAlive:           cfg.KeepAlive,
 		StatusNotifications: cfg.StatusNotifications,
+		Credentials:         s.creds,
 	}
 	lc.Outbox.Pending, lc.Outbox.Retry = m.OutboxPending, m.OutboxRetry
 	// The metering wrapper hides the store's event methods: hand the face
@@ -524,6 +537,7 @@ func (s *Server) Close() error {
 			}
 		}
 		s.closeModernFace()
+		s.creds.Close()
 		if s.pool != nil {
 			if err := s.pool.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("server: close legacy upstream pool: %w", err))

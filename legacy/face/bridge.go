@@ -17,6 +17,7 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/internal/cmdline"
 	"github.com/tasksbridge/tasksbridge/internal/outbox"
+	"github.com/tasksbridge/tasksbridge/internal/upcred"
 	"github.com/tasksbridge/tasksbridge/internal/version"
 	"github.com/tasksbridge/tasksbridge/internal/watch"
 	"github.com/tasksbridge/tasksbridge/modern"
@@ -42,6 +43,8 @@ type Bridge struct {
 	ownStore, ownUp bool
 
 	watch  *watch.Manager
+	creds  *upcred.Keeper // principals' freshest upstream credentials (creds.go)
+	built  atomic.Bool    // New has returned: the keeper's wake-ups may use everything
 	outbox *outbox.Outbox // upstream cancels and input answers owed (outbox.go)
 	owed   owed
 	sdk    http.Handler // go-sdk's handler behind sdkGuard (autherr.go)
@@ -167,6 +170,7 @@ func New(cfg Config) (*Bridge, error) {
 		}
 	}
 
+	b.startCredentials()
 	wc := cfg.Watch
 	wc.Source = b.watchSource
 	wc.Sink = watch.SinkFunc(b.observe)
@@ -187,6 +191,7 @@ func New(cfg Config) (*Bridge, error) {
 	})}
 	b.keepAlives()
 	b.sweeper()
+	b.built.Store(true)
 	return b, nil
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/internal/audit"
 	"github.com/tasksbridge/tasksbridge/internal/outbox"
+	"github.com/tasksbridge/tasksbridge/internal/upcred"
 	"github.com/tasksbridge/tasksbridge/internal/watch"
 	"github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
@@ -133,6 +134,12 @@ type Config struct {
 	// Outbox tunes the delivery of the tasks/cancel the bridge owes the
 	// upstream (backoff; Pending and Retry feed metrics).
 	Outbox outbox.Config
+
+	// Credentials keeps each principal's freshest upstream credential for
+	// the watchers and the outbox (creds.go); its Upstream must name this
+	// face's upstream. Nil: one of this process's memory only. The face
+	// neither starts nor closes it.
+	Credentials *upcred.Keeper
 }
 
 // Hooks let a metrics layer observe the face without this package importing

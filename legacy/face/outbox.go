@@ -57,7 +57,9 @@ func (b *Bridge) cancelUpstream(rec sessionmap.Task, opts upstream.CallOptions) 
 		}
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		start := time.Now()
-		err := b.up.CancelTask(cctx, rec.UpstreamTaskID, opts)
+		err := b.withCredential(cctx, rec.Scope.Principal, opts, func(o upstream.CallOptions) error {
+			return b.up.CancelTask(cctx, rec.UpstreamTaskID, o)
+		})
 		cancel()
 		b.reportUpstream(modern.MethodTasksCancel, start, err)
 		if !upstreamSettled(err) {
@@ -107,7 +109,9 @@ func (b *Bridge) answerUpstream(rec sessionmap.Task, key string, payload json.Ra
 		if !acked {
 			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			start := time.Now()
-			err := b.up.UpdateTask(cctx, rec.UpstreamTaskID, modern.InputResponses{key: payload}, opts)
+			err := b.withCredential(cctx, rec.Scope.Principal, opts, func(o upstream.CallOptions) error {
+				return b.up.UpdateTask(cctx, rec.UpstreamTaskID, modern.InputResponses{key: payload}, o)
+			})
 			cancel()
 			b.reportUpstream(modern.MethodTasksUpdate, start, err)
 			if !upstreamSettled(err) {
@@ -159,8 +163,9 @@ func (b *Bridge) deliverDebts(rec sessionmap.Task, opts upstream.CallOptions) {
 
 // owed are the upstream side effects (cancels, input answers) a previous
 // process left undelivered whose owner has a principal: the upstream binds
-// tasks to the owner's credentials, which the store never holds, so they go
-// out with the first request that carries that principal's Authorization.
+// tasks to the owner's credentials, so, unless the store holds a sealed one
+// (creds.go), they go out with the first request that carries that
+// principal's Authorization.
 type owed struct {
 	mu          sync.Mutex
 	byPrincipal map[string][]sessionmap.Task
@@ -180,7 +185,9 @@ func (b *Bridge) resumeOwed(ctx context.Context) {
 			continue
 		}
 		n++
-		if rec.Scope.Principal == "" {
+		if _, ok := b.creds.Current(ctx, rec.Scope.Principal); rec.Scope.Principal == "" || ok {
+			// No principal, or its credential is in the store: the outbox
+			// calls with the freshest one (creds.go).
 			b.deliverDebts(rec, upstream.CallOptions{})
 			continue
 		}
@@ -202,6 +209,7 @@ func (s *session) deliverOwed(ri *reqInfo) {
 	if ri == nil || ri.authz == "" || s.principal == "" {
 		return
 	}
+	s.noteCredential(ri)
 	b := s.b
 	b.owed.mu.Lock()
 	recs := b.owed.byPrincipal[s.principal]

@@ -739,6 +739,10 @@ func (h *parkHub) step(snap watch.Snapshot) {
 		}
 		return
 	}
+	if b.authExpired(snap, h.rec.Scope.Principal) {
+		h.settleAll(always(errAuthorizationExpired())) // the task goes on (creds.go)
+		return
+	}
 	if snap.Task == nil {
 		return // no state yet, the upstream unreachable (the watcher retries), or gone (recorded next)
 	}

@@ -171,6 +171,7 @@ func (s *session) callOptions(ri *reqInfo) (upstream.CallOptions, *modern.Prepar
 	if ri != nil {
 		opts.Authorization = ri.authz
 		opts.Header = ri.fwd // callers that add headers merge (mergeHeader)
+		s.noteCredential(ri)
 	}
 	return opts, p, nil
 }

@@ -255,6 +255,9 @@ func (s *session) refresh(ctx context.Context, ri *reqInfo, rec sessionmap.Task)
 		if cur, gerr := s.b.store.GetTask(ctx, rec.Scope, rec.ID); gerr == nil && cur.Status.Terminal() {
 			return cur, nil
 		}
+		if s.b.authExpired(watch.Snapshot{Err: err}, rec.Scope.Principal) {
+			return rec, errAuthorizationExpired() // the task goes on (creds.go)
+		}
 		return rec, s.b.upstreamError(legacy.MethodTasksGet, true, err)
 	}
 	cur, err := s.b.store.GetTask(ctx, rec.Scope, rec.ID)
@@ -582,6 +585,9 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 					return nil, errShuttingDown()
 				}
 				continue // the next case reports why
+			}
+			if s.b.authExpired(snap, rec.Scope.Principal) {
+				return nil, errAuthorizationExpired() // the task goes on (creds.go)
 			}
 			if snap.Task == nil && snap.Gone == nil {
 				continue // the upstream is unreachable; the watcher retries with backoff

@@ -96,7 +96,7 @@ func (b *Bridge) watchSource(key watch.Key) (watch.Source, error) {
 	bd.mu.Lock()
 	opts := bd.opts
 	bd.mu.Unlock()
-	return upstream.TaskSource{Client: b.up, Opts: opts}, nil
+	return credSource{b: b, principal: bd.scope.Principal, opts: opts}, nil
 }
 
 // observe is the watchers' Sink: every snapshot with news is merged into the

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/internal/upcred"
 	"github.com/tasksbridge/tasksbridge/internal/version"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
@@ -42,6 +43,11 @@ type Config struct {
 	// against; turn it on only when the upstream is meant to see the same
 	// credentials.
 	ForwardAuthorization bool
+	// Credentials, with ForwardAuthorization, gives every request of a
+	// session its principal's freshest credential at send time rather than
+	// the one the session was opened with (credentials.go). Nil: the
+	// opening request's.
+	Credentials *upcred.Keeper
 
 	// NewTransport returns a fresh transport for a session of a stdio-like
 	// upstream (e.g. &mcp.CommandTransport{Command: exec.Command(...)}); it is
@@ -162,6 +168,7 @@ func (p *Pool) keyOf(key string) string {
 // as the principal's credential when Config.ForwardAuthorization is set) if
 // the key has none or its session died.
 func (p *Pool) Session(ctx context.Context, key, authorization string) (*Session, error) {
+	p.observe(ctx, key, authorization)
 	key = p.keyOf(key)
 	p.mu.Lock()
 	if p.closed {
@@ -229,6 +236,7 @@ func (p *Pool) Lookup(id string) *Session {
 // Mcp-Session-Id directly, and the first 404 ends it. It returns nil for a
 // stdio upstream, whose sessions end with the bridge's process.
 func (p *Pool) Resume(key, id, authorization string) *Session {
+	p.observe(context.Background(), key, authorization)
 	if p.cfg.Endpoint == "" || id == "" {
 		return nil
 	}
@@ -239,7 +247,7 @@ func (p *Pool) Resume(key, id, authorization string) *Session {
 	}
 	s := newSession(p, p.keyOf(key))
 	s.id = id
-	s.wire = &httpWire{endpoint: p.cfg.Endpoint, hc: p.clientFor(authorization)}
+	s.wire = &httpWire{endpoint: p.cfg.Endpoint, hc: p.clientFor(key, authorization)}
 	p.byID[id] = s
 	return s
 }
@@ -278,8 +286,16 @@ func (p *Pool) Close() error {
 
 // clientFor returns the HTTP client of a session: the pool's, with the
 // configured headers and (when forwarded) the principal's Authorization.
-func (p *Pool) clientFor(authorization string) *http.Client {
+func (p *Pool) clientFor(key, authorization string) *http.Client {
 	h := p.cfg.Header.Clone()
+	if p.cfg.ForwardAuthorization && p.cfg.Credentials != nil && key != "" {
+		c := *p.hc
+		c.Transport = p.freshAuth(p.hc.Transport, key, authorization)
+		if len(h) > 0 {
+			c.Transport = headerRT{next: c.Transport, h: h}
+		}
+		return &c
+	}
 	if p.cfg.ForwardAuthorization && authorization != "" {
 		if h == nil {
 			h = http.Header{}
@@ -343,7 +359,7 @@ func (p *Pool) open(ctx context.Context, key, authorization string) (*Session, e
 	st := &sdkTransport{s: s}
 	var refused *authCatch
 	if p.cfg.Endpoint != "" {
-		hc := p.clientFor(authorization)
+		hc := p.clientFor(key, authorization)
 		sdkHC := *hc
 		refused = &authCatch{next: hc.Transport}
 		sdkHC.Transport = versionRT{next: refused, s: s}

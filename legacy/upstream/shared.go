@@ -102,7 +102,7 @@ func (p *Pool) adopt(ctx context.Context, key string, rec sharedRecord, authoriz
 	if fresh {
 		s = newSession(p, p.keyOf(key))
 		s.id = rec.SessionID
-		s.wire = &httpWire{endpoint: p.cfg.Endpoint, hc: p.clientFor(authorization)}
+		s.wire = &httpWire{endpoint: p.cfg.Endpoint, hc: p.clientFor(p.keyOf(key), authorization)}
 		p.byID[rec.SessionID] = s
 	}
 	p.mu.Unlock()
