@@ -310,8 +310,11 @@ func New(cfg Config) (*Server, error) {
 		s.modernUp = modernup.NewHTTP(cfg.Upstream, hc)
 		// The store shares each principal's upstream session with every bridge
 		// process on the same store (and with this one after a restart).
+		// The client's token goes to the one server it was issued for, at
+		// the bridge's public URL (its audience): the gateway pattern, as on
+		// the legacy face — not a token passed on to another API.
 		s.pool, err = legacyup.NewPool(legacyup.Config{Target: s.target, Endpoint: cfg.Upstream, HTTPClient: hc, Logger: cfg.Logger, Store: s.store,
-			Credentials: s.creds})
+			ForwardAuthorization: true, Credentials: s.creds})
 	} else {
 		s.modernUp = modernup.NewCommand(s.target, newCmd)
 		dial := s.modernUp.Dial

@@ -53,7 +53,12 @@ func errAuthorizationExpired() error {
 // refused) because the principal has no usable credential. It does not
 // unwrap: to the outbox it is a failure worth retrying (upstreamSettled),
 // to the watchers an error to back off from, never "task gone".
-type credentialsExhausted struct{}
+type credentialsExhausted struct {
+	// refusal is the upstream's last 401, when this call was refused (nil
+	// when no call was made): a client whose own request it refused gets it
+	// relayed (refusalFor), so its OAuth client refreshes.
+	refusal *oauthmeta.UpstreamAuthError
+}
 
 func (credentialsExhausted) Error() string {
 	return "the upstream refused every credential the bridge holds for this client; waiting for a fresh token"
@@ -116,16 +121,17 @@ func (b *Bridge) withCredential(ctx context.Context, principal string, opts upst
 		return call(opts)
 	}
 	tried := map[string]bool{}
+	var last *oauthmeta.UpstreamAuthError
 	for {
 		authz, ok := b.creds.Current(ctx, principal)
 		if !ok {
 			if len(tried) > 0 || b.creds.Exhausted(principal) {
-				return credentialsExhausted{}
+				return credentialsExhausted{refusal: last}
 			}
 			authz = opts.Authorization
 		}
 		if tried[authz] {
-			return credentialsExhausted{}
+			return credentialsExhausted{refusal: last}
 		}
 		tried[authz] = true
 		o := opts
@@ -134,8 +140,23 @@ func (b *Bridge) withCredential(ctx context.Context, principal string, opts upst
 		if authz == "" || !unauthorized(err) {
 			return err
 		}
+		last, _ = oauthmeta.AsUpstreamAuthError(err)
 		b.creds.Refused(principal, authz)
 	}
+}
+
+// expiredFor is the error a request of the client gets when its
+// principal's credentials ran out (authExpired): the upstream's own 401,
+// relayed while the response has not started, when the request carried a
+// credential the upstream refused (its OAuth client then refreshes, RFC
+// 6750 §3.1); -32030 otherwise (a wait already streaming, or no request
+// credential).
+func expiredFor(ri *reqInfo, err error) error {
+	var ce credentialsExhausted
+	if ri != nil && ri.authz != "" && errors.As(err, &ce) && ce.refusal != nil {
+		return keepRefusal(rpc.Errorf(CodeAuthorizationExpired, msgAuthorizationExpired), ce.refusal)
+	}
+	return errAuthorizationExpired()
 }
 
 // authExpired reports whether snap says the principal's credentials ran

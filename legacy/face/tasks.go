@@ -256,7 +256,7 @@ func (s *session) refresh(ctx context.Context, ri *reqInfo, rec sessionmap.Task)
 			return cur, nil
 		}
 		if s.b.authExpired(watch.Snapshot{Err: err}, rec.Scope.Principal) {
-			return rec, errAuthorizationExpired() // the task goes on (creds.go)
+			return rec, expiredFor(ri, err) // the task goes on (creds.go)
 		}
 		return rec, s.b.upstreamError(legacy.MethodTasksGet, true, err)
 	}

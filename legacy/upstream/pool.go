@@ -38,10 +38,11 @@ type Config struct {
 	// bridge's own credentials towards the upstream, for example).
 	Header http.Header
 	// ForwardAuthorization sends the principal's own Authorization header
-	// upstream on its session. Off by default: passing a client's token
-	// through to another server is what the MCP security guidance warns
-	// against; turn it on only when the upstream is meant to see the same
-	// credentials.
+	// upstream on its session. The bridge turns it on for an HTTP upstream:
+	// the upstream is the resource the token was issued for (the bridge's
+	// public URL is its audience), which is the gateway pattern and not the
+	// token passthrough to another API that the MCP security guidance
+	// forbids. Off for an embedding that talks to a different server.
 	ForwardAuthorization bool
 	// Credentials, with ForwardAuthorization, gives every request of a
 	// session its principal's freshest credential at send time rather than
