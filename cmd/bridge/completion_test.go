@@ -53,6 +53,8 @@ func TestHelpCommand(t *testing.T) {
 		{[]string{"serve", "--help"}, []string{"bridge serve", "--upstream", "TASKSBRIDGE_LISTEN"}},
 		{[]string{"help", "store"}, []string{"verify"}},
 		{[]string{"help", "completion"}, []string{"bash|zsh|fish"}},
+		{[]string{"help", "--help"}, []string{"COMMANDS:", "help, h"}}, // urfave/cli shows the app help here
+		{[]string{"help", "store", "verify"}, []string{"bridge store verify", "--data-dir"}},
 	} {
 		out, err := runBridgeCLI(t, tc.args...)
 		if err != nil {

@@ -70,8 +70,7 @@ func helpCommand() *cli.Command {
 		Aliases:         []string{"h"},
 		Usage:           "show the commands, or a command's help (the same as COMMAND --help)",
 		ArgsUsage:       "[command [subcommand]]",
-		HideHelp:        true,
-		HideHelpCommand: true,
+		HideHelpCommand: true, // no `bridge help help`; `bridge help --help` shows the app help
 		Action: func(c *cli.Context) error {
 			args := c.Args().Slice()
 			if len(args) == 0 {
