@@ -93,3 +93,23 @@ docs-check:
 	TASKSBRIDGE_DOCS_CHECK=1 $(GO) test -count=1 -run '^TestDocs' ./internal/docscheck/
 
 test: docs-check
+
+# The container image (Dockerfile), built with docker: a static bridge on
+# gcr.io/distroless/static, uid 65532, listening on 0.0.0.0:8080, data in the
+# /var/lib/tasksbridge volume. The version is linked in from git: the release
+# tag when HEAD has one exactly (else the bridge says v0.1.0-dev), the commit,
+# whether the tree has uncommitted changes, and the commit's time (not the
+# clock's, so rebuilding a commit gives the same binary).
+IMAGE ?= tasksbridge:dev
+DOCKER ?= docker
+IMAGE_VERSION ?= $(shell git describe --tags --exact-match 2>/dev/null)
+IMAGE_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+IMAGE_DIRTY ?= $(shell git rev-parse HEAD >/dev/null 2>&1 && { test -z "$$(git status --porcelain 2>/dev/null)" && echo false || echo true; })
+IMAGE_BUILD_TIME ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+
+.PHONY: image
+image:
+	$(DOCKER) build \
+	  --build-arg VERSION=$(IMAGE_VERSION) --build-arg REVISION=$(IMAGE_REVISION) \
+	  --build-arg DIRTY=$(IMAGE_DIRTY) --build-arg BUILD_TIME=$(IMAGE_BUILD_TIME) \
+	  -t $(IMAGE) .

@@ -21,6 +21,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/internal/coord"
 	"github.com/tasksbridge/tasksbridge/internal/oplog"
 	"github.com/tasksbridge/tasksbridge/internal/server"
+	"github.com/tasksbridge/tasksbridge/internal/version"
 	"github.com/tasksbridge/tasksbridge/legacy/face"
 	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
 	modernface "github.com/tasksbridge/tasksbridge/modern/face"
@@ -76,7 +77,7 @@ func init() {
 			&cli.Int64Flag{Name: "max-body-bytes", Value: face.DefaultMaxBodyBytes, Usage: "largest request body; larger ones get 413", EnvVars: []string{"TASKSBRIDGE_MAX_BODY_BYTES"}},
 			&cli.DurationFlag{Name: "keepalive", Value: face.DefaultKeepAlive, Usage: "interval of SSE keep-alive comments on long waits (0 or less: none)", EnvVars: []string{"TASKSBRIDGE_KEEPALIVE"}},
 			&cli.DurationFlag{Name: "session-idle-timeout", Value: face.DefaultSessionIdleTimeout, Usage: "how long an idle legacy session lives: after it the session answers 404 and is released", EnvVars: []string{"TASKSBRIDGE_SESSION_IDLE_TIMEOUT"}},
-			&cli.IntFlag{Name: "max-sessions", Value: face.DefaultMaxSessionsPerCPU * runtime.NumCPU(), Usage: fmt.Sprintf("most legacy sessions this process holds (well under 1 KiB each while idle); a new one beyond it gets HTTP 503 (default: %d per CPU; -1: no bound)", face.DefaultMaxSessionsPerCPU), EnvVars: []string{"TASKSBRIDGE_MAX_SESSIONS"}},
+			&cli.IntFlag{Name: "max-sessions", Value: face.DefaultMaxSessionsPerCPU * runtime.NumCPU(), Usage: "most legacy sessions this process holds (well under 1 KiB each while idle); a new one beyond it gets HTTP 503 (-1: no bound)", DefaultText: fmt.Sprintf("%d per CPU, %d here", face.DefaultMaxSessionsPerCPU, face.DefaultMaxSessionsPerCPU*runtime.NumCPU()), EnvVars: []string{"TASKSBRIDGE_MAX_SESSIONS"}},
 			&cli.IntFlag{Name: "session-cache", Value: face.DefaultMaxIdleCached, Usage: "idle legacy sessions kept whole in memory; older idle ones go dormant (about 40 bytes each) and are loaded back from the store on their next request (-1: keep every idle session whole)", EnvVars: []string{"TASKSBRIDGE_SESSION_CACHE"}},
 			&cli.IntFlag{Name: "max-tasks-per-principal", Value: face.DefaultMaxTasksPerPrincipal, Usage: "most tools/call requests one legacy client (its Authorization, else its session) has in flight (-1: no bound)", EnvVars: []string{"TASKSBRIDGE_MAX_TASKS_PER_PRINCIPAL"}},
 			&cli.IntFlag{Name: "max-waiters-per-principal", Value: face.DefaultMaxWaitersPerPrincipal, Usage: "most blocked waits on tasks (tasks/result, plain tools/call on a task) one legacy client has open (-1: no bound)", EnvVars: []string{"TASKSBRIDGE_MAX_WAITERS_PER_PRINCIPAL"}},
@@ -286,7 +287,7 @@ func runServe(c *cli.Context) error {
 	if hs.metrics != nil {
 		fmt.Fprintf(c.App.Writer, "metrics: %s\n", hs.metrics.url)
 	}
-	logger.Info("serving MCP clients", "endpoint", hs.url, "upstream", upstreamName(up, cmd), "upstream_era", cfg.UpstreamEra, "store", storeName(c))
+	logger.Info("serving MCP clients", "version", version.Info().Version, "revision", version.Info().Revision, "endpoint", hs.url, "upstream", upstreamName(up, cmd), "upstream_era", cfg.UpstreamEra, "store", storeName(c))
 	<-ctx.Done()
 	logger.Info("stopping")
 	if err := hs.stop(); err != nil {

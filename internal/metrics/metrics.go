@@ -150,6 +150,7 @@ func New(o Options) *Metrics {
 		m.resultWait, m.inputRequests, m.upstreamRequests, m.upstreamDuration, m.upstreamPolls,
 		m.outboxPending, m.outboxRetries, m.storeOps, m.storeDuration, cc,
 	)
+	m.reg.MustRegister(newBuildInfo())
 	// Known gauge series start at 0 so dashboards show a line, not a gap.
 	for _, e := range []string{EraLegacy, EraModern} {
 		m.sessionsActive.WithLabelValues(e)
