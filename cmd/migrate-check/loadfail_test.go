@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -286,5 +287,36 @@ func TestOutputOncePerFinding(t *testing.T) {
 	wantCode(t, r, 0, "-json")
 	if n := strings.Count(r.stdout, `"category": "MCP001"`); n != 1 {
 		t.Errorf("-json lists the MCP001 finding %d times, want once:\n%s", n, r.stdout)
+	}
+}
+
+// TestTypeErrorNoCrash: a package that does not type-check and indexes an
+// undefined value with the related-task _meta key once made the metakeys
+// pass dereference a nil type and the whole run die (exit 2, no report in
+// any mode). Now the broken package is an error (exit 1) and every other
+// package is reported, in text, -json, -keep-going and -fix -diff.
+func TestTypeErrorNoCrash(t *testing.T) {
+	dir := writeModule(t, map[string]string{
+		"go.mod": "module example.com/crash\n\ngo 1.26.0\n",
+		"meta/meta.go": "package meta\n\nfunc Related() any {\n\treturn undefinedMeta[\"io.modelcontextprotocol/related-task\"]\n}\n\n" +
+			"func Ext() map[string]any {\n\treturn map[string]any{\"io.modelcontextprotocol/related-task\": undefinedMeta}\n}\n",
+		"rpc/rpc.go": rawCall("rpc", ""),
+	})
+	for _, args := range [][]string{{"./..."}, {"-keep-going", "./..."}, {"-json", "./..."}, {"-keep-going", "-json", "./..."}, {"-fix-tags", "-diff", "./..."}} {
+		r := runIn(t, dir, binary, args...)
+		wantCode(t, r, 1, strings.Join(args, " "))
+		if strings.Contains(r.stderr, "panic") || !strings.Contains(r.stderr, "undefined: undefinedMeta") {
+			t.Errorf("%v: want the type error and no panic:\n%s", args, r.stderr)
+		}
+		out := r.stderr
+		if slices.Contains(args, "-json") {
+			out = r.stdout
+		}
+		if !slices.Contains(args, "-diff") && !strings.Contains(out, "MCP001") {
+			t.Errorf("%v: the finding in example.com/crash/rpc is missing:\n%s%s", args, r.stdout, r.stderr)
+		}
+		if slices.Contains(args, "-keep-going") && !strings.Contains(out, "MCP011") {
+			t.Errorf("%v: the broken package's own finding is missing:\n%s%s", args, r.stdout, r.stderr)
+		}
 	}
 }

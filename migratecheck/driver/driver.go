@@ -407,7 +407,11 @@ func collect(graph *checker.Graph, r *Resolved, errs []string, withhold func(*pa
 	var out []Finding
 	for _, act := range graph.Roots {
 		if act.Err != nil {
-			if len(act.Package.Errors) == 0 { // broken packages already reported their load errors
+			// Broken packages already reported their load errors, and the
+			// analyzers' own failures there follow from them; an internal
+			// error (a pass panicked) is reported whatever the input.
+			var ie *migratecheck.InternalError
+			if len(act.Package.Errors) == 0 || errors.As(act.Err, &ie) {
 				errs = append(errs, fmt.Sprintf("%s: %s: %v", act.Package.ID, act.Analyzer.Name, act.Err))
 			}
 			continue
@@ -706,7 +710,11 @@ func writeJSON(w io.Writer, res *Result) error {
 			if !withhold(act.Package) && act.Err == nil {
 				name = "load"
 			}
-			if act.Package.ID == basePath(act.Package.PkgPath) || len(act.Package.Errors) > 0 {
+			var ie *migratecheck.InternalError
+			if errors.As(act.Err, &ie) {
+				msgs = append(slices.Clone(msgs), act.Err.Error())
+			}
+			if act.Package.ID == basePath(act.Package.PkgPath) || len(act.Package.Errors) > 0 || ie != nil {
 				add(act.Package.ID, name, jsonError{strings.Join(msgs, "\n")})
 			}
 			if name != "load" {

@@ -182,14 +182,14 @@ func StructOf(t types.Type) *types.Struct {
 	if p, ok := t.(*types.Pointer); ok {
 		t = types.Unalias(p.Elem())
 	}
-	st, _ := t.Underlying().(*types.Struct)
+	st, _ := Under(t).(*types.Struct)
 	return st
 }
 
 // MapKeys returns the constant string keys of a map composite literal, each
 // with its KeyValueExpr.
 func MapKeys(info *types.Info, lit *ast.CompositeLit) map[string]*ast.KeyValueExpr {
-	if _, ok := types.Unalias(info.TypeOf(lit)).Underlying().(*types.Map); !ok {
+	if _, ok := Under(info.TypeOf(lit)).(*types.Map); !ok {
 		return nil
 	}
 	out := map[string]*ast.KeyValueExpr{}
@@ -213,7 +213,7 @@ func MapLit(info *types.Info, e ast.Expr) *ast.CompositeLit {
 	if !ok {
 		return nil
 	}
-	if _, ok := types.Unalias(info.TypeOf(lit)).Underlying().(*types.Map); !ok {
+	if _, ok := Under(info.TypeOf(lit)).(*types.Map); !ok {
 		return nil
 	}
 	return lit
@@ -411,7 +411,7 @@ func FieldJSONName(f *ast.Field) string {
 
 // IsStringKind reports whether t's underlying type is a string.
 func IsStringKind(t types.Type) bool {
-	b, ok := t.Underlying().(*types.Basic)
+	b, ok := Under(t).(*types.Basic)
 	return ok && b.Info()&types.IsString != 0
 }
 
@@ -530,4 +530,15 @@ func StorageField(f *ast.Field) bool {
 		}
 	}
 	return false
+}
+
+// Under returns t's underlying type through aliases, or nil when t is nil:
+// a package with type errors leaves expressions without a type, and every
+// pass must tolerate that (a panic would hide the whole module's findings).
+func Under(t types.Type) types.Type {
+	t = types.Unalias(t)
+	if t == nil {
+		return nil
+	}
+	return t.Underlying()
 }

@@ -98,7 +98,7 @@ func opaque(t types.Type) bool {
 			return true
 		}
 	}
-	switch t.Underlying().(type) {
+	switch astq.Under(t).(type) {
 	case *types.Interface, *types.Map:
 		return true
 	}

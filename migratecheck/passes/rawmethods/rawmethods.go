@@ -552,11 +552,11 @@ func handlerMap(t types.Type) bool {
 	if t == nil {
 		return false
 	}
-	m, ok := types.Unalias(t).Underlying().(*types.Map)
+	m, ok := astq.Under(t).(*types.Map)
 	if !ok || !astq.IsStringKind(m.Key()) {
 		return false
 	}
-	_, isFunc := m.Elem().Underlying().(*types.Signature)
+	_, isFunc := astq.Under(m.Elem()).(*types.Signature)
 	return isFunc
 }
 
@@ -674,7 +674,7 @@ func findSinks(pass *analysis.Pass, cfg *config.Config, ins *inspector.Inspector
 }
 
 func stringKeyedMap(t types.Type) bool {
-	m, ok := types.Unalias(t).Underlying().(*types.Map)
+	m, ok := astq.Under(t).(*types.Map)
 	return ok && astq.IsStringKind(m.Key())
 }
 
@@ -697,11 +697,11 @@ func tableUse(info *types.Info, sinks sinkLookup, c inspector.Cursor) bool {
 // replyElem: the map's values can be replies (not flags, counters or empty
 // structs).
 func replyElem(t types.Type) bool {
-	m, ok := types.Unalias(t).Underlying().(*types.Map)
+	m, ok := astq.Under(t).(*types.Map)
 	if !ok {
 		return false
 	}
-	switch e := m.Elem().Underlying().(type) {
+	switch e := astq.Under(m.Elem()).(type) {
 	case *types.Basic:
 		return e.Info()&(types.IsBoolean|types.IsNumeric) == 0
 	case *types.Struct:
@@ -756,7 +756,7 @@ func calleeName(fun ast.Expr) string {
 // firstStringArg returns the index of the first argument of string kind.
 func firstStringArg(info *types.Info, call *ast.CallExpr) int {
 	for i, a := range call.Args {
-		if b, ok := info.TypeOf(a).Underlying().(*types.Basic); ok && b.Info()&types.IsString != 0 {
+		if b, ok := astq.Under(info.TypeOf(a)).(*types.Basic); ok && b.Info()&types.IsString != 0 {
 			return i
 		}
 	}
