@@ -42,6 +42,8 @@ func run(pass *analysis.Pass) (any, error) {
 		serves = "the package still emits 2025-11-25 notifications"
 	}
 
+	elsewhere := &moduleGuard{cache: map[*types.TypeName]string{}}
+
 	// Struct types used as the type of a field tagged json:"task".
 	taskFieldTypes := map[*types.Struct]bool{}
 	for cur := range ins.Root().Preorder((*ast.StructType)(nil)) {
@@ -101,6 +103,9 @@ func run(pass *analysis.Pass) (any, error) {
 			fd := finding.Finding{Pos: f.Tag.Pos(), End: f.Tag.End(), Rule: r.rule, Key: "R2"}
 			if tn, ok := cur.Parent().Node().(*ast.TypeSpec); ok && tn.Type == stx {
 				fd.Subject = pass.Pkg.Path() + "." + tn.Name.Name
+			}
+			if noFix == "" {
+				noFix = elsewhere.why(pass, cur)
 			}
 			if noFix == "" {
 				if fix := tagFix(f.Tag, jname, r.newName); fix != nil {
