@@ -320,3 +320,37 @@ func TestTypeErrorNoCrash(t *testing.T) {
 		}
 	}
 }
+
+// TestVariantsAndCounts: a finding whose words differ between a package and
+// its test variant ("once" against "2 times") is listed once in -json, as
+// in the text output; a test file that does not type-check withholds only
+// the test variant's findings, not the package's; and the -diff summary
+// counts the findings the text output shows.
+func TestVariantsAndCounts(t *testing.T) {
+	dir := writeModule(t, map[string]string{
+		"go.mod": "module example.com/dup\n\ngo 1.26.0\n",
+		"rpc/rpc.go": "package rpc\n\nimport \"encoding/json\"\n\nconst methodResult = \"tasks/result\"\n\n" +
+			"type request struct {\n\tMethod string `json:\"method\"`\n}\n\nfunc Fetch() ([]byte, error) { return json.Marshal(request{Method: methodResult}) }\n",
+		"rpc/rpc_test.go": "package rpc\n\nimport \"testing\"\n\nfunc TestFetch(t *testing.T) { _ = request{Method: methodResult} }\n",
+		"tb/tb.go": "package tb\n\nimport \"encoding/json\"\n\ntype request struct {\n\tMethod string `json:\"method\"`\n}\n\n" +
+			"func List() ([]byte, error) { return json.Marshal(request{Method: \"tasks/list\"}) }\n",
+		"tb/tb_test.go": "package tb\n\nimport \"testing\"\n\nfunc TestList(t *testing.T) { undefinedHelper(t) }\n",
+	})
+	r := runIn(t, dir, binary, "./...")
+	wantCode(t, r, 1, "tests that do not type-check")
+	if n := len(findingLine.FindAllString(r.stderr, -1)); n != 2 || !strings.Contains(r.stderr, ": MCP002:") {
+		t.Errorf("want 2 findings, tb's MCP002 included (only its test variant is broken):\n%s", r.stderr)
+	}
+	for _, args := range [][]string{{"-json", "./..."}, {"-keep-going", "-json", "./..."}} {
+		r := runIn(t, dir, binary, args...)
+		if n := strings.Count(r.stdout, `"category"`); n != 2 {
+			t.Errorf("%v: %d findings listed, want 2 (once each):\n%s", args, n, r.stdout)
+		}
+	}
+	for _, args := range [][]string{{"-fix-tags", "-diff", "./..."}, {"-keep-going", "-fix-tags", "-diff", "./..."}} {
+		r := runIn(t, dir, binary, args...)
+		if !strings.Contains(r.stderr, "2 findings: would apply 0 fix(es) in 0 file(s); 2 finding(s) have no enabled automatic fix") {
+			t.Errorf("%v: the summary does not add up to the 2 findings of the text output:\n%s", args, r.stderr)
+		}
+	}
+}
