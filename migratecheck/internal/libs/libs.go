@@ -205,9 +205,9 @@ type Features struct {
 	// MCPGoExtensions (server or mcp) / MCPGoWaitForTask (client) was
 	// visible, so the answer is the API's, not a guess from go.mod.
 	MCPGoExtProbed, MCPGoWaitProbed bool
-	GoSDK               bool // a go-sdk package is imported
-	GoSDKAddExtension   bool // go-sdk mcp.ServerCapabilities.AddExtension exists
-	Modern              bool // a FamilyModern package is imported
+	GoSDK                           bool // a go-sdk package is imported
+	GoSDKAddExtension               bool // go-sdk mcp.ServerCapabilities.AddExtension exists
+	Modern                          bool // a FamilyModern package is imported
 }
 
 // Probe inspects the packages imported by pkg (directly, and one level
