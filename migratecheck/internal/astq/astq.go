@@ -542,3 +542,38 @@ func Under(t types.Type) types.Type {
 	}
 	return t.Underlying()
 }
+
+// storageWords name packages whose job is to persist data.
+var storageWords = []string{"store", "storage", "persist", "repo", "repository", "dao", "db", "database", "kv",
+	"cache", "mongo", "dynamo", "redis", "sql", "badger", "bolt", "archive"}
+
+// storageImports are the import path prefixes of database clients.
+var storageImports = []string{"database/sql", "go.mongodb.org/mongo-driver", "github.com/aws/aws-sdk-go-v2/service/dynamodb",
+	"github.com/aws/aws-sdk-go/service/dynamodb", "github.com/redis/go-redis", "github.com/go-redis/redis",
+	"github.com/dgraph-io/badger", "go.etcd.io/bbolt", "gorm.io/gorm", "github.com/jackc/pgx", "github.com/jmoiron/sqlx",
+	"cloud.google.com/go/firestore", "cloud.google.com/go/datastore", "github.com/gomodule/redigo"}
+
+// StoragePackage reports whether pkg is a storage layer by its name (the
+// package name or last import path element, such as "store", "taskdb" or
+// "redis") or by the database client it imports. Callers combine it with
+// the absence of JSON-RPC evidence: a store that also dispatches methods is
+// a wire package like any other.
+func StoragePackage(pkg *types.Package) bool {
+	path := strings.TrimSuffix(pkg.Path(), "_test")
+	names := []string{strings.ToLower(strings.TrimSuffix(pkg.Name(), "_test")), strings.ToLower(path[strings.LastIndex(path, "/")+1:])}
+	for _, n := range names {
+		for _, w := range storageWords {
+			if n == w || strings.HasPrefix(n, w) || strings.HasSuffix(n, w) {
+				return true
+			}
+		}
+	}
+	for _, imp := range pkg.Imports() {
+		for _, p := range storageImports {
+			if imp.Path() == p || strings.HasPrefix(imp.Path(), p+"/") {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"go/types"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -481,9 +482,12 @@ func classify(pass *analysis.Pass, cfg *config.Config, sinks sinkLookup, cur ins
 	info := pass.TypesInfo
 	notif := method == "notifications/tasks/status"
 	c, pos, where := locate(info, cfg, sinks, cur)
+	if pos != posNone && sampleData(pass, c) {
+		return 0, "", false
+	}
 	switch pos {
 	case posDispatch:
-		if astq.InRejectingBranch(info, c) || (notif && astq.InDroppingBranch(info, c)) {
+		if astq.InRejectingBranch(info, c) || (notif && astq.InDroppingBranch(info, c)) || labelBranch(info, c) {
 			return 0, "", false
 		}
 		if notif {
@@ -491,7 +495,7 @@ func classify(pass *analysis.Pass, cfg *config.Config, sinks sinkLookup, cur ins
 		}
 		return finding.SideServer, where, true // a dispatcher serving a request
 	case posRegister:
-		if notif && dropsHandler(c) {
+		if notif && dropsHandler(pass, c) {
 			return 0, "", false
 		}
 		if notif {
@@ -514,18 +518,87 @@ func classify(pass *analysis.Pass, cfg *config.Config, sinks sinkLookup, cur ins
 // notification at c passes a function literal that does nothing with it
 // (an empty body or a bare return): accepting and dropping the legacy
 // notification is compliant.
-func dropsHandler(c inspector.Cursor) bool {
+func dropsHandler(pass *analysis.Pass, c inspector.Cursor) bool {
 	call, ok := c.Parent().Node().(*ast.CallExpr)
 	if !ok {
 		return false
 	}
 	for _, a := range call.Args {
-		if fl, ok := ast.Unparen(a).(*ast.FuncLit); ok {
-			return astq.Drops(fl.Body.List)
+		switch a := ast.Unparen(a).(type) {
+		case *ast.FuncLit:
+			return astq.Drops(a.Body.List)
+		case *ast.Ident, *ast.SelectorExpr:
+			// A named handler: r.On("notifications/tasks/status", ignore).
+			if fd := funcDeclOf(pass, astq.ObjectOf(pass.TypesInfo, a)); fd != nil {
+				return astq.Drops(fd.Body.List)
+			}
 		}
 	}
 	return false
 }
+
+// funcDeclOf returns the declaration, with a body, of a function of this
+// package, or nil.
+func funcDeclOf(pass *analysis.Pass, obj types.Object) *ast.FuncDecl {
+	fn, ok := obj.(*types.Func)
+	if !ok || fn.Pkg() != pass.Pkg {
+		return nil
+	}
+	for _, f := range pass.Files {
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil && pass.TypesInfo.Defs[fd.Name] == fn {
+				return fd
+			}
+		}
+	}
+	return nil
+}
+
+// labelBranch reports whether the method switch case at c only names the
+// method for an audit or metrics label: its clause returns or assigns a
+// string constant and nothing else, in a function whose results are
+// strings. Naming a removed method is not serving it.
+func labelBranch(info *types.Info, c inspector.Cursor) bool {
+	cc, ok := c.Parent().Node().(*ast.CaseClause)
+	if !ok || len(cc.Body) != 1 {
+		return false
+	}
+	isLabel := func(e ast.Expr) bool {
+		tv, ok := info.Types[e]
+		return ok && tv.Value != nil && astq.IsStringKind(tv.Type)
+	}
+	switch st := cc.Body[0].(type) {
+	case *ast.ReturnStmt:
+		if len(st.Results) != 1 || !isLabel(st.Results[0]) {
+			return false
+		}
+		// A function that returns only a string: a label function, not
+		// a handler (whose replies are results or errors).
+		for fc := range c.Enclosing((*ast.FuncDecl)(nil), (*ast.FuncLit)(nil)) {
+			var ft *ast.FuncType
+			switch fn := fc.Node().(type) {
+			case *ast.FuncDecl:
+				ft = fn.Type
+			case *ast.FuncLit:
+				ft = fn.Type
+			}
+			if ft.Results == nil || len(ft.Results.List) != 1 || len(ft.Results.List[0].Names) > 1 {
+				return false
+			}
+			return astq.IsStringKind(info.TypeOf(ft.Results.List[0].Type))
+		}
+		return false
+	case *ast.AssignStmt:
+		if len(st.Rhs) != 1 || len(st.Lhs) != 1 || !isLabel(st.Rhs[0]) {
+			return false
+		}
+		return labelName.MatchString(astq.NameOf(st.Lhs[0]))
+	}
+	return false
+}
+
+// labelName matches variables that hold an audit or metrics label.
+var labelName = regexp.MustCompile(`(?i)(label|kind|category|class|action|event|metric|op)$`)
 
 // assertsRemoved reports whether a request for a removed method at c is
 // built in a test that expects METHOD_NOT_FOUND for it (the test asserts the
@@ -536,9 +609,95 @@ func assertsRemoved(pass *analysis.Pass, c inspector.Cursor) bool {
 	}
 	for fc := range c.Enclosing((*ast.FuncDecl)(nil)) {
 		fd := fc.Node().(*ast.FuncDecl)
-		return fd.Body != nil && astq.Rejects(pass.TypesInfo, fd.Body.List)
+		return fd.Body != nil && (astq.Rejects(pass.TypesInfo, fd.Body.List) || callsRejecting(pass, fd.Body))
 	}
 	return false
+}
+
+// callsRejecting reports whether body calls a function of this package
+// whose body asserts METHOD_NOT_FOUND: the assertion lives in a test helper
+// (assertRejected(t, call(tc.method))), often called in a loop over a
+// table of removed methods.
+func callsRejecting(pass *analysis.Pass, body *ast.BlockStmt) bool {
+	var decls map[*types.Func]*ast.FuncDecl
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if found || !ok {
+			return !found
+		}
+		fn := callee(pass.TypesInfo, call)
+		if fn == nil || fn.Pkg() != pass.Pkg {
+			return true
+		}
+		if decls == nil {
+			decls = map[*types.Func]*ast.FuncDecl{}
+			for _, f := range pass.Files {
+				for _, d := range f.Decls {
+					if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
+						if obj, ok := pass.TypesInfo.Defs[fd.Name].(*types.Func); ok {
+							decls[obj] = fd
+						}
+					}
+				}
+			}
+		}
+		if fd := decls[fn]; fd != nil && astq.Rejects(pass.TypesInfo, fd.Body.List) {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// sampleData reports whether the method name at c is test data for code
+// that handles method names generically (a subscription filter, a router
+// table): in a _test.go file, the Method field it fills or is compared with
+// belongs to a struct declared in a test file that is not a JSON-RPC
+// message (no json "method", "jsonrpc" or "params" key).
+func sampleData(pass *analysis.Pass, c inspector.Cursor) bool {
+	if !strings.HasSuffix(pass.Fset.File(c.Node().Pos()).Name(), "_test.go") {
+		return false
+	}
+	info := pass.TypesInfo
+	var owner types.Type
+	var field *types.Var
+	k, _ := c.ParentEdge()
+	switch k {
+	case edge.KeyValueExpr_Value:
+		kv := c.Parent().Node().(*ast.KeyValueExpr)
+		id, ok := kv.Key.(*ast.Ident)
+		if !ok {
+			return false
+		}
+		field, _ = info.Uses[id].(*types.Var)
+		if lit, ok := c.Parent().Parent().Node().(*ast.CompositeLit); ok {
+			owner = info.TypeOf(lit)
+		}
+	case edge.BinaryExpr_X, edge.BinaryExpr_Y:
+		be := c.Parent().Node().(*ast.BinaryExpr)
+		other := be.X
+		if k == edge.BinaryExpr_X {
+			other = be.Y
+		}
+		sel, ok := ast.Unparen(other).(*ast.SelectorExpr)
+		if !ok {
+			return false
+		}
+		field, _ = info.Uses[sel.Sel].(*types.Var)
+		owner = info.TypeOf(sel.X)
+	default:
+		return false
+	}
+	st := astq.StructOf(owner)
+	if field == nil || !field.IsField() || st == nil || !field.Pos().IsValid() {
+		return false
+	}
+	if tf := pass.Fset.File(field.Pos()); tf == nil || !strings.HasSuffix(tf.Name(), "_test.go") {
+		return false
+	}
+	keys := astq.JSONKeys(st)
+	return !keys["method"] && !keys["jsonrpc"] && !keys["params"]
 }
 
 // handlerTable: a map composite literal whose values are functions (or

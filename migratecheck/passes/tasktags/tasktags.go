@@ -13,6 +13,7 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/astq"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/finding"
+	"github.com/tasksbridge/tasksbridge/migratecheck/internal/modscan"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/libapi"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/rawmethods"
 )
@@ -42,7 +43,7 @@ func run(pass *analysis.Pass) (any, error) {
 		serves = "the package still emits 2025-11-25 notifications"
 	}
 
-	elsewhere := &moduleGuard{cache: map[*types.TypeName]string{}}
+	elsewhere := modscan.NewGuard()
 
 	// Struct types used as the type of a field tagged json:"task".
 	taskFieldTypes := map[*types.Struct]bool{}
@@ -93,7 +94,7 @@ func run(pass *analysis.Pass) (any, error) {
 		// something sends it: this package speaks JSON-RPC task methods, or
 		// another package of the module still sends it to 2025-11-25
 		// peers. A pure storage record is silent.
-		if dbTag != "" && len(raw.Hits) == 0 && serves == "" && elsewhere.why(pass, cur) == "" {
+		if dbTag != "" && len(raw.Hits) == 0 && serves == "" && elsewhere.Why(pass, cur) == "" {
 			continue
 		}
 		if noFix == "" {
@@ -117,7 +118,7 @@ func run(pass *analysis.Pass) (any, error) {
 				fd.Subject = pass.Pkg.Path() + "." + tn.Name.Name
 			}
 			if noFix == "" {
-				noFix = elsewhere.why(pass, cur)
+				noFix = elsewhere.Why(pass, cur)
 			}
 			if noFix == "" {
 				if fix := tagFix(f.Tag, jname, r.newName); fix != nil {

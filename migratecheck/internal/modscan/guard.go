@@ -1,4 +1,4 @@
-package tasktags
+package modscan
 
 import (
 	"go/ast"
@@ -12,25 +12,28 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/catalog"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/config"
-	"github.com/tasksbridge/tasksbridge/migratecheck/internal/modscan"
 )
 
-// moduleGuard is the module-wide half of the fix guard (catalogue §4): a
+// Guard is the module-wide half of the fix guard (catalogue §4): a
 // type is renamed only if no other package of the module — analysed in
 // this run or not — still speaks 2025-11-25 through it. The declaring
 // package's pass cannot see its importers, so it asks modscan, which reads
 // the module's files; every driver mode then gets the same answer and the
 // message never promises a fix that the same command would not apply.
-type moduleGuard struct {
+type Guard struct {
 	cache map[*types.TypeName]string
 }
+
+// NewGuard returns a guard for one pass.
+func NewGuard() *Guard { return &Guard{cache: map[*types.TypeName]string{}} }
 
 // legacyLiterals are the strings only 2025-11-25 task code uses.
 var legacyLiterals = map[string]bool{"tasks/result": true, "tasks/list": true, "notifications/tasks/status": true, "2025-11-25": true}
 
-// why returns why the struct type at cur (or the named type that encloses
-// it) must not be renamed because of another package, or "".
-func (g *moduleGuard) why(pass *analysis.Pass, cur inspector.Cursor) string {
+// Why returns why the struct type at cur (or the named type that encloses
+// it) must be treated as a 2025-11-25 wire type because another package
+// of the module still sends it to 2025-11-25 peers, or "".
+func (g *Guard) Why(pass *analysis.Pass, cur inspector.Cursor) string {
 	tn := outerTypeName(pass, cur)
 	if tn == nil {
 		return ""
@@ -40,7 +43,7 @@ func (g *moduleGuard) why(pass *analysis.Pass, cur inspector.Cursor) string {
 	}
 	why := ""
 	if tf := pass.Fset.File(cur.Node().Pos()); tf != nil {
-		uses := modscan.LegacyUses(filepath.Dir(tf.Name()), pass.Pkg.Path(), pass.Pkg.Name(), carriers(pass.Pkg, tn), evidence())
+		uses := LegacyUses(filepath.Dir(tf.Name()), pass.Pkg.Path(), pass.Pkg.Name(), carriers(pass.Pkg, tn), evidence())
 		if len(uses) > 0 {
 			why = "package " + uses[0].Package + " of this module still sends " + tn.Name() + " to 2025-11-25 peers (" + uses[0].Why + ")"
 			if len(uses) > 1 {
@@ -138,9 +141,9 @@ func reaches(t types.Type, tn *types.TypeName, depth int, seen map[types.Type]bo
 // evidence is what modscan counts as speaking 2025-11-25: the legacy
 // literals, and the top-level identifiers of the configured libraries'
 // legacy task API.
-func evidence() modscan.Evidence {
+func evidence() Evidence {
 	cfg := config.Current()
-	ev := modscan.Evidence{Literals: legacyLiterals, LibraryNames: map[string]bool{}}
+	ev := Evidence{Literals: legacyLiterals, LibraryNames: map[string]bool{}}
 	for _, prefixes := range cfg.Libraries {
 		ev.LibraryPrefixes = append(ev.LibraryPrefixes, prefixes...)
 	}
