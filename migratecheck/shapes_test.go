@@ -28,7 +28,10 @@ func TestIndirectShapes(t *testing.T) {
 // TestTraps runs the false-positive traps: each package must produce no
 // diagnostic at all (a client dropping notifications/tasks/status, a test
 // asserting METHOD_NOT_FOUND for removed methods, taskSupport still used by
-// an extension engine, DynamoDB task records and their ttl attribute).
+// an extension engine, DynamoDB task records and their ttl attribute, a
+// storage layer's envelopes and documents, sample method names and
+// METHOD_NOT_FOUND assertion helpers in tests, an audit label switch and a
+// named drop handler).
 func TestTraps(t *testing.T) {
 	resetConfig(t)
 	results := analysistest.Run(t, analysistest.TestData(), migratecheck.Analyzer, "example.com/traps/...")
@@ -36,7 +39,8 @@ func TestTraps(t *testing.T) {
 	for _, r := range results {
 		pkgs[r.Pass.Pkg.Path()] = true
 	}
-	for _, want := range []string{"example.com/traps/dropnotif", "example.com/traps/notfoundtest", "example.com/traps/v2tools", "example.com/traps/dynamo"} {
+	for _, want := range []string{"example.com/traps/dropnotif", "example.com/traps/notfoundtest", "example.com/traps/v2tools", "example.com/traps/dynamo",
+		"example.com/traps/taskstore", "example.com/traps/samples"} {
 		if !pkgs[want] {
 			t.Errorf("trap package %s was not analysed", want)
 		}

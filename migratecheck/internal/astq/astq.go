@@ -577,3 +577,37 @@ func StoragePackage(pkg *types.Package) bool {
 	}
 	return false
 }
+
+// AssertsNotFound reports whether stmts compare a value with
+// METHOD_NOT_FOUND (-32601 or an identifier naming it, with == or !=, or
+// errors.Is): an assertion helper of a test, as opposed to a fake server
+// that answers -32601 for methods it does not know.
+func AssertsNotFound(info *types.Info, stmts []ast.Stmt) bool {
+	notFound := func(e ast.Expr) bool {
+		e = ast.Unparen(e)
+		if tv, ok := info.Types[e]; ok && tv.Value != nil && tv.Value.Kind() == constant.Int {
+			if v, exact := constant.Int64Val(tv.Value); exact && v == -32601 {
+				return true
+			}
+		}
+		n := strings.ToLower(strings.ReplaceAll(NameOf(e), "_", ""))
+		return strings.Contains(n, "methodnotfound")
+	}
+	found := false
+	for _, s := range stmts {
+		ast.Inspect(s, func(n ast.Node) bool {
+			switch x := n.(type) {
+			case *ast.BinaryExpr:
+				if (x.Op == token.EQL || x.Op == token.NEQ) && (notFound(x.X) || notFound(x.Y)) {
+					found = true
+				}
+			case *ast.CallExpr:
+				if NameOf(x.Fun) == "Is" && len(x.Args) == 2 && notFound(x.Args[1]) {
+					found = true
+				}
+			}
+			return !found
+		})
+	}
+	return found
+}

@@ -642,7 +642,7 @@ func callsRejecting(pass *analysis.Pass, body *ast.BlockStmt) bool {
 				}
 			}
 		}
-		if fd := decls[fn]; fd != nil && astq.Rejects(pass.TypesInfo, fd.Body.List) {
+		if fd := decls[fn]; fd != nil && astq.AssertsNotFound(pass.TypesInfo, fd.Body.List) {
 			found = true
 		}
 		return !found
