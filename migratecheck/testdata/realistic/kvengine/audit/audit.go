@@ -16,7 +16,9 @@ func Label(method string) string {
 }
 
 // Router routes notifications to handlers.
-type Router struct{ handlers map[string]func(json.RawMessage) }
+type Router struct {
+	handlers map[string]func(json.RawMessage)
+}
 
 // On registers a notification handler.
 func (r *Router) On(method string, h func(json.RawMessage)) {

@@ -10,7 +10,7 @@ import (
 
 type memKV map[string][]byte
 
-func (m memKV) Get(k string) ([]byte, error)                { return m[k], nil }
+func (m memKV) Get(k string) ([]byte, error)                  { return m[k], nil }
 func (m memKV) Set(k string, v []byte, _ time.Duration) error { m[k] = v; return nil }
 
 func TestRoundTrip(t *testing.T) {
