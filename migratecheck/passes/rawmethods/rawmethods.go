@@ -36,7 +36,7 @@ var Analyzer = &analysis.Analyzer{
 	URL:        "https://github.com/tasksbridge/tasksbridge/blob/main/docs/rules/README.md",
 	Requires:   []*analysis.Analyzer{inspect.Analyzer, reexport.Analyzer, libapi.Analyzer, era.Analyzer},
 	Run:        run,
-	FactTypes:  []analysis.Fact{new(SinkFact)},
+	FactTypes:  []analysis.Fact{new(SinkFact), new(WrapperFact)},
 	ResultType: reflect.TypeFor[*Result](),
 }
 
@@ -78,6 +78,18 @@ func (f *SinkFact) String() string {
 	}
 	return fmt.Sprintf("method sink %s param %v", kind, f.Params)
 }
+
+// WrapperFact marks a function that itself sends a removed method (its
+// name is fixed inside: c.Call("tasks/list", nil)), so that each call site,
+// in any package, is reported too, pointing at the wrapper.
+type WrapperFact struct {
+	Method string
+}
+
+// AFact implements analysis.Fact.
+func (*WrapperFact) AFact() {}
+
+func (f *WrapperFact) String() string { return "sends " + f.Method }
 
 // Hit is one use of a legacy method name in method position.
 type Hit struct {
@@ -306,6 +318,9 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		out = append(out, pending{f, d.lit})
 	}
+	for _, f := range wrapperCalls(pass, res) {
+		out = append(out, pending{f, nil})
+	}
 	res.serves = res.computeServes()
 	for _, p := range out {
 		f := p.f
@@ -315,6 +330,66 @@ func run(pass *analysis.Pass) (any, error) {
 		res.Add(f)
 	}
 	return res, nil
+}
+
+// wrapperCalls exports a WrapperFact for every function of this package
+// that sends a removed method by a name fixed inside it, and reports each
+// call of such a function (this package's or, through the fact, another
+// package's) at the call site, with the wrapper as related information:
+// the wrapper's own finding says what it sends, the call site says who
+// depends on it. Calls inside the wrapper itself, in tests asserting
+// METHOD_NOT_FOUND, or in code that branches on the protocol version keep
+// their usual treatment (they are not reported, or lowered by the root).
+func wrapperCalls(pass *analysis.Pass, res *Result) []finding.Finding {
+	local := map[*types.Func]string{}
+	for _, h := range res.Hits {
+		if h.Func == nil || h.Side != finding.SideClient || h.Method == "notifications/tasks/status" || h.Delegated {
+			continue
+		}
+		fn, ok := pass.TypesInfo.Defs[h.Func.Name].(*types.Func)
+		if !ok || strings.HasPrefix(h.Func.Name.Name, "Test") || strings.HasSuffix(pass.Fset.File(h.Pos).Name(), "_test.go") {
+			continue
+		}
+		if _, seen := local[fn]; !seen {
+			local[fn] = h.Method
+			pass.ExportObjectFact(fn, &WrapperFact{Method: h.Method})
+		}
+	}
+	var out []finding.Finding
+	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
+	for cur := range ins.Root().Preorder((*ast.CallExpr)(nil)) {
+		call := cur.Node().(*ast.CallExpr)
+		fn := callee(pass.TypesInfo, call)
+		if fn == nil {
+			continue
+		}
+		method, ok := local[fn]
+		if !ok && fn.Pkg() != pass.Pkg {
+			var wf WrapperFact
+			if pass.ImportObjectFact(fn, &wf) {
+				method, ok = wf.Method, true
+			}
+		}
+		if !ok {
+			continue
+		}
+		encl := enclosingFunc(cur)
+		if encl != nil && pass.TypesInfo.Defs[encl.Name] == fn {
+			continue // recursion inside the wrapper
+		}
+		if assertsRemoved(pass, cur) {
+			continue
+		}
+		name := fn.Name()
+		if fn.Pkg() != nil && fn.Pkg() != pass.Pkg {
+			name = fn.Pkg().Name() + "." + name
+		}
+		res.Hits = append(res.Hits, Hit{Pos: call.Pos(), Method: method, Side: finding.SideClient, Func: encl})
+		out = append(out, finding.Finding{Pos: call.Pos(), End: call.End(), Rule: Legacy[method], Side: finding.SideClient, Key: "R1/wrapper",
+			Related: []analysis.RelatedInformation{{Pos: fn.Pos(), Message: name + " sends " + strconv.Quote(method) + " here"}},
+			Message: "calls " + name + ", which sends " + strconv.Quote(method) + " as a JSON-RPC method, but " + guidance(method, finding.SideClient)})
+	}
+	return out
 }
 
 // delegated reports whether the method at cur is an argument of a call to a
