@@ -31,7 +31,7 @@ func TestIndirectShapes(t *testing.T) {
 // an extension engine, DynamoDB task records and their ttl attribute, a
 // storage layer's envelopes and documents, sample method names and
 // METHOD_NOT_FOUND assertion helpers in tests, an audit label switch and a
-// named drop handler).
+// named drop handler, a pre-MCP protocol with its own tasks/ methods).
 func TestTraps(t *testing.T) {
 	resetConfig(t)
 	results := analysistest.Run(t, analysistest.TestData(), migratecheck.Analyzer, "example.com/traps/...")
@@ -40,7 +40,7 @@ func TestTraps(t *testing.T) {
 		pkgs[r.Pass.Pkg.Path()] = true
 	}
 	for _, want := range []string{"example.com/traps/dropnotif", "example.com/traps/notfoundtest", "example.com/traps/v2tools", "example.com/traps/dynamo",
-		"example.com/traps/taskstore", "example.com/traps/samples"} {
+		"example.com/traps/taskstore", "example.com/traps/samples", "example.com/traps/customproto"} {
 		if !pkgs[want] {
 			t.Errorf("trap package %s was not analysed", want)
 		}

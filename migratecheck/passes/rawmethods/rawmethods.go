@@ -210,6 +210,13 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 	}
 
+	if customProtocol(pass, cfg, ins) {
+		// Not MCP: a protocol of its own whose "tasks/..." namespace merely
+		// shares two names with the 2025-11-25 methods.
+		res.serves = res.computeServes()
+		return res, nil
+	}
+
 	var k libs.Keyer
 	// reportedByLibapi: libapi reports this use (a catalogued object of
 	// another package, or a wrapper that re-exports one), so R1 only counts
@@ -330,6 +337,52 @@ func run(pass *analysis.Pass) (any, error) {
 		res.Add(f)
 	}
 	return res, nil
+}
+
+// mcpTaskMethods are the task methods of either era.
+var mcpTaskMethods = map[string]bool{"get": true, "result": true, "list": true, "cancel": true, "update": true}
+
+// customProtocol reports whether the package speaks a JSON-RPC protocol of
+// its own rather than MCP: it uses "tasks/<name>" method names that MCP
+// never had (tasks/create, tasks/retry), and nothing in it is MCP (no MCP
+// library import, no other MCP method or key).
+func customProtocol(pass *analysis.Pass, cfg *config.Config, ins *inspector.Inspector) bool {
+	for _, imp := range pass.Pkg.Imports() {
+		if _, _, ok := libs.Match(cfg, imp.Path()); ok || libs.IsModern(cfg, imp.Path()) {
+			return false
+		}
+	}
+	foreign := false
+	for cur := range ins.Root().Preorder((*ast.BasicLit)(nil)) {
+		lit := cur.Node().(*ast.BasicLit)
+		if lit.Kind != token.STRING {
+			continue
+		}
+		v, err := strconv.Unquote(lit.Value)
+		if err != nil {
+			continue
+		}
+		if name, ok := strings.CutPrefix(v, "tasks/"); ok && name != "" && !strings.ContainsAny(name, " /%(") {
+			if !mcpTaskMethods[name] {
+				foreign = true
+			}
+			continue
+		}
+		if mcpMarker(v) {
+			return false
+		}
+	}
+	return foreign
+}
+
+// mcpMarker: a string only MCP code uses.
+func mcpMarker(v string) bool {
+	switch v {
+	case "initialize", "tools/call", "tools/list", "notifications/initialized", "notifications/tasks", "notifications/tasks/status",
+		"sampling/createMessage", "elicitation/create", "resources/read", "prompts/get", "protocolVersion", "2025-11-25", "2026-07-28":
+		return true
+	}
+	return strings.HasPrefix(v, "io.modelcontextprotocol/")
 }
 
 // wrapperCalls exports a WrapperFact for every function of this package
