@@ -53,9 +53,8 @@ func run(pass *analysis.Pass) (any, error) {
 			if astq.StorageRecord(n) {
 				continue // a storage record (TaskRecord with dynamodbav/db tags) is not a wire result
 			}
-			if store && guard.Why(pass, cur) == "" {
-				continue
-			}
+			// Only for a candidate: the guard reads the module's files.
+			quiet := func() bool { return store && guard.Why(pass, cur) == "" }
 			keys := astq.JSONKeys(st)
 			for _, f := range n.Fields.List {
 				if astq.FieldJSONName(f) != "task" {
@@ -63,10 +62,10 @@ func run(pass *analysis.Pass) (any, error) {
 				}
 				ft := info.TypeOf(f.Type)
 				switch {
-				case taskShapedType(ft) || taskStatusType(ft):
+				case (taskShapedType(ft) || taskStatusType(ft)) && !quiet():
 					res.Add(finding.Finding{Pos: fpos(f), End: fend(f), Rule: "MCP008", Side: finding.SideServer, Key: "R3/struct",
 						Message: astq.StructName(cur) + ` nests a task-shaped value under json "task" (the 2025-11-25 CreateTaskResult): ` + do})
-				case keys["content"] && opaque(ft):
+				case keys["content"] && opaque(ft) && !quiet():
 					res.Add(finding.Finding{Pos: fpos(f), End: fend(f), Rule: "MCP008", Side: finding.SideClient, Key: "R3/probe",
 						Message: astq.StructName(cur) + ` probes a tools/call result for a nested "task" key (the 2025-11-25 CreateTaskResult): ` + do + `; check resultType == "task" instead`})
 				}
