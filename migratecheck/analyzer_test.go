@@ -52,7 +52,8 @@ func TestCatalogue(t *testing.T) {
 		}
 	}
 	for _, key := range []string{"R1", "R2", "R2/task-param", "R3/struct", "R3/probe", "R3/map", "R4/map", "R4/struct",
-		"R4/sampling", "R4/elicitation", "R5/map", "R5/index", "R5/struct", "R6/struct", "R6/map", "R7", "R8", "input_required"} {
+		"R4/sampling", "R4/elicitation", "R5/map", "R5/index", "R5/struct", "R6/struct", "R6/map", "R7", "R8", "input_required",
+		"R2/map", "R4/read", "R5/read"} {
 		if !seen[key] {
 			t.Errorf("raw rule %s has no positive test", key)
 		}

@@ -22,6 +22,7 @@
 //	passes/taskparams    R5: params.task on tools/call; MCP013 task-augmented sampling/elicitation params
 //	passes/tasksupport   R6: execution.taskSupport
 //	passes/metakeys      R7: legacy _meta keys
+//	passes/rawkeys       R2/R4/R5 on raw JSON maps: task ttl/pollInterval, params["task"], caps["tasks"] reads and writes
 //	passes/inputrequired MCP010: input_required handled through tasks/result
 //	passes/mixed         R8: MCP014, extension advertised next to a legacy task engine (facts across the module)
 //	passes/era           code that already serves both eras (branches on the protocol version, dual stack)

@@ -88,8 +88,8 @@ type Reported struct {
 	Severity   rules.Severity      // effective severity (see SeverityOf)
 	Key        string              // what matched: "mcpgo:mcp.MethodTasksResult", "R1", …
 	Suppressed bool                // silenced by a directive (not reported)
-	// FixSubject is the qualified name of the type the attached fix edits
-	// (see Report.LegacyTypes), or "".
+	// FixSubject is the qualified name of the type the finding's fix edits
+	// (attached or not opted into; see Report.LegacyTypes), or "".
 	FixSubject string
 }
 
@@ -151,7 +151,10 @@ func run(pass *analysis.Pass) (any, error) {
 		case eras.Branches(pos):
 			return "this code branches on the negotiated protocol version, so it already serves both eras: keep it on the 2025-11-25 path only"
 		case dualStack:
-			return "this package also advertises and implements the extension (a dual stack), so this is its 2025-11-25 path: keep it only for 2025-11-25 sessions"
+			// Not "its 2025-11-25 path": in an extension engine such code
+			// is as often the conversion from 2025-11-25 shapes as a
+			// path that serves them.
+			return "this package also advertises and implements the extension (a dual stack), so this code serves or converts 2025-11-25 traffic: keep it only while 2025-11-25 sessions are served"
 		}
 		return ""
 	}
@@ -190,7 +193,10 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		suppressed := dirs.suppress(pass.Fset, f.Pos, f.Rule)
 		r := Reported{Diagnostic: d, Severity: level, Key: f.Key, Suppressed: suppressed}
-		if len(d.SuggestedFixes) > 0 {
+		// The subject is set whenever the message promises a fix, opted
+		// into or not, so a driver that withholds the fix also corrects
+		// the promise in every output.
+		if f.Fix != nil && both == "" {
 			r.FixSubject = f.Subject
 		}
 		rep.Findings = append(rep.Findings, r)

@@ -28,7 +28,10 @@ func TestIndirectShapes(t *testing.T) {
 // TestTraps runs the false-positive traps: each package must produce no
 // diagnostic at all (a client dropping notifications/tasks/status, a test
 // asserting METHOD_NOT_FOUND for removed methods, taskSupport still used by
-// an extension engine, DynamoDB task records and their ttl attribute).
+// an extension engine, DynamoDB task records and their ttl attribute, a
+// storage layer's envelopes and documents, sample method names and
+// METHOD_NOT_FOUND assertion helpers in tests, an audit label switch and a
+// named drop handler, a pre-MCP protocol with its own tasks/ methods).
 func TestTraps(t *testing.T) {
 	resetConfig(t)
 	results := analysistest.Run(t, analysistest.TestData(), migratecheck.Analyzer, "example.com/traps/...")
@@ -36,7 +39,8 @@ func TestTraps(t *testing.T) {
 	for _, r := range results {
 		pkgs[r.Pass.Pkg.Path()] = true
 	}
-	for _, want := range []string{"example.com/traps/dropnotif", "example.com/traps/notfoundtest", "example.com/traps/v2tools", "example.com/traps/dynamo"} {
+	for _, want := range []string{"example.com/traps/dropnotif", "example.com/traps/notfoundtest", "example.com/traps/v2tools", "example.com/traps/dynamo",
+		"example.com/traps/taskstore", "example.com/traps/samples", "example.com/traps/customproto"} {
 		if !pkgs[want] {
 			t.Errorf("trap package %s was not analysed", want)
 		}
@@ -44,10 +48,11 @@ func TestTraps(t *testing.T) {
 }
 
 // TestFixGuardAcrossPackages: a wire type whose own package shows no legacy
-// evidence gets the opt-in tag fix in its package's pass, but the package
-// that still serves 2025-11-25 with it lists the type in
-// Report.LegacyTypes, and the fix names its type in FixSubject, so a driver
-// that sees both withholds the fix.
+// evidence, used by another package that still serves 2025-11-25 with it,
+// gets no fix, and its message says which package serves it: the
+// declaring package's pass reads the other packages' files, so every
+// driver gives this answer (before, only a driver that analysed both
+// packages in one run could withhold the fix, through Report.LegacyTypes).
 func TestFixGuardAcrossPackages(t *testing.T) {
 	resetConfig(t)
 	s := settings.Default()
@@ -56,26 +61,15 @@ func TestFixGuardAcrossPackages(t *testing.T) {
 		t.Fatal(err)
 	}
 	results := analysistest.RunWithSuggestedFixes(t, analysistest.TestData(), migratecheck.Analyzer, "example.com/crossfix/...")
-	legacy := map[string]bool{}
-	var subjects []string
 	for _, r := range results {
 		rep, ok := r.Result.(*migratecheck.Report)
 		if !ok {
 			continue
 		}
-		for _, ty := range rep.LegacyTypes {
-			legacy[ty] = true
-		}
 		for _, f := range rep.Findings {
 			if len(f.Diagnostic.SuggestedFixes) > 0 {
-				subjects = append(subjects, f.FixSubject)
+				t.Errorf("fix offered on %s: %s", f.FixSubject, f.Diagnostic.Message)
 			}
 		}
-	}
-	if len(subjects) != 1 || subjects[0] != "example.com/crossfix/wire.Task" {
-		t.Fatalf("fix subjects = %q, want [example.com/crossfix/wire.Task]", subjects)
-	}
-	if !legacy[subjects[0]] {
-		t.Errorf("LegacyTypes = %v: the server package serves tasks/result with %s", legacy, subjects[0])
 	}
 }

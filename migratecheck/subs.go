@@ -10,6 +10,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/metakeys"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/mixed"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/nestedresult"
+	"github.com/tasksbridge/tasksbridge/migratecheck/passes/rawkeys"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/rawmethods"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/taskparams"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/tasksupport"
@@ -26,6 +27,7 @@ var subAnalyzers = []*analysis.Analyzer{
 	taskparams.Analyzer,
 	tasksupport.Analyzer,
 	metakeys.Analyzer,
+	rawkeys.Analyzer,
 	inputrequired.Analyzer,
 	mixed.Analyzer,
 	era.Analyzer,

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -286,5 +287,70 @@ func TestOutputOncePerFinding(t *testing.T) {
 	wantCode(t, r, 0, "-json")
 	if n := strings.Count(r.stdout, `"category": "MCP001"`); n != 1 {
 		t.Errorf("-json lists the MCP001 finding %d times, want once:\n%s", n, r.stdout)
+	}
+}
+
+// TestTypeErrorNoCrash: a package that does not type-check and indexes an
+// undefined value with the related-task _meta key once made the metakeys
+// pass dereference a nil type and the whole run die (exit 2, no report in
+// any mode). Now the broken package is an error (exit 1) and every other
+// package is reported, in text, -json, -keep-going and -fix -diff.
+func TestTypeErrorNoCrash(t *testing.T) {
+	dir := writeModule(t, map[string]string{
+		"go.mod": "module example.com/crash\n\ngo 1.26.0\n",
+		"meta/meta.go": "package meta\n\nfunc Related() any {\n\treturn undefinedMeta[\"io.modelcontextprotocol/related-task\"]\n}\n\n" +
+			"func Ext() map[string]any {\n\treturn map[string]any{\"io.modelcontextprotocol/related-task\": undefinedMeta}\n}\n",
+		"rpc/rpc.go": rawCall("rpc", ""),
+	})
+	for _, args := range [][]string{{"./..."}, {"-keep-going", "./..."}, {"-json", "./..."}, {"-keep-going", "-json", "./..."}, {"-fix-tags", "-diff", "./..."}} {
+		r := runIn(t, dir, binary, args...)
+		wantCode(t, r, 1, strings.Join(args, " "))
+		if strings.Contains(r.stderr, "panic") || !strings.Contains(r.stderr, "undefined: undefinedMeta") {
+			t.Errorf("%v: want the type error and no panic:\n%s", args, r.stderr)
+		}
+		out := r.stderr
+		if slices.Contains(args, "-json") {
+			out = r.stdout
+		}
+		if !slices.Contains(args, "-diff") && !strings.Contains(out, "MCP001") {
+			t.Errorf("%v: the finding in example.com/crash/rpc is missing:\n%s%s", args, r.stdout, r.stderr)
+		}
+		if slices.Contains(args, "-keep-going") && !strings.Contains(out, "MCP011") {
+			t.Errorf("%v: the broken package's own finding is missing:\n%s%s", args, r.stdout, r.stderr)
+		}
+	}
+}
+
+// TestVariantsAndCounts: a finding whose words differ between a package and
+// its test variant ("once" against "2 times") is listed once in -json, as
+// in the text output; a test file that does not type-check withholds only
+// the test variant's findings, not the package's; and the -diff summary
+// counts the findings the text output shows.
+func TestVariantsAndCounts(t *testing.T) {
+	dir := writeModule(t, map[string]string{
+		"go.mod": "module example.com/dup\n\ngo 1.26.0\n",
+		"rpc/rpc.go": "package rpc\n\nimport \"encoding/json\"\n\nconst methodResult = \"tasks/result\"\n\n" +
+			"type request struct {\n\tMethod string `json:\"method\"`\n}\n\nfunc Fetch() ([]byte, error) { return json.Marshal(request{Method: methodResult}) }\n",
+		"rpc/rpc_test.go": "package rpc\n\nimport \"testing\"\n\nfunc TestFetch(t *testing.T) { _ = request{Method: methodResult} }\n",
+		"tb/tb.go": "package tb\n\nimport \"encoding/json\"\n\ntype request struct {\n\tMethod string `json:\"method\"`\n}\n\n" +
+			"func List() ([]byte, error) { return json.Marshal(request{Method: \"tasks/list\"}) }\n",
+		"tb/tb_test.go": "package tb\n\nimport \"testing\"\n\nfunc TestList(t *testing.T) { undefinedHelper(t) }\n",
+	})
+	r := runIn(t, dir, binary, "./...")
+	wantCode(t, r, 1, "tests that do not type-check")
+	if n := len(findingLine.FindAllString(r.stderr, -1)); n != 2 || !strings.Contains(r.stderr, ": MCP002:") {
+		t.Errorf("want 2 findings, tb's MCP002 included (only its test variant is broken):\n%s", r.stderr)
+	}
+	for _, args := range [][]string{{"-json", "./..."}, {"-keep-going", "-json", "./..."}} {
+		r := runIn(t, dir, binary, args...)
+		if n := strings.Count(r.stdout, `"category"`); n != 2 {
+			t.Errorf("%v: %d findings listed, want 2 (once each):\n%s", args, n, r.stdout)
+		}
+	}
+	for _, args := range [][]string{{"-fix-tags", "-diff", "./..."}, {"-keep-going", "-fix-tags", "-diff", "./..."}} {
+		r := runIn(t, dir, binary, args...)
+		if !strings.Contains(r.stderr, "2 findings: would apply 0 fix(es) in 0 file(s); 2 finding(s) have no enabled automatic fix") {
+			t.Errorf("%v: the summary does not add up to the 2 findings of the text output:\n%s", args, r.stderr)
+		}
 	}
 }

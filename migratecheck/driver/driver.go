@@ -91,6 +91,9 @@ type Finding struct {
 	fixWithheld bool
 	// testVariant: reported by the package's test variant (p [p.test]).
 	testVariant bool
+	// variant is the ID of the package variant whose report this is
+	// (the first one, when several variants report it identically).
+	variant string
 }
 
 // Result is what a run found.
@@ -106,6 +109,12 @@ type Result struct {
 	graph    *checker.Graph
 	roots    []*packages.Package
 	resolved *Resolved
+	// brokenIDs are the package variants (IDs) with errors of their own:
+	// a test variant that does not type-check withholds only its own
+	// findings, not those of the package's non-test variant.
+	brokenIDs map[string]bool
+	// testsOnly lists the paths of Broken whose non-test variant loaded.
+	testsOnly map[string]bool
 	// loadErrs are the errors of Errors that belong to a package (or, with
 	// an empty Package, to the whole pattern list).
 	loadErrs  []LoadError
@@ -173,8 +182,15 @@ func brokenNote(res *Result) string {
 		return fmt.Sprintf("%s did not load or type-check; -keep-going reports %s findings from partial type information, which may be incomplete: %s",
 			plural(n, "package"), pick(n, "its", "their"), strings.Join(res.Broken, ", "))
 	default:
+		var names []string
+		for _, p := range res.Broken {
+			if res.testsOnly[p] {
+				p += " (only its tests: the findings outside them are reported)"
+			}
+			names = append(names, p)
+		}
 		return fmt.Sprintf("%s did not load or type-check; %s findings are not reported (fix the errors above, or add -keep-going to report what partial type information allows): %s",
-			plural(n, "package"), pick(n, "its", "their"), strings.Join(res.Broken, ", "))
+			plural(n, "package"), pick(n, "its", "their"), strings.Join(names, ", "))
 	}
 }
 
@@ -255,14 +271,26 @@ func Analyze(o Options) (*Result, error) {
 	}
 	res.roots = pkgs
 	broken := brokenPackages(pkgs)
+	res.brokenIDs, res.testsOnly = map[string]bool{}, map[string]bool{}
 	if len(broken) > 0 {
 		var paths []string
+		plain := map[string]bool{} // paths whose non-test variant is broken
 		for _, p := range broken {
-			if path := basePath(p.PkgPath); !slices.Contains(paths, path) {
+			res.brokenIDs[p.ID] = true
+			path := basePath(p.PkgPath)
+			if !slices.Contains(paths, path) {
 				paths = append(paths, path)
+			}
+			if p.ID == path {
+				plain[path] = true
 			}
 		}
 		slices.Sort(paths)
+		for _, path := range paths {
+			if !plain[path] {
+				res.testsOnly[path] = true
+			}
+		}
 		res.Broken = paths
 		res.loadErrs = packageErrors(broken, dir, rootCauses(dir, o.Tags, resolved.Tests, paths))
 		res.Errors = errorStrings(res.loadErrs)
@@ -275,16 +303,18 @@ func Analyze(o Options) (*Result, error) {
 	}
 	res.graph = graph
 	res.Packages = countPackages(pkgs)
-	res.Findings, res.Errors = collect(graph, resolved, res.Errors, withheld(res.Broken, o.KeepGoing))
+	res.Findings, res.Errors = collect(graph, resolved, res.Errors, withheld(res.brokenIDs, o.KeepGoing))
 	res.Elapsed = time.Since(start)
 	return res, nil
 }
 
-// withheld returns the predicate for packages whose findings are not
-// reported: those that did not load or type-check, unless keepGoing.
-func withheld(broken []string, keepGoing bool) func(*packages.Package) bool {
+// withheld returns the predicate for package variants whose findings are
+// not reported: those that did not load or type-check themselves, unless
+// keepGoing. It is per variant: a test file that does not type-check
+// withholds the test variant's findings, not the package's.
+func withheld(brokenIDs map[string]bool, keepGoing bool) func(*packages.Package) bool {
 	return func(p *packages.Package) bool {
-		return !keepGoing && slices.Contains(broken, basePath(p.PkgPath))
+		return !keepGoing && brokenIDs[p.ID]
 	}
 }
 
@@ -407,7 +437,11 @@ func collect(graph *checker.Graph, r *Resolved, errs []string, withhold func(*pa
 	var out []Finding
 	for _, act := range graph.Roots {
 		if act.Err != nil {
-			if len(act.Package.Errors) == 0 { // broken packages already reported their load errors
+			// Broken packages already reported their load errors, and the
+			// analyzers' own failures there follow from them; an internal
+			// error (a pass panicked) is reported whatever the input.
+			var ie *migratecheck.InternalError
+			if len(act.Package.Errors) == 0 || errors.As(act.Err, &ie) {
 				errs = append(errs, fmt.Sprintf("%s: %s: %v", act.Package.ID, act.Analyzer.Name, act.Err))
 			}
 			continue
@@ -429,6 +463,7 @@ func collect(graph *checker.Graph, r *Resolved, errs []string, withhold func(*pa
 				fset:        fset,
 				pkg:         basePath(act.Package.PkgPath),
 				testVariant: strings.Contains(act.Package.ID, " ["),
+				variant:     act.Package.ID,
 			}
 			f.Severity = r.SeverityFor(f.Rule, sev)
 			k := key{f.Pos, f.End, f.Rule, f.Message}
@@ -681,13 +716,19 @@ func writeJSON(w io.Writer, res *Result) error {
 	if res.graph != nil {
 		roots = res.graph.Roots
 	}
-	// A file analysed in several variants of its package (p, p [p.test])
-	// is listed once, under the first variant that reported it.
+	// A finding is listed once, under the variant of its package that
+	// Findings kept (the first to report it, or the test variant when the
+	// variants word it differently): the same findings as the text output.
 	type key struct {
-		posn, end, category, message string
+		variant, posn, end, category string
 	}
-	seen := map[key]bool{}
-	withhold := withheld(res.Broken, res.keepGoing)
+	listed := map[key]int{}
+	for _, f := range res.Findings {
+		if !f.Suppressed {
+			listed[key{f.variant, f.Pos.String(), f.End.String(), f.Rule}]++
+		}
+	}
+	withhold := withheld(res.brokenIDs, res.keepGoing)
 	type at struct {
 		posn, rule string
 	}
@@ -706,7 +747,11 @@ func writeJSON(w io.Writer, res *Result) error {
 			if !withhold(act.Package) && act.Err == nil {
 				name = "load"
 			}
-			if act.Package.ID == basePath(act.Package.PkgPath) || len(act.Package.Errors) > 0 {
+			var ie *migratecheck.InternalError
+			if errors.As(act.Err, &ie) {
+				msgs = append(slices.Clone(msgs), act.Err.Error())
+			}
+			if act.Package.ID == basePath(act.Package.PkgPath) || len(act.Package.Errors) > 0 || ie != nil {
 				add(act.Package.ID, name, jsonError{strings.Join(msgs, "\n")})
 			}
 			if name != "load" {
@@ -719,11 +764,11 @@ func writeJSON(w io.Writer, res *Result) error {
 		}
 		var diags []jsonDiagnostic
 		for _, d := range act.Diagnostics {
-			k := key{fset.Position(d.Pos).String(), fset.Position(cmp.Or(d.End, d.Pos)).String(), d.Category, d.Message}
-			if seen[k] {
+			k := key{act.Package.ID, fset.Position(d.Pos).String(), fset.Position(cmp.Or(d.End, d.Pos)).String(), cmp.Or(d.Category, act.Analyzer.Name)}
+			if listed[k] == 0 {
 				continue
 			}
-			seen[k] = true
+			listed[k]--
 			if noFix[at{k.posn, d.Category}] {
 				d = withholdFix(d)
 			}
@@ -912,11 +957,18 @@ func finishFix(o Options, res *Result) int {
 		"fix-literals": res.resolved.Settings.FixLiterals,
 	}
 	var fixes []FileFix
-	without := 0
+	without, total := 0, 0
 	for _, f := range res.Findings {
+		if f.Suppressed {
+			continue
+		}
+		// Every finding the text output shows is counted, so the summary
+		// adds up to the same number.
+		total++
 		// A package that did not type-check (reported with -keep-going)
 		// gets no edits: its guards ran on partial type information.
-		if f.Suppressed || slices.Contains(res.Broken, f.pkg) {
+		if slices.Contains(res.Broken, f.pkg) && !res.testsOnly[f.pkg] || res.brokenIDs[f.variant] {
+			without++
 			continue
 		}
 		rule, ok := rules.Lookup(f.Rule)
@@ -960,8 +1012,8 @@ func finishFix(o Options, res *Result) int {
 	if o.Diff {
 		verb = "would apply"
 	}
-	fmt.Fprintf(o.Stderr, "migrate-check: %s %d fix(es) in %d file(s); %d finding(s) have no enabled automatic fix\n",
-		verb, plan.Applied, len(plan.Changed), without)
+	fmt.Fprintf(o.Stderr, "migrate-check: %s: %s %d fix(es) in %d file(s); %d finding(s) have no enabled automatic fix\n",
+		plural(total, "finding"), verb, plan.Applied, len(plan.Changed), without)
 	if len(res.Errors) > 0 {
 		code = ExitError
 	}

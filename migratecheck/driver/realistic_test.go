@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -186,6 +187,41 @@ func TestRealisticCorpus(t *testing.T) {
 		if !slices.ContainsFunc(sortedCorpusKeys(gots), func(k corpusKey) bool { return k.file == f }) {
 			cleanNegatives++
 		}
+	}
+
+	// Per module (each holds a group of shapes): the same figures.
+	type score struct{ tp, fn, fp int }
+	perModule := map[string]*score{}
+	module := func(file string) *score {
+		m, _, _ := strings.Cut(file, "/")
+		if perModule[m] == nil {
+			perModule[m] = &score{}
+		}
+		return perModule[m]
+	}
+	for k, w := range wants {
+		g, ok := gots[k]
+		sc := module(k.file)
+		switch {
+		case !ok:
+			sc.fn++
+		case w.severity != "" && g.severity != w.severity:
+			sc.fn++
+			sc.fp++
+		default:
+			sc.tp++
+		}
+	}
+	for k := range gots {
+		if _, ok := wants[k]; !ok {
+			module(k.file).fp++
+		}
+	}
+	for _, m := range slices.Sorted(maps.Keys(perModule)) {
+		sc := perModule[m]
+		t.Logf("  %-12s recall %5.1f%% (%d/%d), precision %5.1f%% (%d/%d)", m,
+			100*float64(sc.tp)/float64(max(sc.tp+sc.fn, 1)), sc.tp, sc.tp+sc.fn,
+			100*float64(sc.tp)/float64(max(sc.tp+sc.fp, 1)), sc.tp, sc.tp+sc.fp)
 	}
 
 	recall := float64(tp) / float64(max(tp+fn, 1))

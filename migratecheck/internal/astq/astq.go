@@ -182,14 +182,14 @@ func StructOf(t types.Type) *types.Struct {
 	if p, ok := t.(*types.Pointer); ok {
 		t = types.Unalias(p.Elem())
 	}
-	st, _ := t.Underlying().(*types.Struct)
+	st, _ := Under(t).(*types.Struct)
 	return st
 }
 
 // MapKeys returns the constant string keys of a map composite literal, each
 // with its KeyValueExpr.
 func MapKeys(info *types.Info, lit *ast.CompositeLit) map[string]*ast.KeyValueExpr {
-	if _, ok := types.Unalias(info.TypeOf(lit)).Underlying().(*types.Map); !ok {
+	if _, ok := Under(info.TypeOf(lit)).(*types.Map); !ok {
 		return nil
 	}
 	out := map[string]*ast.KeyValueExpr{}
@@ -213,7 +213,7 @@ func MapLit(info *types.Info, e ast.Expr) *ast.CompositeLit {
 	if !ok {
 		return nil
 	}
-	if _, ok := types.Unalias(info.TypeOf(lit)).Underlying().(*types.Map); !ok {
+	if _, ok := Under(info.TypeOf(lit)).(*types.Map); !ok {
 		return nil
 	}
 	return lit
@@ -411,7 +411,7 @@ func FieldJSONName(f *ast.Field) string {
 
 // IsStringKind reports whether t's underlying type is a string.
 func IsStringKind(t types.Type) bool {
-	b, ok := t.Underlying().(*types.Basic)
+	b, ok := Under(t).(*types.Basic)
 	return ok && b.Info()&types.IsString != 0
 }
 
@@ -530,4 +530,84 @@ func StorageField(f *ast.Field) bool {
 		}
 	}
 	return false
+}
+
+// Under returns t's underlying type through aliases, or nil when t is nil:
+// a package with type errors leaves expressions without a type, and every
+// pass must tolerate that (a panic would hide the whole module's findings).
+func Under(t types.Type) types.Type {
+	t = types.Unalias(t)
+	if t == nil {
+		return nil
+	}
+	return t.Underlying()
+}
+
+// storageWords name packages whose job is to persist data.
+var storageWords = []string{"store", "storage", "persist", "repo", "repository", "dao", "db", "database", "kv",
+	"cache", "mongo", "dynamo", "redis", "sql", "badger", "bolt", "archive"}
+
+// storageImports are the import path prefixes of database clients.
+var storageImports = []string{"database/sql", "go.mongodb.org/mongo-driver", "github.com/aws/aws-sdk-go-v2/service/dynamodb",
+	"github.com/aws/aws-sdk-go/service/dynamodb", "github.com/redis/go-redis", "github.com/go-redis/redis",
+	"github.com/dgraph-io/badger", "go.etcd.io/bbolt", "gorm.io/gorm", "github.com/jackc/pgx", "github.com/jmoiron/sqlx",
+	"cloud.google.com/go/firestore", "cloud.google.com/go/datastore", "github.com/gomodule/redigo"}
+
+// StoragePackage reports whether pkg is a storage layer by its name (the
+// package name or last import path element, such as "store", "taskdb" or
+// "redis") or by the database client it imports. Callers combine it with
+// the absence of JSON-RPC evidence: a store that also dispatches methods is
+// a wire package like any other.
+func StoragePackage(pkg *types.Package) bool {
+	path := strings.TrimSuffix(pkg.Path(), "_test")
+	names := []string{strings.ToLower(strings.TrimSuffix(pkg.Name(), "_test")), strings.ToLower(path[strings.LastIndex(path, "/")+1:])}
+	for _, n := range names {
+		for _, w := range storageWords {
+			if n == w || strings.HasPrefix(n, w) || strings.HasSuffix(n, w) {
+				return true
+			}
+		}
+	}
+	for _, imp := range pkg.Imports() {
+		for _, p := range storageImports {
+			if imp.Path() == p || strings.HasPrefix(imp.Path(), p+"/") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// AssertsNotFound reports whether stmts compare a value with
+// METHOD_NOT_FOUND (-32601 or an identifier naming it, with == or !=, or
+// errors.Is): an assertion helper of a test, as opposed to a fake server
+// that answers -32601 for methods it does not know.
+func AssertsNotFound(info *types.Info, stmts []ast.Stmt) bool {
+	notFound := func(e ast.Expr) bool {
+		e = ast.Unparen(e)
+		if tv, ok := info.Types[e]; ok && tv.Value != nil && tv.Value.Kind() == constant.Int {
+			if v, exact := constant.Int64Val(tv.Value); exact && v == -32601 {
+				return true
+			}
+		}
+		n := strings.ToLower(strings.ReplaceAll(NameOf(e), "_", ""))
+		return strings.Contains(n, "methodnotfound")
+	}
+	found := false
+	for _, s := range stmts {
+		ast.Inspect(s, func(n ast.Node) bool {
+			switch x := n.(type) {
+			case *ast.BinaryExpr:
+				if (x.Op == token.EQL || x.Op == token.NEQ) && (notFound(x.X) || notFound(x.Y)) {
+					found = true
+				}
+			case *ast.CallExpr:
+				if NameOf(x.Fun) == "Is" && len(x.Args) == 2 && notFound(x.Args[1]) {
+					found = true
+				}
+			}
+			return !found
+		})
+	}
+	return found
 }

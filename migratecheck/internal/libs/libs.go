@@ -201,9 +201,13 @@ type Features struct {
 	MCPGoExtensions     bool // server.WithExtensions or mcp.ServerCapabilities.Extensions exists
 	MCPGoResultTypeTask bool // mcp.ResultTypeTask exists (a future mcp-go may implement the extension)
 	MCPGoWaitForTask    bool // client.Client.WaitForTask exists
-	GoSDK               bool // a go-sdk package is imported
-	GoSDKAddExtension   bool // go-sdk mcp.ServerCapabilities.AddExtension exists
-	Modern              bool // a FamilyModern package is imported
+	// MCPGoExtProbed / MCPGoWaitProbed: the package scope that answers
+	// MCPGoExtensions (server or mcp) / MCPGoWaitForTask (client) was
+	// visible, so the answer is the API's, not a guess from go.mod.
+	MCPGoExtProbed, MCPGoWaitProbed bool
+	GoSDK                           bool // a go-sdk package is imported
+	GoSDKAddExtension               bool // go-sdk mcp.ServerCapabilities.AddExtension exists
+	Modern                          bool // a FamilyModern package is imported
 }
 
 // Probe inspects the packages imported by pkg (directly, and one level
@@ -238,10 +242,12 @@ func Probe(cfg *config.Config, pkg *types.Package) Features {
 			f.MCPGo = true
 			switch sub {
 			case "server":
+				f.MCPGoExtProbed = true
 				if scope.Lookup("WithExtensions") != nil {
 					f.MCPGoExtensions = true
 				}
 			case "mcp":
+				f.MCPGoExtProbed = true
 				if hasField(scope, "ServerCapabilities", "Extensions") {
 					f.MCPGoExtensions = true
 				}
@@ -249,6 +255,7 @@ func Probe(cfg *config.Config, pkg *types.Package) Features {
 					f.MCPGoResultTypeTask = true
 				}
 			case "client":
+				f.MCPGoWaitProbed = true
 				if hasMethod(scope, "Client", "WaitForTask") {
 					f.MCPGoWaitForTask = true
 				}

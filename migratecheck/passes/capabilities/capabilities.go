@@ -121,7 +121,7 @@ func run(pass *analysis.Pass) (any, error) {
 				if astq.FieldJSONName(f) != "tasks" {
 					continue
 				}
-				switch types.Unalias(info.TypeOf(f.Type)).Underlying().(type) {
+				switch astq.Under(info.TypeOf(f.Type)).(type) {
 				case *types.Slice, *types.Array, *types.Map:
 					continue
 				}
@@ -162,7 +162,7 @@ func advertises(info *types.Info, cur inspector.Cursor) bool {
 	switch k {
 	case edge.KeyValueExpr_Key:
 		if lit, ok := cur.Parent().Parent().Node().(*ast.CompositeLit); ok {
-			_, isMap := types.Unalias(info.TypeOf(lit)).Underlying().(*types.Map)
+			_, isMap := astq.Under(info.TypeOf(lit)).(*types.Map)
 			return isMap
 		}
 	case edge.IndexExpr_Index:

@@ -205,27 +205,38 @@ const (
 
 // probeNote adapts guidance to the library version in use: the API the
 // type checker sees (the feature probe) and, when the package does not
-// import the probed package, the version its go.mod requires.
+// import the probed package, the version its go.mod requires. The go.mod
+// version is cited only when it agrees with the API the hint describes (a
+// replace directive or a fork can make the two differ, and a hint must
+// never name a version that lacks the API it cites).
 func probeNote(ent catalog.Entry, f libs.Features, version func() string) string {
 	if ent.Family != settings.FamilyMCPGo {
 		return ""
 	}
-	req := func() string {
-		if v := version(); v != "" {
-			return " (go.mod requires " + v + ")"
+	v := version()
+	// has decides from the probe when it saw the API's package, else from
+	// the required version; cite is the go.mod remark for that answer.
+	has := func(probed, found bool, since string) (bool, string) {
+		ok := found || (!probed && libs.AtLeast(v, since))
+		if v == "" || libs.AtLeast(v, since) != ok {
+			return ok, ""
 		}
-		return ""
+		return ok, " (go.mod requires " + v + ")"
 	}
 	var b strings.Builder
 	switch {
-	case ent.Rule == "MCP004" && (f.MCPGoExtensions || libs.AtLeast(version(), mcpgoExtensionsSince)):
-		b.WriteString("; this mcp-go" + req() + " provides server.WithExtensions, but its own task engine still speaks 2025-11-25, so declare the extension only for an engine that implements it")
 	case ent.Rule == "MCP004":
-		b.WriteString("; this mcp-go" + req() + " predates the extension APIs (no server.WithExtensions): upgrade to v1.0.0 or later before declaring the extension")
-	case ent.Name == "Client.TaskResult" && (f.MCPGoWaitForTask || libs.AtLeast(version(), mcpgoWaitForTaskSince)):
-		b.WriteString("; with this mcp-go" + req() + ", client.WaitForTask does the polling, but its GetTaskResult has no result field yet")
+		if ok, cite := has(f.MCPGoExtProbed, f.MCPGoExtensions, mcpgoExtensionsSince); ok {
+			b.WriteString("; this mcp-go" + cite + " provides server.WithExtensions, but its own task engine still speaks 2025-11-25, so declare the extension only for an engine that implements it")
+		} else {
+			b.WriteString("; this mcp-go" + cite + " predates the extension APIs (no server.WithExtensions): upgrade to v1.0.0 or later (the first stable release with them) before declaring the extension")
+		}
 	case ent.Name == "Client.TaskResult":
-		b.WriteString("; this mcp-go" + req() + " has no client.WaitForTask (added in " + mcpgoWaitForTaskSince + "), so loop client.GetTask, and note its GetTaskResult has no result field yet")
+		if ok, cite := has(f.MCPGoWaitProbed, f.MCPGoWaitForTask, mcpgoWaitForTaskSince); ok {
+			b.WriteString("; with this mcp-go" + cite + ", client.WaitForTask does the polling, but its GetTaskResult has no result field yet")
+		} else {
+			b.WriteString("; this mcp-go" + cite + " has no client.WaitForTask (added in " + mcpgoWaitForTaskSince + "), so loop client.GetTask, and note its GetTaskResult has no result field yet")
+		}
 	}
 	if f.MCPGoResultTypeTask && (ent.Rule == "MCP004" || ent.Rule == "MCP008") {
 		fmt.Fprintf(&b, "; this mcp-go defines mcp.ResultTypeTask: check whether it now implements the extension")

@@ -97,12 +97,12 @@ func mapKey(info *types.Info, cur inspector.Cursor) bool {
 	switch k {
 	case edge.KeyValueExpr_Key:
 		if lit, ok := cur.Parent().Parent().Node().(*ast.CompositeLit); ok {
-			_, isMap := types.Unalias(info.TypeOf(lit)).Underlying().(*types.Map)
+			_, isMap := astq.Under(info.TypeOf(lit)).(*types.Map)
 			return isMap
 		}
 	case edge.IndexExpr_Index:
 		ix := cur.Parent().Node().(*ast.IndexExpr)
-		_, isMap := types.Unalias(info.TypeOf(ix.X)).Underlying().(*types.Map)
+		_, isMap := astq.Under(info.TypeOf(ix.X)).(*types.Map)
 		return isMap
 	}
 	return false

@@ -14,6 +14,8 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/astq"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/finding"
+	"github.com/tasksbridge/tasksbridge/migratecheck/internal/modscan"
+	"github.com/tasksbridge/tasksbridge/migratecheck/passes/rawmethods"
 )
 
 // Analyzer implements R3; see the package doc.
@@ -21,7 +23,7 @@ var Analyzer = &analysis.Analyzer{
 	Name:       "nestedresult",
 	Doc:        "find nested CreateTaskResult {task: Task} shapes",
 	URL:        "https://github.com/tasksbridge/tasksbridge/blob/main/docs/rules/README.md",
-	Requires:   []*analysis.Analyzer{inspect.Analyzer},
+	Requires:   []*analysis.Analyzer{inspect.Analyzer, rawmethods.Analyzer},
 	Run:        run,
 	ResultType: reflect.TypeFor[*finding.Result](),
 }
@@ -32,6 +34,14 @@ func run(pass *analysis.Pass) (any, error) {
 	res := &finding.Result{}
 	info := pass.TypesInfo
 	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
+	raw := pass.ResultOf[rawmethods.Analyzer].(*rawmethods.Result)
+	// A storage layer that persists the task it (or another package)
+	// sends nests it in its own envelopes and documents: those are not
+	// results. The wire type itself is reported where it is declared, so
+	// the store stays silent unless it speaks JSON-RPC task methods or
+	// another package sends its envelope to 2025-11-25 peers.
+	store := astq.StoragePackage(pass.Pkg) && len(raw.Hits) == 0 && raw.ServesLegacy() == ""
+	guard := modscan.NewGuard()
 
 	for cur := range ins.Root().Preorder((*ast.StructType)(nil), (*ast.CompositeLit)(nil)) {
 		switch n := cur.Node().(type) {
@@ -43,6 +53,8 @@ func run(pass *analysis.Pass) (any, error) {
 			if astq.StorageRecord(n) {
 				continue // a storage record (TaskRecord with dynamodbav/db tags) is not a wire result
 			}
+			// Only for a candidate: the guard reads the module's files.
+			quiet := func() bool { return store && guard.Why(pass, cur) == "" }
 			keys := astq.JSONKeys(st)
 			for _, f := range n.Fields.List {
 				if astq.FieldJSONName(f) != "task" {
@@ -50,17 +62,17 @@ func run(pass *analysis.Pass) (any, error) {
 				}
 				ft := info.TypeOf(f.Type)
 				switch {
-				case taskShapedType(ft) || taskStatusType(ft):
+				case (taskShapedType(ft) || taskStatusType(ft)) && !quiet():
 					res.Add(finding.Finding{Pos: fpos(f), End: fend(f), Rule: "MCP008", Side: finding.SideServer, Key: "R3/struct",
 						Message: astq.StructName(cur) + ` nests a task-shaped value under json "task" (the 2025-11-25 CreateTaskResult): ` + do})
-				case keys["content"] && opaque(ft):
+				case keys["content"] && opaque(ft) && !quiet():
 					res.Add(finding.Finding{Pos: fpos(f), End: fend(f), Rule: "MCP008", Side: finding.SideClient, Key: "R3/probe",
 						Message: astq.StructName(cur) + ` probes a tools/call result for a nested "task" key (the 2025-11-25 CreateTaskResult): ` + do + `; check resultType == "task" instead`})
 				}
 			}
 		case *ast.CompositeLit:
 			kv := astq.MapKeys(info, n)["task"]
-			if kv == nil || !taskShapedExpr(info, kv.Value) || !storedAsResult(info, cur) {
+			if store || kv == nil || !taskShapedExpr(info, kv.Value) || !storedAsResult(info, cur) {
 				continue
 			}
 			res.Add(finding.Finding{Pos: kv.Pos(), End: kv.End(), Rule: "MCP008", Side: finding.SideServer, Key: "R3/map",
@@ -98,7 +110,7 @@ func opaque(t types.Type) bool {
 			return true
 		}
 	}
-	switch t.Underlying().(type) {
+	switch astq.Under(t).(type) {
 	case *types.Interface, *types.Map:
 		return true
 	}

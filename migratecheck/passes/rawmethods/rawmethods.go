@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"go/types"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,7 +36,7 @@ var Analyzer = &analysis.Analyzer{
 	URL:        "https://github.com/tasksbridge/tasksbridge/blob/main/docs/rules/README.md",
 	Requires:   []*analysis.Analyzer{inspect.Analyzer, reexport.Analyzer, libapi.Analyzer, era.Analyzer},
 	Run:        run,
-	FactTypes:  []analysis.Fact{new(SinkFact)},
+	FactTypes:  []analysis.Fact{new(SinkFact), new(WrapperFact)},
 	ResultType: reflect.TypeFor[*Result](),
 }
 
@@ -77,6 +78,18 @@ func (f *SinkFact) String() string {
 	}
 	return fmt.Sprintf("method sink %s param %v", kind, f.Params)
 }
+
+// WrapperFact marks a function that itself sends a removed method (its
+// name is fixed inside: c.Call("tasks/list", nil)), so that each call site,
+// in any package, is reported too, pointing at the wrapper.
+type WrapperFact struct {
+	Method string
+}
+
+// AFact implements analysis.Fact.
+func (*WrapperFact) AFact() {}
+
+func (f *WrapperFact) String() string { return "sends " + f.Method }
 
 // Hit is one use of a legacy method name in method position.
 type Hit struct {
@@ -197,6 +210,13 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 	}
 
+	if customProtocol(pass, cfg, ins) {
+		// Not MCP: a protocol of its own whose "tasks/..." namespace merely
+		// shares two names with the 2025-11-25 methods.
+		res.serves = res.computeServes()
+		return res, nil
+	}
+
 	var k libs.Keyer
 	// reportedByLibapi: libapi reports this use (a catalogued object of
 	// another package, or a wrapper that re-exports one), so R1 only counts
@@ -305,6 +325,9 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		out = append(out, pending{f, d.lit})
 	}
+	for _, f := range wrapperCalls(pass, res) {
+		out = append(out, pending{f, nil})
+	}
 	res.serves = res.computeServes()
 	for _, p := range out {
 		f := p.f
@@ -314,6 +337,112 @@ func run(pass *analysis.Pass) (any, error) {
 		res.Add(f)
 	}
 	return res, nil
+}
+
+// mcpTaskMethods are the task methods of either era.
+var mcpTaskMethods = map[string]bool{"get": true, "result": true, "list": true, "cancel": true, "update": true}
+
+// customProtocol reports whether the package speaks a JSON-RPC protocol of
+// its own rather than MCP: it uses "tasks/<name>" method names that MCP
+// never had (tasks/create, tasks/retry), and nothing in it is MCP (no MCP
+// library import, no other MCP method or key).
+func customProtocol(pass *analysis.Pass, cfg *config.Config, ins *inspector.Inspector) bool {
+	for _, imp := range pass.Pkg.Imports() {
+		if _, _, ok := libs.Match(cfg, imp.Path()); ok || libs.IsModern(cfg, imp.Path()) {
+			return false
+		}
+	}
+	foreign := false
+	for cur := range ins.Root().Preorder((*ast.BasicLit)(nil)) {
+		lit := cur.Node().(*ast.BasicLit)
+		if lit.Kind != token.STRING {
+			continue
+		}
+		v, err := strconv.Unquote(lit.Value)
+		if err != nil {
+			continue
+		}
+		if name, ok := strings.CutPrefix(v, "tasks/"); ok && name != "" && !strings.ContainsAny(name, " /%(") {
+			if !mcpTaskMethods[name] {
+				foreign = true
+			}
+			continue
+		}
+		if mcpMarker(v) {
+			return false
+		}
+	}
+	return foreign
+}
+
+// mcpMarker: a string only MCP code uses.
+func mcpMarker(v string) bool {
+	switch v {
+	case "initialize", "tools/call", "tools/list", "notifications/initialized", "notifications/tasks", "notifications/tasks/status",
+		"sampling/createMessage", "elicitation/create", "resources/read", "prompts/get", "protocolVersion", "2025-11-25", "2026-07-28":
+		return true
+	}
+	return strings.HasPrefix(v, "io.modelcontextprotocol/")
+}
+
+// wrapperCalls exports a WrapperFact for every function of this package
+// that sends a removed method by a name fixed inside it, and reports each
+// call of such a function (this package's or, through the fact, another
+// package's) at the call site, with the wrapper as related information:
+// the wrapper's own finding says what it sends, the call site says who
+// depends on it. Calls inside the wrapper itself and calls in tests are not
+// reported; calls in code that branches on the protocol version are lowered
+// by the root analyzer like any finding there.
+func wrapperCalls(pass *analysis.Pass, res *Result) []finding.Finding {
+	local := map[*types.Func]string{}
+	for _, h := range res.Hits {
+		if h.Func == nil || h.Side != finding.SideClient || h.Method == "notifications/tasks/status" || h.Delegated {
+			continue
+		}
+		fn, ok := pass.TypesInfo.Defs[h.Func.Name].(*types.Func)
+		if !ok || strings.HasPrefix(h.Func.Name.Name, "Test") || strings.HasSuffix(pass.Fset.File(h.Pos).Name(), "_test.go") {
+			continue
+		}
+		if _, seen := local[fn]; !seen {
+			local[fn] = h.Method
+			pass.ExportObjectFact(fn, &WrapperFact{Method: h.Method})
+		}
+	}
+	var out []finding.Finding
+	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
+	for cur := range ins.Root().Preorder((*ast.CallExpr)(nil)) {
+		call := cur.Node().(*ast.CallExpr)
+		fn := callee(pass.TypesInfo, call)
+		if fn == nil {
+			continue
+		}
+		method, ok := local[fn]
+		if !ok && fn.Pkg() != pass.Pkg {
+			var wf WrapperFact
+			if pass.ImportObjectFact(fn, &wf) {
+				method, ok = wf.Method, true
+			}
+		}
+		if !ok {
+			continue
+		}
+		encl := enclosingFunc(cur)
+		if encl != nil && pass.TypesInfo.Defs[encl.Name] == fn {
+			continue // recursion inside the wrapper
+		}
+		if strings.HasSuffix(pass.Fset.File(call.Pos()).Name(), "_test.go") {
+			continue // a test of the wrapper (or of its caller) exercises what the wrapper's finding names
+		}
+		name := fn.Name()
+		if fn.Pkg() != nil && fn.Pkg() != pass.Pkg {
+			name = fn.Pkg().Name() + "." + name
+		}
+		res.Hits = append(res.Hits, Hit{Pos: call.Pos(), Method: method, Side: finding.SideClient, Func: encl})
+		out = append(out, finding.Finding{Pos: call.Pos(), End: call.End(), Rule: Legacy[method], Side: finding.SideClient, Key: "R1/wrapper",
+			Related: []analysis.RelatedInformation{{Pos: fn.Pos(), Message: name + " sends " + strconv.Quote(method) + " here"}},
+			Message: "calls " + name + ", which sends " + strconv.Quote(method) + " as a JSON-RPC method, but " + guidance(method, finding.SideClient)})
+	}
+	return out
 }
 
 // delegated reports whether the method at cur is an argument of a call to a
@@ -481,9 +610,12 @@ func classify(pass *analysis.Pass, cfg *config.Config, sinks sinkLookup, cur ins
 	info := pass.TypesInfo
 	notif := method == "notifications/tasks/status"
 	c, pos, where := locate(info, cfg, sinks, cur)
+	if pos != posNone && sampleData(pass, c) {
+		return 0, "", false
+	}
 	switch pos {
 	case posDispatch:
-		if astq.InRejectingBranch(info, c) || (notif && astq.InDroppingBranch(info, c)) {
+		if astq.InRejectingBranch(info, c) || (notif && astq.InDroppingBranch(info, c)) || labelBranch(info, c) {
 			return 0, "", false
 		}
 		if notif {
@@ -491,7 +623,7 @@ func classify(pass *analysis.Pass, cfg *config.Config, sinks sinkLookup, cur ins
 		}
 		return finding.SideServer, where, true // a dispatcher serving a request
 	case posRegister:
-		if notif && dropsHandler(c) {
+		if notif && dropsHandler(pass, c) {
 			return 0, "", false
 		}
 		if notif {
@@ -514,18 +646,87 @@ func classify(pass *analysis.Pass, cfg *config.Config, sinks sinkLookup, cur ins
 // notification at c passes a function literal that does nothing with it
 // (an empty body or a bare return): accepting and dropping the legacy
 // notification is compliant.
-func dropsHandler(c inspector.Cursor) bool {
+func dropsHandler(pass *analysis.Pass, c inspector.Cursor) bool {
 	call, ok := c.Parent().Node().(*ast.CallExpr)
 	if !ok {
 		return false
 	}
 	for _, a := range call.Args {
-		if fl, ok := ast.Unparen(a).(*ast.FuncLit); ok {
-			return astq.Drops(fl.Body.List)
+		switch a := ast.Unparen(a).(type) {
+		case *ast.FuncLit:
+			return astq.Drops(a.Body.List)
+		case *ast.Ident, *ast.SelectorExpr:
+			// A named handler: r.On("notifications/tasks/status", ignore).
+			if fd := funcDeclOf(pass, astq.ObjectOf(pass.TypesInfo, a)); fd != nil {
+				return astq.Drops(fd.Body.List)
+			}
 		}
 	}
 	return false
 }
+
+// funcDeclOf returns the declaration, with a body, of a function of this
+// package, or nil.
+func funcDeclOf(pass *analysis.Pass, obj types.Object) *ast.FuncDecl {
+	fn, ok := obj.(*types.Func)
+	if !ok || fn.Pkg() != pass.Pkg {
+		return nil
+	}
+	for _, f := range pass.Files {
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil && pass.TypesInfo.Defs[fd.Name] == fn {
+				return fd
+			}
+		}
+	}
+	return nil
+}
+
+// labelBranch reports whether the method switch case at c only names the
+// method for an audit or metrics label: its clause returns or assigns a
+// string constant and nothing else, in a function whose results are
+// strings. Naming a removed method is not serving it.
+func labelBranch(info *types.Info, c inspector.Cursor) bool {
+	cc, ok := c.Parent().Node().(*ast.CaseClause)
+	if !ok || len(cc.Body) != 1 {
+		return false
+	}
+	isLabel := func(e ast.Expr) bool {
+		tv, ok := info.Types[e]
+		return ok && tv.Value != nil && astq.IsStringKind(tv.Type)
+	}
+	switch st := cc.Body[0].(type) {
+	case *ast.ReturnStmt:
+		if len(st.Results) != 1 || !isLabel(st.Results[0]) {
+			return false
+		}
+		// A function that returns only a string: a label function, not
+		// a handler (whose replies are results or errors).
+		for fc := range c.Enclosing((*ast.FuncDecl)(nil), (*ast.FuncLit)(nil)) {
+			var ft *ast.FuncType
+			switch fn := fc.Node().(type) {
+			case *ast.FuncDecl:
+				ft = fn.Type
+			case *ast.FuncLit:
+				ft = fn.Type
+			}
+			if ft.Results == nil || len(ft.Results.List) != 1 || len(ft.Results.List[0].Names) > 1 {
+				return false
+			}
+			return astq.IsStringKind(info.TypeOf(ft.Results.List[0].Type))
+		}
+		return false
+	case *ast.AssignStmt:
+		if len(st.Rhs) != 1 || len(st.Lhs) != 1 || !isLabel(st.Rhs[0]) {
+			return false
+		}
+		return labelName.MatchString(astq.NameOf(st.Lhs[0]))
+	}
+	return false
+}
+
+// labelName matches variables that hold an audit or metrics label.
+var labelName = regexp.MustCompile(`(?i)(label|kind|category|class|action|event|metric|op)$`)
 
 // assertsRemoved reports whether a request for a removed method at c is
 // built in a test that expects METHOD_NOT_FOUND for it (the test asserts the
@@ -536,9 +737,95 @@ func assertsRemoved(pass *analysis.Pass, c inspector.Cursor) bool {
 	}
 	for fc := range c.Enclosing((*ast.FuncDecl)(nil)) {
 		fd := fc.Node().(*ast.FuncDecl)
-		return fd.Body != nil && astq.Rejects(pass.TypesInfo, fd.Body.List)
+		return fd.Body != nil && (astq.Rejects(pass.TypesInfo, fd.Body.List) || callsRejecting(pass, fd.Body))
 	}
 	return false
+}
+
+// callsRejecting reports whether body calls a function of this package
+// whose body asserts METHOD_NOT_FOUND: the assertion lives in a test helper
+// (assertRejected(t, call(tc.method))), often called in a loop over a
+// table of removed methods.
+func callsRejecting(pass *analysis.Pass, body *ast.BlockStmt) bool {
+	var decls map[*types.Func]*ast.FuncDecl
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if found || !ok {
+			return !found
+		}
+		fn := callee(pass.TypesInfo, call)
+		if fn == nil || fn.Pkg() != pass.Pkg {
+			return true
+		}
+		if decls == nil {
+			decls = map[*types.Func]*ast.FuncDecl{}
+			for _, f := range pass.Files {
+				for _, d := range f.Decls {
+					if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
+						if obj, ok := pass.TypesInfo.Defs[fd.Name].(*types.Func); ok {
+							decls[obj] = fd
+						}
+					}
+				}
+			}
+		}
+		if fd := decls[fn]; fd != nil && astq.AssertsNotFound(pass.TypesInfo, fd.Body.List) {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// sampleData reports whether the method name at c is test data for code
+// that handles method names generically (a subscription filter, a router
+// table): in a _test.go file, the Method field it fills or is compared with
+// belongs to a struct declared in a test file that is not a JSON-RPC
+// message (no json "method", "jsonrpc" or "params" key).
+func sampleData(pass *analysis.Pass, c inspector.Cursor) bool {
+	if !strings.HasSuffix(pass.Fset.File(c.Node().Pos()).Name(), "_test.go") {
+		return false
+	}
+	info := pass.TypesInfo
+	var owner types.Type
+	var field *types.Var
+	k, _ := c.ParentEdge()
+	switch k {
+	case edge.KeyValueExpr_Value:
+		kv := c.Parent().Node().(*ast.KeyValueExpr)
+		id, ok := kv.Key.(*ast.Ident)
+		if !ok {
+			return false
+		}
+		field, _ = info.Uses[id].(*types.Var)
+		if lit, ok := c.Parent().Parent().Node().(*ast.CompositeLit); ok {
+			owner = info.TypeOf(lit)
+		}
+	case edge.BinaryExpr_X, edge.BinaryExpr_Y:
+		be := c.Parent().Node().(*ast.BinaryExpr)
+		other := be.X
+		if k == edge.BinaryExpr_X {
+			other = be.Y
+		}
+		sel, ok := ast.Unparen(other).(*ast.SelectorExpr)
+		if !ok {
+			return false
+		}
+		field, _ = info.Uses[sel.Sel].(*types.Var)
+		owner = info.TypeOf(sel.X)
+	default:
+		return false
+	}
+	st := astq.StructOf(owner)
+	if field == nil || !field.IsField() || st == nil || !field.Pos().IsValid() {
+		return false
+	}
+	if tf := pass.Fset.File(field.Pos()); tf == nil || !strings.HasSuffix(tf.Name(), "_test.go") {
+		return false
+	}
+	keys := astq.JSONKeys(st)
+	return !keys["method"] && !keys["jsonrpc"] && !keys["params"]
 }
 
 // handlerTable: a map composite literal whose values are functions (or
@@ -552,11 +839,11 @@ func handlerMap(t types.Type) bool {
 	if t == nil {
 		return false
 	}
-	m, ok := types.Unalias(t).Underlying().(*types.Map)
+	m, ok := astq.Under(t).(*types.Map)
 	if !ok || !astq.IsStringKind(m.Key()) {
 		return false
 	}
-	_, isFunc := m.Elem().Underlying().(*types.Signature)
+	_, isFunc := astq.Under(m.Elem()).(*types.Signature)
 	return isFunc
 }
 
@@ -674,7 +961,7 @@ func findSinks(pass *analysis.Pass, cfg *config.Config, ins *inspector.Inspector
 }
 
 func stringKeyedMap(t types.Type) bool {
-	m, ok := types.Unalias(t).Underlying().(*types.Map)
+	m, ok := astq.Under(t).(*types.Map)
 	return ok && astq.IsStringKind(m.Key())
 }
 
@@ -697,11 +984,11 @@ func tableUse(info *types.Info, sinks sinkLookup, c inspector.Cursor) bool {
 // replyElem: the map's values can be replies (not flags, counters or empty
 // structs).
 func replyElem(t types.Type) bool {
-	m, ok := types.Unalias(t).Underlying().(*types.Map)
+	m, ok := astq.Under(t).(*types.Map)
 	if !ok {
 		return false
 	}
-	switch e := m.Elem().Underlying().(type) {
+	switch e := astq.Under(m.Elem()).(type) {
 	case *types.Basic:
 		return e.Info()&(types.IsBoolean|types.IsNumeric) == 0
 	case *types.Struct:
@@ -756,7 +1043,7 @@ func calleeName(fun ast.Expr) string {
 // firstStringArg returns the index of the first argument of string kind.
 func firstStringArg(info *types.Info, call *ast.CallExpr) int {
 	for i, a := range call.Args {
-		if b, ok := info.TypeOf(a).Underlying().(*types.Basic); ok && b.Info()&types.IsString != 0 {
+		if b, ok := astq.Under(info.TypeOf(a)).(*types.Basic); ok && b.Info()&types.IsString != 0 {
 			return i
 		}
 	}

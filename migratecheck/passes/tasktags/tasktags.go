@@ -13,6 +13,7 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/astq"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/finding"
+	"github.com/tasksbridge/tasksbridge/migratecheck/internal/modscan"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/libapi"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/rawmethods"
 )
@@ -42,6 +43,8 @@ func run(pass *analysis.Pass) (any, error) {
 		serves = "the package still emits 2025-11-25 notifications"
 	}
 
+	elsewhere := modscan.NewGuard()
+
 	// Struct types used as the type of a field tagged json:"task".
 	taskFieldTypes := map[*types.Struct]bool{}
 	for cur := range ins.Root().Preorder((*ast.StructType)(nil)) {
@@ -62,11 +65,13 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		keys := astq.JSONKeys(st)
 		name := astq.StructName(cur)
-		if len(keys) == 1 && keys["ttl"] && taskFieldTypes[st] {
+		if taskFieldTypes[st] && taskParamKeys(keys) {
+			// The per-request hint {ttl}, also with the pollInterval some
+			// clients send beside it: any legacy member is the removed hint.
 			for _, f := range stx.Fields.List {
-				if astq.FieldJSONName(f) == "ttl" {
+				if jn := astq.FieldJSONName(f); jn == "ttl" || jn == "pollInterval" {
 					res.Add(finding.Finding{Pos: f.Tag.Pos(), End: f.Tag.End(), Rule: "MCP005", Side: finding.SideClient, Key: "R2/task-param",
-						Message: `json tag "ttl" in ` + name + `, the type of a field tagged json:"task", is the removed per-request params.task {ttl}: servers must ignore it; the server decides per request and the client only declares the extension`})
+						Message: `json tag "` + jn + `" in ` + name + `, the type of a field tagged json:"task", is the removed per-request params.task {ttl}: servers must ignore it; the server decides per request and the client only declares the extension`})
 				}
 			}
 			continue
@@ -74,13 +79,23 @@ func run(pass *analysis.Pass) (any, error) {
 		if !astq.TaskShaped(keys) {
 			continue
 		}
-		noFix := ""
+		noFix, dbTag := "", ""
 		for _, f := range stx.Fields.List {
 			for _, k := range astq.TagKeys(astq.FieldTag(f)) {
 				if k != "json" {
 					noFix = "the struct also has " + k + " tags (a storage record must keep its column names)"
 				}
+				if storageTags[k] {
+					dbTag = k
+				}
 			}
+		}
+		// A database record named like a task is not a wire type unless
+		// something sends it: this package speaks JSON-RPC task methods, or
+		// another package of the module still sends it to 2025-11-25
+		// peers. A pure storage record is silent.
+		if dbTag != "" && len(raw.Hits) == 0 && serves == "" && elsewhere.Why(pass, cur) == "" {
+			continue
 		}
 		if noFix == "" {
 			noFix = serves
@@ -103,6 +118,9 @@ func run(pass *analysis.Pass) (any, error) {
 				fd.Subject = pass.Pkg.Path() + "." + tn.Name.Name
 			}
 			if noFix == "" {
+				noFix = elsewhere.Why(pass, cur)
+			}
+			if noFix == "" {
 				if fix := tagFix(f.Tag, jname, r.newName); fix != nil {
 					fd.Fix, fd.FixKind = fix, finding.FixTags
 					msg += "; the opt-in fix (-fix-tags) renames it"
@@ -115,6 +133,25 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 	}
 	return res, nil
+}
+
+// storageTags are the struct tag keys of database encoders.
+var storageTags = map[string]bool{
+	"db": true, "bson": true, "dynamodbav": true, "dynamo": true, "gorm": true, "sql": true, "pg": true, "bun": true,
+	"theorydb": true, "firestore": true, "datastore": true, "redis": true, "spanner": true, "cql": true, "ch": true, "badgerhold": true,
+}
+
+// taskParamKeys: the JSON keys of the per-request task hint: only ttl and
+// pollInterval, at least one of them.
+func taskParamKeys(keys map[string]bool) bool {
+	n := 0
+	for k := range keys {
+		if k != "ttl" && k != "pollInterval" {
+			return false
+		}
+		n++
+	}
+	return n > 0
 }
 
 // tagFix inserts the suffix after the json name inside the tag literal.

@@ -31,9 +31,9 @@ func main() {
 	case "get":
 		err = cmdGet(ctx, c, flag.Arg(1))
 	case "result":
-		err = cmdResult(ctx, c, flag.Arg(1))
+		err = cmdResult(ctx, c, flag.Arg(1)) // want MCP001
 	case "list":
-		err = cmdList(ctx, c, os.Stdout)
+		err = cmdList(ctx, c, os.Stdout) // want MCP002
 	case "cancel":
 		err = cmdCancel(ctx, c, flag.Arg(1))
 	default:

@@ -16,7 +16,7 @@ func dispatch(method string, modern bool) any {
 		return map[string]any{"resultType": "task", "taskId": "t", "status": "working"}
 	}
 	switch method {
-	case "tasks/result": // want `"tasks/result" is used as a JSON-RPC method name \(in a method switch\)`
+	case "tasks/result": // want `"tasks/result" is used as a JSON-RPC method name \(in a method switch\).*so this code serves or converts 2025-11-25 traffic: keep it only while 2025-11-25 sessions are served`
 		return nil
 	}
 	return nil

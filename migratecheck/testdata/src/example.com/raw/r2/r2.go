@@ -15,19 +15,20 @@ type Task struct {
 	StatusMessage string `json:"statusMessage,omitempty"`
 }
 
-// dynamoTaskRecord is a storage record (apptheory style): reported, never renamed.
+// dynamoTaskRecord is a storage record (apptheory style) that nothing in
+// this package sends: silent (example.com/raw/r2sent sends one).
 type dynamoTaskRecord struct {
 	TaskID    string `theorydb:"pk" json:"taskId"`
 	Status    string `theorydb:"attr:status" json:"status"`
 	CreatedAt string `theorydb:"attr:createdAt" json:"createdAt"`
-	TTL       int64  `theorydb:"attr:ttl,omitempty" json:"ttl,omitempty"` // want `json tag "ttl" in task-shaped struct dynamoTaskRecord.*not renamed automatically: the struct also has theorydb tags`
+	TTL       int64  `theorydb:"attr:ttl,omitempty" json:"ttl,omitempty"`
 }
 
-// row is a SQL row with db tags plus json tags.
+// row is a SQL row with db tags plus json tags, never sent: silent.
 type row struct {
 	TaskID string `db:"task_id" json:"taskId"`
 	Status string `db:"status" json:"status"`
-	TTL    int64  `db:"ttl" json:"ttl"` // want `struct row.*not renamed automatically: the struct also has db tags`
+	TTL    int64  `db:"ttl" json:"ttl"`
 }
 
 // An anonymous task-shaped struct decoded from a tasks/get response.

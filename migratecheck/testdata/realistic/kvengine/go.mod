@@ -1,0 +1,3 @@
+module example.com/kvengine
+
+go 1.26.0
