@@ -151,12 +151,23 @@ func (b *Bridge) withCredential(ctx context.Context, principal string, opts upst
 // credential the upstream refused (its OAuth client then refreshes, RFC
 // 6750 §3.1); -32030 otherwise (a wait already streaming, or no request
 // credential).
+//
+// Exhausted credentials and a request credential mean the upstream refused
+// that very credential: had it been new, the keeper would have made it the
+// current one and the call would have been made with it.
 func expiredFor(ri *reqInfo, err error) error {
 	var ce credentialsExhausted
-	if ri != nil && ri.authz != "" && errors.As(err, &ce) && ce.refusal != nil {
-		return keepRefusal(rpc.Errorf(CodeAuthorizationExpired, msgAuthorizationExpired), ce.refusal)
+	if ri == nil || ri.authz == "" || !errors.As(err, &ce) {
+		return errAuthorizationExpired()
 	}
-	return errAuthorizationExpired()
+	refusal := ce.refusal
+	if refusal == nil {
+		// No call was made for this request (the keeper already knew): say
+		// what the upstream said of this credential before.
+		refusal = &oauthmeta.UpstreamAuthError{Status: http.StatusUnauthorized, Method: "tasks/get",
+			Challenges: []string{`Bearer error="invalid_token", error_description="the upstream refused this access token; obtain a fresh one"`}}
+	}
+	return keepRefusal(rpc.Errorf(CodeAuthorizationExpired, msgAuthorizationExpired), refusal)
 }
 
 // authExpired reports whether snap says the principal's credentials ran

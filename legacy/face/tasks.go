@@ -587,7 +587,7 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 				continue // the next case reports why
 			}
 			if s.b.authExpired(snap, rec.Scope.Principal) {
-				return nil, errAuthorizationExpired() // the task goes on (creds.go)
+				return nil, expiredFor(ri, snap.Err) // the task goes on (creds.go)
 			}
 			if snap.Task == nil && snap.Gone == nil {
 				continue // the upstream is unreachable; the watcher retries with backoff
