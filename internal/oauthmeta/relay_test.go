@@ -85,7 +85,8 @@ func serveDoc(doc string, headers ...string) http.HandlerFunc {
 			w.Header().Set(headers[i], headers[i+1])
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, doc)
+		// The documents name the upstream's own URL, as a correct one does.
+		_, _ = io.WriteString(w, strings.ReplaceAll(doc, "http://upstream.internal", "http://"+r.Host))
 	}
 }
 
@@ -170,8 +171,8 @@ func TestPRMPathSuffixedResourceRewritten(t *testing.T) {
 	if len(doc) != len(orig) {
 		t.Errorf("members %d, want %d", len(doc), len(orig))
 	}
-	if cc := rec.Header().Get("Cache-Control"); cc != "public, max-age=60" {
-		t.Errorf("Cache-Control = %q", cc)
+	if cc := rec.Header().Get("Cache-Control"); cc != "no-cache" {
+		t.Errorf("Cache-Control = %q, want no-cache (the upstream gave no lifetime)", cc)
 	}
 	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type = %q", ct)
@@ -189,7 +190,7 @@ func TestPRMPathSuffixedResourceRewritten(t *testing.T) {
 
 func TestPRMRootFallbackAndRootEndpoint(t *testing.T) {
 	up := newUpstream(t)
-	up.handle("/.well-known/oauth-protected-resource", serveDoc(upstreamDoc))
+	up.handle("/.well-known/oauth-protected-resource", serveDoc(upstreamDoc, "Cache-Control", "max-age=60"))
 	up.handle("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		http.NotFound(w, r)
@@ -250,7 +251,8 @@ func TestRelayAuthErrorLearnsAndRewrites(t *testing.T) {
 func TestPRMCacheTTLAndMaxAge(t *testing.T) {
 	up := newUpstream(t)
 	const p = "/.well-known/oauth-protected-resource/mcp"
-	up.handle(p, serveDoc(upstreamDoc))
+	// A longer upstream max-age is capped at the TTL.
+	up.handle(p, serveDoc(upstreamDoc, "Cache-Control", "public, max-age=300"))
 	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/mcp", func(c *Config) { c.TTL = 30 * time.Second })
 
 	tr.get(t, p)
@@ -290,6 +292,17 @@ func TestPRMCacheTTLAndMaxAge(t *testing.T) {
 	tr.get(t, p)
 	if n := up.count(p); n != 6 {
 		t.Fatalf("fetches with no-store = %d, want 6", n)
+	}
+
+	// No Cache-Control: no lifetime, never kept (RFC 9111 §4.2.2 heuristics
+	// do not apply to a document that names authorization servers).
+	up.handle(p, serveDoc(upstreamDoc))
+	tr.get(t, p)
+	if rec := tr.get(t, p); rec.Header().Get("Cache-Control") != "no-cache" {
+		t.Errorf("Cache-Control without an upstream lifetime = %q", rec.Header().Get("Cache-Control"))
+	}
+	if n := up.count(p); n != 8 {
+		t.Fatalf("fetches without Cache-Control = %d, want 8", n)
 	}
 }
 
@@ -369,8 +382,14 @@ func TestPRMUpstreamFailures(t *testing.T) {
 	}
 }
 
-func TestPRMNotFoundIsCached(t *testing.T) {
+func TestPRMNotFoundIsCachedForItsMaxAge(t *testing.T) {
 	up := newUpstream(t)
+	for _, p := range []string{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"} {
+		up.handle(p, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Cache-Control", "max-age=60")
+			http.NotFound(w, r)
+		})
+	}
 	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/mcp", nil)
 	tr.get(t, "/.well-known/oauth-protected-resource/mcp")
 	tr.get(t, "/.well-known/oauth-protected-resource/mcp")
@@ -628,5 +647,91 @@ func TestPRMUpstreamTLSAndTimeoutGist(t *testing.T) {
 	rec = tr.get(t, "/.well-known/oauth-protected-resource/mcp")
 	if d := errorDescription(t, rec); rec.Code != http.StatusBadGateway || !strings.Contains(d, "did not answer in time") {
 		t.Errorf("timeout: %d %q", rec.Code, d)
+	}
+}
+
+func TestPRMResourceMismatchServedUnchanged(t *testing.T) {
+	up := newUpstream(t)
+	const p = "/.well-known/oauth-protected-resource/mcp"
+	up.handle(p, serveDoc(`{"resource":"https://evil.example.com/mcp","authorization_servers":["https://as.example"]}`))
+	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/mcp", nil)
+
+	for range 2 {
+		rec := tr.get(t, p)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("status %d: %s", rec.Code, rec.Body)
+		}
+		if got := string(decodeDoc(t, rec)["resource"]); got != `"https://evil.example.com/mcp"` {
+			t.Fatalf("resource = %s, want the upstream's, unchanged, so the client refuses it", got)
+		}
+	}
+	if n := strings.Count(tr.logs.String(), "names another resource than the upstream's URL"); n != 1 {
+		t.Errorf("WARN logged %d times, want once:\n%s", n, tr.logs)
+	}
+	if !strings.Contains(tr.logs.String(), "level=WARN") {
+		t.Errorf("not a WARN: %s", tr.logs)
+	}
+
+	// Once the upstream names itself, the bridge's URL is served again.
+	up.handle(p, serveDoc(upstreamDoc))
+	if got := string(decodeDoc(t, tr.get(t, p))["resource"]); got != `"https://bridge.example/mcp"` {
+		t.Errorf("resource after the fix = %s", got)
+	}
+}
+
+func TestSameResource(t *testing.T) {
+	up, _ := url.Parse("http://Up.Example:80/a/mcp")
+	for res, want := range map[string]bool{
+		"http://up.example/a/mcp":       true,
+		"http://up.example:80/a/mcp/":   true,
+		"HTTP://UP.EXAMPLE/a/mcp":       true,
+		"http://up.example":             true, // the origin: every endpoint there
+		"http://up.example/a":           true,
+		"http://up.example/a/mcp/x":     false,
+		"http://up.example/a/mc":        false,
+		"http://up.example/b/mcp":       false,
+		"https://up.example/a/mcp":      false,
+		"http://up.example:8080/a/mcp":  false,
+		"http://evil.example/a/mcp":     false,
+		"http://up.example/a/mcp?x=1":   false,
+		"http://u@up.example/a/mcp":     false,
+		"http://up.example/a/mcp#frag":  false,
+		"not a url at all with spaces%": false,
+	} {
+		if got := sameResource(res, up); got != want {
+			t.Errorf("sameResource(%q) = %v, want %v", res, got, want)
+		}
+	}
+}
+
+func TestPRMRefusalRefetchesChangedAuthorizationServers(t *testing.T) {
+	up := newUpstream(t)
+	const p = "/.well-known/oauth-protected-resource/mcp"
+	doc := func(as string) string {
+		return `{"resource":"http://upstream.internal/mcp","authorization_servers":["` + as + `"]}`
+	}
+	// The upstream allows a long lifetime: only a refusal makes the relay
+	// look again before it ends.
+	up.handle(p, serveDoc(doc("https://as1.example"), "Cache-Control", "max-age=3600"))
+	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/mcp", nil)
+	servers := func() string { return string(decodeDoc(t, tr.get(t, p))["authorization_servers"]) }
+
+	if got := servers(); got != `["https://as1.example"]` {
+		t.Fatalf("authorization_servers = %s", got)
+	}
+	up.handle(p, serveDoc(doc("https://as2.example"), "Cache-Control", "max-age=3600"))
+	tr.clock.Advance(10 * time.Second)
+	if got := servers(); got != `["https://as1.example"]` || up.count(p) != 1 {
+		t.Fatalf("within the lifetime without a refusal: %s after %d fetches, want the kept copy", got, up.count(p))
+	}
+	// The upstream refuses the as1 token; the client discovers again.
+	rec := httptest.NewRecorder()
+	tr.RelayAuthError(rec, httptest.NewRequest(http.MethodPost, "https://bridge.example/mcp", nil),
+		&UpstreamAuthError{Status: 401, Method: "tools/call", Challenges: []string{`Bearer scope="mcp:basic"`}}, json.RawMessage(`1`))
+	if got := servers(); got != `["https://as2.example"]` {
+		t.Errorf("after a refusal authorization_servers = %s, want the upstream's current as2", got)
+	}
+	if up.count(p) != 2 {
+		t.Errorf("fetches = %d, want 2", up.count(p))
 	}
 }
