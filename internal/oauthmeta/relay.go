@@ -90,6 +90,9 @@ type Relay struct {
 	badURL string                // last unusable resource_metadata, logged once
 	cache  map[string]cacheEntry // by the first URL tried
 	state  string                // last outcome, to log changes only
+
+	asIssuer string          // the upstream issuer the bridge fronts (asproxy.go)
+	asRoutes map[string]bool // its endpoint paths the bridge proxies
 }
 
 type cacheEntry struct {
@@ -157,7 +160,11 @@ var asPaths = []string{asWellKnown, oidcWellKnown, "/authorize", "/token", "/reg
 func (rl *Relay) Patterns() []string {
 	p := []string{prmWellKnown, prmWellKnown + "/"}
 	if rl.proxyAS {
+		// "/" reaches the endpoints of an authorization server the bridge
+		// fronts (asproxy.go), wherever its metadata puts them; other
+		// paths get a 404.
 		p = append(p, asPaths...)
+		p = append(p, "/")
 	}
 	return p
 }
@@ -175,6 +182,10 @@ func (rl *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				rl.serveProxy(w, r)
 				return
 			}
+		}
+		if rl.asRoute(path) {
+			rl.serveProxy(w, r)
+			return
 		}
 	}
 	writeJSONError(w, http.StatusNotFound, "not_found", "the bridge serves no OAuth document at "+path)

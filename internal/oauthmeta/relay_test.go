@@ -735,3 +735,96 @@ func TestPRMRefusalRefetchesChangedAuthorizationServers(t *testing.T) {
 		t.Errorf("fetches = %d, want 2", up.count(p))
 	}
 }
+
+// A 2025-03-26 upstream that is its own authorization server (issuer at its
+// origin, endpoints under a path of its own): behind the bridge the client
+// builds the issuer from the bridge's origin, so the bridge fronts it.
+func TestASProxyFrontsTheUpstreamsOwnAuthorizationServer(t *testing.T) {
+	up := newUpstream(t)
+	up.handle("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		serveDoc(`{"issuer":"`+up.URL+`","authorization_endpoint":"`+up.URL+`/oauth/authorize","token_endpoint":"`+up.URL+
+			`/oauth/token","registration_endpoint":"`+up.URL+`/oauth/register","jwks_uri":"https://keys.example/jwks",`+
+			`"authorization_response_iss_parameter_supported":true,"response_types_supported":["code"]}`)(w, r)
+	})
+	up.handle("/oauth/authorize", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://127.0.0.1:1/cb?code=c1&state=s1&iss="+url.QueryEscape(up.URL), http.StatusFound)
+	})
+	up.handle("/oauth/token", serveDoc(`{"access_token":"t","token_type":"Bearer"}`))
+	up.handle("/other", serveDoc(`{}`))
+	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/mcp", func(c *Config) { c.ProxyAuthServer = true })
+	mux := http.NewServeMux()
+	for _, p := range tr.Patterns() {
+		mux.Handle(p, tr)
+	}
+	bridge := httptest.NewServer(mux)
+	defer bridge.Close()
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	do := func(method, path string) (*http.Response, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(method, bridge.URL+path, strings.NewReader("grant_type=authorization_code"))
+		req.Header.Set("Accept-Encoding", "gzip") // the metadata is still rewritten
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+
+	// The unknown endpoint paths are not reachable before the metadata named them.
+	if resp, _ := do(http.MethodPost, "/oauth/token"); resp.StatusCode != http.StatusNotFound || up.count("/oauth/token") != 0 {
+		t.Fatalf("/oauth/token before the metadata: %d, upstream hits %d", resp.StatusCode, up.count("/oauth/token"))
+	}
+	resp, body := do(http.MethodGet, "/.well-known/oauth-authorization-server")
+	var meta map[string]any
+	if err := json.Unmarshal(body, &meta); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("metadata: %d %s (%v)", resp.StatusCode, body, err)
+	}
+	for k, want := range map[string]any{
+		"issuer":                 "https://bridge.example",
+		"authorization_endpoint": "https://bridge.example/oauth/authorize",
+		"token_endpoint":         "https://bridge.example/oauth/token",
+		"registration_endpoint":  "https://bridge.example/oauth/register",
+		"jwks_uri":               "https://keys.example/jwks", // another origin: as sent
+		"authorization_response_iss_parameter_supported": true,
+	} {
+		if meta[k] != want {
+			t.Errorf("%s = %v, want %v", k, meta[k], want)
+		}
+	}
+	if resp.ContentLength != int64(len(body)) {
+		t.Errorf("Content-Length %d for %d bytes", resp.ContentLength, len(body))
+	}
+	// The authorization response's iss is the issuer the client now knows.
+	resp, _ = do(http.MethodGet, "/oauth/authorize?client_id=x")
+	loc, _ := url.Parse(resp.Header.Get("Location"))
+	if resp.StatusCode != http.StatusFound || loc.Query().Get("iss") != "https://bridge.example" || loc.Query().Get("code") != "c1" || loc.Query().Get("state") != "s1" {
+		t.Errorf("authorize: %d Location %q, want iss=https://bridge.example with code and state kept", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	resp, body = do(http.MethodPost, "/oauth/token")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"access_token"`) || resp.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("token: %d %s Cache-Control %q", resp.StatusCode, body, resp.Header.Get("Cache-Control"))
+	}
+	// Only the endpoints the metadata names are proxied.
+	if resp, _ := do(http.MethodGet, "/other"); resp.StatusCode != http.StatusNotFound || up.count("/other") != 0 {
+		t.Errorf("/other: %d, upstream hits %d", resp.StatusCode, up.count("/other"))
+	}
+}
+
+// An authorization server with an issuer of its own is reached directly:
+// its metadata passes through unchanged and nothing new is proxied.
+func TestASProxyLeavesAnotherIssuerAlone(t *testing.T) {
+	up := newUpstream(t)
+	const doc = `{"issuer":"https://as.example","token_endpoint":"https://as.example/oauth/token"}`
+	up.handle("/.well-known/oauth-authorization-server", serveDoc(doc))
+	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/mcp", func(c *Config) { c.ProxyAuthServer = true })
+	rec := httptest.NewRecorder()
+	tr.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "https://bridge.example/.well-known/oauth-authorization-server", nil))
+	if rec.Code != http.StatusOK || rec.Body.String() != doc {
+		t.Errorf("metadata: %d %s, want it as sent", rec.Code, rec.Body)
+	}
+	if tr.asRoute("/oauth/token") {
+		t.Error("the other issuer's endpoint path is proxied")
+	}
+}
