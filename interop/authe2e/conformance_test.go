@@ -326,3 +326,34 @@ func TestConformanceAuthClientTable(t *testing.T) {
 		t.Error("no scenario passed even without the bridge: the harness or the client is broken")
 	}
 }
+
+// The table's verdicts: the audience check alone is reported, not counted
+// as a regression; any other check failed only through the bridge is.
+func TestScenarioOutcomeClassification(t *testing.T) {
+	direct := &scenarioOutcome{checks: 19}
+	audience := &scenarioOutcome{checks: 20, failures: []string{audienceCheck + ": sent another value"}, failed: []string{audienceCheck}}
+	if !audience.onlyAudience() || len(audience.regressions(direct)) != 0 {
+		t.Errorf("audience only: onlyAudience %v, regressions %v", audience.onlyAudience(), audience.regressions(direct))
+	}
+	if c := audience.cell(); !strings.Contains(c, "pass except the audience check `"+audienceCheck+"`") || !strings.Contains(c, "19 of 20") {
+		t.Errorf("cell %q", c)
+	}
+	more := &scenarioOutcome{checks: 20, failures: []string{audienceCheck + ": x", "client-registration: missing"}, failed: []string{audienceCheck, "client-registration"}}
+	if more.onlyAudience() {
+		t.Error("two failing checks count as the audience check only")
+	}
+	if reg := more.regressions(direct); len(reg) != 1 || !strings.HasPrefix(reg[0], "client-registration") {
+		t.Errorf("regressions %v, want client-registration", reg)
+	}
+	if c := more.cell(); !strings.Contains(c, "`"+audienceCheck+"`, `client-registration`") {
+		t.Errorf("cell %q does not list the failing checks", c)
+	}
+	// A check that fails without the bridge too is not the bridge's regression.
+	failsDirect := &scenarioOutcome{checks: 19, failures: []string{"client-registration: missing"}, failed: []string{"client-registration"}}
+	if reg := more.regressions(failsDirect); len(reg) != 0 {
+		t.Errorf("regressions against a failing direct run %v", reg)
+	}
+	if reg := (*scenarioOutcome)(nil).regressions(direct); len(reg) != 1 {
+		t.Errorf("a run through the bridge with no result: regressions %v", reg)
+	}
+}
