@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // newProxy returns the reverse proxy for the 2025-03-26 authorization server
@@ -131,11 +132,26 @@ func (rl *Relay) rewriteASMetadata(resp *http.Response, bridge string) error {
 	if tooBig || json.Unmarshal(body, &doc) != nil {
 		return restore(body) // not a document this relay rewrites; as sent
 	}
+	if _, ok := rl.front(doc, bridge); !ok {
+		return restore(body)
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return restore(body)
+	}
+	return restore(out)
+}
+
+// front rewrites doc, an authorization server metadata document, for the
+// bridge at origin bridge when its issuer is the upstream's origin, records
+// the issuer and endpoint paths, and returns the upstream's issuer and
+// whether it did.
+func (rl *Relay) front(doc map[string]json.RawMessage, bridge string) (string, bool) {
 	var issuer string
 	_ = json.Unmarshal(doc["issuer"], &issuer)
 	up := rl.origin.String()
 	if strings.TrimSuffix(issuer, "/") != up {
-		return restore(body)
+		return "", false
 	}
 	var routes []string
 	for k, raw := range doc {
@@ -158,10 +174,6 @@ func (rl *Relay) rewriteASMetadata(resp *http.Response, bridge string) error {
 		b, _ := json.Marshal(v)
 		doc[k] = b
 	}
-	out, err := json.Marshal(doc)
-	if err != nil {
-		return restore(body)
-	}
 	rl.mu.Lock()
 	changed := rl.asIssuer != issuer
 	rl.asIssuer = issuer
@@ -175,7 +187,57 @@ func (rl *Relay) rewriteASMetadata(resp *http.Response, bridge string) error {
 	if changed {
 		rl.log.Info("oauth metadata: the upstream is its own authorization server (issuer at its origin); the bridge fronts it with its own origin as issuer and proxies its endpoints", "upstream", up)
 	}
-	return restore(out)
+	return issuer, true
+}
+
+// asDiscoverEvery bounds how often a request for an unknown path makes the
+// relay fetch the upstream's authorization server metadata.
+const asDiscoverEvery = time.Minute
+
+// discoverAS fetches the upstream's authorization server metadata to learn
+// the endpoint paths of an authorization server the bridge fronts, when no
+// client's metadata request taught them yet: a client that read the
+// metadata through another replica, or before a restart, goes straight to
+// an endpoint. At most once per asDiscoverEvery, and not once known.
+func (rl *Relay) discoverAS(ctx context.Context) {
+	rl.mu.Lock()
+	now := rl.now()
+	due := rl.asIssuer == "" && (rl.asTried.IsZero() || !now.Before(rl.asTried.Add(asDiscoverEvery)))
+	if due {
+		rl.asTried = now
+	}
+	rl.mu.Unlock()
+	if !due {
+		return
+	}
+	ch := rl.group.DoChan("as-metadata", func() (any, error) {
+		fctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)
+		defer cancel()
+		req, err := http.NewRequestWithContext(fctx, http.MethodGet, rl.origin.String()+asWellKnown, nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Accept", "application/json")
+		req.Header.Set(loopHeader, rl.loopID)
+		resp, err := rl.client.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		body, tooBig, err := readLimited(resp.Body, maxDocument)
+		if err != nil || tooBig || resp.StatusCode != http.StatusOK {
+			return nil, err
+		}
+		var doc map[string]json.RawMessage
+		if json.Unmarshal(body, &doc) == nil {
+			rl.front(doc, "") // only the paths count here
+		}
+		return nil, nil
+	})
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	}
 }
 
 // rewriteIss rewrites the RFC 9207 iss of a proxied redirect (the

@@ -93,6 +93,7 @@ type Relay struct {
 
 	asIssuer string          // the upstream issuer the bridge fronts (asproxy.go)
 	asRoutes map[string]bool // its endpoint paths the bridge proxies
+	asTried  time.Time       // last discoverAS
 }
 
 type cacheEntry struct {
@@ -182,6 +183,9 @@ func (rl *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				rl.serveProxy(w, r)
 				return
 			}
+		}
+		if !rl.asRoute(path) {
+			rl.discoverAS(r.Context())
 		}
 		if rl.asRoute(path) {
 			rl.serveProxy(w, r)

@@ -772,9 +772,14 @@ func TestASProxyFrontsTheUpstreamsOwnAuthorizationServer(t *testing.T) {
 		return resp, b
 	}
 
-	// The unknown endpoint paths are not reachable before the metadata named them.
-	if resp, _ := do(http.MethodPost, "/oauth/token"); resp.StatusCode != http.StatusNotFound || up.count("/oauth/token") != 0 {
-		t.Fatalf("/oauth/token before the metadata: %d, upstream hits %d", resp.StatusCode, up.count("/oauth/token"))
+	// A client that read the metadata elsewhere (another replica, before a
+	// restart) goes straight to an endpoint: the relay reads the metadata
+	// itself to learn it is one.
+	if resp, _ := do(http.MethodPost, "/oauth/token"); resp.StatusCode != http.StatusOK || up.count("/oauth/token") != 1 {
+		t.Fatalf("/oauth/token before any metadata request: %d, upstream hits %d", resp.StatusCode, up.count("/oauth/token"))
+	}
+	if n := up.count("/.well-known/oauth-authorization-server"); n != 1 {
+		t.Fatalf("metadata fetches by the relay = %d, want 1", n)
 	}
 	resp, body := do(http.MethodGet, "/.well-known/oauth-authorization-server")
 	var meta map[string]any
@@ -806,9 +811,13 @@ func TestASProxyFrontsTheUpstreamsOwnAuthorizationServer(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"access_token"`) || resp.Header.Get("Cache-Control") != "no-store" {
 		t.Errorf("token: %d %s Cache-Control %q", resp.StatusCode, body, resp.Header.Get("Cache-Control"))
 	}
-	// Only the endpoints the metadata names are proxied.
+	// Only the endpoints the metadata names are proxied, and a known
+	// authorization server is not asked again.
 	if resp, _ := do(http.MethodGet, "/other"); resp.StatusCode != http.StatusNotFound || up.count("/other") != 0 {
 		t.Errorf("/other: %d, upstream hits %d", resp.StatusCode, up.count("/other"))
+	}
+	if n := up.count("/.well-known/oauth-authorization-server"); n != 2 {
+		t.Errorf("metadata fetches = %d, want 2 (the relay's and the client's)", n)
 	}
 }
 
@@ -824,7 +833,23 @@ func TestASProxyLeavesAnotherIssuerAlone(t *testing.T) {
 	if rec.Code != http.StatusOK || rec.Body.String() != doc {
 		t.Errorf("metadata: %d %s, want it as sent", rec.Code, rec.Body)
 	}
-	if tr.asRoute("/oauth/token") {
-		t.Error("the other issuer's endpoint path is proxied")
+	const meta = "/.well-known/oauth-authorization-server"
+	token := func() int {
+		rec := httptest.NewRecorder()
+		tr.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "https://bridge.example/oauth/token", strings.NewReader("x=1")))
+		return rec.Code
+	}
+	if code := token(); code != http.StatusNotFound || up.count("/oauth/token") != 0 || up.count(meta) != 2 {
+		t.Errorf("/oauth/token: %d, upstream token hits %d, metadata hits %d (want 404, 0, 2)", code, up.count("/oauth/token"), up.count(meta))
+	}
+	// Unknown paths make the relay look again at most once a minute.
+	token()
+	if up.count(meta) != 2 {
+		t.Errorf("metadata fetched again at once: %d", up.count(meta))
+	}
+	tr.clock.Advance(asDiscoverEvery)
+	token()
+	if up.count(meta) != 3 {
+		t.Errorf("metadata fetches after a minute = %d, want 3", up.count(meta))
 	}
 }
