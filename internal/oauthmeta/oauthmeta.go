@@ -31,9 +31,12 @@
 // metadata's `issuer` against the URL they built it from (RFC 8414 §3.3) and
 // the authorization response's `iss` (RFC 9207); neither involves the
 // bridge, because the relay does not rewrite authorization server metadata.
-// The proxied 2025-03-26 paths pass that metadata through unchanged too, so
-// an issuer naming the upstream's origin stays as it is: clients of that
-// revision do not check it.
+// The exception is the 2025-03-26 arrangement reached through the proxied
+// paths: metadata whose issuer is the upstream's own origin. A client behind
+// the bridge builds that issuer from the bridge's origin and go-sdk's checks
+// it, so the bridge fronts that authorization server whole (issuer,
+// endpoints at the upstream's origin and the authorization response's iss
+// name the bridge's origin; asproxy.go).
 //
 // # Deployment
 //

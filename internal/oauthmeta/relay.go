@@ -27,8 +27,8 @@ import (
 )
 
 const (
-	// DefaultTTL is how long the relay keeps the upstream's metadata
-	// document when the upstream's Cache-Control does not ask for less.
+	// DefaultTTL is the longest the relay keeps the upstream's metadata
+	// document, whatever max-age the upstream's Cache-Control allows.
 	DefaultTTL = 60 * time.Second
 	// maxDocument bounds a fetched metadata document; real ones are a few
 	// hundred bytes.
@@ -56,9 +56,9 @@ type Config struct {
 	// (RFC 9728 §3.3). The request edge provides it. Default: the request's
 	// scheme and Host with the path /mcp.
 	PublicURL func(*http.Request) *url.URL
-	// TTL is how long the upstream's document is kept; an upstream
-	// Cache-Control max-age shorter than TTL, or no-store/no-cache, wins.
-	// Default DefaultTTL.
+	// TTL caps how long the upstream's document is kept. The lifetime is
+	// the upstream's Cache-Control max-age; without one (or with no-store
+	// or no-cache) the document is not kept at all. Default DefaultTTL.
 	TTL time.Duration
 	// ProxyAuthServer also proxies the 2025-03-26 authorization server
 	// paths (metadata, /authorize, /token, /register) to the upstream's origin.
@@ -90,12 +90,17 @@ type Relay struct {
 	badURL string                // last unusable resource_metadata, logged once
 	cache  map[string]cacheEntry // by the first URL tried
 	state  string                // last outcome, to log changes only
+
+	asIssuer string          // the upstream issuer the bridge fronts (asproxy.go)
+	asRoutes map[string]bool // its endpoint paths the bridge proxies
+	asTried  time.Time       // last discoverAS
 }
 
 type cacheEntry struct {
-	doc     map[string]json.RawMessage // nil: the upstream has none
-	source  string
-	expires time.Time
+	doc      map[string]json.RawMessage // nil: the upstream has none
+	source   string
+	mismatch string // the document's resource when it is not the upstream's URL
+	expires  time.Time
 }
 
 // New returns a Relay for cfg.
@@ -156,7 +161,11 @@ var asPaths = []string{asWellKnown, oidcWellKnown, "/authorize", "/token", "/reg
 func (rl *Relay) Patterns() []string {
 	p := []string{prmWellKnown, prmWellKnown + "/"}
 	if rl.proxyAS {
+		// "/" reaches the endpoints of an authorization server the bridge
+		// fronts (asproxy.go), wherever its metadata puts them; other
+		// paths get a 404.
 		p = append(p, asPaths...)
+		p = append(p, "/")
 	}
 	return p
 }
@@ -175,6 +184,13 @@ func (rl *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
+		if !rl.asRoute(path) {
+			rl.discoverAS(r.Context())
+		}
+		if rl.asRoute(path) {
+			rl.serveProxy(w, r)
+			return
+		}
 	}
 	writeJSONError(w, http.StatusNotFound, "not_found", "the bridge serves no OAuth document at "+path)
 }
@@ -190,6 +206,14 @@ func (rl *Relay) Learn(challenges []string) { rl.learn(challenges, "") }
 // own metadata URL): an upstream behind a bridge that took over its public
 // URL names the bridge's document, and the relay must not fetch from itself.
 func (rl *Relay) learn(challenges []string, self string) {
+	// A refusal is when a client discovers again: it fetches the metadata
+	// and follows its authorization_servers. Directly it would read the
+	// upstream's current document, so the relay must not answer from a
+	// copy taken before the refusal (an upstream that moved to another
+	// authorization server refuses the old one's tokens).
+	rl.mu.Lock()
+	clear(rl.cache)
+	rl.mu.Unlock()
 	v, ok := bearerParam(challenges, resourceMetadataParam)
 	if !ok || v == self {
 		return
@@ -331,6 +355,9 @@ func (rl *Relay) cached(key string) (cacheEntry, bool) {
 // absent and unreachable.
 func (rl *Relay) noteState(e cacheEntry, err error) {
 	state := "present " + e.source
+	if e.mismatch != "" {
+		state += " mismatch " + e.mismatch
+	}
 	switch {
 	case err != nil:
 		state = "failed"
@@ -349,6 +376,9 @@ func (rl *Relay) noteState(e cacheEntry, err error) {
 		rl.log.Warn("oauth metadata: could not fetch the upstream's protected resource metadata; clients get an error until it answers", "upstream", rl.origin.String(), "reason", err.Error())
 	case e.doc == nil:
 		rl.log.Info("oauth metadata: the upstream publishes no protected resource metadata; the bridge answers 404 at its well-known URIs", "upstream", rl.origin.String())
+	case e.mismatch != "":
+		rl.log.Warn("oauth metadata: the upstream's protected resource metadata names another resource than the upstream's URL; serving it unchanged, so clients refuse it as they would without the bridge (RFC 9728 §3.3); fix the upstream's resource",
+			"source", e.source, "resource", e.mismatch, "upstream", resourceID(rl.upstream))
 	default:
 		rl.log.Info("oauth metadata: serving the upstream's protected resource metadata with the bridge's URL as its resource", "source", e.source)
 	}
@@ -360,7 +390,7 @@ func (rl *Relay) noteState(e cacheEntry, err error) {
 func (rl *Relay) fetch(urls []string) (cacheEntry, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)
 	defer cancel()
-	ttl := rl.ttl
+	var ttl time.Duration
 	for _, u := range urls {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 		if err != nil {
@@ -376,10 +406,16 @@ func (rl *Relay) fetch(urls []string) (cacheEntry, time.Duration, error) {
 		}
 		body, tooBig, rerr := readLimited(resp.Body, maxDocument)
 		resp.Body.Close()
-		// The lifetime is the one of the response the outcome rests on.
-		ttl = rl.ttl
-		if ma, ok := maxAge(resp.Header.Get("Cache-Control")); ok && ma < ttl {
-			ttl = ma
+		// The lifetime is the one of the response the outcome rests on: its
+		// explicit max-age (RFC 9111 §4.2.1), capped at the TTL. Without one
+		// the relay keeps nothing: it does not guess a heuristic lifetime
+		// (RFC 9111 §4.2.2), since the document names the authorization
+		// servers and a stale copy sends clients to one the upstream left;
+		// clients fetch it only when they sign in, and concurrent fetches
+		// share one upstream request.
+		ttl = 0
+		if ma, ok := maxAge(resp.Header.Get("Cache-Control")); ok {
+			ttl = min(ma, rl.ttl)
 		}
 		switch {
 		case resp.StatusCode >= 500:
@@ -405,7 +441,11 @@ func (rl *Relay) fetch(urls []string) (cacheEntry, time.Duration, error) {
 			return cacheEntry{}, 0, &fetchError{status: http.StatusBadGateway, code: "server_error",
 				msg: "the upstream's protected resource metadata is not usable: " + err.Error()}
 		}
-		return cacheEntry{doc: doc, source: u}, ttl, nil
+		e := cacheEntry{doc: doc, source: u}
+		if res := docResource(doc); !sameResource(res, rl.upstream) {
+			e.mismatch = res
+		}
+		return e, ttl, nil
 	}
 	return cacheEntry{}, ttl, nil
 }
@@ -549,7 +589,11 @@ func (rl *Relay) servePRM(w http.ResponseWriter, r *http.Request, suffix string)
 	if age < 0 {
 		age = 0
 	}
-	h.Set("Cache-Control", "public, max-age="+strconv.FormatInt(age, 10))
+	if age > 0 {
+		h.Set("Cache-Control", "public, max-age="+strconv.FormatInt(age, 10))
+	} else {
+		h.Set("Cache-Control", "no-cache") // the upstream gave it no lifetime
+	}
 	if e.doc == nil {
 		writeJSONError(w, http.StatusNotFound, "not_found",
 			"the upstream publishes no OAuth protected resource metadata (RFC 9728), so the bridge has none to serve; the upstream does not advertise OAuth")
@@ -559,8 +603,16 @@ func (rl *Relay) servePRM(w http.ResponseWriter, r *http.Request, suffix string)
 	for k, v := range e.doc {
 		out[k] = v
 	}
-	res, _ := json.Marshal(resourceID(public))
-	out["resource"] = res
+	// A document whose resource is not the upstream's URL is not the
+	// upstream's to vouch for: rewriting it would launder it into one the
+	// client accepts. It is served as sent, so the client compares it with
+	// the URL it dialed and refuses it exactly as it would without the
+	// bridge (RFC 9728 §3.3, §7.3 impersonation). Refusing it here instead
+	// would hide that comparison behind a bridge error.
+	if e.mismatch == "" {
+		res, _ := json.Marshal(resourceID(public))
+		out["resource"] = res
+	}
 	writeJSON(w, http.StatusOK, out)
 }
 

@@ -85,7 +85,8 @@ func serveDoc(doc string, headers ...string) http.HandlerFunc {
 			w.Header().Set(headers[i], headers[i+1])
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, doc)
+		// The documents name the upstream's own URL, as a correct one does.
+		_, _ = io.WriteString(w, strings.ReplaceAll(doc, "http://upstream.internal", "http://"+r.Host))
 	}
 }
 
@@ -170,8 +171,8 @@ func TestPRMPathSuffixedResourceRewritten(t *testing.T) {
 	if len(doc) != len(orig) {
 		t.Errorf("members %d, want %d", len(doc), len(orig))
 	}
-	if cc := rec.Header().Get("Cache-Control"); cc != "public, max-age=60" {
-		t.Errorf("Cache-Control = %q", cc)
+	if cc := rec.Header().Get("Cache-Control"); cc != "no-cache" {
+		t.Errorf("Cache-Control = %q, want no-cache (the upstream gave no lifetime)", cc)
 	}
 	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type = %q", ct)
@@ -189,7 +190,7 @@ func TestPRMPathSuffixedResourceRewritten(t *testing.T) {
 
 func TestPRMRootFallbackAndRootEndpoint(t *testing.T) {
 	up := newUpstream(t)
-	up.handle("/.well-known/oauth-protected-resource", serveDoc(upstreamDoc))
+	up.handle("/.well-known/oauth-protected-resource", serveDoc(upstreamDoc, "Cache-Control", "max-age=60"))
 	up.handle("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		http.NotFound(w, r)
@@ -250,7 +251,8 @@ func TestRelayAuthErrorLearnsAndRewrites(t *testing.T) {
 func TestPRMCacheTTLAndMaxAge(t *testing.T) {
 	up := newUpstream(t)
 	const p = "/.well-known/oauth-protected-resource/mcp"
-	up.handle(p, serveDoc(upstreamDoc))
+	// A longer upstream max-age is capped at the TTL.
+	up.handle(p, serveDoc(upstreamDoc, "Cache-Control", "public, max-age=300"))
 	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/mcp", func(c *Config) { c.TTL = 30 * time.Second })
 
 	tr.get(t, p)
@@ -290,6 +292,17 @@ func TestPRMCacheTTLAndMaxAge(t *testing.T) {
 	tr.get(t, p)
 	if n := up.count(p); n != 6 {
 		t.Fatalf("fetches with no-store = %d, want 6", n)
+	}
+
+	// No Cache-Control: no lifetime, never kept (RFC 9111 §4.2.2 heuristics
+	// do not apply to a document that names authorization servers).
+	up.handle(p, serveDoc(upstreamDoc))
+	tr.get(t, p)
+	if rec := tr.get(t, p); rec.Header().Get("Cache-Control") != "no-cache" {
+		t.Errorf("Cache-Control without an upstream lifetime = %q", rec.Header().Get("Cache-Control"))
+	}
+	if n := up.count(p); n != 8 {
+		t.Fatalf("fetches without Cache-Control = %d, want 8", n)
 	}
 }
 
@@ -369,8 +382,14 @@ func TestPRMUpstreamFailures(t *testing.T) {
 	}
 }
 
-func TestPRMNotFoundIsCached(t *testing.T) {
+func TestPRMNotFoundIsCachedForItsMaxAge(t *testing.T) {
 	up := newUpstream(t)
+	for _, p := range []string{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"} {
+		up.handle(p, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Cache-Control", "max-age=60")
+			http.NotFound(w, r)
+		})
+	}
 	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/mcp", nil)
 	tr.get(t, "/.well-known/oauth-protected-resource/mcp")
 	tr.get(t, "/.well-known/oauth-protected-resource/mcp")
@@ -628,5 +647,209 @@ func TestPRMUpstreamTLSAndTimeoutGist(t *testing.T) {
 	rec = tr.get(t, "/.well-known/oauth-protected-resource/mcp")
 	if d := errorDescription(t, rec); rec.Code != http.StatusBadGateway || !strings.Contains(d, "did not answer in time") {
 		t.Errorf("timeout: %d %q", rec.Code, d)
+	}
+}
+
+func TestPRMResourceMismatchServedUnchanged(t *testing.T) {
+	up := newUpstream(t)
+	const p = "/.well-known/oauth-protected-resource/mcp"
+	up.handle(p, serveDoc(`{"resource":"https://evil.example.com/mcp","authorization_servers":["https://as.example"]}`))
+	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/mcp", nil)
+
+	for range 2 {
+		rec := tr.get(t, p)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("status %d: %s", rec.Code, rec.Body)
+		}
+		if got := string(decodeDoc(t, rec)["resource"]); got != `"https://evil.example.com/mcp"` {
+			t.Fatalf("resource = %s, want the upstream's, unchanged, so the client refuses it", got)
+		}
+	}
+	if n := strings.Count(tr.logs.String(), "names another resource than the upstream's URL"); n != 1 {
+		t.Errorf("WARN logged %d times, want once:\n%s", n, tr.logs)
+	}
+	if !strings.Contains(tr.logs.String(), "level=WARN") {
+		t.Errorf("not a WARN: %s", tr.logs)
+	}
+
+	// Once the upstream names itself, the bridge's URL is served again.
+	up.handle(p, serveDoc(upstreamDoc))
+	if got := string(decodeDoc(t, tr.get(t, p))["resource"]); got != `"https://bridge.example/mcp"` {
+		t.Errorf("resource after the fix = %s", got)
+	}
+}
+
+func TestSameResource(t *testing.T) {
+	up, _ := url.Parse("http://Up.Example:80/a/mcp")
+	for res, want := range map[string]bool{
+		"http://up.example/a/mcp":       true,
+		"http://up.example:80/a/mcp/":   true,
+		"HTTP://UP.EXAMPLE/a/mcp":       true,
+		"http://up.example":             true, // the origin: every endpoint there
+		"http://up.example/a":           true,
+		"http://up.example/a/mcp/x":     false,
+		"http://up.example/a/mc":        false,
+		"http://up.example/b/mcp":       false,
+		"https://up.example/a/mcp":      false,
+		"http://up.example:8080/a/mcp":  false,
+		"http://evil.example/a/mcp":     false,
+		"http://up.example/a/mcp?x=1":   false,
+		"http://u@up.example/a/mcp":     false,
+		"http://up.example/a/mcp#frag":  false,
+		"not a url at all with spaces%": false,
+	} {
+		if got := sameResource(res, up); got != want {
+			t.Errorf("sameResource(%q) = %v, want %v", res, got, want)
+		}
+	}
+}
+
+func TestPRMRefusalRefetchesChangedAuthorizationServers(t *testing.T) {
+	up := newUpstream(t)
+	const p = "/.well-known/oauth-protected-resource/mcp"
+	doc := func(as string) string {
+		return `{"resource":"http://upstream.internal/mcp","authorization_servers":["` + as + `"]}`
+	}
+	// The upstream allows a long lifetime: only a refusal makes the relay
+	// look again before it ends.
+	up.handle(p, serveDoc(doc("https://as1.example"), "Cache-Control", "max-age=3600"))
+	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/mcp", nil)
+	servers := func() string { return string(decodeDoc(t, tr.get(t, p))["authorization_servers"]) }
+
+	if got := servers(); got != `["https://as1.example"]` {
+		t.Fatalf("authorization_servers = %s", got)
+	}
+	up.handle(p, serveDoc(doc("https://as2.example"), "Cache-Control", "max-age=3600"))
+	tr.clock.Advance(10 * time.Second)
+	if got := servers(); got != `["https://as1.example"]` || up.count(p) != 1 {
+		t.Fatalf("within the lifetime without a refusal: %s after %d fetches, want the kept copy", got, up.count(p))
+	}
+	// The upstream refuses the as1 token; the client discovers again.
+	rec := httptest.NewRecorder()
+	tr.RelayAuthError(rec, httptest.NewRequest(http.MethodPost, "https://bridge.example/mcp", nil),
+		&UpstreamAuthError{Status: 401, Method: "tools/call", Challenges: []string{`Bearer scope="mcp:basic"`}}, json.RawMessage(`1`))
+	if got := servers(); got != `["https://as2.example"]` {
+		t.Errorf("after a refusal authorization_servers = %s, want the upstream's current as2", got)
+	}
+	if up.count(p) != 2 {
+		t.Errorf("fetches = %d, want 2", up.count(p))
+	}
+}
+
+// A 2025-03-26 upstream that is its own authorization server (issuer at its
+// origin, endpoints under a path of its own): behind the bridge the client
+// builds the issuer from the bridge's origin, so the bridge fronts it.
+func TestASProxyFrontsTheUpstreamsOwnAuthorizationServer(t *testing.T) {
+	up := newUpstream(t)
+	up.handle("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		serveDoc(`{"issuer":"`+up.URL+`","authorization_endpoint":"`+up.URL+`/oauth/authorize","token_endpoint":"`+up.URL+
+			`/oauth/token","registration_endpoint":"`+up.URL+`/oauth/register","jwks_uri":"https://keys.example/jwks",`+
+			`"authorization_response_iss_parameter_supported":true,"response_types_supported":["code"]}`)(w, r)
+	})
+	up.handle("/oauth/authorize", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://127.0.0.1:1/cb?code=c1&state=s1&iss="+url.QueryEscape(up.URL), http.StatusFound)
+	})
+	up.handle("/oauth/token", serveDoc(`{"access_token":"t","token_type":"Bearer"}`))
+	up.handle("/other", serveDoc(`{}`))
+	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/mcp", func(c *Config) { c.ProxyAuthServer = true })
+	mux := http.NewServeMux()
+	for _, p := range tr.Patterns() {
+		mux.Handle(p, tr)
+	}
+	bridge := httptest.NewServer(mux)
+	defer bridge.Close()
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	do := func(method, path string) (*http.Response, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(method, bridge.URL+path, strings.NewReader("grant_type=authorization_code"))
+		req.Header.Set("Accept-Encoding", "gzip") // the metadata is still rewritten
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+
+	// A client that read the metadata elsewhere (another replica, before a
+	// restart) goes straight to an endpoint: the relay reads the metadata
+	// itself to learn it is one.
+	if resp, _ := do(http.MethodPost, "/oauth/token"); resp.StatusCode != http.StatusOK || up.count("/oauth/token") != 1 {
+		t.Fatalf("/oauth/token before any metadata request: %d, upstream hits %d", resp.StatusCode, up.count("/oauth/token"))
+	}
+	if n := up.count("/.well-known/oauth-authorization-server"); n != 1 {
+		t.Fatalf("metadata fetches by the relay = %d, want 1", n)
+	}
+	resp, body := do(http.MethodGet, "/.well-known/oauth-authorization-server")
+	var meta map[string]any
+	if err := json.Unmarshal(body, &meta); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("metadata: %d %s (%v)", resp.StatusCode, body, err)
+	}
+	for k, want := range map[string]any{
+		"issuer":                 "https://bridge.example",
+		"authorization_endpoint": "https://bridge.example/oauth/authorize",
+		"token_endpoint":         "https://bridge.example/oauth/token",
+		"registration_endpoint":  "https://bridge.example/oauth/register",
+		"jwks_uri":               "https://keys.example/jwks", // another origin: as sent
+		"authorization_response_iss_parameter_supported": true,
+	} {
+		if meta[k] != want {
+			t.Errorf("%s = %v, want %v", k, meta[k], want)
+		}
+	}
+	if resp.ContentLength != int64(len(body)) {
+		t.Errorf("Content-Length %d for %d bytes", resp.ContentLength, len(body))
+	}
+	// The authorization response's iss is the issuer the client now knows.
+	resp, _ = do(http.MethodGet, "/oauth/authorize?client_id=x")
+	loc, _ := url.Parse(resp.Header.Get("Location"))
+	if resp.StatusCode != http.StatusFound || loc.Query().Get("iss") != "https://bridge.example" || loc.Query().Get("code") != "c1" || loc.Query().Get("state") != "s1" {
+		t.Errorf("authorize: %d Location %q, want iss=https://bridge.example with code and state kept", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	resp, body = do(http.MethodPost, "/oauth/token")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"access_token"`) || resp.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("token: %d %s Cache-Control %q", resp.StatusCode, body, resp.Header.Get("Cache-Control"))
+	}
+	// Only the endpoints the metadata names are proxied, and a known
+	// authorization server is not asked again.
+	if resp, _ := do(http.MethodGet, "/other"); resp.StatusCode != http.StatusNotFound || up.count("/other") != 0 {
+		t.Errorf("/other: %d, upstream hits %d", resp.StatusCode, up.count("/other"))
+	}
+	if n := up.count("/.well-known/oauth-authorization-server"); n != 2 {
+		t.Errorf("metadata fetches = %d, want 2 (the relay's and the client's)", n)
+	}
+}
+
+// An authorization server with an issuer of its own is reached directly:
+// its metadata passes through unchanged and nothing new is proxied.
+func TestASProxyLeavesAnotherIssuerAlone(t *testing.T) {
+	up := newUpstream(t)
+	const doc = `{"issuer":"https://as.example","token_endpoint":"https://as.example/oauth/token"}`
+	up.handle("/.well-known/oauth-authorization-server", serveDoc(doc))
+	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/mcp", func(c *Config) { c.ProxyAuthServer = true })
+	rec := httptest.NewRecorder()
+	tr.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "https://bridge.example/.well-known/oauth-authorization-server", nil))
+	if rec.Code != http.StatusOK || rec.Body.String() != doc {
+		t.Errorf("metadata: %d %s, want it as sent", rec.Code, rec.Body)
+	}
+	const meta = "/.well-known/oauth-authorization-server"
+	token := func() int {
+		rec := httptest.NewRecorder()
+		tr.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "https://bridge.example/oauth/token", strings.NewReader("x=1")))
+		return rec.Code
+	}
+	if code := token(); code != http.StatusNotFound || up.count("/oauth/token") != 0 || up.count(meta) != 2 {
+		t.Errorf("/oauth/token: %d, upstream token hits %d, metadata hits %d (want 404, 0, 2)", code, up.count("/oauth/token"), up.count(meta))
+	}
+	// Unknown paths make the relay look again at most once a minute.
+	token()
+	if up.count(meta) != 2 {
+		t.Errorf("metadata fetched again at once: %d", up.count(meta))
+	}
+	tr.clock.Advance(asDiscoverEvery)
+	token()
+	if up.count(meta) != 3 {
+		t.Errorf("metadata fetches after a minute = %d, want 3", up.count(meta))
 	}
 }

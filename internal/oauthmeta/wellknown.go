@@ -1,6 +1,7 @@
 package oauthmeta
 
 import (
+	"encoding/json"
 	"net/url"
 	"strings"
 )
@@ -55,4 +56,46 @@ func resourceID(public *url.URL) string {
 // slash when it builds the URL.
 func samePath(suffix, endpoint string) bool {
 	return strings.TrimSuffix(suffix, "/") == strings.TrimSuffix(endpoint, "/")
+}
+
+// docResource returns a validated document's resource string.
+func docResource(doc map[string]json.RawMessage) string {
+	var s string
+	_ = json.Unmarshal(doc["resource"], &s)
+	return s
+}
+
+// sameResource reports whether resource, an upstream document's, identifies
+// the upstream endpoint up, which the bridge dials. RFC 9728 §3.3 asks for
+// the identical URL; like the TypeScript SDK's client the relay accepts a
+// resource with the same origin whose path is up's path or a parent of it
+// at a segment boundary (a document naming the origin describes every
+// endpoint there), with scheme and host compared case-insensitively, the
+// default port implied and a trailing slash ignored. Anything else — another
+// host, port or scheme, a sibling path, another query — is another resource.
+func sameResource(resource string, up *url.URL) bool {
+	r, err := url.Parse(resource)
+	if err != nil || up == nil || r.User != nil || r.RawQuery != up.RawQuery || r.Fragment != "" {
+		return false
+	}
+	if !strings.EqualFold(r.Scheme, up.Scheme) || canonicalHost(r) != canonicalHost(up) {
+		return false
+	}
+	rp := strings.TrimSuffix(r.EscapedPath(), "/")
+	upPath := strings.TrimSuffix(up.EscapedPath(), "/")
+	return rp == upPath || strings.HasPrefix(upPath, rp+"/")
+}
+
+// canonicalHost is u's host in lower case with the scheme's default port.
+func canonicalHost(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		switch strings.ToLower(u.Scheme) {
+		case "https":
+			port = "443"
+		case "http":
+			port = "80"
+		}
+	}
+	return strings.ToLower(u.Hostname()) + ":" + port
 }

@@ -183,7 +183,10 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if eraErr != nil && s.relayEraRefusal(sw, r, ex, eraErr) {
+	// The edge's context carries the relay, which learns the refusal's
+	// resource_metadata (RFC 9728 §5.1) so the bridge's metadata serves the
+	// document the upstream named, not only the well-known one.
+	if eraErr != nil && s.relayEraRefusal(sw, r.WithContext(edge.NewContext(r.Context(), er)), ex, eraErr) {
 		return
 	}
 	if eraErr != nil {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -70,10 +71,52 @@ func authScenarios(t *testing.T) map[string][]string {
 type scenarioOutcome struct {
 	checks   int
 	failures []string // "id: message" of FAILURE checks
+	failed   []string // the ids of FAILURE checks, in order, once each
 	warnings []string
 }
 
 func (o *scenarioOutcome) passed() bool { return o != nil && len(o.failures) == 0 && o.checks > 0 }
+
+// audienceCheck is the suite's check that the RFC 8707 resource the client
+// sends is the one the protected resource metadata the client read names.
+// Through the bridge that is the bridge's URL (the URL the client dialed,
+// RFC 9728 §3.3), while the suite's authorization server expects its own
+// server's URL: any intermediary at another URL fails it, and in
+// production the authorization server issues tokens for the bridge's
+// public URL (or the bridge takes over the upstream's URL). It is reported,
+// never hidden, and not counted as a regression.
+const audienceCheck = "resource-parameter-matches-prm"
+
+const audienceNote = "(expected: the AS is configured for the upstream's own URL)"
+
+// onlyAudience reports whether o failed, and failed only the audience check.
+func (o *scenarioOutcome) onlyAudience() bool {
+	return o != nil && o.checks > 0 && len(o.failed) == 1 && o.failed[0] == audienceCheck
+}
+
+// regressions are the checks o (through the bridge) fails that direct (the
+// same scenario without the bridge) does not, the audience check aside.
+// A run through the bridge that produced no checks at all regresses too.
+func (o *scenarioOutcome) regressions(direct *scenarioOutcome) []string {
+	if o == nil || o.checks == 0 {
+		return []string{"no checks were graded through the bridge"}
+	}
+	known := map[string]bool{audienceCheck: true}
+	if direct != nil {
+		for _, id := range direct.failed {
+			known[id] = true
+		}
+	}
+	var out []string
+	for i, f := range o.failures {
+		id, _, _ := strings.Cut(f, ": ")
+		if !known[id] {
+			out = append(out, o.failures[i])
+			known[id] = true
+		}
+	}
+	return out
+}
 
 func (o *scenarioOutcome) cell() string {
 	switch {
@@ -85,12 +128,14 @@ func (o *scenarioOutcome) cell() string {
 		return fmt.Sprintf("pass (%d checks)", o.checks)
 	case len(o.failures) == 0:
 		return fmt.Sprintf("pass (%d checks, %d warnings: %s)", o.checks, len(o.warnings), strings.Join(o.warnings, "; "))
+	case o.onlyAudience():
+		return fmt.Sprintf("pass except the audience check `%s` %s (%d of %d checks pass)", audienceCheck, audienceNote, o.checks-len(o.failures), o.checks)
 	default:
-		more := ""
-		if len(o.failures) > 1 {
-			more = fmt.Sprintf(" (+%d more)", len(o.failures)-1)
+		ids := make([]string, len(o.failed))
+		for i, id := range o.failed {
+			ids[i] = "`" + id + "`"
 		}
-		return fmt.Sprintf("**fail** %d of %d checks: %s%s", len(o.failures), o.checks, o.failures[0], more)
+		return fmt.Sprintf("**fail** %d of %d checks: %s — %s", len(o.failures), o.checks, strings.Join(ids, ", "), o.failures[0])
 	}
 }
 
@@ -140,6 +185,9 @@ func runAuthScenario(t *testing.T, command, scenario, version string, env []stri
 			case "FAILURE":
 				o.checks++
 				o.failures = append(o.failures, c.ID+": "+oneLine(msg))
+				if !slices.Contains(o.failed, c.ID) {
+					o.failed = append(o.failed, c.ID)
+				}
 			case "WARNING":
 				o.checks++
 				o.warnings = append(o.warnings, c.ID+": "+oneLine(msg))
@@ -161,11 +209,13 @@ func oneLine(s string) string {
 // TestConformanceAuthClientTable grades the client auth/* scenarios of
 // 2025-03-26, 2025-11-25 and 2026-07-28 (each at every revision it is tagged
 // with) without and through the bridge, logs
-// the Markdown table for docs/CONFORMANCE.md, and fails for every scenario
-// that passes without the bridge but not through it (the bridge must be
-// transparent to OAuth: relay the 401 and its challenge, serve the
-// protected resource metadata at its own well-known URIs with its own URL as
-// the resource, relay the 2025-03-26 endpoints, forward the token).
+// the Markdown table for docs/CONFORMANCE.md (with -v also unindented on
+// stdout), and fails for every check a scenario fails through the bridge but
+// not without it (the bridge must be transparent to OAuth: relay the 401
+// and its challenge, serve the protected resource metadata at its own
+// well-known URIs with its own URL as the resource, relay the 2025-03-26
+// endpoints, forward the token). The one exception is audienceCheck, shown
+// in the table as what it is. Everything it writes is under temp dirs.
 func TestConformanceAuthClientTable(t *testing.T) {
 	t.Parallel()
 	peers.Node22(t)
@@ -245,26 +295,65 @@ func TestConformanceAuthClientTable(t *testing.T) {
 	})
 	var tb strings.Builder
 	tb.WriteString("| scenario | spec | without bridge | through bridge |\n|---|---|---|---|\n")
-	passedDirect, passedBoth := 0, 0
+	passedDirect, passedBoth, audienceOnly := 0, 0, 0
 	for _, k := range keys {
 		r := rows[k]
 		fmt.Fprintf(&tb, "| `%s` | %s | %s | %s |\n", k.scenario, k.version, r.direct.cell(), r.bridged.cell())
 		if r.direct.passed() {
 			passedDirect++
-			if r.bridged.passed() {
+			switch {
+			case r.bridged.passed():
 				passedBoth++
-			} else {
-				var fails []string
-				if r.bridged != nil {
-					fails = r.bridged.failures
-				}
-				t.Errorf("%s (%s) passes without the bridge but not through it:\n  %s", k.scenario, k.version, strings.Join(fails, "\n  "))
+			case r.bridged.onlyAudience():
+				audienceOnly++
 			}
 		}
+		if r.direct == nil || r.direct.checks == 0 {
+			continue // nothing to compare with; reported above
+		}
+		if reg := r.bridged.regressions(r.direct); len(reg) > 0 {
+			t.Errorf("%s (%s) through the bridge fails checks it passes without the bridge:\n  %s", k.scenario, k.version, strings.Join(reg, "\n  "))
+		}
 	}
-	fmt.Fprintf(&tb, "\n%d scenario runs; %d pass without the bridge, %d of them through the bridge too.\n", len(keys), passedDirect, passedBoth)
+	fmt.Fprintf(&tb, "\n%d scenario runs; %d pass without the bridge; of them %d pass through the bridge too and %d pass through it except the audience check `%s` %s.\n",
+		len(keys), passedDirect, passedBoth, audienceOnly, audienceCheck, audienceNote)
 	t.Logf("conformance 0.2.0-alpha.12 client auth scenarios, go-sdk v1.8.0 conformance client:\n%s", tb.String())
+	if testing.Verbose() {
+		// t.Logf indents its lines; this copy pastes into docs/CONFORMANCE.md as is.
+		fmt.Printf("\n<!-- conformance auth table: begin -->\n%s<!-- conformance auth table: end -->\n", tb.String())
+	}
 	if passedDirect == 0 {
 		t.Error("no scenario passed even without the bridge: the harness or the client is broken")
+	}
+}
+
+// The table's verdicts: the audience check alone is reported, not counted
+// as a regression; any other check failed only through the bridge is.
+func TestScenarioOutcomeClassification(t *testing.T) {
+	direct := &scenarioOutcome{checks: 19}
+	audience := &scenarioOutcome{checks: 20, failures: []string{audienceCheck + ": sent another value"}, failed: []string{audienceCheck}}
+	if !audience.onlyAudience() || len(audience.regressions(direct)) != 0 {
+		t.Errorf("audience only: onlyAudience %v, regressions %v", audience.onlyAudience(), audience.regressions(direct))
+	}
+	if c := audience.cell(); !strings.Contains(c, "pass except the audience check `"+audienceCheck+"`") || !strings.Contains(c, "19 of 20") {
+		t.Errorf("cell %q", c)
+	}
+	more := &scenarioOutcome{checks: 20, failures: []string{audienceCheck + ": x", "client-registration: missing"}, failed: []string{audienceCheck, "client-registration"}}
+	if more.onlyAudience() {
+		t.Error("two failing checks count as the audience check only")
+	}
+	if reg := more.regressions(direct); len(reg) != 1 || !strings.HasPrefix(reg[0], "client-registration") {
+		t.Errorf("regressions %v, want client-registration", reg)
+	}
+	if c := more.cell(); !strings.Contains(c, "`"+audienceCheck+"`, `client-registration`") {
+		t.Errorf("cell %q does not list the failing checks", c)
+	}
+	// A check that fails without the bridge too is not the bridge's regression.
+	failsDirect := &scenarioOutcome{checks: 19, failures: []string{"client-registration: missing"}, failed: []string{"client-registration"}}
+	if reg := more.regressions(failsDirect); len(reg) != 0 {
+		t.Errorf("regressions against a failing direct run %v", reg)
+	}
+	if reg := (*scenarioOutcome)(nil).regressions(direct); len(reg) != 1 {
+		t.Errorf("a run through the bridge with no result: regressions %v", reg)
 	}
 }
