@@ -146,7 +146,7 @@ const (
 	// election and the promotion) and a Cluster node restart.
 	DefaultRedisFailoverTimeout = 15 * time.Second
 	redisLayoutVersion          = "2"
-	redisDialTimeout        = 5 * time.Second
+	redisDialTimeout            = 5 * time.Second
 )
 
 var redisPrefixRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
