@@ -14,12 +14,24 @@ import (
 // Redis is a Coordinator in a Redis (or Valkey) shared by the replicas. Under
 // the store's key prefix P:
 //
-//	P:lease:<name>   the holder's token, with a PX expiry (SET NX PX); renew
-//	                 and release compare the token first (Lua), so only the
-//	                 holder extends or drops it
-//	P:topic:<topic>  a pub/sub channel (no key)
+//	P:lease:{<name>}  the holder's token, with a PX expiry (SET NX PX); renew
+//	                  and release compare the token first (Lua), so only the
+//	                  holder extends or drops it. Each script touches this one
+//	                  key; the hash tag is the lease's name, so a Redis Cluster
+//	                  spreads leases over its nodes by task.
+//	P:topic:<topic>   a pub/sub channel (no key)
 //
-// Every subscription of the process shares one pub/sub connection.
+// Every subscription of the process shares one pub/sub connection. On a
+// Redis Cluster that is plain PUBLISH/SUBSCRIBE, which the cluster bus
+// forwards to every node, so one connection to any node receives every
+// topic. Sharded pub/sub (SPUBLISH/SSUBSCRIBE) would keep a message on its
+// channel's shard, but a subscriber must then hold a connection to the
+// primary of each channel's slot (one per node, re-made on every resharding
+// and failover); at the bridge's rate (one message per task status change)
+// the broadcast costs less than that bookkeeping, so it does not fit here.
+// After a failover or a node restart go-redis re-subscribes on a new
+// connection, and Subscribe's channel then receives a nil message (messages
+// may have been missed): the watchers re-read the store.
 type Redis struct {
 	rdb    redis.UniversalClient
 	prefix string
@@ -56,7 +68,7 @@ func NewRedis(rdb redis.UniversalClient, prefix string, log *slog.Logger) *Redis
 		subs: map[string]map[*redisSub]struct{}{}, confirmed: map[string]bool{}, waiting: map[string]chan struct{}{}}
 }
 
-func (r *Redis) leaseKey(name string) string { return r.prefix + "lease:" + name }
+func (r *Redis) leaseKey(name string) string { return r.prefix + "lease:{" + name + "}" }
 func (r *Redis) channel(topic string) string { return r.prefix + "topic:" + topic }
 
 // renewScript and releaseScript change a lease only for its holder.
