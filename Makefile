@@ -15,11 +15,15 @@ test: redis-server vet unit fuzz-seeds
 
 # The Redis store's tests (sessionmap, cmd/bridge) run a real redis-server:
 # the one of $$TASKSBRIDGE_REDIS_URL, else their own on a free loopback port
-# (internal/redistest). Some (replication, WAIT) always start their own, so the
-# binary is installed from Debian's package when it is missing.
+# (internal/redistest). Some (replication, WAIT, Sentinel failover, Redis
+# Cluster) always start their own, so the binaries are installed from
+# Debian's packages when missing: redis-server (with redis-tools'
+# redis-cli, which creates and reshards the test cluster) and
+# redis-sentinel, a separate package.
 .PHONY: redis-server
 redis-server:
-	@command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)
+	@(command -v redis-server && command -v redis-sentinel && command -v redis-cli) >/dev/null || \
+	  (apt-get update && apt-get install -y redis-server redis-sentinel redis-tools)
 
 vet:
 	$(GO) vet ./...
