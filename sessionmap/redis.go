@@ -229,7 +229,16 @@ func OpenRedis(ctx context.Context, cfg RedisConfig, opts ...Option) (*Redis, er
 	}
 	r := &Redis{rdb: rdb, opt: o, cfg: cfg, target: target, addr: target.String(),
 		keys: redisKeys{base: cfg.Prefix + ":"}}
-	if err := r.init(ctx); err != nil {
+	start := r.init
+	if target.Kind != RedisSingle {
+		// A bridge that starts during a failover or a node restart waits
+		// for it (bounded by FailoverTimeout) instead of exiting; one
+		// server has no failover to wait for, so it is refused at once.
+		start = func(ctx context.Context) error {
+			return r.retry(ctx, "start", func(bool) error { return r.init(ctx) })
+		}
+	}
+	if err := start(ctx); err != nil {
 		_ = r.rdb.Close()
 		return nil, err
 	}
