@@ -283,6 +283,7 @@ func newRedisClient(cfg RedisConfig, t RedisTarget) (redis.UniversalClient, erro
 			Username: user, Password: pass, DB: t.DB, TLSConfig: tc,
 			DialTimeout: redisDialTimeout, ReadTimeout: redisReadTimeout, WriteTimeout: redisWriteTimeout,
 			DisableIdentity: true,
+			OnConnect:       requirePrimary,
 		}), nil
 	case RedisCluster:
 		return redis.NewClusterClient(&redis.ClusterOptions{
@@ -296,6 +297,27 @@ func newRedisClient(cfg RedisConfig, t RedisTarget) (redis.UniversalClient, erro
 		DialTimeout: redisDialTimeout, ReadTimeout: redisReadTimeout, WriteTimeout: redisWriteTimeout,
 		DisableIdentity: true, // no CLIENT SETINFO: older servers and proxies refuse it
 	}), nil
+}
+
+// requirePrimary refuses a new connection to a node that is not a primary.
+// Right after a failover a sentinel that has not learnt of it yet may still
+// name the old primary; if that one is back already (restarted, now a
+// replica that is still syncing), it would answer reads from an empty or
+// stale copy — an acknowledged task would look unknown. Refused, the
+// connection is retried until a sentinel names the new primary.
+func requirePrimary(ctx context.Context, cn *redis.Conn) error {
+	role, err := cn.Do(ctx, "ROLE").Slice()
+	if err != nil {
+		return err
+	}
+	if len(role) > 0 {
+		// go-redis runs this hook on its sentinel connections too (role
+		// "sentinel"): only a replica is refused.
+		if r, _ := role[0].(string); r == "slave" || r == "replica" {
+			return fmt.Errorf("READONLY the node the sentinels named is a %s, not the primary (a failover is under way)", r)
+		}
+	}
+	return nil
 }
 
 // ErrUnavailable: the Redis store could not be reached (or had no writable
@@ -328,7 +350,7 @@ func transient(err error) bool {
 	}
 	msg := err.Error()
 	for _, p := range []string{"READONLY ", "LOADING ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ", "MOVED ", "ASK ",
-		"NOREPLICAS ", "UNBLOCKED ", "redis: all sentinels", "use of closed network connection",
+		"NOREPLICAS ", "EXECABORT ", "UNBLOCKED ", "redis: all sentinels", "use of closed network connection",
 		"connection reset", "broken pipe", "i/o timeout", "connection refused"} {
 		if strings.HasPrefix(msg, p) || strings.Contains(msg, p) {
 			return true
@@ -350,7 +372,8 @@ func notApplied(err error) bool {
 		return true
 	}
 	msg := err.Error()
-	for _, p := range []string{"READONLY ", "LOADING ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ", "MOVED ", "ASK ", "redis: all sentinels"} {
+	for _, p := range []string{"READONLY ", "LOADING ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ", "MOVED ", "ASK ",
+		"EXECABORT ", "redis: all sentinels"} {
 		if strings.HasPrefix(msg, p) || strings.Contains(msg, p) {
 			return true
 		}
