@@ -327,6 +327,12 @@ func (r *Redis) Target() RedisTarget {
 	return t
 }
 
+// Durability returns the store's --redis-wait-replicas, --redis-wait-timeout
+// and --redis-failover-timeout, for the coordination that shares its client.
+func (r *Redis) Durability() (waitReplicas int, waitTimeout, failoverTimeout time.Duration) {
+	return r.cfg.WaitReplicas, r.cfg.WaitTimeout, r.cfg.FailoverTimeout
+}
+
 // Prefix returns the key prefix.
 func (r *Redis) Prefix() string { return r.cfg.Prefix }
 

@@ -380,3 +380,8 @@ func notApplied(err error) bool {
 	}
 	return false
 }
+
+// TransientRedisError reports whether err is what a Redis failover, restart
+// or resharding looks like (the store retries such errors), for code that
+// shares the store's Redis client (internal/coord).
+func TransientRedisError(err error) bool { return transient(err) }

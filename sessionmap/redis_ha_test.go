@@ -267,7 +267,7 @@ func TestRedisSentinelFailoverLosesNothing(t *testing.T) {
 	stop := make(chan struct{})
 	w := runWriters(ctx, s, 4, stop)
 	waitAcked(t, w, 20)
-	took, err := sen.Failover(ctx, 300*time.Millisecond)
+	_, took, err := sen.Failover(ctx, 300*time.Millisecond)
 	if err != nil {
 		close(stop)
 		t.Fatal(err)

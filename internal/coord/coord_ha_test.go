@@ -74,7 +74,7 @@ func TestRedisFanoutSurvivesFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	if _, err := sen.Failover(ctx, 0); err != nil {
+	if _, _, err := sen.Failover(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
 	sawNil := false
@@ -99,5 +99,28 @@ func TestRedisFanoutSurvivesFailover(t *testing.T) {
 		case <-deadline:
 			t.Fatalf("nothing delivered after the failover (last publish: %v)", err)
 		}
+	}
+}
+
+// With the store's --redis-wait-replicas, a lease no replica acknowledged
+// is not taken (and not left behind); with a replica it is.
+func TestRedisLeaseWaitsForReplicas(t *testing.T) {
+	primary := redistest.StartLocal(t)
+	ctx := context.Background()
+	c := haCoord(t, primary.URL).WithDurability(1, 100*time.Millisecond, 300*time.Millisecond)
+	tok := coord.NewToken("r1")
+	if ok, err := c.Acquire(ctx, "l", tok, time.Minute); ok || err != nil {
+		t.Fatalf("Acquire without a replica = %v, %v; want false, nil", ok, err)
+	}
+	if h, err := c.Holder(ctx, "l"); h != "" || err != nil {
+		t.Fatalf("a lease no replica has is left held by %q (%v)", h, err)
+	}
+	redistest.StartReplica(t, primary)
+	c.WithDurability(1, 10*time.Second, 0)
+	if ok, err := c.Acquire(ctx, "l", tok, time.Minute); !ok || err != nil {
+		t.Fatalf("Acquire with a replica = %v, %v", ok, err)
+	}
+	if ok, err := c.Renew(ctx, "l", tok, time.Minute); !ok || err != nil {
+		t.Fatalf("Renew with a replica = %v, %v", ok, err)
 	}
 }

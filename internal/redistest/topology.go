@@ -315,14 +315,20 @@ func (s *Sentinel) Primary(ctx context.Context) (*Node, error) {
 // Failover kills the primary with SIGKILL, waits until the sentinels have
 // promoted the replica, then restarts the old primary as a replica of the
 // new one (empty: no persistence, it syncs in full) and waits for its sync.
-// It returns the time from the kill to the sentinels naming the new primary.
-func (s *Sentinel) Failover(ctx context.Context, down time.Duration) (time.Duration, error) {
+// It returns when the primary was killed (its process gone) and the time
+// from then to the sentinels naming the new primary.
+func (s *Sentinel) Failover(ctx context.Context, down time.Duration) (killed time.Time, promoted time.Duration, err error) {
+	killed, promoted, err = s.failover(ctx, down)
+	return
+}
+
+func (s *Sentinel) failover(ctx context.Context, down time.Duration) (time.Time, time.Duration, error) {
 	old, err := s.Primary(ctx)
 	if err != nil {
-		return 0, err
+		return time.Time{}, 0, err
 	}
-	killed := time.Now()
 	old.Kill()
+	killed := time.Now()
 	var promoted time.Duration
 	for {
 		a, err := s.PrimaryAddr(ctx)
@@ -331,10 +337,10 @@ func (s *Sentinel) Failover(ctx context.Context, down time.Duration) (time.Durat
 			break
 		}
 		if ctx.Err() != nil {
-			return 0, ctx.Err()
+			return killed, 0, ctx.Err()
 		}
 		if time.Since(killed) > 60*time.Second {
-			return 0, fmt.Errorf("no failover within 60s of killing %s: %v", old.Addr, err)
+			return killed, 0, fmt.Errorf("no failover within 60s of killing %s: %v", old.Addr, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -342,19 +348,19 @@ func (s *Sentinel) Failover(ctx context.Context, down time.Duration) (time.Durat
 		select {
 		case <-time.After(d):
 		case <-ctx.Done():
-			return promoted, ctx.Err()
+			return killed, promoted, ctx.Err()
 		}
 	}
 	np, err := s.PrimaryAddr(ctx)
 	if err != nil {
-		return promoted, err
+		return killed, promoted, err
 	}
 	host, port, _ := net.SplitHostPort(np)
 	old.ready = "MASTER <-> REPLICA sync: Finished with success"
 	if err := old.Restart("--replicaof", host, port); err != nil {
-		return promoted, err
+		return killed, promoted, err
 	}
-	return promoted, nil
+	return killed, promoted, nil
 }
 
 // Stop kills every process of the setup.

@@ -40,7 +40,7 @@ func TestSentinelFailover(t *testing.T) {
 	}
 	_ = conn.Close()
 	before, _ := s.PrimaryAddr(ctx)
-	took, err := s.Failover(ctx, 0)
+	_, took, err := s.Failover(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -249,12 +249,12 @@ func killPrimaries(ctx context.Context, sen *redistest.Sentinel, pr *probe, rng 
 			r.err = ctx.Err()
 			return r
 		}
-		r.kills = append(r.kills, time.Now())
-		took, err := sen.Failover(ctx, c.primaryDown)
+		killed, took, err := sen.Failover(ctx, c.primaryDown)
 		if err != nil {
 			r.err = fmt.Errorf("Redis failover %d: %w", r.n+1, err)
 			return r
 		}
+		r.kills = append(r.kills, killed)
 		r.n++
 		r.promotions = append(r.promotions, took)
 		fmt.Fprintf(os.Stderr, "chaos: %5.1fs kill -9 of the Redis primary; the sentinels promoted the replica after %s (failover %d)\n",
