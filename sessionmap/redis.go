@@ -3,6 +3,7 @@ package sessionmap
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -49,6 +50,9 @@ import (
 //	                            there is no principal) because a task's create adds
 //	                            it to both in one script and DeleteSessionTasks
 //	                            removes from both in one MULTI
+//	P:ak:{<task id>}<key hash>  which call recorded an input key as answered (a nonce,
+//	                            10 minutes); the task's tag, as it is written in the
+//	                            MULTI that updates the task's record
 //	P:w:{<tag>}                 a marker written only to make WAIT meaningful when a
 //	                            retried write found its change already made (same tag
 //	                            as the key it stands for, so the same primary)
@@ -172,6 +176,13 @@ func (k redisKeys) stripTask(key string) string {
 }
 func (k redisKeys) stripSession(key string) string {
 	return strings.TrimSuffix(strings.TrimPrefix(key, k.base+"s:{"), "}")
+}
+
+// answerClaim is the claim of an input key answered by one call (the
+// task's tag: written in the MULTI that updates the task's record).
+func (k redisKeys) answerClaim(taskID, key string) string {
+	h := sha256.Sum256([]byte(key))
+	return k.base + "ak:{" + taskID + "}" + hex.EncodeToString(h[:16])
 }
 
 // waitMark is the marker key in the slot of key (same hash tag).
@@ -814,30 +825,64 @@ func (r *Redis) PendingUpstream(ctx context.Context) ([]Task, error) {
 	return r.AllTasks(ctx, TaskFilter{OwesUpstream: true})
 }
 
-// ownAnswered: the keys an earlier attempt of this call recorded, when that
-// attempt may have been applied, still count as this call's (the caller
-// sends them), instead of looking answered by someone else and being sent
-// by nobody.
-func ownAnswered(fresh, mine []string, cur Task, unsure bool) []string {
-	if !unsure {
-		return fresh
-	}
-	out := slices.Clone(fresh)
-	for _, k := range mine {
-		if !slices.Contains(out, k) && slices.Contains(cur.AnsweredKeys, k) {
-			out = append(out, k)
+// answerTask records input keys as answered (compute applies the shared
+// rule and returns the keys fresh for this call). An attempt that may have
+// been applied before a failover cut its answer off is told apart from
+// another caller's by a claim written in the same MULTI: a key already
+// answered whose claim carries this call's nonce was recorded by this call,
+// which still sends it (else nobody would); one recorded by someone else
+// is theirs (else it would be sent twice).
+func (r *Redis) answerTask(ctx context.Context, op string, sc Scope, id string, keys []string,
+	compute func(cur Task, now time.Time) (Task, []string, error)) ([]string, error) {
+	var nb [16]byte
+	_, _ = rand.Read(nb[:])
+	nonce := hex.EncodeToString(nb[:])
+	var fresh []string
+	err := r.watched(ctx, op, func(tx *watchTx) error {
+		cur, err := r.visibleTask(ctx, tx, sc, id)
+		if err != nil {
+			return err
 		}
-	}
-	return out
+		next, f, err := compute(cur, r.now())
+		fresh = slices.Clone(f)
+		if err != nil {
+			return err
+		}
+		if tx.unsure {
+			for _, k := range keys {
+				if slices.Contains(fresh, k) || !slices.Contains(cur.AnsweredKeys, k) {
+					continue
+				}
+				if v, err := tx.Get(ctx, r.keys.answerClaim(id, k)).Result(); err == nil && v == nonce {
+					fresh = append(fresh, k)
+				}
+			}
+		}
+		if len(f) == 0 {
+			return nil
+		}
+		val, err := encodeTask(next)
+		if err != nil {
+			return err
+		}
+		return tx.exec(ctx, func(p redis.Pipeliner) {
+			p.SetArgs(ctx, r.keys.task(id), val, redis.SetArgs{KeepTTL: true, Mode: "XX"})
+			for _, k := range f {
+				p.Set(ctx, r.keys.answerClaim(id, k), nonce, answerClaimTTL)
+			}
+		})
+	}, r.keys.task(id))
+	return fresh, err
 }
 
+// answerClaimTTL: a claim matters only while the call that wrote it
+// retries (at most the failover timeout).
+const answerClaimTTL = 10 * time.Minute
+
 func (r *Redis) RecordAnswered(ctx context.Context, sc Scope, id string, keys []string) ([]string, error) {
-	var fresh, mine []string
-	_, err := r.mutateTaskUnsure(ctx, "record answered input", sc, id, func(cur Task, now time.Time, unsure bool) (Task, bool, error) {
+	fresh, err := r.answerTask(ctx, "record answered input", sc, id, keys, func(cur Task, now time.Time) (Task, []string, error) {
 		next, f := recordAnswered(cur, keys, now)
-		fresh = ownAnswered(f, mine, cur, unsure)
-		mine = fresh
-		return next, len(f) > 0, nil
+		return next, f, nil
 	})
 	if errors.Is(err, ErrNotReplicated) && len(fresh) > 0 {
 		// The keys reached the primary only and the caller will not send
@@ -853,12 +898,12 @@ func (r *Redis) RecordAnswered(ctx context.Context, sc Scope, id string, keys []
 }
 
 func (r *Redis) OweAnswers(ctx context.Context, sc Scope, id string, answers map[string]json.RawMessage) ([]string, error) {
-	var fresh, mine []string
-	_, err := r.mutateTaskUnsure(ctx, "record owed input answers", sc, id, func(cur Task, now time.Time, unsure bool) (Task, bool, error) {
-		next, f, err := oweAnswers(cur, answers, now)
-		fresh = ownAnswered(f, mine, cur, unsure)
-		mine = fresh
-		return next, len(f) > 0, err
+	keys := make([]string, 0, len(answers))
+	for k := range answers {
+		keys = append(keys, k)
+	}
+	fresh, err := r.answerTask(ctx, "record owed input answers", sc, id, keys, func(cur Task, now time.Time) (Task, []string, error) {
+		return oweAnswers(cur, answers, now)
 	})
 	if errors.Is(err, ErrNotReplicated) && len(fresh) > 0 {
 		// As in RecordAnswered: the caller neither sends these answers nor
