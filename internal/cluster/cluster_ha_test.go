@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"os"
@@ -55,5 +56,56 @@ func TestThreeReplicasTSOnSentinelAndCluster(t *testing.T) {
 			}
 			requireSpread(t, c)
 		})
+	}
+}
+
+// A Redis Cluster node killed with SIGKILL and restarted on its AOF, then
+// slots moved with redis-cli --cluster reshard (MOVED and ASK while the
+// keys migrate), while the TypeScript SDK legacy client runs its whole
+// flow through the three replicas: every step passes, nothing is lost.
+func TestThreeReplicasTSClusterRestartAndReshard(t *testing.T) {
+	rc := redistest.SharedCluster(t)
+	c := startClusterOn(t, rc.URL, haPrefix())
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	chaos := make(chan error, 1)
+	var chaosDone time.Time
+	go func() {
+		// Let the client start, then disturb the slot owners.
+		select {
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+			chaos <- ctx.Err()
+			return
+		}
+		rc.Nodes[1].Kill()
+		err := rc.Nodes[1].Restart()
+		if err == nil {
+			err = rc.WaitOK(30 * time.Second)
+		}
+		if err == nil {
+			err = rc.Reshard(ctx, 2, 0, 300)
+		}
+		chaosDone = time.Now()
+		chaos <- err
+	}()
+	// The flow twice, so that it still runs when the resharding ends.
+	for range 2 {
+		rep := peers.RunTSClient(t, c.URL, peers.ClientOptions{
+			Steps:   []string{"init", "list", "task", "stream", "plain", "tasklist", "cancel", "fail", "iserror", "elicit", "sample"},
+			Args:    tsArgs,
+			Timeout: 75 * time.Second,
+		})
+		rep.Require(t)
+	}
+	clientsDone := time.Now()
+	if err := <-chaos; err != nil {
+		t.Fatalf("restart and reshard: %v", err)
+	}
+	if chaosDone.After(clientsDone) {
+		t.Fatalf("the resharding ended %s after the clients: it did not happen while they ran", chaosDone.Sub(clientsDone))
+	}
+	if up := c.Upstream.Counters(); up.DuplicateKeys != 0 || up.InputResponses != 4 {
+		t.Errorf("upstream input answers: %d accepted, %d duplicates; want 4, 0", up.InputResponses, up.DuplicateKeys)
 	}
 }
