@@ -128,8 +128,11 @@ type RedisConfig struct {
 	// TLS). TLSServerName overrides the name checked in the certificate.
 	CAFile, CertFile, KeyFile, TLSServerName string
 	// FailoverTimeout bounds how long one operation keeps retrying while
-	// the store is unreachable or has no writable primary (default
-	// DefaultRedisFailoverTimeout).
+	// the store is unreachable or has no writable primary. 0 is the
+	// topology's default: DefaultRedisFailoverTimeout with Sentinel or
+	// Cluster, no retry for one server (which has no failover to wait for:
+	// an outage fails calls at once, as readiness checks expect); negative:
+	// no retry.
 	FailoverTimeout time.Duration
 	// Prefix namespaces every key, so several bridges can share one Redis
 	// database: letters, digits, '.', '_' and '-' (default DefaultRedisPrefix).
@@ -226,12 +229,15 @@ func OpenRedis(ctx context.Context, cfg RedisConfig, opts ...Option) (*Redis, er
 	if cfg.WaitTimeout <= 0 {
 		cfg.WaitTimeout = DefaultRedisWaitTimeout
 	}
-	if cfg.FailoverTimeout <= 0 {
-		cfg.FailoverTimeout = DefaultRedisFailoverTimeout
-	}
 	target, err := ParseRedisURL(cfg.URL)
 	if err != nil {
 		return nil, err
+	}
+	switch {
+	case cfg.FailoverTimeout < 0:
+		cfg.FailoverTimeout = 0
+	case cfg.FailoverTimeout == 0 && target.Kind != RedisSingle:
+		cfg.FailoverTimeout = DefaultRedisFailoverTimeout
 	}
 	redisLibLogOnce.Do(func() { redis.SetLogger(redisLibLogger{}) })
 	rdb, err := newRedisClient(cfg, target)
@@ -446,7 +452,7 @@ func (r *Redis) retryIf(ctx context.Context, op string, again func(error) bool, 
 	unsure := false
 	for {
 		err := fn(unsure)
-		if err == nil || !again(err) || r.closed.Load() {
+		if err == nil || !again(err) || r.closed.Load() || r.cfg.FailoverTimeout <= 0 {
 			return err
 		}
 		waited := time.Since(start)

@@ -51,9 +51,10 @@ func storeFlags(withWait bool) []cli.Flag {
 					"failover loses no acknowledged task; 0: the primary alone"},
 			&cli.DurationFlag{Name: "redis-wait-timeout", Value: sessionmap.DefaultRedisWaitTimeout, EnvVars: []string{"TASKSBRIDGE_REDIS_WAIT_TIMEOUT"},
 				Usage: "how long one WAIT for --redis-wait-replicas lasts (it is retried until --redis-failover-timeout)"},
-			&cli.DurationFlag{Name: "redis-failover-timeout", Value: sessionmap.DefaultRedisFailoverTimeout, EnvVars: []string{"TASKSBRIDGE_REDIS_FAILOVER_TIMEOUT"},
+			&cli.DurationFlag{Name: "redis-failover-timeout", EnvVars: []string{"TASKSBRIDGE_REDIS_FAILOVER_TIMEOUT"},
 				Usage: "how long a store operation keeps retrying while Redis is unreachable or has no writable primary " +
-					"(a failover, a restart) before the client gets a retriable error"},
+					"(a failover, a restart) before the client gets a retriable error; default 15s with Sentinel or Cluster, " +
+					"no retry with one server (negative: never retry)"},
 		)
 	}
 	return fs
