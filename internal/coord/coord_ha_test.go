@@ -29,7 +29,7 @@ func haCoord(t *testing.T, url string) *coord.Redis {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	c := coord.NewRedis(st.Client(), st.Prefix(), slog.New(slog.DiscardHandler))
+	c := coord.NewRedis(st.Client(), st.Prefix(), slog.New(slog.DiscardHandler)).WithDurability(st.Durability())
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }

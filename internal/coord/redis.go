@@ -74,19 +74,17 @@ func NewRedis(rdb redis.UniversalClient, prefix string, log *slog.Logger) *Redis
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Redis{rdb: rdb, prefix: prefix + ":", log: log, retryFor: 15 * time.Second,
+	return &Redis{rdb: rdb, prefix: prefix + ":", log: log,
 		subs: map[string]map[*redisSub]struct{}{}, confirmed: map[string]bool{}, waiting: map[string]chan struct{}{}}
 }
 
 // WithDurability makes leases wait for n replicas (the store's
 // --redis-wait-replicas, each WAIT up to timeout) and lease operations
 // retry through a failover for up to retryFor (the store's
-// --redis-failover-timeout). It returns r.
+// --redis-failover-timeout; 0: no retry, as without WithDurability). It
+// returns r.
 func (r *Redis) WithDurability(n int, timeout, retryFor time.Duration) *Redis {
-	r.waitReplicas, r.waitTimeout = n, timeout
-	if retryFor > 0 {
-		r.retryFor = retryFor
-	}
+	r.waitReplicas, r.waitTimeout, r.retryFor = n, timeout, retryFor
 	return r
 }
 
@@ -98,7 +96,7 @@ func (r *Redis) retry(ctx context.Context, fn func() error) error {
 	backoff := 20 * time.Millisecond
 	for {
 		err := fn()
-		if err == nil || !sessionmap.TransientRedisError(err) || time.Since(start) >= r.retryFor {
+		if err == nil || r.retryFor <= 0 || !sessionmap.TransientRedisError(err) || time.Since(start) >= r.retryFor {
 			return err
 		}
 		select {
