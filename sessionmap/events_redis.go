@@ -11,18 +11,21 @@ import (
 
 // Resumable streams in Redis, under the store's prefix P:
 //
-//	P:es:<stream id>   the StreamRecord (JSON)
-//	P:ev:<stream id>   list of the stream's newest events (MaxStreamEvents), oldest first
-//	P:en:<stream id>   the number of the stream's last event
+//	P:es:{<stream id>}   the StreamRecord (JSON)
+//	P:ev:{<stream id>}   list of the stream's newest events (MaxStreamEvents), oldest first
+//	P:en:{<stream id>}   the number of the stream's last event
+//
+// The three share the stream's hash tag: the append and set-task scripts
+// and EventsAfter's MULTI touch all three together (one Cluster slot).
 //
 // Both keys carry a Redis TTL renewed on every write, so a stream nobody
 // writes to any more vanishes by itself.
 
 var _ EventStore = (*Redis)(nil)
 
-func (k redisKeys) stream(id string) string       { return k.base + "es:" + id }
-func (k redisKeys) streamEvents(id string) string { return k.base + "ev:" + id }
-func (k redisKeys) streamCount(id string) string  { return k.base + "en:" + id }
+func (k redisKeys) stream(id string) string       { return k.base + "es:{" + id + "}" }
+func (k redisKeys) streamEvents(id string) string { return k.base + "ev:{" + id + "}" }
+func (k redisKeys) streamCount(id string) string  { return k.base + "en:{" + id + "}" }
 
 func (k redisKeys) streamKeys(id string) []string {
 	return []string{k.stream(id), k.streamEvents(id), k.streamCount(id)}
@@ -59,14 +62,20 @@ func (r *Redis) OpenStream(ctx context.Context, rec StreamRecord, ttl time.Durat
 	if err != nil {
 		return err
 	}
-	return r.fail("open stream", r.rdb.Set(ctx, r.keys.stream(rec.ID), b, ttl).Err())
+	return r.fail("open stream", r.retry(ctx, "open stream", func(bool) error {
+		return r.rdb.Set(ctx, r.keys.stream(rec.ID), b, ttl).Err()
+	}))
 }
 
 func (r *Redis) SetStreamTask(ctx context.Context, streamID, taskID string, ttl time.Duration) error {
 	if err := r.enter(ctx); err != nil {
 		return err
 	}
-	raw, err := getRecord(ctx, r.rdb, streamID, r.keys.stream(streamID))
+	var raw []byte
+	err := r.retry(ctx, "stream task", func(bool) (err error) {
+		raw, err = getRecord(ctx, r.rdb, streamID, r.keys.stream(streamID))
+		return err
+	})
 	if err != nil {
 		return r.fail("stream task", err)
 	}
@@ -79,7 +88,11 @@ func (r *Redis) SetStreamTask(ctx context.Context, streamID, taskID string, ttl 
 	if err != nil {
 		return err
 	}
-	n, err := setStreamTaskScript.Run(ctx, r.rdb, r.keys.streamKeys(streamID), b, ttl.Milliseconds()).Int64()
+	var n int64
+	err = r.retry(ctx, "stream task", func(bool) (err error) {
+		n, err = setStreamTaskScript.Run(ctx, r.rdb, r.keys.streamKeys(streamID), b, ttl.Milliseconds()).Int64()
+		return err
+	})
 	if err != nil {
 		return r.fail("stream task", err)
 	}
@@ -96,7 +109,13 @@ func (r *Redis) AppendEvent(ctx context.Context, streamID string, data []byte, t
 	if !validID(streamID) {
 		return "", ErrNotFound
 	}
-	n, err := appendEventScript.Run(ctx, r.rdb, r.keys.streamKeys(streamID), data, ttl.Milliseconds(), MaxStreamEvents).Int64()
+	// Retried only when it surely did not run: appended twice, an event
+	// would be replayed twice.
+	var n int64
+	err := r.retryIf(ctx, "append event", notApplied, func(bool) (err error) {
+		n, err = appendEventScript.Run(ctx, r.rdb, r.keys.streamKeys(streamID), data, ttl.Milliseconds(), MaxStreamEvents).Int64()
+		return err
+	})
 	if err != nil {
 		return "", r.fail("append event", err)
 	}
@@ -119,16 +138,22 @@ func (r *Redis) EventsAfter(ctx context.Context, sc Scope, lastEventID string) (
 		get, cnt *redis.StringCmd
 		rng      *redis.StringSliceCmd
 	)
-	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		get = p.Get(ctx, r.keys.stream(id))
-		cnt = p.Get(ctx, r.keys.streamCount(id))
-		rng = p.LRange(ctx, r.keys.streamEvents(id), 0, -1)
-		return nil
+	err := r.retry(ctx, "read events", func(bool) error {
+		_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			get = p.Get(ctx, r.keys.stream(id))
+			cnt = p.Get(ctx, r.keys.streamCount(id))
+			rng = p.LRange(ctx, r.keys.streamEvents(id), 0, -1)
+			return nil
+		})
+		if errors.Is(err, redis.Nil) {
+			return nil
+		}
+		return err
 	})
 	if errors.Is(get.Err(), redis.Nil) {
 		return StreamRecord{}, nil, ErrNotFound
 	}
-	if err != nil && !errors.Is(err, redis.Nil) {
+	if err != nil {
 		return StreamRecord{}, nil, r.fail("read events", err)
 	}
 	var rec StreamRecord

@@ -3,12 +3,12 @@ package sessionmap
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -26,17 +26,43 @@ import (
 // same record rules (validation, monotonic status, pinned cancel, answered
 // keys, cursors, record encoding) as the Badger and memory stores.
 //
-// Key layout, under a prefix P (RedisConfig.Prefix, so bridges can share a
-// server):
+// It runs on one server, on a Sentinel-managed primary and on a Redis
+// Cluster (redis_conn.go names the URL forms).
 //
-//	P:meta:layout          layout version ("1")
-//	P:meta:secret          cursor MAC secret (32 random bytes), shared by every replica
-//	P:s:<session id>       session record (expires with the session's idle timeout)
-//	P:t:<task id>          task record (expires at CreatedAt+TTL)
-//	P:i:<scope hash>       sorted set, all scores 0: members order(8)|task id, so
-//	                       ZRANGEBYLEX walks a scope's tasks newest first
-//	P:o:<owner hash>       set of the same members for one exact (principal,
-//	                       session) pair, for DeleteSessionTasks
+// Key layout 2, under a prefix P (RedisConfig.Prefix, so bridges can share a
+// server). Redis Cluster places a key by the part between its first "{" and
+// the next "}" (its hash tag), and refuses a script or transaction whose keys
+// are in different slots (CROSSSLOT); so every key carries the tag of the one
+// thing the commands that touch it together are about:
+//
+//	P:meta:layout               layout version ("2"); read and set alone, no tag needed
+//	P:meta:secret               cursor MAC secret (32 random bytes), shared by every replica; alone
+//	P:s:{<session id>}          session record (expires with the session's idle timeout);
+//	                            tag: the session, as it is WATCHed and written alone
+//	P:t:{<task id>}             task record (expires at CreatedAt+TTL); tag: the task,
+//	                            as every update WATCHes and writes that one key
+//	P:i:{<scope hash>}          sorted set, all scores 0: members order(8)|task id, so
+//	                            ZRANGEBYLEX walks a scope's tasks newest first
+//	P:o:{<scope hash>}<owner hash>
+//	                            set of the same members for one exact (principal,
+//	                            session) pair, for DeleteSessionTasks; it shares the
+//	                            scope's tag (the principal index, or the session when
+//	                            there is no principal) because a task's create adds
+//	                            it to both in one script and DeleteSessionTasks
+//	                            removes from both in one MULTI
+//	P:ak:{<task id>}<key hash>  which call recorded an input key as answered (a nonce,
+//	                            10 minutes); the task's tag, as it is written in the
+//	                            MULTI that updates the task's record
+//	P:w:{<tag>}                 a marker written only to make WAIT meaningful when a
+//	                            retried write found its change already made (same tag
+//	                            as the key it stands for, so the same primary)
+//
+// A task's record and its index entries are in different slots (the task's,
+// the scope's), so a create is two atomic steps: the record (SET if absent,
+// one script), then both index entries (one script); a failure between them
+// leaves a record no list shows, for which no handle was returned. Layout 1
+// (before hash tags) is refused at start-up with ErrUnsupportedVersion:
+// docs/MIGRATION.md says how to drain it.
 //
 // Every key carries a Redis TTL: records their own, index keys the latest of
 // their members' (none while a member has none), so Redis removes everything
@@ -47,17 +73,26 @@ import (
 // store's clock on every read, so a record is invisible exactly at its expiry
 // (L-64, L-65) whatever Redis's own timing.
 //
-// Writes are atomic: a create is one Lua script (existence check, record and
-// both index entries); updates read the record under WATCH, apply the shared
-// rule in Go and write it back in MULTI/EXEC, retrying when another writer
-// (another replica) got there first. A write returns once Redis acknowledged
-// it and, with RedisConfig.WaitReplicas > 0, once WAIT saw that many replicas
-// acknowledge it too.
+// Updates read the record under WATCH, apply the shared rule in Go and write
+// it back in MULTI/EXEC, retrying when another writer (another replica) got
+// there first. A write returns once Redis acknowledged it and, with
+// RedisConfig.WaitReplicas > 0, once WAIT saw that many replicas acknowledge
+// it too.
+//
+// Failover: an operation that meets what a failover, restart or resharding
+// looks like (refused or broken connections, READONLY, LOADING, CLUSTERDOWN,
+// TRYAGAIN, too few replicas for WAIT) is retried with backoff until it
+// succeeds or RedisConfig.FailoverTimeout has passed since it began, then
+// fails with ErrUnavailable: a caller sees a bounded stall, then a retriable
+// error, never a hang. A retried write that may have been applied by the
+// attempt before is recognised (a create finds its own record, an input
+// answer finds its own key) so it is neither refused nor sent twice.
 type Redis struct {
-	rdb    *redis.Client
+	rdb    redis.UniversalClient
 	opt    options
 	cfg    RedisConfig
-	addr   string // host:port, never the credentials
+	target RedisTarget
+	addr   string // the topology and addresses (RedisTarget.String), never the credentials
 	keys   redisKeys
 	secret []byte
 	closed atomic.Bool
@@ -68,6 +103,9 @@ var (
 	_ Admin = (*Redis)(nil)
 )
 
+// lastRetryLog rate-limits the "Redis unavailable, retrying" warning.
+var lastRetryLog atomic.Int64
+
 // ErrNotReplicated: a write was applied on the Redis primary but fewer
 // replicas than RedisConfig.WaitReplicas acknowledged it in time. The caller
 // must treat the operation as failed (no handle is returned), although the
@@ -76,8 +114,26 @@ var ErrNotReplicated = errors.New("sessionmap: redis write not acknowledged by e
 
 // RedisConfig says which Redis to use and how.
 type RedisConfig struct {
-	// URL is redis://[USER:PASSWORD@]HOST:PORT/DB or rediss://... (TLS).
+	// URL names the topology: redis://[USER:PASSWORD@]HOST:PORT/DB,
+	// redis+sentinel://[USER:PASSWORD@]HOST:PORT,.../MASTER/DB or
+	// redis+cluster://[USER:PASSWORD@]HOST:PORT,... (rediss… for TLS).
 	URL string
+	// User and Password, when set, replace the URL's (the password from a
+	// file or the environment, so it is not on a command line).
+	User, Password string
+	// SentinelUser and SentinelPassword authenticate to the sentinels.
+	SentinelUser, SentinelPassword string
+	// CAFile verifies the servers' certificates (PEM) instead of the
+	// system roots; CertFile and KeyFile are a client certificate (mutual
+	// TLS). TLSServerName overrides the name checked in the certificate.
+	CAFile, CertFile, KeyFile, TLSServerName string
+	// FailoverTimeout bounds how long one operation keeps retrying while
+	// the store is unreachable or has no writable primary. 0 is the
+	// topology's default: DefaultRedisFailoverTimeout with Sentinel or
+	// Cluster, no retry for one server (which has no failover to wait for:
+	// an outage fails calls at once, as readiness checks expect); negative:
+	// no retry.
+	FailoverTimeout time.Duration
 	// Prefix namespaces every key, so several bridges can share one Redis
 	// database: letters, digits, '.', '_' and '-' (default DefaultRedisPrefix).
 	Prefix string
@@ -92,42 +148,55 @@ type RedisConfig struct {
 const (
 	DefaultRedisPrefix      = "tasksbridge"
 	DefaultRedisWaitTimeout = 2 * time.Second
-	redisLayoutVersion      = "1"
-	redisDialTimeout        = 5 * time.Second
+	// DefaultRedisFailoverTimeout covers a Sentinel failover with its
+	// defaults' order of magnitude scaled down (down-after 5 s, then the
+	// election and the promotion) and a Cluster node restart.
+	DefaultRedisFailoverTimeout = 15 * time.Second
+	redisLayoutVersion          = "2"
+	redisDialTimeout            = 5 * time.Second
 )
 
 var redisPrefixRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
-// IsRedisURL reports whether s names a Redis store (redis:// or rediss://).
-func IsRedisURL(s string) bool {
-	return strings.HasPrefix(s, "redis://") || strings.HasPrefix(s, "rediss://")
-}
-
-// RedactURL returns u with any password replaced, for logs and errors.
-// A string that does not parse is not shown at all.
-func RedactURL(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return "(unparsable URL, not shown)"
-	}
-	return p.Redacted()
-}
-
 type redisKeys struct{ base string }
 
+// The hash tag of each key is said in the Redis type's comment.
 func (k redisKeys) layout() string           { return k.base + "meta:layout" }
 func (k redisKeys) secret() string           { return k.base + "meta:secret" }
-func (k redisKeys) session(id string) string { return k.base + "s:" + id }
-func (k redisKeys) task(id string) string    { return k.base + "t:" + id }
-func (k redisKeys) list(sc Scope) string {
-	return k.base + "i:" + hex.EncodeToString(scopePrefix(sc)[2:])
+func (k redisKeys) session(id string) string { return k.base + "s:{" + id + "}" }
+func (k redisKeys) task(id string) string    { return k.base + "t:{" + id + "}" }
+func (k redisKeys) scopeTag(sc Scope) string {
+	return "{" + hex.EncodeToString(scopePrefix(sc)[2:18]) + "}"
 }
+func (k redisKeys) list(sc Scope) string { return k.base + "i:" + k.scopeTag(sc) }
 func (k redisKeys) owner(sc Scope) string {
-	return k.base + "o:" + hex.EncodeToString(ownerPrefix(sc)[2:])
+	return k.base + "o:" + k.scopeTag(sc) + hex.EncodeToString(ownerPrefix(sc)[2:18])
 }
-func (k redisKeys) sessionPattern() string      { return k.base + "s:*" }
-func (k redisKeys) taskPattern() string         { return k.base + "t:*" }
-func (k redisKeys) stripTask(key string) string { return strings.TrimPrefix(key, k.base+"t:") }
+func (k redisKeys) sessionPattern() string { return k.base + "s:{*" }
+func (k redisKeys) taskPattern() string    { return k.base + "t:{*" }
+func (k redisKeys) stripTask(key string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(key, k.base+"t:{"), "}")
+}
+func (k redisKeys) stripSession(key string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(key, k.base+"s:{"), "}")
+}
+
+// answerClaim is the claim of an input key answered by one call (the
+// task's tag: written in the MULTI that updates the task's record).
+func (k redisKeys) answerClaim(taskID, key string) string {
+	h := sha256.Sum256([]byte(key))
+	return k.base + "ak:{" + taskID + "}" + hex.EncodeToString(h[:16])
+}
+
+// waitMark is the marker key in the slot of key (same hash tag).
+func (k redisKeys) waitMark(key string) string {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			return k.base + "w:" + key[i:i+j+2]
+		}
+	}
+	return k.base + "w:{" + key + "}"
+}
 
 // listMember is a task's entry in its scope's sorted set: the newest-first
 // order key, then the id, so byte order is list order.
@@ -160,22 +229,33 @@ func OpenRedis(ctx context.Context, cfg RedisConfig, opts ...Option) (*Redis, er
 	if cfg.WaitTimeout <= 0 {
 		cfg.WaitTimeout = DefaultRedisWaitTimeout
 	}
-	// Parse here first: url.Parse's own errors quote the whole URL, password included.
-	u, err := url.Parse(cfg.URL)
-	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
-		return nil, errors.New("sessionmap: the Redis store URL must look like redis://[USER:PASSWORD@]HOST:PORT/DB " +
-			"or rediss://... (the value given is not shown: it may hold a password)")
-	}
-	ro, err := redis.ParseURL(cfg.URL)
+	target, err := ParseRedisURL(cfg.URL)
 	if err != nil {
-		return nil, fmt.Errorf("sessionmap: Redis store URL %s: %v", u.Redacted(), err)
+		return nil, err
+	}
+	switch {
+	case cfg.FailoverTimeout < 0:
+		cfg.FailoverTimeout = 0
+	case cfg.FailoverTimeout == 0 && target.Kind != RedisSingle:
+		cfg.FailoverTimeout = DefaultRedisFailoverTimeout
 	}
 	redisLibLogOnce.Do(func() { redis.SetLogger(redisLibLogger{}) })
-	ro.DialTimeout = redisDialTimeout
-	ro.DisableIdentity = true // no CLIENT SETINFO: older servers and proxies refuse it
-	r := &Redis{rdb: redis.NewClient(ro), opt: o, cfg: cfg, addr: ro.Addr,
+	rdb, err := newRedisClient(cfg, target)
+	if err != nil {
+		return nil, err
+	}
+	r := &Redis{rdb: rdb, opt: o, cfg: cfg, target: target, addr: target.String(),
 		keys: redisKeys{base: cfg.Prefix + ":"}}
-	if err := r.init(ctx, ro.DB); err != nil {
+	start := r.init
+	if target.Kind != RedisSingle {
+		// A bridge that starts during a failover or a node restart waits
+		// for it (bounded by FailoverTimeout) instead of exiting; one
+		// server has no failover to wait for, so it is refused at once.
+		start = func(ctx context.Context) error {
+			return r.retry(ctx, "start", func(bool) error { return r.init(ctx) })
+		}
+	}
+	if err := start(ctx); err != nil {
 		_ = r.rdb.Close()
 		return nil, err
 	}
@@ -194,8 +274,8 @@ func (redisLibLogger) Printf(ctx context.Context, format string, v ...any) {
 }
 
 // init checks the server and the layout and loads (or creates) the secret.
-func (r *Redis) init(ctx context.Context, db int) error {
-	where := fmt.Sprintf("Redis at %s (database %d)", r.addr, db)
+func (r *Redis) init(ctx context.Context) error {
+	where := r.addr
 	info, err := r.rdb.Info(ctx, "server").Result()
 	if err != nil {
 		return fmt.Errorf("sessionmap: cannot use the %s: %w", where, err)
@@ -205,7 +285,14 @@ func (r *Redis) init(ctx context.Context, db int) error {
 			return fmt.Errorf("sessionmap: the %s is version %s; the bridge needs Redis 7.0 or later (or Valkey)", where, v)
 		}
 	}
-	if v, err := r.rdb.Get(ctx, r.keys.layout()).Result(); err == nil && v != redisLayoutVersion {
+	if v, err := r.rdb.Get(ctx, r.keys.layout()).Result(); err == nil && v == "1" {
+		// Layout 1 (keys without hash tags) is what bridges before Sentinel
+		// and Cluster support wrote; its keys are not read here.
+		return fmt.Errorf("%w: the %s holds key layout 1 under prefix %q, written by an older bridge; this bridge "+
+			"writes layout %s (hash-tagged keys, for Redis Cluster). Drain it first: stop the old bridges once their "+
+			"tasks are done and start this one with a new --redis-prefix, or delete the prefix's keys "+
+			"(docs/MIGRATION.md, \"Store\")", ErrUnsupportedVersion, where, r.cfg.Prefix, redisLayoutVersion)
+	} else if err == nil && v != redisLayoutVersion {
 		return fmt.Errorf("%w: the %s holds layout %q under prefix %q, this bridge reads %q",
 			ErrUnsupportedVersion, where, v, r.cfg.Prefix, redisLayoutVersion)
 	} else if err != nil && !errors.Is(err, redis.Nil) {
@@ -246,15 +333,29 @@ func infoField(info, name string) string {
 	return ""
 }
 
-// Addr returns the Redis server's HOST:PORT (no credentials).
+// Addr names the Redis topology and its addresses (no credentials).
 func (r *Redis) Addr() string { return r.addr }
+
+// Target returns the parsed store URL's topology (its Password field is
+// cleared).
+func (r *Redis) Target() RedisTarget {
+	t := r.target
+	t.Password = ""
+	return t
+}
+
+// Durability returns the store's --redis-wait-replicas, --redis-wait-timeout
+// and --redis-failover-timeout, for the coordination that shares its client.
+func (r *Redis) Durability() (waitReplicas int, waitTimeout, failoverTimeout time.Duration) {
+	return r.cfg.WaitReplicas, r.cfg.WaitTimeout, r.cfg.FailoverTimeout
+}
 
 // Prefix returns the key prefix.
 func (r *Redis) Prefix() string { return r.cfg.Prefix }
 
 // Client returns the store's Redis client, for the coordination of replicas
 // (internal/coord) under the same prefix; the store still owns it.
-func (r *Redis) Client() *redis.Client { return r.rdb }
+func (r *Redis) Client() redis.UniversalClient { return r.rdb }
 
 // Close closes the connections; the data stays in Redis.
 func (r *Redis) Close() error {
@@ -279,10 +380,10 @@ func (r *Redis) fail(op string, err error) error {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded),
 		errors.Is(err, ErrNotFound), errors.Is(err, ErrExists), errors.Is(err, ErrTerminal),
 		errors.Is(err, ErrInvalidArgument), errors.Is(err, ErrNotReplicated), errors.Is(err, ErrCorrupt),
-		errors.Is(err, ErrUnsupportedVersion), errors.Is(err, ErrReadOnly):
+		errors.Is(err, ErrUnsupportedVersion), errors.Is(err, ErrReadOnly), errors.Is(err, ErrUnavailable):
 		return err
 	}
-	return fmt.Errorf("sessionmap: %s: Redis at %s: %w", op, r.addr, err)
+	return fmt.Errorf("sessionmap: %s: %s: %w", op, r.addr, err)
 }
 
 func (r *Redis) enter(ctx context.Context) error {
@@ -311,7 +412,7 @@ func (r *Redis) waitReplicas(ctx context.Context, c oneConn) error {
 		return err
 	}
 	if got < int64(n) {
-		return fmt.Errorf("%w: %d of %d replicas of the Redis at %s acknowledged the write within %s "+
+		return fmt.Errorf("%w: %d of %d replicas of the %s acknowledged the write within %s "+
 			"(--redis-wait-replicas); check the replicas' links (INFO replication)",
 			ErrNotReplicated, got, n, r.addr, r.cfg.WaitTimeout)
 	}
@@ -334,11 +435,66 @@ func ttlUntil(at, now time.Time) time.Duration {
 	return max(at.Sub(now), time.Millisecond)
 }
 
+// retry runs fn until it succeeds, fails for a reason a retry cannot
+// change, or transient errors (a failover, a restart, a resharding: see
+// transient) have lasted FailoverTimeout since the first attempt; it then
+// fails with ErrUnavailable (or ErrNotReplicated when the primary was there
+// but its replicas were not). unsure tells fn that an earlier attempt ended
+// in a way that may have applied its write.
+func (r *Redis) retry(ctx context.Context, op string, fn func(unsure bool) error) error {
+	return r.retryIf(ctx, op, transient, fn)
+}
+
+// retryIf is retry for the errors again accepts.
+func (r *Redis) retryIf(ctx context.Context, op string, again func(error) bool, fn func(unsure bool) error) error {
+	start := time.Now()
+	backoff := 20 * time.Millisecond
+	unsure := false
+	for {
+		err := fn(unsure)
+		if err == nil || !again(err) || r.closed.Load() || r.cfg.FailoverTimeout <= 0 {
+			return err
+		}
+		waited := time.Since(start)
+		if waited >= r.cfg.FailoverTimeout {
+			if errors.Is(err, ErrNotReplicated) {
+				return err
+			}
+			return fmt.Errorf("%w: %s: no answer from the %s for %s: %v",
+				ErrUnavailable, op, r.addr, waited.Round(time.Millisecond), err)
+		}
+		unsure = true
+		if now := time.Now().UnixNano(); now-lastRetryLog.Load() > int64(5*time.Second) {
+			lastRetryLog.Store(now)
+			r.opt.logger.Warn("sessionmap: the Redis store does not answer, retrying (failover or restart?)",
+				"redis", r.addr, "op", op, "err", err.Error(), "gives_up_after", r.cfg.FailoverTimeout.String())
+		}
+		t := time.NewTimer(min(backoff, r.cfg.FailoverTimeout-waited))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		backoff = min(backoff*2, 250*time.Millisecond)
+	}
+}
+
+// onConn runs fn on one connection to the primary that holds key (so WAIT
+// after fn's writes counts the replicas of that primary, for that write).
+// It WATCHes key only because that is how go-redis hands out a single
+// connection on every topology (Client, FailoverClient, ClusterClient);
+// fn sends no MULTI, so the WATCH changes nothing.
+func (r *Redis) onConn(ctx context.Context, key string, fn func(c *redis.Tx) error) error {
+	return r.rdb.Watch(ctx, fn, key)
+}
+
 // watchTx is a WATCHed connection; exec is the one way to write through it,
 // so watched knows whether there is a write to WAIT for.
 type watchTx struct {
 	*redis.Tx
-	wrote bool
+	wrote  bool
+	unsure bool // an earlier attempt may have made this call's write
 }
 
 // exec writes in MULTI/EXEC; it fails with redis.TxFailedErr when a
@@ -352,9 +508,12 @@ func (w *watchTx) exec(ctx context.Context, fill func(p redis.Pipeliner)) error 
 	return err
 }
 
-// watched runs fn under WATCH keys on one connection, then WAIT if fn
-// wrote, retrying when another writer changed a watched key first (fn must
-// be repeatable). A call that changes nothing waits for no replica.
+// watched runs fn under WATCH keys (one hash tag) on one connection, then
+// WAIT if fn wrote, retrying when another writer changed a watched key
+// first and, through retry, across a failover (fn must be repeatable). A
+// call that changes nothing waits for no replica, unless an earlier attempt
+// may have made the change: then a marker in the same slot is written so
+// that WAIT covers that change too.
 func (r *Redis) watched(ctx context.Context, op string, fn func(tx *watchTx) error, keys ...string) error {
 	if err := r.enter(ctx); err != nil {
 		return err
@@ -362,24 +521,34 @@ func (r *Redis) watched(ctx context.Context, op string, fn func(tx *watchTx) err
 	if err := r.writable(); err != nil {
 		return err
 	}
-	for attempt := 0; ; attempt++ {
-		err := r.rdb.Watch(ctx, func(tx *redis.Tx) error {
-			w := &watchTx{Tx: tx}
-			if err := fn(w); err != nil || !w.wrote {
+	return r.fail(op, r.retry(ctx, op, func(unsure bool) error {
+		for attempt := 0; ; attempt++ {
+			err := r.rdb.Watch(ctx, func(tx *redis.Tx) error {
+				w := &watchTx{Tx: tx, unsure: unsure}
+				if err := fn(w); err != nil {
+					return err
+				}
+				if !w.wrote {
+					if !unsure || r.cfg.WaitReplicas <= 0 {
+						return nil
+					}
+					if err := tx.Set(ctx, r.keys.waitMark(keys[0]), "1", time.Minute).Err(); err != nil {
+						return err
+					}
+				}
+				return r.waitReplicas(ctx, tx)
+			}, keys...)
+			if !errors.Is(err, redis.TxFailedErr) {
 				return err
 			}
-			return r.waitReplicas(ctx, tx)
-		}, keys...)
-		if !errors.Is(err, redis.TxFailedErr) {
-			return r.fail(op, err)
+			if attempt >= maxRetries {
+				return fmt.Errorf("gave up after %d conflicting writers", attempt)
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 		}
-		if attempt >= maxRetries {
-			return r.fail(op, fmt.Errorf("gave up after %d conflicting writers", attempt))
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-	}
+	}))
 }
 
 // --- sessions ---
@@ -448,7 +617,11 @@ func (r *Redis) GetSession(ctx context.Context, sc Scope) (Session, error) {
 	if err := r.enter(ctx); err != nil {
 		return Session{}, err
 	}
-	s, err := r.visibleSession(ctx, r.rdb, sc)
+	var s Session
+	err := r.retry(ctx, "read session", func(bool) (err error) {
+		s, err = r.visibleSession(ctx, r.rdb, sc)
+		return err
+	})
 	return s, r.fail("read session", err)
 }
 
@@ -481,18 +654,31 @@ func (r *Redis) DeleteSession(ctx context.Context, sc Scope) error {
 
 // --- tasks ---
 
-// createTaskScript stores a new task and its two index entries atomically.
-// An index key's TTL becomes the latest of its members' (PERSIST for a member
-// without one); PEXPIRE GT needs Redis 7.
+// createRecordScript stores a new task record unless its key exists; it
+// returns 1 when it wrote, 2 when the key holds exactly this record already
+// (an earlier attempt of the same create, when retried), 0 otherwise.
 //
-// KEYS: task, list, owner. ARGV: record, ttl ms (0: none), member.
-var createTaskScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+// KEYS: task. ARGV: record, ttl ms (0: none).
+var createRecordScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if v == ARGV[1] then return 2 end
+if v then return 0 end
 local ms = tonumber(ARGV[2])
 if ms > 0 then redis.call('SET', KEYS[1], ARGV[1], 'PX', ms) else redis.call('SET', KEYS[1], ARGV[1]) end
-for i = 2, 3 do
+return 1
+`)
+
+// indexTaskScript adds a task to its scope's list and owner set (one hash
+// tag). An index key's TTL becomes the latest of its members' (PERSIST for
+// a member without one); PEXPIRE GT needs Redis 7. Adding again changes
+// nothing, so a retry is harmless.
+//
+// KEYS: list, owner. ARGV: ttl ms (0: none), member.
+var indexTaskScript = redis.NewScript(`
+local ms = tonumber(ARGV[1])
+for i = 1, 2 do
   local existed = redis.call('EXISTS', KEYS[i])
-  if i == 2 then redis.call('ZADD', KEYS[i], 0, ARGV[3]) else redis.call('SADD', KEYS[i], ARGV[3]) end
+  if i == 1 then redis.call('ZADD', KEYS[i], 0, ARGV[2]) else redis.call('SADD', KEYS[i], ARGV[2]) end
   if ms == 0 then redis.call('PERSIST', KEYS[i])
   elseif existed == 0 then redis.call('PEXPIRE', KEYS[i], ms)
   else redis.call('PEXPIRE', KEYS[i], ms, 'GT') end
@@ -520,19 +706,31 @@ func (r *Redis) CreateTask(ctx context.Context, t Task) error {
 	if at, ok := t.ExpiresAt(); ok {
 		ttl = ttlUntil(at, now)
 	}
-	// One connection for the script and its WAIT.
-	conn := r.rdb.Conn()
-	defer conn.Close()
-	created, err := createTaskScript.Run(ctx, conn,
-		[]string{r.keys.task(t.ID), r.keys.list(t.Scope), r.keys.owner(t.Scope)},
-		val, ttl.Milliseconds(), listMember(posOf(t))).Int()
-	if err != nil {
-		return r.fail("create task", err)
-	}
-	if created == 0 {
-		return fmt.Errorf("%w: task", ErrExists)
-	}
-	return r.fail("create task", r.waitReplicas(ctx, conn))
+	taskKey, listKey, ownerKey := r.keys.task(t.ID), r.keys.list(t.Scope), r.keys.owner(t.Scope)
+	err = r.retry(ctx, "create task", func(unsure bool) error {
+		// The record first (the task's slot), replicated; then the index
+		// (the scope's slot), replicated: a handle is returned only once both are.
+		err := r.onConn(ctx, taskKey, func(c *redis.Tx) error {
+			n, err := createRecordScript.Run(ctx, c, []string{taskKey}, val, ttl.Milliseconds()).Int()
+			switch {
+			case err != nil:
+				return err
+			case n == 0, n == 2 && !unsure:
+				return fmt.Errorf("%w: task", ErrExists)
+			}
+			return r.waitReplicas(ctx, c)
+		})
+		if err != nil {
+			return err
+		}
+		return r.onConn(ctx, listKey, func(c *redis.Tx) error {
+			if err := indexTaskScript.Run(ctx, c, []string{listKey, ownerKey}, ttl.Milliseconds(), listMember(posOf(t))).Err(); err != nil {
+				return err
+			}
+			return r.waitReplicas(ctx, c)
+		})
+	})
+	return r.fail("create task", err)
 }
 
 func (r *Redis) loadTask(ctx context.Context, c redis.Cmdable, id string) (Task, error) {
@@ -563,7 +761,11 @@ func (r *Redis) GetTask(ctx context.Context, sc Scope, id string) (Task, error) 
 	if err := r.enter(ctx); err != nil {
 		return Task{}, err
 	}
-	t, err := r.visibleTask(ctx, r.rdb, sc, id)
+	var t Task
+	err := r.retry(ctx, "read task", func(bool) (err error) {
+		t, err = r.visibleTask(ctx, r.rdb, sc, id)
+		return err
+	})
 	return t, r.fail("read task", err)
 }
 
@@ -572,13 +774,22 @@ func (r *Redis) GetTask(ctx context.Context, sc Scope, id string) (Task, error) 
 // records themselves, so it never disagrees with GetTask (L-52).
 func (r *Redis) mutateTask(ctx context.Context, op string, sc Scope, id string,
 	fn func(cur Task, now time.Time) (Task, bool, error)) (Task, error) {
+	return r.mutateTaskUnsure(ctx, op, sc, id, func(cur Task, now time.Time, _ bool) (Task, bool, error) {
+		return fn(cur, now)
+	})
+}
+
+// mutateTaskUnsure is mutateTask whose fn learns whether an earlier attempt
+// may have made its change already.
+func (r *Redis) mutateTaskUnsure(ctx context.Context, op string, sc Scope, id string,
+	fn func(cur Task, now time.Time, unsure bool) (Task, bool, error)) (Task, error) {
 	var out Task
 	err := r.watched(ctx, op, func(tx *watchTx) error {
 		cur, err := r.visibleTask(ctx, tx, sc, id)
 		if err != nil {
 			return err
 		}
-		next, changed, ferr := fn(cur, r.now())
+		next, changed, ferr := fn(cur, r.now(), tx.unsure)
 		out = next
 		if ferr != nil || !changed {
 			return ferr
@@ -620,12 +831,64 @@ func (r *Redis) PendingUpstream(ctx context.Context) ([]Task, error) {
 	return r.AllTasks(ctx, TaskFilter{OwesUpstream: true})
 }
 
-func (r *Redis) RecordAnswered(ctx context.Context, sc Scope, id string, keys []string) ([]string, error) {
+// answerTask records input keys as answered (compute applies the shared
+// rule and returns the keys fresh for this call). An attempt that may have
+// been applied before a failover cut its answer off is told apart from
+// another caller's by a claim written in the same MULTI: a key already
+// answered whose claim carries this call's nonce was recorded by this call,
+// which still sends it (else nobody would); one recorded by someone else
+// is theirs (else it would be sent twice).
+func (r *Redis) answerTask(ctx context.Context, op string, sc Scope, id string, keys []string,
+	compute func(cur Task, now time.Time) (Task, []string, error)) ([]string, error) {
+	var nb [16]byte
+	_, _ = rand.Read(nb[:])
+	nonce := hex.EncodeToString(nb[:])
 	var fresh []string
-	_, err := r.mutateTask(ctx, "record answered input", sc, id, func(cur Task, now time.Time) (Task, bool, error) {
-		var next Task
-		next, fresh = recordAnswered(cur, keys, now)
-		return next, len(fresh) > 0, nil
+	err := r.watched(ctx, op, func(tx *watchTx) error {
+		cur, err := r.visibleTask(ctx, tx, sc, id)
+		if err != nil {
+			return err
+		}
+		next, f, err := compute(cur, r.now())
+		fresh = slices.Clone(f)
+		if err != nil {
+			return err
+		}
+		if tx.unsure {
+			for _, k := range keys {
+				if slices.Contains(fresh, k) || !slices.Contains(cur.AnsweredKeys, k) {
+					continue
+				}
+				if v, err := tx.Get(ctx, r.keys.answerClaim(id, k)).Result(); err == nil && v == nonce {
+					fresh = append(fresh, k)
+				}
+			}
+		}
+		if len(f) == 0 {
+			return nil
+		}
+		val, err := encodeTask(next)
+		if err != nil {
+			return err
+		}
+		return tx.exec(ctx, func(p redis.Pipeliner) {
+			p.SetArgs(ctx, r.keys.task(id), val, redis.SetArgs{KeepTTL: true, Mode: "XX"})
+			for _, k := range f {
+				p.Set(ctx, r.keys.answerClaim(id, k), nonce, answerClaimTTL)
+			}
+		})
+	}, r.keys.task(id))
+	return fresh, err
+}
+
+// answerClaimTTL: a claim matters only while the call that wrote it
+// retries (at most the failover timeout).
+const answerClaimTTL = 10 * time.Minute
+
+func (r *Redis) RecordAnswered(ctx context.Context, sc Scope, id string, keys []string) ([]string, error) {
+	fresh, err := r.answerTask(ctx, "record answered input", sc, id, keys, func(cur Task, now time.Time) (Task, []string, error) {
+		next, f := recordAnswered(cur, keys, now)
+		return next, f, nil
 	})
 	if errors.Is(err, ErrNotReplicated) && len(fresh) > 0 {
 		// The keys reached the primary only and the caller will not send
@@ -641,11 +904,12 @@ func (r *Redis) RecordAnswered(ctx context.Context, sc Scope, id string, keys []
 }
 
 func (r *Redis) OweAnswers(ctx context.Context, sc Scope, id string, answers map[string]json.RawMessage) ([]string, error) {
-	var fresh []string
-	_, err := r.mutateTask(ctx, "record owed input answers", sc, id, func(cur Task, now time.Time) (Task, bool, error) {
-		next, f, err := oweAnswers(cur, answers, now)
-		fresh = f
-		return next, len(f) > 0, err
+	keys := make([]string, 0, len(answers))
+	for k := range answers {
+		keys = append(keys, k)
+	}
+	fresh, err := r.answerTask(ctx, "record owed input answers", sc, id, keys, func(cur Task, now time.Time) (Task, []string, error) {
+		return oweAnswers(cur, answers, now)
 	})
 	if errors.Is(err, ErrNotReplicated) && len(fresh) > 0 {
 		// As in RecordAnswered: the caller neither sends these answers nor
@@ -701,7 +965,12 @@ func (r *Redis) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor st
 	for {
 		// One more than needed tells whether a next page exists.
 		batch := int64(n - len(page.Tasks) + 1)
-		members, err := r.rdb.ZRangeByLex(ctx, listKey, &redis.ZRangeBy{Min: from, Max: "+", Count: batch}).Result()
+		var members []string
+		err := r.retry(ctx, "list tasks", func(bool) error {
+			var err error
+			members, err = r.rdb.ZRangeByLex(ctx, listKey, &redis.ZRangeBy{Min: from, Max: "+", Count: batch}).Result()
+			return err
+		})
 		if err != nil {
 			return Page{}, r.fail("list tasks", err)
 		}
@@ -712,7 +981,7 @@ func (r *Redis) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor st
 		for i, m := range members {
 			keys[i] = r.keys.task(memberID(m))
 		}
-		vals, err := r.rdb.MGet(ctx, keys...).Result()
+		vals, err := r.getMany(ctx, "list tasks", keys)
 		if err != nil {
 			return Page{}, r.fail("list tasks", err)
 		}
@@ -751,6 +1020,33 @@ func (r *Redis) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor st
 	}
 }
 
+// getMany reads keys that may be in different slots: one pipeline of GETs,
+// which the Cluster client splits by node (MGET would be refused with
+// CROSSSLOT). A missing key is nil.
+func (r *Redis) getMany(ctx context.Context, op string, keys []string) ([]any, error) {
+	out := make([]any, len(keys))
+	err := r.retry(ctx, op, func(bool) error {
+		cmds := make([]*redis.StringCmd, len(keys))
+		_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, k := range keys {
+				cmds[i] = p.Get(ctx, k)
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return err
+		}
+		for i, c := range cmds {
+			out[i] = nil
+			if c.Err() == nil {
+				out[i] = c.Val()
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
 func (r *Redis) DeleteSessionTasks(ctx context.Context, sc Scope) (int, error) {
 	if err := r.enter(ctx); err != nil {
 		return 0, err
@@ -759,54 +1055,94 @@ func (r *Redis) DeleteSessionTasks(ctx context.Context, sc Scope) (int, error) {
 		return 0, err
 	}
 	ownerKey, listKey := r.keys.owner(sc), r.keys.list(sc)
-	members, err := r.rdb.SMembers(ctx, ownerKey).Result()
+	var members []string
+	err := r.retry(ctx, "delete session tasks", func(bool) error {
+		var err error
+		members, err = r.rdb.SMembers(ctx, ownerKey).Result()
+		return err
+	})
 	if err != nil {
 		return 0, r.fail("delete session tasks", err)
 	}
 	if len(members) == 0 {
 		return 0, nil
 	}
-	conn := r.rdb.Conn()
-	defer conn.Close()
-	var dels []*redis.IntCmd
 	ms := make([]any, len(members))
 	for i, m := range members {
 		ms[i] = m
 	}
-	// Only the members read above: a task created meanwhile stays indexed.
-	_, err = conn.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		for _, m := range members {
-			dels = append(dels, p.Del(ctx, r.keys.task(memberID(m))))
-		}
-		p.ZRem(ctx, listKey, ms...)
-		p.SRem(ctx, ownerKey, ms...)
-		return nil
-	})
-	if err != nil {
-		return 0, r.fail("delete session tasks", err)
-	}
 	n := 0
-	for _, d := range dels {
-		n += int(d.Val())
-	}
-	return n, r.fail("delete session tasks", r.waitReplicas(ctx, conn))
+	// Only the members read above: a task created meanwhile stays indexed.
+	// The records are in their tasks' slots, so they go first, one DEL
+	// each (a retry counts only what it deleted itself); the index entries
+	// (the scope's slot) after them, in one MULTI. A failure in between
+	// leaves index entries without records, which lists skip and prune.
+	err = r.retry(ctx, "delete session tasks", func(bool) error {
+		dels := make([]*redis.IntCmd, len(members))
+		_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, m := range members {
+				dels[i] = p.Del(ctx, r.keys.task(memberID(m)))
+			}
+			return nil
+		})
+		for _, d := range dels {
+			if d.Err() == nil {
+				n += int(d.Val())
+			}
+		}
+		if err != nil {
+			return err
+		}
+		return r.onConn(ctx, listKey, func(c *redis.Tx) error {
+			if _, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.ZRem(ctx, listKey, ms...)
+				p.SRem(ctx, ownerKey, ms...)
+				return nil
+			}); err != nil {
+				return err
+			}
+			return r.waitReplicas(ctx, c)
+		})
+	})
+	return n, r.fail("delete session tasks", err)
 }
 
 // --- admin (operator view across scopes) ---
 
-// scanValues returns the values of every key matching pattern (SCAN, then
-// MGET in batches); keys that vanish meanwhile are skipped.
+// scanValues returns the values of every key matching pattern: SCAN on
+// every primary (a Cluster's keys are spread over its nodes), then GETs in
+// batches; keys that vanish meanwhile are skipped.
 func (r *Redis) scanValues(ctx context.Context, pattern string, fn func(key, val string)) error {
 	if err := r.enter(ctx); err != nil {
 		return err
 	}
-	it := r.rdb.Scan(ctx, 0, pattern, 1000).Iterator()
-	var batch []string
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
+	var mu sync.Mutex
+	var keys []string
+	scan := func(ctx context.Context, c redis.Cmdable) error {
+		it := c.Scan(ctx, 0, pattern, 1000).Iterator()
+		for it.Next(ctx) {
+			mu.Lock()
+			keys = append(keys, it.Val())
+			mu.Unlock()
 		}
-		vals, err := r.rdb.MGet(ctx, batch...).Result()
+		return it.Err()
+	}
+	err := r.retry(ctx, "scan", func(bool) error {
+		keys = keys[:0]
+		if cc, ok := r.rdb.(*redis.ClusterClient); ok {
+			return cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
+		}
+		return scan(ctx, r.rdb)
+	})
+	if err != nil {
+		return err
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys) // SCAN may return a key twice
+	for len(keys) > 0 {
+		batch := keys[:min(1000, len(keys))]
+		keys = keys[len(batch):]
+		vals, err := r.getMany(ctx, "scan", batch)
 		if err != nil {
 			return err
 		}
@@ -815,21 +1151,8 @@ func (r *Redis) scanValues(ctx context.Context, pattern string, fn func(key, val
 				fn(batch[i], s)
 			}
 		}
-		batch = batch[:0]
-		return nil
 	}
-	for it.Next(ctx) {
-		batch = append(batch, it.Val())
-		if len(batch) == 1000 {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if err := it.Err(); err != nil {
-		return err
-	}
-	return flush()
+	return nil
 }
 
 func (r *Redis) AllSessions(ctx context.Context) ([]Session, error) {
@@ -837,7 +1160,7 @@ func (r *Redis) AllSessions(ctx context.Context) ([]Session, error) {
 	var bad []error
 	now := r.now()
 	err := r.scanValues(ctx, r.keys.sessionPattern(), func(key, val string) {
-		s, err := decodeSession(fmt.Sprintf("session %q", strings.TrimPrefix(key, r.keys.base+"s:")), []byte(val))
+		s, err := decodeSession(fmt.Sprintf("session %q", r.keys.stripSession(key)), []byte(val))
 		if err != nil {
 			bad = append(bad, err)
 			return
@@ -878,7 +1201,11 @@ func (r *Redis) LookupSession(ctx context.Context, id string) (Session, error) {
 	if err := r.enter(ctx); err != nil {
 		return Session{}, err
 	}
-	s, err := r.loadSession(ctx, r.rdb, id)
+	var s Session
+	err := r.retry(ctx, "read session", func(bool) (err error) {
+		s, err = r.loadSession(ctx, r.rdb, id)
+		return err
+	})
 	if err == nil && sessionExpired(s, r.now()) {
 		err = ErrNotFound
 	}
@@ -889,7 +1216,11 @@ func (r *Redis) LookupTask(ctx context.Context, id string) (Task, error) {
 	if err := r.enter(ctx); err != nil {
 		return Task{}, err
 	}
-	t, err := r.loadTask(ctx, r.rdb, id)
+	var t Task
+	err := r.retry(ctx, "read task", func(bool) (err error) {
+		t, err = r.loadTask(ctx, r.rdb, id)
+		return err
+	})
 	if err == nil && t.Expired(r.now()) {
 		err = ErrNotFound
 	}

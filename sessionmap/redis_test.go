@@ -173,7 +173,7 @@ func TestRedisExpiresOnItsOwn(t *testing.T) {
 		left := keysUnder(t, raw, prefix)
 		if len(left) == 3 {
 			for _, k := range left {
-				if strings.Contains(k, ":t:") && !strings.HasSuffix(k, forever.ID) {
+				if strings.Contains(k, ":t:") && !strings.HasSuffix(k, forever.ID+"}") {
 					t.Fatalf("the expired task's record is still there: %q", left)
 				}
 				if pttl := raw.PTTL(ctx, k).Val(); pttl != -1 {
@@ -217,7 +217,10 @@ func TestRedisWaitReplicas(t *testing.T) {
 			Origin: sessionmap.OriginUpstreamTask}
 	}
 	cfg := func(n int) sessionmap.RedisConfig {
-		return sessionmap.RedisConfig{URL: primary.URL, Prefix: "w", WaitReplicas: n, WaitTimeout: 200 * time.Millisecond}
+		// A shortfall is retried for FailoverTimeout (a failover may be
+		// under way); short here, so each shortfall case fails fast.
+		return sessionmap.RedisConfig{URL: primary.URL, Prefix: "w", WaitReplicas: n, WaitTimeout: 200 * time.Millisecond,
+			FailoverTimeout: 300 * time.Millisecond}
 	}
 	none := openRedis(t, cfg(0))
 	t.Cleanup(func() { _ = none.Close() })
@@ -283,10 +286,10 @@ func TestRedisOpenErrors(t *testing.T) {
 	for _, tc := range []struct{ url, want string }{
 		{"redis://:" + password + "@" + dead + "/3", dead + " (database 3)"},
 		{"rediss://user:" + password + "@" + dead + "/0", dead},
-		{"redis://user:" + password + "@" + dead + "/x", "invalid database number"},
+		{"redis://user:" + password + "@" + dead + "/x", "is not a number"},
 		{"redis://user:" + password + "@host:port:x/0", "redis://[USER:PASSWORD@]HOST:PORT/DB"},
 		{"http://user:" + password + "@" + dead, "redis://[USER:PASSWORD@]HOST:PORT/DB"},
-		{"redis://" + dead + "/0?bogus=1", "bogus"},
+		{"redis://" + dead + "/0?bogus=1", "takes no query"},
 	} {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		s, err := sessionmap.OpenRedis(cctx, sessionmap.RedisConfig{URL: tc.url})

@@ -231,7 +231,7 @@ func runServe(c *cli.Context) error {
 		defer rs.Close() // after the server: it does not close a store it was given
 		cfg.Store, cfg.DataDir = rs, ""
 		// One upstream watcher per task across the replicas on this Redis.
-		co := coord.NewRedis(rs.Client(), rs.Prefix(), logger)
+		co := coord.NewRedis(rs.Client(), rs.Prefix(), logger).WithDurability(rs.Durability())
 		defer co.Close()
 		cfg.Coord = co
 	} else if cfg.DataDir == "" {

@@ -27,6 +27,15 @@ const pollInterval = 100 * time.Millisecond
 // own behind the round-robin proxy. Replica logs are shown if the test fails.
 func startCluster(t *testing.T) *Cluster {
 	t.Helper()
+	// The Redis of $TASKSBRIDGE_REDIS_URL under a fresh prefix, or one of
+	// the test's own.
+	rs := redistest.Start(t)
+	return startClusterOn(t, rs.URL, rs.Prefix(t))
+}
+
+// startClusterOn is startCluster on the store URL given (any topology).
+func startClusterOn(t *testing.T, storeURL, prefix string, args ...string) *Cluster {
+	t.Helper()
 	// Fail early (or skip, outside CI) when the TypeScript client is missing.
 	peers.TSScript(t, "chaos-client.mjs")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -38,12 +47,9 @@ func startCluster(t *testing.T) *Cluster {
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
-	// The Redis of $TASKSBRIDGE_REDIS_URL under a fresh prefix, or one of
-	// the test's own.
-	rs := redistest.Start(t)
 	c, err := Start(ctx, Options{Bridge: bin, Replicas: 3, Dir: t.TempDir(), Stderr: logs,
-		RedisURL: rs.URL, RedisPrefix: rs.Prefix(t),
-		Upstream: demo.Options{PollInterval: pollInterval}, Args: []string{"--log-level", "warn"}})
+		RedisURL: storeURL, RedisPrefix: prefix,
+		Upstream: demo.Options{PollInterval: pollInterval}, Args: append([]string{"--log-level", "warn"}, args...)})
 	if err != nil {
 		t.Fatalf("start the cluster: %v\nreplica logs:\n%s", err, logs.String())
 	}

@@ -9,21 +9,43 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
 // Redis is a Coordinator in a Redis (or Valkey) shared by the replicas. Under
 // the store's key prefix P:
 //
-//	P:lease:<name>   the holder's token, with a PX expiry (SET NX PX); renew
-//	                 and release compare the token first (Lua), so only the
-//	                 holder extends or drops it
-//	P:topic:<topic>  a pub/sub channel (no key)
+//	P:lease:{<name>}  the holder's token, with a PX expiry (SET NX PX); renew
+//	                  and release compare the token first (Lua), so only the
+//	                  holder extends or drops it. Each script touches this one
+//	                  key; the hash tag is the lease's name, so a Redis Cluster
+//	                  spreads leases over its nodes by task.
+//	P:topic:<topic>   a pub/sub channel (no key)
 //
-// Every subscription of the process shares one pub/sub connection.
+// Every subscription of the process shares one pub/sub connection. On a
+// Redis Cluster that is plain PUBLISH/SUBSCRIBE, which the cluster bus
+// forwards to every node, so one connection to any node receives every
+// topic. Sharded pub/sub (SPUBLISH/SSUBSCRIBE) would keep a message on its
+// channel's shard, but a subscriber must then hold a connection to the
+// primary of each channel's slot (one per node, re-made on every resharding
+// and failover); at the bridge's rate (one message per task status change)
+// the broadcast costs less than that bookkeeping, so it does not fit here.
+// After a failover or a node restart go-redis re-subscribes on a new
+// connection, and Subscribe's channel then receives a nil message (messages
+// may have been missed): the watchers re-read the store.
 type Redis struct {
 	rdb    redis.UniversalClient
 	prefix string
 	log    *slog.Logger
+
+	// waitReplicas > 0: a lease is taken or renewed only once that many
+	// replicas have it (WAIT), so a Redis failover does not hand a lease
+	// its holder still uses to a second replica. retryFor bounds how long
+	// a lease operation rides out a failover before it fails.
+	waitReplicas int
+	waitTimeout  time.Duration
+	retryFor     time.Duration
 
 	// cmdMu orders this process's SUBSCRIBE and UNSUBSCRIBE commands as
 	// its bookkeeping changed: an UNSUBSCRIBE overtaken by a later
@@ -56,7 +78,50 @@ func NewRedis(rdb redis.UniversalClient, prefix string, log *slog.Logger) *Redis
 		subs: map[string]map[*redisSub]struct{}{}, confirmed: map[string]bool{}, waiting: map[string]chan struct{}{}}
 }
 
-func (r *Redis) leaseKey(name string) string { return r.prefix + "lease:" + name }
+// WithDurability makes leases wait for n replicas (the store's
+// --redis-wait-replicas, each WAIT up to timeout) and lease operations
+// retry through a failover for up to retryFor (the store's
+// --redis-failover-timeout; 0: no retry, as without WithDurability). It
+// returns r.
+func (r *Redis) WithDurability(n int, timeout, retryFor time.Duration) *Redis {
+	r.waitReplicas, r.waitTimeout, r.retryFor = n, timeout, retryFor
+	return r
+}
+
+// retry runs fn again while its error is what a failover looks like, for
+// up to retryFor: a lease answer after the failover is better than an
+// error, on which a caller may act as if it held the lease.
+func (r *Redis) retry(ctx context.Context, fn func() error) error {
+	start := time.Now()
+	backoff := 20 * time.Millisecond
+	for {
+		err := fn()
+		if err == nil || r.retryFor <= 0 || !sessionmap.TransientRedisError(err) || time.Since(start) >= r.retryFor {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 250*time.Millisecond)
+	}
+}
+
+// replicated WAITs on c for the configured replicas; false when fewer
+// acknowledged in time.
+func (r *Redis) replicated(ctx context.Context, c *redis.Tx) (bool, error) {
+	if r.waitReplicas <= 0 {
+		return true, nil
+	}
+	n, err := c.Wait(ctx, r.waitReplicas, r.waitTimeout).Result()
+	if err != nil {
+		return false, err
+	}
+	return n >= int64(r.waitReplicas), nil
+}
+
+func (r *Redis) leaseKey(name string) string { return r.prefix + "lease:{" + name + "}" }
 func (r *Redis) channel(topic string) string { return r.prefix + "topic:" + topic }
 
 // renewScript and releaseScript change a lease only for its holder.
@@ -72,8 +137,39 @@ return 0`)
 )
 
 // Acquire implements Leases: SET key holder NX PX ttl.
+// A lease not replicated in time is given up (Acquire) or reported lost
+// (Renew): the safe side, since a replica that believes it holds a lease
+// acts alone.
 func (r *Redis) Acquire(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
-	ok, err := r.rdb.SetNX(ctx, r.leaseKey(name), holder, ttl).Result()
+	key := r.leaseKey(name)
+	var ok bool
+	err := r.retry(ctx, func() error {
+		// One connection (WATCH only pins it), so WAIT counts this write.
+		return r.rdb.Watch(ctx, func(c *redis.Tx) error {
+			got, err := c.SetNX(ctx, key, holder, ttl).Result()
+			if err != nil || !got {
+				if err == nil {
+					// Held: by someone else, or by holder itself when an
+					// earlier attempt's answer was lost.
+					v, gerr := c.Get(ctx, key).Result()
+					got, err = gerr == nil && v == holder, nil
+				}
+				if !got || err != nil {
+					ok = false
+					return err
+				}
+			}
+			rep, err := r.replicated(ctx, c)
+			if err != nil {
+				return err
+			}
+			if !rep {
+				_ = releaseScript.Run(ctx, c, []string{key}, holder).Err()
+			}
+			ok = rep
+			return nil
+		}, key)
+	})
 	if err != nil {
 		return false, fmt.Errorf("coord: acquire lease: %w", err)
 	}
@@ -82,11 +178,26 @@ func (r *Redis) Acquire(ctx context.Context, name, holder string, ttl time.Durat
 
 // Renew implements Leases.
 func (r *Redis) Renew(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
-	n, err := renewScript.Run(ctx, r.rdb, []string{r.leaseKey(name)}, holder, ttl.Milliseconds()).Int()
+	key := r.leaseKey(name)
+	var ok bool
+	err := r.retry(ctx, func() error {
+		return r.rdb.Watch(ctx, func(c *redis.Tx) error {
+			n, err := renewScript.Run(ctx, c, []string{key}, holder, ttl.Milliseconds()).Int()
+			if err != nil {
+				return err
+			}
+			if n != 1 {
+				ok = false
+				return nil
+			}
+			ok, err = r.replicated(ctx, c)
+			return err
+		}, key)
+	})
 	if err != nil {
 		return false, fmt.Errorf("coord: renew lease: %w", err)
 	}
-	return n == 1, nil
+	return ok, nil
 }
 
 // Release implements Leases.

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -33,11 +35,40 @@ type figures struct {
 	SessionsLost  int
 	Elapsed       time.Duration
 	Examples      []string // one line per anomaly, the first few
+
+	// The store: single or sentinel, and the bridges' --redis-wait-replicas.
+	Topology     string
+	WaitReplicas int
+	// With -topology sentinel: primary kills, the sentinels' time to
+	// promote the replica after each, and the probe's figures.
+	Failovers   int
+	Promotions  []time.Duration
+	ProbeAcked  int
+	ProbeLost   int
+	ProbeErrors int
+	Stalls      []time.Duration // per failover: kill to the first write acknowledged after it
+}
+
+// lossMeasured: a Sentinel run without --redis-wait-replicas measures what
+// asynchronous replication loses in a failover; losses are its finding,
+// not a failure of the run.
+func (f *figures) lossMeasured() bool { return f.Topology == "sentinel" && f.WaitReplicas == 0 }
+
+// quantile returns the q-quantile (nearest rank) of ds, 0 when empty.
+func quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[max(0, min(i, len(s)-1))]
 }
 
 // clean reports whether every figure whose goal is zero is zero.
 func (f *figures) clean() bool {
-	return f.Lost == 0 && f.WrongFinal == 0 && f.DupCreates == 0 && f.DupAnswers == 0 &&
+	lossOK := f.lossMeasured() || f.Lost == 0 && f.WrongFinal == 0 && f.ProbeLost == 0
+	return lossOK && f.DupCreates == 0 && f.DupAnswers == 0 &&
 		f.RePresented == 0 && f.Timeouts == 0 && !f.DriverKilled && f.Acknowledged > 0
 }
 
@@ -114,13 +145,24 @@ func (f *figures) account(lines []line, created map[string][]string, status func
 func (f *figures) write(w io.Writer, c config) {
 	fmt.Fprintf(w, "chaos run: %d replicas, %d clients (tasks: %s), %s of kills (one every ~%s, down %s), seed %d, %s in all\n\n",
 		c.replicas, c.clients, c.kinds, c.duration, c.killEvery, c.down, c.seed, f.Elapsed.Round(time.Second))
+	if f.Topology == "sentinel" {
+		fmt.Fprintf(w, "store: Sentinel (1 primary, 1 replica, 3 sentinels), primary killed every ~%s (down %s), --redis-wait-replicas %d\n\n",
+			c.failoverEvery, c.primaryDown, f.WaitReplicas)
+	}
 	fmt.Fprintln(w, "| figure | value | goal |")
 	fmt.Fprintln(w, "|---|---:|---|")
 	row := func(name string, v int, goal string) { fmt.Fprintf(w, "| %s | %d | %s |\n", name, v, goal) }
+	lossGoal := "0"
+	if f.lossMeasured() {
+		lossGoal = "measured (no --redis-wait-replicas)"
+	}
 	row("kill -9 cycles", f.Cycles, "")
+	if f.Topology == "sentinel" {
+		row("Redis primary failovers (kill -9)", f.Failovers, "")
+	}
 	row("tasks acknowledged", f.Acknowledged, "")
-	row("lost", f.Lost, "0")
-	row("wrong final status", f.WrongFinal, "0")
+	row("lost", f.Lost, lossGoal)
+	row("wrong final status", f.WrongFinal, lossGoal)
 	row("duplicate creates upstream", f.DupCreates, "0")
 	row("duplicate input answers upstream", f.DupAnswers, "0")
 	row("input questions presented again", f.RePresented, "0")
@@ -131,6 +173,16 @@ func (f *figures) write(w io.Writer, c config) {
 	row("… of which created upstream anyway", f.Orphans, "")
 	row("acknowledged tasks missing from tasks/list", f.ListMisses, "")
 	row("sessions lost", f.SessionsLost, "")
+	if f.Topology == "sentinel" {
+		row("probe writes acknowledged", f.ProbeAcked, "")
+		row("probe writes lost", f.ProbeLost, lossGoal)
+		row("probe writes failed (retriable error after the failover timeout)", f.ProbeErrors, "")
+		ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+		fmt.Fprintf(w, "| write stall per failover p50 / p99 / max (%d failovers) | %s / %s / %s | bounded |\n",
+			len(f.Stalls), ms(quantile(f.Stalls, 0.5)), ms(quantile(f.Stalls, 0.99)), ms(quantile(f.Stalls, 1)))
+		fmt.Fprintf(w, "| sentinels' promotion after the kill p50 / max | %s / %s | |\n",
+			ms(quantile(f.Promotions, 0.5)), ms(quantile(f.Promotions, 1)))
+	}
 	if f.DriverKilled {
 		fmt.Fprintln(w, "\nThe clients did not finish within -duration + -task-budget + 30s and were killed: their last tasks are not counted.")
 	}

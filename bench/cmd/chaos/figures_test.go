@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tasksbridge/tasksbridge/internal/demo"
 	"github.com/tasksbridge/tasksbridge/modern"
@@ -65,5 +66,34 @@ func TestAccount(t *testing.T) {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("table lacks %q:\n%s", s, b.String())
 		}
+	}
+}
+
+// A Sentinel run with --redis-wait-replicas holds lost tasks and probe
+// writes to zero; without it they are measured, not a failure; the stall
+// quantiles are nearest-rank.
+func TestFailoverFigures(t *testing.T) {
+	f := figures{Topology: "sentinel", WaitReplicas: 1, Acknowledged: 10, ProbeLost: 1}
+	if f.clean() {
+		t.Error("a lost probe write with --redis-wait-replicas 1 is clean")
+	}
+	f.WaitReplicas = 0
+	f.Lost = 2
+	if !f.clean() {
+		t.Error("losses without --redis-wait-replicas fail the run; they are its measurement")
+	}
+	f.DupCreates = 1
+	if f.clean() {
+		t.Error("a duplicate create is clean without --redis-wait-replicas")
+	}
+	ds := []time.Duration{3, 1, 2, 10}
+	if quantile(ds, 0.5) != 2 || quantile(ds, 0.99) != 10 || quantile(ds, 1) != 10 || quantile(nil, 0.5) != 0 {
+		t.Errorf("quantiles of %v: %v %v %v", ds, quantile(ds, 0.5), quantile(ds, 0.99), quantile(ds, 1))
+	}
+	var b bytes.Buffer
+	f.Stalls = ds
+	f.write(&b, config{topology: "sentinel"})
+	if !strings.Contains(b.String(), "write stall per failover p50 / p99 / max") || !strings.Contains(b.String(), "measured") {
+		t.Errorf("table:\n%s", b.String())
 	}
 }

@@ -10,6 +10,14 @@
 // checked against what the upstream created, and the figures are printed as
 // a Markdown table (docs/RELIABILITY.md records a run).
 //
+// With -topology sentinel the store is a Sentinel setup (1 primary, 1
+// replica, 3 sentinels, internal/redistest) and the Redis primary is killed
+// with SIGKILL every -failover-every as well: the sentinels promote the
+// replica and the old primary comes back as a replica of the new one. A
+// probe writes through the store's own code meanwhile (the bridges'
+// --redis-wait-replicas and failover timeout), so the stall each failover
+// costs a write is measured, and so are the probe writes it loses.
+//
 // Exit status: 0 when every figure whose goal is zero is zero, 3 when one is
 // not, 1 when the run itself could not be made. The run is bounded: the kill
 // phase lasts -duration, then the clients finish their last task within
@@ -36,6 +44,7 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/internal/cluster"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
+	"github.com/tasksbridge/tasksbridge/internal/redistest"
 )
 
 type config struct {
@@ -44,6 +53,10 @@ type config struct {
 	seed                                              uint64
 	bridge, kinds                                     string
 	verbose                                           bool
+
+	topology                   string
+	failoverEvery, primaryDown time.Duration
+	waitReplicas               int
 }
 
 func main() {
@@ -59,7 +72,15 @@ func main() {
 	flag.StringVar(&c.bridge, "bridge", "", "bridge binary (default: build ./cmd/bridge of this checkout)")
 	flag.StringVar(&c.kinds, "kinds", "slow,elicit,cancel,iserror", "task kinds the clients cycle through: slow (completes), elicit (asks one input), cancel, iserror (a failed task)")
 	flag.BoolVar(&c.verbose, "v", false, "show the replicas' warnings and the clients' stderr")
+	flag.StringVar(&c.topology, "topology", "single", "the store: single (one redis-server) or sentinel (1 primary, 1 replica, 3 sentinels; the primary is killed too)")
+	flag.DurationVar(&c.failoverEvery, "failover-every", 20*time.Second, "with -topology sentinel: mean interval between two kills of the Redis primary (uniform in [x/2, 3x/2])")
+	flag.DurationVar(&c.primaryDown, "primary-down", 2*time.Second, "with -topology sentinel: how long a killed primary stays down before it restarts as a replica")
+	flag.IntVar(&c.waitReplicas, "wait-replicas", 0, "the bridges' --redis-wait-replicas")
 	flag.Parse()
+	if c.topology != "single" && c.topology != "sentinel" {
+		fmt.Fprintln(os.Stderr, "chaos: -topology is single or sentinel")
+		os.Exit(2)
+	}
 	if c.replicas < 2 || c.clients < 1 || c.duration <= 0 || c.killEvery <= 0 {
 		fmt.Fprintln(os.Stderr, "chaos: need -replicas ≥ 2, -clients ≥ 1 and positive -duration and -kill-every")
 		os.Exit(2)
@@ -100,14 +121,31 @@ func run(ctx context.Context, c config) (*figures, error) {
 	if c.verbose {
 		logs = os.Stderr
 	}
-	cl, err := cluster.Start(ctx, cluster.Options{Bridge: c.bridge, Replicas: c.replicas, Dir: dir, Stderr: logs,
-		Upstream: demo.Options{PollInterval: 100 * time.Millisecond}, Args: []string{"--log-level", "warn"}})
+	opts := cluster.Options{Bridge: c.bridge, Replicas: c.replicas, Dir: dir, Stderr: logs,
+		Upstream: demo.Options{PollInterval: 100 * time.Millisecond},
+		Args:     []string{"--log-level", "warn", "--redis-wait-replicas", strconv.Itoa(c.waitReplicas)}}
+	var sen *redistest.Sentinel
+	if c.topology == "sentinel" {
+		if sen, err = redistest.LaunchSentinel(filepath.Join(dir, "sentinel")); err != nil {
+			return nil, err
+		}
+		defer sen.Stop()
+		opts.RedisURL, opts.RedisPrefix = sen.URL, "chaos"
+	}
+	cl, err := cluster.Start(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer cl.Close()
 	fmt.Fprintf(os.Stderr, "chaos: %d replicas on %s behind %s; %d clients for %s, a kill every ~%s (seed %d)\n",
 		c.replicas, cl.RedisURL, cl.URL, c.clients, c.duration, c.killEvery, c.seed)
+	var pr *probe
+	if sen != nil {
+		if pr, err = startProbe(ctx, sen.URL, c.waitReplicas); err != nil {
+			return nil, err
+		}
+		defer pr.close()
+	}
 
 	dctx, cancelDriver := context.WithTimeout(ctx, c.duration+c.taskBudget+30*time.Second)
 	defer cancelDriver()
@@ -129,10 +167,17 @@ func run(ctx context.Context, c config) (*figures, error) {
 	lines := make(chan []line, 1)
 	go func() { lines <- readLines(out) }()
 
-	f := &figures{}
+	f := &figures{Topology: c.topology, WaitReplicas: c.waitReplicas}
 	rng := rand.New(rand.NewPCG(c.seed, c.seed^0x9e3779b97f4a7c15))
 	start := time.Now()
 	end := start.Add(c.duration)
+	failovers := make(chan failoverResult, 1)
+	if sen != nil {
+		frng := rand.New(rand.NewPCG(c.seed^0x5bd1e995, c.seed))
+		go func() { failovers <- killPrimaries(ctx, sen, pr, frng, c, start, end) }()
+	} else {
+		failovers <- failoverResult{}
+	}
 	for {
 		wait := c.killEvery/2 + time.Duration(rng.Int64N(int64(c.killEvery)))
 		if time.Now().Add(wait).After(end) {
@@ -158,6 +203,11 @@ func run(ctx context.Context, c config) (*figures, error) {
 		f.Cycles++
 		fmt.Fprintf(os.Stderr, "chaos: %5.1fs kill -9 replica %d, restarted (cycle %d)\n", time.Since(start).Seconds(), victim, f.Cycles)
 	}
+	fo := <-failovers
+	if fo.err != nil {
+		return nil, fo.err
+	}
+	f.Failovers, f.Promotions = fo.n, fo.promotions
 	fmt.Fprintln(os.Stderr, "chaos: kill phase over; waiting for the clients to finish their last tasks")
 	recs := <-lines
 	werr := cmd.Wait()
@@ -168,7 +218,48 @@ func run(ctx context.Context, c config) (*figures, error) {
 	}
 	f.Elapsed = time.Since(start)
 	f.account(recs, cl.Creates.Markers(), cl.Upstream.Status, cl.Upstream.Counters())
+	if pr != nil {
+		pr.stop()
+		pf := pr.figures(ctx, fo.kills)
+		f.ProbeAcked, f.ProbeLost, f.ProbeErrors, f.Stalls = pf.acked, pf.lost, pf.errors, pf.stalls
+	}
 	return f, nil
+}
+
+type failoverResult struct {
+	n          int
+	kills      []time.Time
+	promotions []time.Duration
+	err        error
+}
+
+// killPrimaries kills the Redis primary every ~failoverEvery until end
+// (each Failover waits for the promotion, keeps the old primary down for
+// -primary-down, then restarts it as a replica and waits for its sync).
+func killPrimaries(ctx context.Context, sen *redistest.Sentinel, pr *probe, rng *rand.Rand, c config, start, end time.Time) failoverResult {
+	var r failoverResult
+	for {
+		wait := c.failoverEvery/2 + time.Duration(rng.Int64N(int64(c.failoverEvery)))
+		if time.Now().Add(wait).After(end) {
+			return r
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			r.err = ctx.Err()
+			return r
+		}
+		killed, took, err := sen.Failover(ctx, c.primaryDown)
+		if err != nil {
+			r.err = fmt.Errorf("Redis failover %d: %w", r.n+1, err)
+			return r
+		}
+		r.kills = append(r.kills, killed)
+		r.n++
+		r.promotions = append(r.promotions, took)
+		fmt.Fprintf(os.Stderr, "chaos: %5.1fs kill -9 of the Redis primary; the sentinels promoted the replica after %s (failover %d)\n",
+			r.kills[len(r.kills)-1].Sub(start).Seconds(), took.Round(time.Millisecond), r.n)
+	}
 }
 
 // findClient locates node and interop/ts/chaos-client.mjs (with its
