@@ -7,6 +7,7 @@ import (
 	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/tasksbridge/tasksbridge/internal/coord"
 	"github.com/tasksbridge/tasksbridge/internal/credseal"
@@ -212,6 +214,7 @@ func waitUntil(t *testing.T, ctx context.Context, what string, cond func() bool)
 // byte-identical to those on unknown ones, and his tasks/cancel cancels
 // nothing. A forged signature or a token for another audience gets 401
 // invalid_token pointing at the bridge's protected resource metadata.
+// Redis never holds a token or a subject.
 func TestTokenRefreshJWTAcrossReplicasOnRedis(t *testing.T) {
 	ctx := ctxT(t)
 	is := newJWKSIssuer(t)
@@ -352,7 +355,7 @@ func TestTokenRefreshJWTAcrossReplicasOnRedis(t *testing.T) {
 	// answers on her ids are those on unknown ids, byte for byte; on her
 	// session, those on an unknown session.
 	for i, br := range bridges {
-		bob := newLegacyClient(t, br.url, "bob-app")
+		bob := newLegacyClient(t, br.url, "second-app")
 		bob.authz = authBob
 		mustOK(t, "bob's initialize", bob.initialize(ctx))
 		if err := json.Unmarshal(mustOK(t, "bob's tasks/list", bob.call(ctx, "tasks/list", nil)), &list); err != nil || len(list.Tasks) != 0 {
@@ -434,4 +437,59 @@ func TestTokenRefreshJWTAcrossReplicasOnRedis(t *testing.T) {
 		}
 	}
 	t.Logf("upstream tasks/get: %d before every replica held B, %d after, all with B", switched, len(gets)-switched)
+
+	// Redis holds no token and no subject: credentials are sealed,
+	// principals are digests.
+	secrets := map[string]string{"token A": tokA, "token B": tokB, "bob's token": tokBob, "the subject alice": "alice"}
+	n := 0
+	for k, vals := range redisDump(t, ctx, stores[0].Client(), prefix) {
+		for _, v := range append(vals, k) {
+			n++
+			for what, sec := range secrets {
+				if strings.Contains(v, sec) {
+					t.Errorf("Redis key %s holds %s", k, what)
+				}
+			}
+		}
+	}
+	if n < 10 {
+		t.Fatalf("the Redis dump has %d entries; the check proves nothing", n)
+	}
+}
+
+// redisDump returns every key under prefix with its values (strings,
+// hashes' fields and values, members, stream entries' fields).
+func redisDump(t *testing.T, ctx context.Context, rc redis.UniversalClient, prefix string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	it := rc.Scan(ctx, 0, prefix+":*", 1000).Iterator()
+	for it.Next(ctx) {
+		k := it.Val()
+		var vals []string
+		switch rc.Type(ctx, k).Val() {
+		case "string":
+			vals = []string{rc.Get(ctx, k).Val()}
+		case "hash":
+			for f, v := range rc.HGetAll(ctx, k).Val() {
+				vals = append(vals, f, v)
+			}
+		case "zset":
+			vals = rc.ZRange(ctx, k, 0, -1).Val()
+		case "set":
+			vals = rc.SMembers(ctx, k).Val()
+		case "list":
+			vals = rc.LRange(ctx, k, 0, -1).Val()
+		case "stream":
+			for _, m := range rc.XRange(ctx, k, "-", "+").Val() {
+				for f, v := range m.Values {
+					vals = append(vals, f, fmt.Sprint(v))
+				}
+			}
+		}
+		out[k] = vals
+	}
+	if err := it.Err(); err != nil {
+		t.Fatalf("scanning Redis: %v", err)
+	}
+	return out
 }
