@@ -558,6 +558,7 @@ type parkHub struct {
 	b       *Bridge
 	rec     sessionmap.Task // the record the first wait saw (scope, ids)
 	key     watch.Key
+	opts    upstream.CallOptions // the binding's options when the hub started (run binds again)
 	kick    chan struct{} // a wait came or left
 	waiters map[*parkCtl]struct{}
 	dead    bool // the hub's goroutine ended: a new wait starts a new hub
@@ -573,6 +574,11 @@ func (p *parking) add(pc *parkCtl, rec sessionmap.Task) {
 	start := h == nil || h.dead
 	if start {
 		h = &parkHub{b: b, rec: rec, key: b.keyOf(rec), kick: make(chan struct{}, 1), waiters: map[*parkCtl]struct{}{}}
+		if bd := b.binding(h.key); bd != nil {
+			bd.mu.Lock()
+			h.opts = bd.opts
+			bd.mu.Unlock()
+		}
 		p.hubs[rec.ID] = h
 	}
 	h.waiters[pc] = struct{}{}
@@ -658,6 +664,11 @@ func (h *parkHub) settleAll(f func(awaitMode) (*rawResult, error)) {
 func (h *parkHub) run() {
 	b := h.b
 	p := &b.parking
+	// Bind again, as await does right before it attaches: a terminal
+	// snapshot relayed from the replica holding the task's lease drops this
+	// replica's binding (observe) before that replica's record write lands,
+	// and a watcher started without one cannot read the upstream.
+	b.bind(h.rec, h.opts)
 	sub, err := b.attach(h.key)
 	if err != nil {
 		// As await: closed watchers are a shutdown; a task that finished
