@@ -559,7 +559,7 @@ type parkHub struct {
 	rec     sessionmap.Task // the record the first wait saw (scope, ids)
 	key     watch.Key
 	opts    upstream.CallOptions // the binding's options when the hub started (run binds again)
-	kick    chan struct{} // a wait came or left
+	kick    chan struct{}        // a wait came or left
 	waiters map[*parkCtl]struct{}
 	dead    bool // the hub's goroutine ended: a new wait starts a new hub
 }
