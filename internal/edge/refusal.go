@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
+	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
 // RelayAuthError answers request id on w with the upstream refusal err
@@ -61,3 +62,23 @@ func (r *Request) LearnChallenges(challenges []string) {
 		r.e.cfg.Relay.Learn(challenges)
 	}
 }
+
+// KeepRefusal returns e, carrying cause's upstream refusal when it has one:
+// the JSON-RPC error a started response carries, with the refusal kept in
+// the chain so that RelayAuthError can still answer with the upstream's
+// status while the response has not started.
+func KeepRefusal(e *rpc.Error, cause error) error {
+	if ae, ok := oauthmeta.AsUpstreamAuthError(cause); ok {
+		return &authFailure{rpc: e, auth: ae}
+	}
+	return e
+}
+
+// authFailure is KeepRefusal's error.
+type authFailure struct {
+	rpc  *rpc.Error
+	auth *oauthmeta.UpstreamAuthError
+}
+
+func (e *authFailure) Error() string   { return e.rpc.Message }
+func (e *authFailure) Unwrap() []error { return []error{e.rpc, e.auth} }

@@ -41,20 +41,5 @@ func (o *leanOut) relayAuth(r *http.Request, id jsonrpc.ID, err error) bool {
 	return true
 }
 
-// authFailure is a face error for an upstream refusal: the JSON-RPC error a
-// started response carries, with the refusal kept in the chain.
-type authFailure struct {
-	rpc  *rpc.Error
-	auth *oauthmeta.UpstreamAuthError
-}
-
-func (e *authFailure) Error() string   { return e.rpc.Message }
-func (e *authFailure) Unwrap() []error { return []error{e.rpc, e.auth} }
-
-// keepRefusal returns e, carrying cause's upstream refusal when it has one.
-func keepRefusal(e *rpc.Error, cause error) error {
-	if ae, ok := oauthmeta.AsUpstreamAuthError(cause); ok {
-		return &authFailure{rpc: e, auth: ae}
-	}
-	return e
-}
+// keepRefusal is edge.KeepRefusal: the error keeps the upstream's refusal.
+func keepRefusal(e *rpc.Error, cause error) error { return edge.KeepRefusal(e, cause) }
