@@ -481,19 +481,7 @@ func (e *Edge) writeError(w http.ResponseWriter, er *Request, status int, re *rp
 			}
 		}
 	}
-	b, err := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   *rpc.Error      `json:"error"`
-	}{"2.0", id, re})
-	if err != nil {
-		http.Error(w, re.Message, status)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	mcpio.WriteRPCErrorRaw(w, status, id, re)
 }
 
 // firstElem is the first comma-separated element of a header value (the

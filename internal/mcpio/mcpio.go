@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -33,6 +34,26 @@ func WriteRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, e *rpc.Erro
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// WriteRPCErrorRaw answers with a JSON-RPC error to the request whose id is
+// the raw JSON id ("null" when the request had none or could not be read),
+// with its Content-Length: the router's and the edge's refusals, which hold
+// the id as the client sent it.
+func WriteRPCErrorRaw(w http.ResponseWriter, status int, id json.RawMessage, e *rpc.Error) {
+	b, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *rpc.Error      `json:"error"`
+	}{"2.0", id, e})
+	if err != nil {
+		http.Error(w, e.Message, status)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }

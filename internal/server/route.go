@@ -8,10 +8,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httputil"
-	"strconv"
 	"sync"
 
 	"github.com/tasksbridge/tasksbridge/internal/edge"
+	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/internal/metrics"
 	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/modern"
@@ -367,17 +367,5 @@ func writeRPCError(w http.ResponseWriter, status int, ex *exchange, e *rpc.Error
 
 // writeRPCErrorID writes the error response for request id.
 func writeRPCErrorID(w http.ResponseWriter, status int, id json.RawMessage, e *rpc.Error) {
-	b, err := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   *rpc.Error      `json:"error"`
-	}{"2.0", id, e})
-	if err != nil {
-		http.Error(w, e.Message, status)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	mcpio.WriteRPCErrorRaw(w, status, id, e)
 }
