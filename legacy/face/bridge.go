@@ -31,6 +31,8 @@ import (
 // it with Shutdown and Close.
 type Bridge struct {
 	cfg    Config
+	// liveMaxSessions is Config.MaxSessions, changed by SetLimits (live.go).
+	liveMaxSessions atomic.Int64
 	log    *slog.Logger
 	store  sessionmap.Store
 	events sessionmap.EventStore // resumable streams (resume.go); nil: none
@@ -111,7 +113,8 @@ func New(cfg Config) (*Bridge, error) {
 		nonceSeed:  randomID(),
 	}
 	b.drain, b.cancelDrain = context.WithCancel(context.Background())
-	b.limits = limits{maxTasks: cfg.MaxTasksPerPrincipal, maxWaiters: cfg.MaxWaitersPerPrincipal, refused: cfg.Hooks.Refused}
+	b.limits.refused = cfg.Hooks.Refused
+	b.SetLimits(Limits{MaxSessions: cfg.MaxSessions, MaxTasksPerPrincipal: cfg.MaxTasksPerPrincipal, MaxWaitersPerPrincipal: cfg.MaxWaitersPerPrincipal})
 
 	switch n := countSet(cfg.Upstream != "", cfg.UpstreamCommand != "", cfg.UpstreamClient != nil); {
 	case n == 0:

@@ -59,7 +59,7 @@ func (b *Bridge) expiredLocked(s *session, now time.Time) bool {
 // errTooManySessions is the answer beyond Config.MaxSessions.
 func (b *Bridge) errTooManySessions() *rpc.Error {
 	return rpc.Errorf(rpc.CodeInternalError,
-		"the bridge holds its maximum of %d sessions (--max-sessions); close unused sessions (HTTP DELETE) or retry later", b.cfg.MaxSessions)
+		"the bridge holds its maximum of %d sessions (--max-sessions); close unused sessions (HTTP DELETE) or retry later", b.maxSessions())
 }
 
 // countLocked is the number of sessions the table holds, whole and dormant
@@ -80,10 +80,10 @@ func (b *Bridge) admitSession(s *session) (wasDormant bool, _ *rpc.Error) {
 	b.mu.Lock()
 	_, _, wasDormant, _ = b.takeDormantLocked(s.id, s.principal)
 	var expired []*session
-	if !wasDormant && b.countLocked() >= b.cfg.MaxSessions {
+	if !wasDormant && b.countLocked() >= b.maxSessions() {
 		expired = b.sweepLocked(now)
 	}
-	full := !wasDormant && b.countLocked() >= b.cfg.MaxSessions
+	full := !wasDormant && b.countLocked() >= b.maxSessions()
 	if !full {
 		s.lastSeen, s.storeTouch, s.inTable = now, now, true
 		b.sessions[s.id] = s
@@ -95,7 +95,7 @@ func (b *Bridge) admitSession(s *session) (wasDormant bool, _ *rpc.Error) {
 		if h := b.cfg.Hooks.Refused; h != nil {
 			h(RefusedEvent{Limit: LimitSessions})
 		}
-		b.log.Warn("face: refused a new legacy session: the session limit is reached", "max_sessions", b.cfg.MaxSessions)
+		b.log.Warn("face: refused a new legacy session: the session limit is reached", "max_sessions", b.maxSessions())
 		return false, b.errTooManySessions()
 	}
 	return wasDormant, nil
