@@ -30,12 +30,10 @@ import (
 // with New; serve HTTP with Handler (or Mux) and stdio with ServeStdio; stop
 // it with Shutdown and Close.
 type Bridge struct {
-	cfg Config
-	// liveMaxSessions is Config.MaxSessions, changed by SetLimits (live.go).
-	liveMaxSessions atomic.Int64
-	log             *slog.Logger
-	store           sessionmap.Store
-	events          sessionmap.EventStore // resumable streams (resume.go); nil: none
+	cfg    Config
+	log    *slog.Logger
+	store  sessionmap.Store
+	events sessionmap.EventStore // resumable streams (resume.go); nil: none
 	// eventsOutlive: the events are kept outside this process (a shared
 	// store), so a stream can be resumed after this process is gone.
 	eventsOutlive bool
@@ -90,6 +88,9 @@ type Bridge struct {
 	readyErr  error
 	bgWG      sync.WaitGroup
 	nonceSeed string
+
+	// liveMaxSessions is Config.MaxSessions, changed by SetLimits (live.go).
+	liveMaxSessions atomic.Int64
 }
 
 type discoverEntry struct {
