@@ -35,7 +35,7 @@ const (
 )
 
 func init() {
-	register(&cli.Command{
+	serve := &cli.Command{
 		Name:      "serve",
 		Usage:     "serve MCP clients of either era (2025-11-25 legacy, 2026-07-28 modern) in front of a server of either era",
 		UsageText: "bridge serve --upstream URL [--listen 127.0.0.1:8080] [--data-dir ./tasksbridge-data] [--upstream-era auto|legacy|modern] [--metrics-listen ADDR]\n   bridge serve --upstream-command \"prog args\" [--stdio] [...]",
@@ -90,7 +90,9 @@ func init() {
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 10 * time.Second, Usage: "how long a graceful stop may take", EnvVars: []string{"TASKSBRIDGE_SHUTDOWN_TIMEOUT"}},
 		}, append(append(edgeFlags(), storeFlags(true)...), credentialKeyFlag)...),
 		Action: runServe,
-	})
+	}
+	register(serve)
+	registerConfig(serve) // --config, and `bridge config` with serve's flags
 	startDemoBridge = func(c *cli.Context, upstreamURL, listen, dataDir string) (string, func() error, error) {
 		cleanup := func() error { return nil }
 		if dataDir == "" {
@@ -130,6 +132,8 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 }
 
 func runServe(c *cli.Context) error {
+	hup := catchSIGHUP() // from the start: SIGHUP must never end the process (reload.go)
+	defer signal.Stop(hup)
 	up, cmd := c.String("upstream"), c.String("upstream-command")
 	switch {
 	case up == "" && cmd == "":
@@ -144,7 +148,9 @@ func runServe(c *cli.Context) error {
 	if _, err := legacyup.ParseEraMode(c.String("upstream-era")); err != nil {
 		return fmt.Errorf("serve: --upstream-era: %w", err)
 	}
-	h, err := oplog.NewHandler(c.App.ErrWriter, c.String("log-format"), level, c.Bool("log-libraries"))
+	levelVar := new(slog.LevelVar) // SIGHUP may change it (reload.go)
+	levelVar.Set(level)
+	h, err := oplog.NewHandler(c.App.ErrWriter, c.String("log-format"), levelVar, c.Bool("log-libraries"))
 	if err != nil {
 		return fmt.Errorf("serve: --log-format %q: want text or json", c.String("log-format"))
 	}
@@ -246,6 +252,8 @@ func runServe(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
+	reloads := newReloader(c, hup, levelVar, logger, s.Reconfigure)
+	defer reloads.start()()
 	ctx, stopSignals := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
 	timeout := c.Duration("shutdown-timeout")
