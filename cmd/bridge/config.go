@@ -104,7 +104,7 @@ type fileSetting struct {
 func registerConfig(serve *cli.Command) {
 	serve.Flags = append(serve.Flags, configFlag)
 	flags := serve.Flags
-	before := func(c *cli.Context) error { return loadConfigFile(c, flags) }
+	before := func(c *cli.Context) error { return loadConfigFile(c, flags, true) }
 	serve.Before = before
 	register(&cli.Command{
 		Name:  "config",
@@ -118,8 +118,10 @@ func registerConfig(serve *cli.Command) {
 				Usage:     "check the configuration bridge serve would run with: exit 0 when valid, 1 with FILE:LINE: KEY: REASON",
 				UsageText: "bridge config check [--config PATH] [serve flags]",
 				Flags:     flags,
-				Before:    before,
-				Action:    func(c *cli.Context) error { return runConfigCheck(c, flags) },
+				// Values are checked in the action, all of them, not just
+				// up to the first refused.
+				Before: func(c *cli.Context) error { return loadConfigFile(c, flags, false) },
+				Action: func(c *cli.Context) error { return runConfigCheck(c, flags) },
 			},
 			{
 				Name:      "print",
@@ -231,8 +233,9 @@ func sameValues(a, b []string) bool {
 
 // loadConfigFile is the Before hook of serve and config: it records where
 // each setting comes from and sets the values of the --config file for the
-// keys no flag or environment variable set.
-func loadConfigFile(c *cli.Context, flags []cli.Flag) error {
+// keys no flag or environment variable set. With check, a value the flag's
+// parser takes is also checked as bridge serve would (checkKey).
+func loadConfigFile(c *cli.Context, flags []cli.Flag, check bool) error {
 	if c.App.Metadata == nil {
 		c.App.Metadata = map[string]any{}
 	}
@@ -258,6 +261,9 @@ func loadConfigFile(c *cli.Context, flags []cli.Flag) error {
 			return &configError{path: st.path, line: s.line, key: s.key, reason: err.Error()}
 		}
 		st.origins[s.key] = origin{src: srcFile, line: s.line}
+		if !check {
+			continue
+		}
 		if err := checkKey(c, s.key); err != nil {
 			return &configError{path: st.path, line: s.line, key: s.key, reason: err.Error()}
 		}

@@ -104,6 +104,7 @@ func (r *reloader) reload() {
 	next, err := r.evaluate()
 	if err != nil {
 		r.log.Error("SIGHUP: the config file is refused; the running configuration is kept", "err", err.Error())
+		r.runHooks() // certificate files are no part of the file's settings
 		return
 	}
 	type change struct {
@@ -130,6 +131,7 @@ func (r *reloader) reload() {
 	if len(live) > 0 {
 		if err := r.apply(liveOf(next)); err != nil {
 			r.log.Error("SIGHUP: the changed settings are refused; the running configuration is kept", "err", err.Error())
+			r.runHooks()
 			return
 		}
 		for _, ch := range live {
