@@ -754,7 +754,14 @@ func configReference(flags []cli.Flag) string {
 		if df, ok := f.(cli.DocGenerationFlag); ok {
 			usage = df.GetUsage()
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", name, cell(strings.Join(envVarsOf(f), ", ")), cell(def), reload, cell(usage))
+		var envs []string
+		for _, e := range envVarsOf(f) {
+			envs = append(envs, "`"+e+"`")
+		}
+		if def == "" {
+			def = "–"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", name, cell(strings.Join(envs, ", ")), cell(def), reload, cell(usage))
 	}
 	return b.String()
 }
