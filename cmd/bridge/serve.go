@@ -291,6 +291,9 @@ func runServe(c *cli.Context) error {
 		_ = s.Close()
 		return fmt.Errorf("serve: %w", err)
 	}
+	if r, ok := any(hs).(interface{ ReloadTLS() error }); ok {
+		reloads.addHook(r.ReloadTLS) // SIGHUP reads the listener's certificate files again (tls.go)
+	}
 	fmt.Fprintf(c.App.Writer, "bridge: %s\n", hs.url)
 	if hs.metrics != nil {
 		fmt.Fprintf(c.App.Writer, "metrics: %s\n", hs.metrics.url)
