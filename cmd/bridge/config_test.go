@@ -3,9 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"io"
 	"log/slog"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -507,6 +516,75 @@ func TestServeSIGHUPWithoutConfig(t *testing.T) {
 	sc.awaitLog(t, "no config file")
 	if s := httpStatus(t, strings.TrimSuffix(sc.url, "/mcp")+"/healthz"); s != http.StatusOK {
 		t.Errorf("/healthz after SIGHUP: %d", s)
+	}
+	sc.stop(t)
+}
+
+// selfSigned writes a self-signed certificate for 127.0.0.1 with common
+// name cn to certFile and keyFile.
+func selfSigned(t *testing.T, cn, certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()),
+		Subject:      pkix.Name{CommonName: cn},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeConfig(t, certFile, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
+	writeConfig(t, keyFile, string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb})))
+}
+
+// SIGHUP reads the listener's certificate files again (the reload hook),
+// with or without a config file. Skipped while bridge serve has no
+// --tls-cert.
+func TestServeSIGHUPReloadsTLS(t *testing.T) {
+	help, _, _ := runBinary(t, nil, "serve", "--help")
+	if !strings.Contains(help, "--tls-cert") || !strings.Contains(help, "--tls-reload-interval") {
+		t.Skip("bridge serve has no --tls-cert here")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	selfSigned(t, "first", certFile, keyFile)
+	sc := startServeChild(ctx, t, "--upstream", startDemoUpstream(t), "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"),
+		"--tls-cert", certFile, "--tls-key", keyFile, "--tls-reload-interval", "0")
+	served := func() string {
+		addr := strings.TrimSuffix(strings.TrimPrefix(sc.url, "https://"), "/mcp")
+		conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) // only the served subject is looked at
+		if err != nil {
+			t.Fatalf("TLS handshake: %v", err)
+		}
+		defer conn.Close()
+		return conn.ConnectionState().PeerCertificates[0].Subject.CommonName
+	}
+	if cn := served(); cn != "first" {
+		t.Fatalf("served %q before the reload", cn)
+	}
+	selfSigned(t, "second", certFile, keyFile)
+	sc.hup(t)
+	sc.awaitLog(t, "no config file")
+	deadline := time.Now().Add(20 * time.Second)
+	for served() != "second" {
+		if time.Now().After(deadline) {
+			t.Fatalf("still the first certificate after SIGHUP:\n%s", sc.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond) // polling what the child serves
 	}
 	sc.stop(t)
 }
