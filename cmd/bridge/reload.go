@@ -134,15 +134,18 @@ func (r *reloader) reload() {
 			r.runHooks()
 			return
 		}
+		// The more verbose of the old and new levels is in force while the
+		// changes are logged, so that a change of the level itself is seen.
+		var level slog.Level
+		_ = level.UnmarshalText([]byte(next.String("log-level"))) // checked by evaluate
+		if level < r.level.Level() {
+			r.level.Set(level)
+		}
 		for _, ch := range live {
-			if ch.key == "log-level" {
-				var l slog.Level
-				_ = l.UnmarshalText([]byte(next.String("log-level"))) // checked by evaluate
-				r.level.Set(l)
-			}
 			r.running[ch.key] = ch.new
 			r.log.Info(fmt.Sprintf("SIGHUP: %s changed: %s → %s", ch.key, showValues(ch.key, ch.old), showValues(ch.key, ch.new)), "key", ch.key)
 		}
+		r.level.Set(level)
 	}
 	r.runHooks()
 	r.log.Info("SIGHUP: config file re-read", "path", r.st.path, "changed", len(live))

@@ -64,7 +64,9 @@ func init() {
 			"the others relay what it publishes). Tasks belong to the client's Authorization header (hashed) when\n" +
 			"it sends one, otherwise to its session. SIGINT or SIGTERM stops gracefully: no new requests, blocked\n" +
 			"waits are handed back (clients call tasks/result again), the store is closed.\n\n" +
-			"Every flag can also be set from the environment variable shown with it.",
+			"Every flag can also be set from the environment variable shown with it, or as a key of the --config\n" +
+			"file (bridge config reference lists them). SIGHUP re-reads that file: the log level, the limits and\n" +
+			"the Host, Origin and trusted-proxy lists change at once; it never stops the bridge.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "upstream", Usage: "the upstream server's Streamable HTTP endpoint URL", EnvVars: []string{"TASKSBRIDGE_UPSTREAM"}},
 			&cli.StringFlag{Name: "upstream-command", Usage: "run a stdio upstream server instead: \"prog args\" (quotes group words)", EnvVars: []string{"TASKSBRIDGE_UPSTREAM_COMMAND"}},
