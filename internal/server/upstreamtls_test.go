@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"crypto/tls"
+	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -143,4 +145,81 @@ func clientFor(t *testing.T, era, url string) reply {
 	}
 	mc := newModernClient(t, url, "modern-app")
 	return mc.call(c, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}})
+}
+
+// The OAuth relay fetches the upstream's protected resource metadata over
+// the same TLS settings: with a private CA and a client certificate the
+// upstream requires, the bridge's well-known URI serves the document;
+// without them the fetch fails without the x509 details reaching the
+// client.
+func TestHTTPSUpstreamOAuthMetadataRelay(t *testing.T) {
+	ca := tlstest.NewCA(t, "private upstream CA")
+	srv := ca.Issue(t, "upstream", tlstest.Leaf{})
+	bridgeCert := ca.Issue(t, "bridge", tlstest.Leaf{Client: true})
+	mux := http.NewServeMux()
+	var upURL string
+	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"resource": upURL, "authorization_servers": []string{"https://as.example/"}})
+	})
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+		http.Error(w, "Unauthorized", http.StatusUnauthorized)
+	})
+	upURL = httpsUpstream(t, mux, srv, ca)
+
+	prm := func(env *bridgeEnv) (int, string) {
+		resp, err := http.Get(env.base + "/.well-known/oauth-protected-resource/mcp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	env := startBridge(t, server.Config{Upstream: upURL, UpstreamEra: "legacy", UpstreamTLS: upstreamTLS(t, tlsconf.UpstreamConfig{CAFile: ca.File,
+		CertFile: bridgeCert.CertFile, KeyFile: bridgeCert.Key})})
+	if st, body := prm(env); st != http.StatusOK || !strings.Contains(body, `"resource":"`+env.url+`"`) {
+		t.Fatalf("metadata through the relay: %d %s", st, body)
+	}
+	env = startBridge(t, server.Config{Upstream: upURL, UpstreamEra: "legacy"})
+	st, body := prm(env)
+	if st == http.StatusOK || strings.Contains(body, "x509") || strings.Contains(body, "certificate") {
+		t.Fatalf("metadata from an untrusted upstream: %d %s", st, body)
+	}
+}
+
+// Pass-through traffic (same era, the era pinned so no probe runs first)
+// fails the same way: a JSON-RPC error without the x509 details, code tls.
+func TestHTTPSUpstreamPassthroughFailure(t *testing.T) {
+	ca := tlstest.NewCA(t, "private upstream CA")
+	srv := ca.Issue(t, "upstream", tlstest.Leaf{})
+	for _, era := range []string{"modern", "legacy"} {
+		t.Run(era, func(t *testing.T) {
+			h, c := modernHandler(t), newModernClient(t, "", "modern-app")
+			if era == "legacy" {
+				h, c = legacyHandler(t), newLegacyClient(t, "", "legacy-app")
+			}
+			var log syncbuf.Buffer
+			br := startBridge(t, server.Config{Upstream: httpsUpstream(t, h, srv, nil), UpstreamEra: era,
+				Logger: slog.New(slog.NewTextHandler(&log, nil))})
+			c.url = br.url
+			var r reply
+			if era == "legacy" {
+				r = c.initialize(ctxT(t))
+			} else {
+				r = c.call(ctxT(t), "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}})
+			}
+			if r.Err == nil || strings.Contains(r.Err.Message, "x509") || strings.Contains(r.Err.Message, "certificate") ||
+				!strings.Contains(r.Err.Message, "could not reach the upstream securely") {
+				t.Fatalf("pass-through to an untrusted upstream: %s", r)
+			}
+			if !strings.Contains(log.String(), "set --upstream-ca") {
+				t.Errorf("log lacks the cause:\n%s", log.String())
+			}
+			if m := scrape(t, br.base+"/metrics"); !strings.Contains(m, `code="tls"`) {
+				t.Errorf("no code tls:\n%s", grepLines(m, "tasksbridge_upstream_requests_total"))
+			}
+		})
+	}
 }
