@@ -224,6 +224,34 @@ func TestServeMTLS(t *testing.T) {
 	peers.RunTSClient(t, url, peers.ClientOptions{Steps: tsSteps, Args: []string{"--default-poll-ms", "50"},
 		Env: []string{"NODE_EXTRA_CA_CERTS=" + ca.File, "TASKSBRIDGE_TLS_CLIENT_CERT=" + alice.CertFile, "TASKSBRIDGE_TLS_CLIENT_KEY=" + alice.Key}}).Require(t)
 
+	// The principal is the certificate's subject: bob does not get alice's
+	// session.
+	bob := ca.Issue(t, "bob", tlstest.Leaf{Client: true, CN: "bob"})
+	resp, err := httpsClient(ca.Pool(), alice.TLS(t)).Post(url, "application/json", strings.NewReader(initialize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("alice's initialize: %d, session %q", resp.StatusCode, sid)
+	}
+	for who, cert := range map[string]tls.Certificate{"alice": alice.TLS(t), "bob": bob.TLS(t)} {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		resp, err := httpsClient(ca.Pool(), cert).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if want := map[string]int{"alice": http.StatusOK, "bob": http.StatusNotFound}[who]; resp.StatusCode != want {
+			t.Errorf("%s's tools/list on alice's session: HTTP %d, want %d", who, resp.StatusCode, want)
+		}
+	}
+
 	if err := echoBoth(ctx, t, url, httpsClient(ca.Pool())); err == nil {
 		t.Fatal("a client without a certificate was served")
 	}
@@ -239,7 +267,7 @@ func TestServeMTLS(t *testing.T) {
 	var logs2 syncbuf.Buffer
 	url = startTLSServe(ctx, t, &logs2, "--upstream", up, "--tls-cert", srv.CertFile, "--tls-key", srv.Key,
 		"--tls-client-ca", ca.File, "--tls-client-auth", "request", "--principal", "mtls")
-	resp, err := httpsClient(ca.Pool()).Post(url, "application/json", strings.NewReader(initialize))
+	resp, err = httpsClient(ca.Pool()).Post(url, "application/json", strings.NewReader(initialize))
 	if err != nil {
 		t.Fatal(err)
 	}
