@@ -37,7 +37,8 @@ func tlsFlags() []cli.Flag {
 		&cli.StringFlag{Name: "upstream-ca", EnvVars: []string{"TASKSBRIDGE_UPSTREAM_CA"},
 			Usage: "trust the CA certificates in `FILE` (PEM) for an https --upstream, in addition to the system's roots (a private CA)"},
 		&cli.StringFlag{Name: "upstream-client-cert", EnvVars: []string{"TASKSBRIDGE_UPSTREAM_CLIENT_CERT"},
-			Usage: "client certificate `FILE` (PEM) the bridge presents to an https upstream that requires one (with --upstream-client-key)"},
+			Usage: "client certificate `FILE` (PEM) the bridge presents to an https upstream that requires one (with --upstream-client-key); " +
+				"read again when it changes, for new connections"},
 		&cli.StringFlag{Name: "upstream-client-key", EnvVars: []string{"TASKSBRIDGE_UPSTREAM_CLIENT_KEY"},
 			Usage: "private key `FILE` (PEM) of --upstream-client-cert"},
 		&cli.StringFlag{Name: "upstream-tls-server-name", EnvVars: []string{"TASKSBRIDGE_UPSTREAM_TLS_SERVER_NAME"},
@@ -113,7 +114,7 @@ func readTLSFlags(c *cli.Context, logger *slog.Logger, cfg *server.Config) (*lis
 	}
 
 	up := tlsconf.UpstreamConfig{CAFile: c.String("upstream-ca"), CertFile: c.String("upstream-client-cert"), KeyFile: c.String("upstream-client-key"),
-		ServerName: c.String("upstream-tls-server-name"), InsecureSkipVerify: c.Bool("upstream-tls-insecure-skip-verify")}
+		ServerName: c.String("upstream-tls-server-name"), InsecureSkipVerify: c.Bool("upstream-tls-insecure-skip-verify"), Logger: logger}
 	if !up.IsZero() {
 		if !strings.HasPrefix(strings.ToLower(cfg.Upstream), "https://") {
 			return nil, errors.New("--upstream-ca, --upstream-client-cert, --upstream-client-key, --upstream-tls-server-name and --upstream-tls-insecure-skip-verify apply to an https:// --upstream only")

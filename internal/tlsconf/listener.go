@@ -261,9 +261,11 @@ type fileStamp struct {
 	err bool
 }
 
-func (l *Listener) stamps() []fileStamp {
+func (l *Listener) stamps() []fileStamp { return stampsOf(l.files()...) }
+
+func stampsOf(files ...string) []fileStamp {
 	var out []fileStamp
-	for _, f := range l.files() {
+	for _, f := range files {
 		fi, err := os.Stat(f)
 		out = append(out, fileStamp{fi: fi, err: err != nil})
 	}

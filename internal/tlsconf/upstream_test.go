@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasksbridge/tasksbridge/internal/syncbuf"
 	"github.com/tasksbridge/tasksbridge/internal/tlsconf"
 	"github.com/tasksbridge/tasksbridge/internal/tlsconf/tlstest"
 )
@@ -115,5 +117,53 @@ func TestUpstreamConfigErrors(t *testing.T) {
 	tc, err := tlsconf.UpstreamConfig{CAFile: ca.File}.Client()
 	if err != nil || tc.MinVersion != tls.VersionTLS12 || tc.RootCAs == nil {
 		t.Fatalf("%v %+v", err, tc)
+	}
+}
+
+// The bridge's client certificate towards the upstream is read again when
+// its files change: a new connection presents the new one; a bad new pair
+// keeps the previous one.
+func TestUpstreamClientCertificateReloaded(t *testing.T) {
+	ca := tlstest.NewCA(t, "private CA")
+	srv := ca.Issue(t, "upstream", tlstest.Leaf{})
+	a := ca.Issue(t, "bridge", tlstest.Leaf{Client: true, CN: "bridge-a"})
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, r.TLS.PeerCertificates[0].Subject.CommonName)
+	}))
+	s.Config.ErrorLog = log.New(io.Discard, "", 0)
+	s.TLS = &tls.Config{Certificates: []tls.Certificate{srv.TLS(t)}, ClientCAs: ca.Pool(), ClientAuth: tls.RequireAndVerifyClientCert}
+	s.StartTLS()
+	t.Cleanup(s.Close)
+	var logs syncbuf.Buffer
+	tc, err := tlsconf.UpstreamConfig{CAFile: ca.File, CertFile: a.CertFile, KeyFile: a.Key, Logger: slog.New(slog.NewTextHandler(&logs, nil))}.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cn := func() string {
+		c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tc, DisableKeepAlives: true}}
+		resp, err := c.Get(s.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if got := cn(); got != "bridge-a" {
+		t.Fatalf("presented %q", got)
+	}
+	b := ca.Issue(t, "bridge-b", tlstest.Leaf{Client: true, CN: "bridge-b"})
+	tlstest.WriteFile(t, a.Key, b.KeyPEM)
+	tlstest.WriteFile(t, a.CertFile, b.CertPEM)
+	if got := cn(); got != "bridge-b" {
+		t.Fatalf("after rotation presented %q, want bridge-b", got)
+	}
+	c := ca.Issue(t, "bridge-c", tlstest.Leaf{Client: true, CN: "bridge-c"})
+	tlstest.WriteFile(t, a.CertFile, c.CertPEM) // with b's key: refused
+	if got := cn(); got != "bridge-b" {
+		t.Fatalf("after a bad pair presented %q, want the kept bridge-b", got)
+	}
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "the key does not belong to the certificate") {
+		t.Errorf("no WARN for the bad pair:\n%s", logs.String())
 	}
 }
