@@ -55,7 +55,7 @@ type tlsGuard struct {
 	log  *slog.Logger
 
 	mu     sync.Mutex
-	cause  string    // the last cause logged ("" after a success)
+	cause  string    // the last cause logged
 	logged time.Time // when it was logged
 	again  int       // failures with that cause since
 }
@@ -63,7 +63,6 @@ type tlsGuard struct {
 func (g *tlsGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := g.next.RoundTrip(req)
 	if err == nil {
-		g.ok()
 		return resp, nil
 	}
 	cause, isTLS := tlsconf.DescribeUpstream(err)
@@ -74,16 +73,9 @@ func (g *tlsGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 	return nil, &UpstreamTLSError{Cause: cause, err: err}
 }
 
-func (g *tlsGuard) ok() {
-	g.mu.Lock()
-	if g.cause != "" {
-		g.cause = ""
-	}
-	g.mu.Unlock()
-}
-
 // failed logs a cause once, then again at most every upstreamTLSLogEvery
-// while it persists (with how many requests failed meanwhile).
+// while it persists (with how many requests failed meanwhile). The
+// reachability log (oplog.UpstreamHealth) says when requests pass again.
 func (g *tlsGuard) failed(req *http.Request, cause string) {
 	g.mu.Lock()
 	now := time.Now()

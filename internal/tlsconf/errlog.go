@@ -16,10 +16,11 @@ const DefaultHandshakeLogEvery = time.Minute
 
 // HandshakeLog is the http.Server.ErrorLog of a TLS listener. net/http
 // writes one line per failed handshake ("http: TLS handshake error from
-// ADDR: ERR"): a client without a certificate, a port scanner, a TLS 1.1
-// client. Those become one WARN at most every Every (with how many there
-// were and the last peer and cause), never a line per connection; other
-// lines of net/http are logged at WARN as they come.
+// ADDR: ERR"): a client without a certificate, a TLS 1.1 client, plain
+// http. Those become one WARN at most every Every (with how many there
+// were and the last peer and cause), never a line per connection; a peer
+// that left before saying anything (EOF: a TCP health check) is DEBUG;
+// other lines of net/http are logged at WARN as they come.
 type HandshakeLog struct {
 	Log   *slog.Logger
 	Every time.Duration    // default DefaultHandshakeLogEvery
@@ -45,6 +46,12 @@ func (h *HandshakeLog) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	peer, cause, _ := strings.Cut(rest, ": ")
+	if cause == "EOF" || strings.HasSuffix(cause, "connection reset by peer") {
+		// A peer that connected and left without a word: a load
+		// balancer's TCP check, a port scan. Nothing to act on.
+		h.Log.Debug("TLS: a client connected to the listener and left before its handshake", "peer", peer)
+		return len(p), nil
+	}
 	h.failed(peer, cause)
 	return len(p), nil
 }

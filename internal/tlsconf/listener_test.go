@@ -259,9 +259,13 @@ func TestHandshakeLogIsRateLimited(t *testing.T) {
 		t.Fatalf("%d lines for 50 failures in a minute:\n%s", n, buf.String())
 	}
 	now = now.Add(61 * time.Second)
-	lg.Printf("http: TLS handshake error from 127.0.0.1:5556: EOF")
-	if n := strings.Count(buf.String(), "level=WARN"); n != 2 || !strings.Contains(buf.String(), "failures=50") {
+	lg.Printf("http: TLS handshake error from 127.0.0.1:5556: tls: first record does not look like a TLS handshake")
+	if n := strings.Count(buf.String(), "level=WARN"); n != 2 || !strings.Contains(buf.String(), "failures=50") || !strings.Contains(buf.String(), "did not speak TLS") {
 		t.Fatalf("after the interval:\n%s", buf.String())
+	}
+	lg.Printf("http: TLS handshake error from 10.0.0.9:4444: EOF")
+	if n := strings.Count(buf.String(), "level=WARN"); n != 2 {
+		t.Fatalf("a TCP check's EOF logged as a failure:\n%s", buf.String())
 	}
 	lg.Printf("http: Accept error: too many open files")
 	if !strings.Contains(buf.String(), "Accept error") {
