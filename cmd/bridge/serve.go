@@ -332,8 +332,8 @@ type httpServing struct {
 	url     string
 	metrics *metricsServer // nil: /metrics is on the main listener
 	stop    func() error
-	// tls reloads the listener's certificate (SIGHUP: tls.Reload()); nil
-	// for plain http, where Reload does nothing.
+	// tls is the listener's certificate (nil: plain http); SIGHUP calls
+	// ReloadTLS (tls.go).
 	tls *listenerTLS
 }
 

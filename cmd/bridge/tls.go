@@ -155,3 +155,7 @@ func readTLSFlags(c *cli.Context, logger *slog.Logger, cfg *server.Config) (*lis
 	logger.Info("TLS: serving https", args...)
 	return &listenerTLS{l: l, log: logger}, nil
 }
+
+// ReloadTLS reads the listener's certificate files again: what SIGHUP
+// does. Nil for plain http.
+func (h *httpServing) ReloadTLS() error { return h.tls.Reload() }

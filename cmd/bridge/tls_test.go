@@ -17,9 +17,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/internal/demo"
+	"github.com/tasksbridge/tasksbridge/internal/server"
 	"github.com/tasksbridge/tasksbridge/internal/syncbuf"
+	"github.com/tasksbridge/tasksbridge/internal/tlsconf"
 	"github.com/tasksbridge/tasksbridge/internal/tlsconf/tlstest"
 	"github.com/tasksbridge/tasksbridge/interop/peers"
+	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
 // startTLSServe runs `bridge serve` with args and its log (info) in logs;
@@ -373,5 +376,51 @@ func TestServeTLSFlagsRefused(t *testing.T) {
 	if _, err := runBridge(t, "serve", "--upstream", "https://127.0.0.1:1/mcp", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(),
 		"--upstream-client-cert", p.CertFile); err == nil || !strings.Contains(err.Error(), "needs both its certificate and its key") {
 		t.Errorf("--upstream-client-cert alone: %v", err)
+	}
+}
+
+// ReloadTLS (what SIGHUP calls) serves replaced files to new connections
+// at once, without the file watch; a bad pair is refused and reported.
+func TestServeHTTPReloadTLS(t *testing.T) {
+	ca := tlstest.NewCA(t, "bridge test CA")
+	a := ca.Issue(t, "bridge", tlstest.Leaf{})
+	l, err := tlsconf.NewListener(tlsconf.ListenerConfig{CertFile: a.CertFile, KeyFile: a.Key, PollInterval: -1, Logger: newLogger(io.Discard, "error")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := server.New(server.Config{Upstream: startDemoUpstream(t), Store: sessionmap.NewMemory(), Logger: newLogger(io.Discard, "error")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := serveHTTP(s, "127.0.0.1:0", "", 5*time.Second, &listenerTLS{l: l, log: newLogger(io.Discard, "error")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hs.stop()
+	if !strings.HasPrefix(hs.url, "https://") {
+		t.Fatalf("url %q", hs.url)
+	}
+	healthz := strings.TrimSuffix(hs.url, "/mcp") + "/healthz"
+	b := ca.Issue(t, "bridge-next", tlstest.Leaf{})
+	tlstest.WriteFile(t, a.CertFile, b.CertPEM)
+	tlstest.WriteFile(t, a.Key, b.KeyPEM)
+	if s, _ := serial(t, httpsClient(ca.Pool()), healthz); s != a.Cert.SerialNumber.String() {
+		t.Fatalf("served %s before the reload", s)
+	}
+	if err := hs.ReloadTLS(); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := serial(t, httpsClient(ca.Pool()), healthz); s != b.Cert.SerialNumber.String() {
+		t.Fatalf("served %s after ReloadTLS, want %s", s, b.Cert.SerialNumber)
+	}
+	tlstest.WriteFile(t, a.CertFile, a.CertPEM) // a's certificate with b's key
+	if err := hs.ReloadTLS(); err == nil {
+		t.Fatal("a mismatched pair was accepted")
+	}
+	if s, _ := serial(t, httpsClient(ca.Pool()), healthz); s != b.Cert.SerialNumber.String() {
+		t.Fatalf("served %s after a refused reload", s)
+	}
+	if err := (&httpServing{}).ReloadTLS(); err != nil {
+		t.Fatalf("plain http ReloadTLS: %v", err)
 	}
 }
