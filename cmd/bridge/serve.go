@@ -39,7 +39,7 @@ func init() {
 		Name:      "serve",
 		Usage:     "serve MCP clients of either era (2025-11-25 legacy, 2026-07-28 modern) in front of a server of either era",
 		UsageText: "bridge serve --upstream URL [--listen 127.0.0.1:8080] [--data-dir ./tasksbridge-data] [--upstream-era auto|legacy|modern] [--metrics-listen ADDR]\n   bridge serve --upstream-command \"prog args\" [--stdio] [...]",
-		Description: "One endpoint, http://LISTEN/mcp, serves whichever era each client speaks in front of whichever era\n" +
+		Description: "One endpoint, http://LISTEN/mcp (https:// with --tls-cert), serves whichever era each client speaks in front of whichever era\n" +
 			"the upstream speaks. Each request's era is detected: initialize or a known legacy Mcp-Session-Id is\n" +
 			"legacy (2025-11-25); per-request _meta protocolVersion, server/discover or MCP-Protocol-Version\n" +
 			"2026-07-28 is modern (an unsupported version gets -32022 with the supported list). The upstream's era\n" +
@@ -70,7 +70,7 @@ func init() {
 			&cli.StringFlag{Name: "upstream-command", Usage: "run a stdio upstream server instead: \"prog args\" (quotes group words)", EnvVars: []string{"TASKSBRIDGE_UPSTREAM_COMMAND"}},
 			&cli.StringFlag{Name: "upstream-era", Value: "auto", Usage: "the upstream's era: auto (probe server/discover, fall back to initialize), legacy or modern (pinned, no probe)", EnvVars: []string{"TASKSBRIDGE_UPSTREAM_ERA"}},
 			&cli.StringFlag{Name: "listen", Value: serveListen, Usage: "address of the MCP endpoint (`HOST:PORT`)", EnvVars: []string{"TASKSBRIDGE_LISTEN"}},
-			&cli.StringFlag{Name: "metrics-listen", Usage: "serve /metrics on this address instead of the main listener (`HOST:PORT`)", EnvVars: []string{"TASKSBRIDGE_METRICS_LISTEN"}},
+			&cli.StringFlag{Name: "metrics-listen", Usage: "serve /metrics on this address instead of the main listener (`HOST:PORT`; plain http, also with --tls-cert: keep it on a private interface)", EnvVars: []string{"TASKSBRIDGE_METRICS_LISTEN"}},
 			&cli.StringFlag{Name: "data-dir", Value: serveDataDir, Usage: "directory of the durable session and task index", EnvVars: []string{"TASKSBRIDGE_DATA_DIR"}},
 			&cli.BoolFlag{Name: "stdio", Usage: "serve one client on stdin/stdout instead of HTTP", EnvVars: []string{"TASKSBRIDGE_STDIO"}},
 			&cli.StringSliceFlag{Name: "allowed-origin", Usage: "a browser Origin accepted besides loopback ones (`SCHEME://HOST[:PORT]`; repeatable or comma-separated; no \"*\"): other Origins get 403 on every path (M-43)", EnvVars: []string{"TASKSBRIDGE_ALLOWED_ORIGINS"}},
@@ -88,7 +88,7 @@ func init() {
 			&cli.BoolFlag{Name: "log-libraries", Usage: "also log the internals of the MCP SDK and the Badger store below error level (for debugging them; the store engine's warnings are always logged)", EnvVars: []string{"TASKSBRIDGE_LOG_LIBRARIES"}},
 			&cli.StringFlag{Name: "audit-log", Usage: "append an audit record (one JSON line: time, action, principal hash, session, task, outcome; never a credential) for each task creation, cancel, input answer, result delivery and task end to this file (`PATH`, created 0600)", EnvVars: []string{"TASKSBRIDGE_AUDIT_LOG"}},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 10 * time.Second, Usage: "how long a graceful stop may take", EnvVars: []string{"TASKSBRIDGE_SHUTDOWN_TIMEOUT"}},
-		}, append(append(edgeFlags(), storeFlags(true)...), credentialKeyFlag)...),
+		}, append(append(append(edgeFlags(), storeFlags(true)...), credentialKeyFlag), tlsFlags()...)...),
 		Action: runServe,
 	})
 	startDemoBridge = func(c *cli.Context, upstreamURL, listen, dataDir string) (string, func() error, error) {
@@ -106,7 +106,7 @@ func init() {
 			_ = cleanup()
 			return "", nil, err
 		}
-		hs, err := serveHTTP(s, listen, "", 5*time.Second)
+		hs, err := serveHTTP(s, listen, "", 5*time.Second, nil)
 		if err != nil {
 			_ = s.Close()
 			_ = cleanup()
@@ -165,6 +165,11 @@ func runServe(c *cli.Context) error {
 		PublicURL:           c.String("public-url"),
 		NoForwardedHeaders:  c.Bool("no-forwarded-headers"),
 	}
+	tl, err := readTLSFlags(c, logger, &cfg)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer tl.Close()
 	ps, err := readPrincipalFlags(c)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -278,7 +283,7 @@ func runServe(c *cli.Context) error {
 		return nil
 	}
 
-	hs, err := serveHTTP(s, c.String("listen"), metricsListen, timeout)
+	hs, err := serveHTTP(s, c.String("listen"), metricsListen, timeout, tl)
 	if err != nil {
 		_ = s.Close()
 		return fmt.Errorf("serve: %w", err)
@@ -327,6 +332,9 @@ type httpServing struct {
 	url     string
 	metrics *metricsServer // nil: /metrics is on the main listener
 	stop    func() error
+	// tls is the listener's certificate (nil: plain http); SIGHUP calls
+	// ReloadTLS (tls.go).
+	tls *listenerTLS
 }
 
 // serveHTTP serves s on listen (and /metrics on metricsListen when set) and
@@ -334,7 +342,7 @@ type httpServing struct {
 // hands back blocked waits, closes its sessions and cuts passthrough
 // streams, the HTTP server stops accepting and finishes what is in flight,
 // then the bridge closes its store.
-func serveHTTP(s *server.Server, listen, metricsListen string, timeout time.Duration) (*httpServing, error) {
+func serveHTTP(s *server.Server, listen, metricsListen string, timeout time.Duration, tl *listenerTLS) (*httpServing, error) {
 	var ms *metricsServer
 	if metricsListen != "" {
 		var err error
@@ -350,8 +358,9 @@ func serveHTTP(s *server.Server, listen, metricsListen string, timeout time.Dura
 		return nil, fmt.Errorf("listen: %w", err)
 	}
 	srv := &http.Server{Handler: s.Mux(ms == nil), ReadHeaderTimeout: 10 * time.Second}
+	scheme := tl.configure(srv)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- serveOn(srv, ln) }()
 	stop := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
@@ -379,5 +388,5 @@ func serveHTTP(s *server.Server, listen, metricsListen string, timeout time.Dura
 		}
 		return errors.Join(errs...)
 	}
-	return &httpServing{url: "http://" + ln.Addr().String() + "/mcp", metrics: ms, stop: stop}, nil
+	return &httpServing{url: scheme + "://" + ln.Addr().String() + "/mcp", metrics: ms, stop: stop, tls: tl}, nil
 }

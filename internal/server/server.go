@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -127,6 +128,10 @@ type Config struct {
 	// a clone of http.DefaultTransport with a connection pool sized for the
 	// bridge's concurrency, see upstreamTransport).
 	Transport http.RoundTripper
+	// UpstreamTLS is the tls.Config towards an https upstream (the CA, the
+	// client certificate, the server name: tlsconf.UpstreamConfig). Nil:
+	// the system's roots, TLS 1.2 at least. Ignored with Transport.
+	UpstreamTLS *tls.Config
 
 	// CredentialKey seals the clients' upstream credentials the store keeps
 	// (internal/credseal.Load: --credential-key-file or
@@ -286,7 +291,7 @@ func New(cfg Config) (*Server, error) {
 	s.creds = newKeeper(cfg, st, s.target, cfg.Logger)
 
 	// Upstream clients, all metered.
-	base := upstreamTransport(cfg.Transport)
+	base := upstreamTransport(cfg.Transport, cfg.UpstreamTLS, cfg.Logger)
 	// forwardTransport: the translated paths' upstream requests carry the
 	// client's trace and X-Forwarded-* headers (edge.Request.ForwardHeader).
 	hc := &http.Client{Transport: forwardTransport{next: &meterTransport{next: base, u: s.upMeter}}}
