@@ -9,10 +9,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -87,8 +85,8 @@ func init() {
 			&cli.StringFlag{Name: "log-format", Value: oplog.FormatText, Usage: "text or json (one JSON object per line)", EnvVars: []string{"TASKSBRIDGE_LOG_FORMAT"}},
 			&cli.BoolFlag{Name: "log-libraries", Usage: "also log the internals of the MCP SDK and the Badger store below error level (for debugging them; the store engine's warnings are always logged)", EnvVars: []string{"TASKSBRIDGE_LOG_LIBRARIES"}},
 			&cli.StringFlag{Name: "audit-log", Usage: "append an audit record (one JSON line: time, action, principal hash, session, task, outcome; never a credential) for each task creation, cancel, input answer, result delivery and task end to this file (`PATH`, created 0600)", EnvVars: []string{"TASKSBRIDGE_AUDIT_LOG"}},
-			&cli.DurationFlag{Name: "shutdown-timeout", Value: 10 * time.Second, Usage: "how long a graceful stop may take", EnvVars: []string{"TASKSBRIDGE_SHUTDOWN_TIMEOUT"}},
-		}, append(append(edgeFlags(), storeFlags(true)...), credentialKeyFlag)...),
+			&cli.DurationFlag{Name: "shutdown-timeout", Value: defaultShutdownTimeout, Usage: "after the shutdown delay, how long blocked waits and requests in flight have to finish before they are cut", EnvVars: []string{"TASKSBRIDGE_SHUTDOWN_TIMEOUT"}},
+		}, append(append(append(edgeFlags(), storeFlags(true)...), credentialKeyFlag), lifecycleFlags()...)...),
 		Action: runServe,
 	})
 	startDemoBridge = func(c *cli.Context, upstreamURL, listen, dataDir string) (string, func() error, error) {
@@ -106,7 +104,7 @@ func init() {
 			_ = cleanup()
 			return "", nil, err
 		}
-		hs, err := serveHTTP(s, listen, "", 5*time.Second)
+		hs, err := serveHTTP(s, listen, "", listenOptions{ReadTimeout: defaultReadTimeout, IdleTimeout: defaultIdleTimeout, ShutdownTimeout: 5 * time.Second})
 		if err != nil {
 			_ = s.Close()
 			_ = cleanup()
@@ -246,9 +244,15 @@ func runServe(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	ctx, stopSignals := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-	defer stopSignals()
-	timeout := c.Duration("shutdown-timeout")
+	lo, err := listenOptionsOf(c)
+	if err != nil {
+		_ = s.Close()
+		return fmt.Errorf("serve: %w", err)
+	}
+	// SIGINT, SIGTERM: lifecycle.go (a second one stops at once).
+	ss := watchStopSignals(c.Context, logger)
+	defer ss.stop()
+	ctx, timeout := ss.ctx, lo.ShutdownTimeout
 	metricsListen := c.String("metrics-listen")
 
 	if c.Bool("stdio") {
@@ -278,7 +282,7 @@ func runServe(c *cli.Context) error {
 		return nil
 	}
 
-	hs, err := serveHTTP(s, c.String("listen"), metricsListen, timeout)
+	hs, err := serveHTTP(s, c.String("listen"), metricsListen, lo)
 	if err != nil {
 		_ = s.Close()
 		return fmt.Errorf("serve: %w", err)
@@ -288,12 +292,7 @@ func runServe(c *cli.Context) error {
 		fmt.Fprintf(c.App.Writer, "metrics: %s\n", hs.metrics.url)
 	}
 	logger.Info("serving MCP clients", "version", version.Info().Version, "revision", version.Info().Revision, "endpoint", hs.url, "upstream", upstreamName(up, cmd), "upstream_era", cfg.UpstreamEra, "store", storeName(c))
-	<-ctx.Done()
-	logger.Info("stopping")
-	if err := hs.stop(); err != nil {
-		return fmt.Errorf("serve: stop: %w", err)
-	}
-	return nil
+	return awaitStop(ss, hs, logger, c.Duration("shutdown-delay"))
 }
 
 func upstreamName(url, cmd string) string {
@@ -317,7 +316,7 @@ func serveMetrics(s *server.Server, listen string) (*metricsServer, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", s.MetricsHandler())
-	ms := &metricsServer{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, url: "http://" + ln.Addr().String() + "/metrics", served: make(chan error, 1)}
+	ms := &metricsServer{srv: &http.Server{Handler: mux, ReadHeaderTimeout: headerTimeout, IdleTimeout: defaultIdleTimeout}, url: "http://" + ln.Addr().String() + "/metrics", served: make(chan error, 1)}
 	go func() { ms.served <- ms.srv.Serve(ln) }()
 	return ms, nil
 }
@@ -326,15 +325,24 @@ func serveMetrics(s *server.Server, listen string) (*metricsServer, error) {
 type httpServing struct {
 	url     string
 	metrics *metricsServer // nil: /metrics is on the main listener
-	stop    func() error
+	timeout time.Duration  // --shutdown-timeout
+	// drain stops gracefully (lifecycle.go gracefulStop): new requests get
+	// 503 for delay, then waits are handed back and requests in flight
+	// finish; hurry cuts both short.
+	drain func(delay time.Duration, hurry <-chan struct{}) (stopReport, error)
+	conns *connTracker
 }
 
-// serveHTTP serves s on listen (and /metrics on metricsListen when set) and
-// returns the /mcp URL and a function that stops gracefully: the bridge
-// hands back blocked waits, closes its sessions and cuts passthrough
-// streams, the HTTP server stops accepting and finishes what is in flight,
-// then the bridge closes its store.
-func serveHTTP(s *server.Server, listen, metricsListen string, timeout time.Duration) (*httpServing, error) {
+// stop is drain without a shutdown delay.
+func (hs *httpServing) stop() error {
+	_, err := hs.drain(0, nil)
+	return err
+}
+
+// serveHTTP serves s on listen (and /metrics on metricsListen when set),
+// with the listener's timeouts of o (lifecycle.go newHTTPServer), and
+// returns the /mcp URL and the graceful stop.
+func serveHTTP(s *server.Server, listen, metricsListen string, o listenOptions) (*httpServing, error) {
 	var ms *metricsServer
 	if metricsListen != "" {
 		var err error
@@ -349,35 +357,11 @@ func serveHTTP(s *server.Server, listen, metricsListen string, timeout time.Dura
 		}
 		return nil, fmt.Errorf("listen: %w", err)
 	}
-	srv := &http.Server{Handler: s.Mux(ms == nil), ReadHeaderTimeout: 10 * time.Second}
+	srv, ct := newHTTPServer(s.Mux(ms == nil), o)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	stop := func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		var errs []error
-		if err := s.Shutdown(ctx); err != nil {
-			errs = append(errs, err)
-		}
-		if err := srv.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("http: %w", err))
-			_ = srv.Close()
-		}
-		if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			errs = append(errs, fmt.Errorf("http: %w", err))
-		}
-		if ms != nil {
-			if err := ms.srv.Shutdown(ctx); err != nil {
-				_ = ms.srv.Close()
-			}
-			if err := <-ms.served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-				errs = append(errs, fmt.Errorf("metrics http: %w", err))
-			}
-		}
-		if err := s.Close(); err != nil {
-			errs = append(errs, err)
-		}
-		return errors.Join(errs...)
+	drain := func(delay time.Duration, hurry <-chan struct{}) (stopReport, error) {
+		return gracefulStop(s, srv, served, ct, ms, delay, o.ShutdownTimeout, hurry)
 	}
-	return &httpServing{url: "http://" + ln.Addr().String() + "/mcp", metrics: ms, stop: stop}, nil
+	return &httpServing{url: "http://" + ln.Addr().String() + "/mcp", metrics: ms, timeout: o.ShutdownTimeout, drain: drain, conns: ct}, nil
 }

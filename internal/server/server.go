@@ -510,11 +510,7 @@ func (s *Server) Mux(withMetrics bool) *http.ServeMux {
 // seen the readiness change yet gets an answer it can act on, not a refused
 // connection. Requests already in flight, blocked waits among them, go on.
 // Call Shutdown after the shutdown delay.
-func (s *Server) Drain() {
-	if !s.draining.Swap(true) {
-		s.log.Info("draining: /readyz answers 503, new requests get 503 with Retry-After; requests in flight continue")
-	}
-}
+func (s *Server) Drain() { s.draining.Store(true) }
 
 // Draining reports whether Drain (or Shutdown, Close) has been called.
 func (s *Server) Draining() bool { return s.draining.Load() }
