@@ -82,21 +82,34 @@ func newHTTPServer(h http.Handler, o listenOptions) (*http.Server, *connTracker)
 
 // withBodyDeadline gives each request with a body d to send it: the
 // connection's read deadline is set when the handler starts and cleared as
-// soon as the body was read to its end (or failed), so a client that drips
-// its body is cut at the deadline and its connection (and file descriptor)
-// released, while the response, however long it streams, is not bounded.
+// soon as the body was read to its end, so a client that drips its body is
+// cut at the deadline and its connection (and file descriptor) released,
+// while the response, however long it streams, is not bounded.
+//
+// A body the handler did not read (a refusal before it) is discarded here,
+// under the deadline: net/http would discard it after clearing the
+// deadline, without a bound. A body that could not be read in time aborts
+// the connection (http.ErrAbortHandler: closed at once, nothing logged).
 func withBodyDeadline(h http.Handler, d time.Duration) http.Handler {
 	if d <= 0 {
 		return h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body != nil && r.Body != http.NoBody {
-			rc := http.NewResponseController(w)
-			if rc.SetReadDeadline(time.Now().Add(d)) == nil {
-				r.Body = &deadlineBody{ReadCloser: r.Body, clear: func() { _ = rc.SetReadDeadline(time.Time{}) }}
-			}
+		if r.Body == nil || r.Body == http.NoBody {
+			h.ServeHTTP(w, r)
+			return
 		}
+		rc := http.NewResponseController(w)
+		if rc.SetReadDeadline(time.Now().Add(d)) != nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		db := &deadlineBody{ReadCloser: r.Body, clear: func() { _ = rc.SetReadDeadline(time.Time{}) }}
+		r.Body = db
 		h.ServeHTTP(w, r)
+		if db.cut() {
+			panic(http.ErrAbortHandler)
+		}
 	})
 }
 
@@ -105,16 +118,44 @@ func withBodyDeadline(h http.Handler, d time.Duration) http.Handler {
 // hit it during a long response.
 type deadlineBody struct {
 	io.ReadCloser
-	once  sync.Once
 	clear func()
+
+	mu     sync.Mutex
+	done   bool // read to its end, or a read failed
+	failed bool // a read failed: the deadline passed or the client left
 }
 
 func (b *deadlineBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err != nil {
-		b.once.Do(b.clear)
+		b.mu.Lock()
+		if !b.done {
+			b.done, b.failed = true, err != io.EOF
+			if !b.failed {
+				b.clear() // a failed body keeps it: cut closes it at once
+			}
+		}
+		b.mu.Unlock()
 	}
 	return n, err
+}
+
+// cut reports, once the handler returned, whether the body could not be
+// read in time; a body not read yet is discarded now, under the deadline.
+func (b *deadlineBody) cut() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case !b.done:
+		b.done = true
+		b.failed = b.ReadCloser.Close() != nil
+	case b.failed:
+		// Closed now, while the (passed) deadline makes it fail at once:
+		// net/http closes an unread body after clearing the deadline, and
+		// would wait for the rest of it.
+		_ = b.ReadCloser.Close()
+	}
+	return b.failed
 }
 
 // connTracker follows the listener's connections, for the stop report
