@@ -27,14 +27,15 @@ type legacyHTTP struct {
 // rpcAnswer is one answer: HTTP status, Retry-After, and the JSON-RPC
 // message (the last one of an SSE stream).
 type rpcAnswer struct {
-	Status     int
-	RetryAfter string
-	ID         json.RawMessage
-	Result     json.RawMessage
+	Status     int             `json:"-"`
+	RetryAfter string          `json:"-"`
+	Raw        string          `json:"-"` // the last message as received
+	ID         json.RawMessage `json:"id"`
+	Result     json.RawMessage `json:"result"`
 	Err        *struct {
 		Code    int64  `json:"code"`
 		Message string `json:"message"`
-	}
+	} `json:"error"`
 }
 
 // do posts one JSON-RPC request and reads its answer (JSON or SSE). opened,
@@ -102,6 +103,7 @@ func (c *legacyHTTP) do(ctx context.Context, id any, method string, params any, 
 		}
 		last = string(body)
 	}
+	a.Raw = last
 	if strings.TrimSpace(last) != "" {
 		if err := json.Unmarshal([]byte(last), &a); err != nil {
 			return a, fmt.Errorf("answer %q: %w", last, err)
