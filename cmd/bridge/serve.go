@@ -51,17 +51,23 @@ func init() {
 			"   legacy client -> legacy upstream   passed through unchanged (sessions, SSE streams), metered\n" +
 			"   modern client -> modern upstream   passed through unchanged, metered\n\n" +
 			"Pass-through needs an HTTP upstream (--upstream URL); with --upstream-command only the two translated\n" +
-			"combinations are served. /healthz answers while the process is up, /readyz when the data directory is\n" +
-			"open and the upstream answers, /metrics has the Prometheus rollout metrics (docs/METRICS.md) unless\n" +
-			"--metrics-listen moves them to a listener of their own. With --stdio one client is served on\n" +
+			"combinations are served. /healthz answers while the process is up (?verbose: with the upstream's state),\n" +
+			"/readyz while this replica can serve: the data directory (or Redis) answers and it is not draining; an\n" +
+			"unreachable upstream is reported in its body and in tasksbridge_upstream_up, not as unreadiness (stored\n" +
+			"results and clear errors beat connection refused). /metrics has the Prometheus rollout metrics\n" +
+			"(docs/METRICS.md) unless --metrics-listen moves them to a listener of their own. With --stdio one client is served on\n" +
 			"stdin/stdout instead (logs go to stderr).\n\n" +
 			"Sessions and tasks are kept in --data-dir: after a restart (even kill -9) legacy clients continue with\n" +
 			"their Mcp-Session-Id and task ids. With --store redis://HOST:PORT/DB they are kept in Redis instead,\n" +
 			"shared by every bridge started with the same --store and --redis-prefix; those bridges also share\n" +
 			"each task's upstream reads (one bridge at a time holds a task's lease in Redis and reads it upstream,\n" +
 			"the others relay what it publishes). Tasks belong to the client's Authorization header (hashed) when\n" +
-			"it sends one, otherwise to its session. SIGINT or SIGTERM stops gracefully: no new requests, blocked\n" +
-			"waits are handed back (clients call tasks/result again), the store is closed.\n\n" +
+			"it sends one, otherwise to its session.\n\n" +
+			"SIGINT or SIGTERM stops gracefully: /readyz answers 503 at once and, for --shutdown-delay, the listener\n" +
+			"stays open and new requests get HTTP 503 with Retry-After and a JSON-RPC error while requests in flight\n" +
+			"and blocked waits go on; then blocked waits are handed back (clients call tasks/result again), requests\n" +
+			"in flight finish within --shutdown-timeout, the store is closed and one \"stopped\" line is logged. A\n" +
+			"second SIGINT or SIGTERM stops at once. SIGHUP reloads the configuration.\n\n" +
 			"Every flag can also be set from the environment variable shown with it.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "upstream", Usage: "the upstream server's Streamable HTTP endpoint URL", EnvVars: []string{"TASKSBRIDGE_UPSTREAM"}},
