@@ -273,6 +273,7 @@ func runServe(c *cli.Context) error {
 		}
 		logger.Info("serving one client on stdin/stdout", "upstream", upstreamName(up, cmd))
 		err := s.ServeStdio(ctx, c.App.Reader, c.App.Writer)
+		stopStart := time.Now()
 		sctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		_ = s.Shutdown(sctx)
@@ -282,6 +283,7 @@ func runServe(c *cli.Context) error {
 		if cerr := s.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
+		logger.Info("stopped", "took", time.Since(stopStart).Round(time.Millisecond).String(), "waits_handed_back", s.HandedBack())
 		if err != nil && !errors.Is(err, context.Canceled) {
 			return fmt.Errorf("serve: %w", err)
 		}
