@@ -273,7 +273,7 @@ func gracefulStop(s *server.Server, srv *http.Server, served <-chan error, ct *c
 type stopSignals struct {
 	ctx   context.Context // done at the first signal, or when the parent ends
 	hurry chan struct{}   // closed at the second signal
-	first os.Signal       // the first signal (nil: the parent ended); read after ctx is done
+	first atomic.Value    // the first signal's name (unset: the parent ended)
 	stop  func()
 }
 
@@ -289,7 +289,7 @@ func watchStopSignals(parent context.Context, log *slog.Logger) *stopSignals {
 		defer wg.Done()
 		select {
 		case sig := <-ch:
-			ss.first = sig
+			ss.first.Store(sig.String())
 			cancel()
 		case <-ctx.Done():
 		case <-quit:
@@ -316,9 +316,9 @@ func watchStopSignals(parent context.Context, log *slog.Logger) *stopSignals {
 // what was cut.
 func awaitStop(ss *stopSignals, hs *httpServing, log *slog.Logger, delay time.Duration) error {
 	<-ss.ctx.Done()
-	why := "the serve context ended"
-	if ss.first != nil {
-		why = ss.first.String()
+	why, ok := ss.first.Load().(string)
+	if !ok {
+		why = "the serve context ended"
 	}
 	log.Info("stopping: /readyz answers 503; new requests get 503 with Retry-After during the shutdown delay, then blocked waits are handed back and requests in flight finish",
 		"signal", why, "shutdown_delay", delay.String(), "shutdown_timeout", hs.timeout.String())
