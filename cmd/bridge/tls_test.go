@@ -402,7 +402,7 @@ func TestServeHTTPReloadTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs, err := serveHTTP(s, "127.0.0.1:0", "", 5*time.Second, &listenerTLS{l: l, log: newLogger(io.Discard, "error")})
+	hs, err := serveHTTP(s, "127.0.0.1:0", "", listenOptions{ShutdownTimeout: 5 * time.Second, TLS: &listenerTLS{l: l, log: newLogger(io.Discard, "error")}})
 	if err != nil {
 		t.Fatal(err)
 	}
