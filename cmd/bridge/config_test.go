@@ -20,7 +20,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,39 +31,14 @@ import (
 	"github.com/tasksbridge/tasksbridge/internal/syncbuf"
 )
 
-var (
-	binOnce sync.Once
-	binDir  string
-	binPath string
-	binErr  error
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		_ = os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
-
-// bridgeBinary builds cmd/bridge once per test run: the tests of signals
-// and of environment variables need a process of their own.
+// bridgeBinary is the bridge built once for this package's child-process
+// tests (sigterm_test.go): signals and environment variables need a
+// process of their own.
 func bridgeBinary(t *testing.T) string {
 	t.Helper()
-	binOnce.Do(func() {
-		if binDir, binErr = os.MkdirTemp("", "tasksbridge-config-test-"); binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "bridge")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			binErr = errors.New(string(out))
-		}
-	})
-	if binErr != nil {
-		t.Fatalf("go build: %v", binErr)
-	}
-	return binPath
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	return buildBridgeOnce(ctx, t)
 }
 
 // runBinary runs the built bridge with env added to a clean environment

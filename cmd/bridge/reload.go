@@ -25,11 +25,11 @@ import (
 // process never ends on SIGHUP.
 
 // catchSIGHUP starts receiving SIGHUP (whose default action ends the
-// process) on a channel; reloader.start serves it.
-func catchSIGHUP() chan os.Signal {
-	ch := make(chan os.Signal, 1)
+// process) on a channel; reloader.start serves it. stop ends that.
+func catchSIGHUP() (ch chan os.Signal, stop func()) {
+	ch = make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGHUP)
-	return ch
+	return ch, func() { signal.Stop(ch) }
 }
 
 // reloader applies the config file to a running bridge on SIGHUP.
