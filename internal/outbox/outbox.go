@@ -52,6 +52,9 @@ type Config struct {
 	LeaseTTL time.Duration
 	// Replica names this process in lease holders (operator views).
 	Replica string
+	// SentTTL is how long the sent marker of an at-most-once delivery
+	// (DeliverOnce) lasts. Default DefaultSentTTL.
+	SentTTL time.Duration
 }
 
 // Send makes one attempt. done is true when nothing is owed any more (the
@@ -85,6 +88,9 @@ func New(cfg Config) *Outbox {
 	}
 	if cfg.LeaseTTL <= 0 {
 		cfg.LeaseTTL = 2 * cfg.Max
+	}
+	if cfg.SentTTL <= 0 {
+		cfg.SentTTL = DefaultSentTTL
 	}
 	o := &Outbox{cfg: cfg, active: map[string]bool{}}
 	o.ctx, o.cancel = context.WithCancel(context.Background())
