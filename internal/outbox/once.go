@@ -101,34 +101,18 @@ func (o *Outbox) deliverOnce(key, kind string, send Send) bool {
 // claimed wraps send so that an attempt is made only while this replica
 // holds key's claim, confirmed by the coordinator for this very attempt.
 func (o *Outbox) claimed(key string, send Send) (Send, func()) {
-	name, token := "outbox:"+key, coord.NewToken(o.cfg.Replica)
-	held := false
+	l := o.newLease("outbox:" + key)
 	return func(ctx context.Context) (bool, error) {
-			var ok bool
-			var err error
-			if held {
-				ok, err = o.cfg.Leases.Renew(ctx, name, token, o.cfg.LeaseTTL)
-			}
-			if !ok && err == nil {
-				ok, err = o.cfg.Leases.Acquire(ctx, name, token, o.cfg.LeaseTTL)
-			}
-			if err != nil {
-				// Held or not, we cannot tell: a holder whose renewal
-				// failed may have lost the claim to a replica that sends
-				// now. Sending too could answer twice; waiting costs one
-				// backoff.
-				return false, errNoClaim
-			}
-			held = ok
-			if !ok {
-				return false, errHeldElsewhere
-			}
-			return send(ctx)
-		}, func() {
-			if held {
-				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-				defer cancel()
-				_ = o.cfg.Leases.Release(ctx, name, token)
-			}
+		ok, err := l.take(ctx)
+		if err != nil {
+			// Held or not, we cannot tell: a holder whose renewal failed
+			// may have lost the claim to a replica that sends now. Sending
+			// too could answer twice; waiting costs one backoff.
+			return false, errNoClaim
 		}
+		if !ok {
+			return false, errHeldElsewhere
+		}
+		return send(ctx)
+	}, l.release
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -125,4 +126,61 @@ func TestOnceHoldsBackWhileTheClaimCannotBeConfirmed(t *testing.T) {
 	cancelled := make(chan struct{})
 	o.Deliver("c", "tasks/cancel", func(context.Context) (bool, error) { close(cancelled); return true, nil })
 	<-cancelled
+}
+
+// deadLeases is a replica's view of the coordinator after it died: its
+// renewals and releases never arrive.
+type deadLeases struct {
+	coord.Leases
+	dead atomic.Bool
+}
+
+func (d *deadLeases) Renew(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
+	if d.dead.Load() {
+		return false, errFailover
+	}
+	return d.Leases.Renew(ctx, name, holder, ttl)
+}
+
+func (d *deadLeases) Release(ctx context.Context, name, holder string) error {
+	if d.dead.Load() {
+		return errFailover
+	}
+	return d.Leases.Release(ctx, name, holder)
+}
+
+// A replica dies (kill -9) while it holds a delivery's lease, in a backoff
+// wait: once DefaultLeaseTTL has passed, the replica that resumed the same
+// debt takes the lease and sends. On the old code the lease lasted twice
+// the longest backoff (2 minutes), so a cancel owed by a killed replica
+// reached the upstream minutes later (a chaos run's "wrong final status":
+// the client saw cancelled, the upstream task still ran).
+func TestDeadHoldersLeaseExpiresWithinTheDefault(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	c := coord.NewLocal(clock)
+	da := &deadLeases{Leases: c}
+	swA, swB := newStepWait(), newStepWait()
+	a := New(Config{Wait: swA.wait, Leases: da, Replica: "a"})
+	defer a.Close()
+	b := New(Config{Wait: swB.wait, Leases: c, Replica: "b"})
+	defer b.Close()
+
+	a.DeliverFirst("k", "tasks/cancel", func(context.Context) (bool, error) { return false, errors.New("unreachable") })
+	<-swA.waits
+	da.dead.Store(true) // A is gone: no renewal, no release
+
+	sent := make(chan struct{})
+	b.DeliverFirst("k", "tasks/cancel", func(context.Context) (bool, error) { close(sent); return true, nil })
+	<-swB.waits // skipped: A's lease is live
+	mu.Lock()
+	now = now.Add(DefaultLeaseTTL + time.Second)
+	mu.Unlock()
+	swB.release <- struct{}{}
+	select {
+	case <-sent:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the other replica never sent: the dead holder's lease outlived the default lease period")
+	}
 }
