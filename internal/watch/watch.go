@@ -149,7 +149,7 @@ type Config struct {
 	Coord coord.Coordinator
 	// LeaseTTL is the lease period: a holder renews its lease every third
 	// of it, and a replica with subscribers takes over a lease whose holder
-	// died within two periods. Default 6s.
+	// died within a period and a third. Default DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	// Replica names this process in lease holders (operator views; never a
 	// credential). Default: the host name.
@@ -200,7 +200,7 @@ func (c *Config) defaults() {
 		c.Logger = slog.Default()
 	}
 	if c.LeaseTTL <= 0 {
-		c.LeaseTTL = 6 * time.Second
+		c.LeaseTTL = DefaultLeaseTTL
 	}
 	if c.Replica == "" {
 		c.Replica, _ = os.Hostname()

@@ -689,11 +689,18 @@ func (s *session) present(ctx context.Context, rec sessionmap.Task, key string, 
 		// Recorded before it goes out, so whichever process the client's
 		// answer reaches can take it (questions.go).
 		id, err := sideID(side)
+		again := false
 		if err == nil {
-			err = s.recordQuestion(ctx, rec, key, id, req)
+			again, err = s.recordQuestion(ctx, rec, key, id, req)
 		}
 		if err != nil {
 			s.b.log.Warn("face: cannot record an input request; only this process can take its answer", "err", err)
+		}
+		if again && s.answeredMeanwhile(ctx, rec, key) {
+			if ctx.Err() != nil {
+				s.unmarkPresented(rec.ID, key)
+			}
+			return // shown before and answered since (M-30)
 		}
 	}
 	resp, err := s.ask(ctx, side)

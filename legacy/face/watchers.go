@@ -317,7 +317,7 @@ func (b *Bridge) answer(rec sessionmap.Task, key string, resp json.RawMessage, o
 	if len(fresh) == 0 {
 		return // answered before (by another bridge), or the task is over
 	}
-	b.answerUpstream(rec, key, resp, opts)
+	b.answerUpstream(rec, key, resp, opts, true)
 }
 
 // terminalSnapshot is the record snapshot a terminal watcher snapshot ends
