@@ -1,9 +1,10 @@
-// Package config holds the analyzers' effective configuration behind the
-// flags of the root "migratecheck" analyzer. The flags are the single source
-// of truth so that multichecker, unitchecker (go vet -vettool) and custom
-// drivers all configure the analyzers the same way; the sub-analyzers read a
-// snapshot with Current.
-package config
+package settings
+
+// The analyzers' effective configuration lives behind the flags of the root
+// "migratecheck" analyzer. The flags are the single source of truth so that
+// multichecker, unitchecker (go vet -vettool) and custom drivers all
+// configure the analyzers the same way; the sub-analyzers read a Snapshot
+// with Current.
 
 import (
 	"flag"
@@ -15,21 +16,20 @@ import (
 	"sync"
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/rules"
-	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
 
-// Config is an immutable snapshot of the configuration.
-type Config struct {
+// Snapshot is an immutable snapshot of the configuration.
+type Snapshot struct {
 	Libraries       map[string][]string // every family present; empty = disabled
 	MethodCallFuncs []string
-	Target          string          // settings.TargetDual or settings.TargetExtensionOnly
+	Target          string          // TargetDual or TargetExtensionOnly
 	Enabled         map[string]bool // every rule ID MCP001…MCP015
 	FixTags         bool
 	FixLiterals     bool
 }
 
 // RuleEnabled reports whether rule id is on. MCP000 is always on.
-func (c *Config) RuleEnabled(id string) bool {
+func (c *Snapshot) RuleEnabled(id string) bool {
 	if id == rules.DirectiveID {
 		return true
 	}
@@ -38,12 +38,12 @@ func (c *Config) RuleEnabled(id string) bool {
 }
 
 // Dual reports whether 2025-11-25 peers must still be served.
-func (c *Config) Dual() bool { return c.Target != settings.TargetExtensionOnly }
+func (c *Snapshot) Dual() bool { return c.Target != TargetExtensionOnly }
 
 // IsMethodCallFunc reports whether name is in MethodCallFuncs (with trailing
 // "*" wildcards), ignoring case: unexported helpers such as call or
 // sendRequest take the method name just like Call and SendRequest do.
-func (c *Config) IsMethodCallFunc(name string) bool {
+func (c *Snapshot) IsMethodCallFunc(name string) bool {
 	for _, f := range c.MethodCallFuncs {
 		if p, ok := strings.CutSuffix(f, "*"); ok {
 			if len(name) >= len(p) && strings.EqualFold(name[:len(p)], p) {
@@ -58,17 +58,17 @@ func (c *Config) IsMethodCallFunc(name string) bool {
 
 var (
 	mu  sync.RWMutex
-	cur = FromSettings(settings.Default())
+	cur = SnapshotOf(Default())
 )
 
 // Current returns the configuration in effect.
-func Current() *Config {
+func Current() *Snapshot {
 	mu.RLock()
 	defer mu.RUnlock()
 	return cur
 }
 
-func update(f func(c *Config)) {
+func update(f func(c *Snapshot)) {
 	mu.Lock()
 	defer mu.Unlock()
 	next := *cur
@@ -79,11 +79,11 @@ func update(f func(c *Config)) {
 	cur = &next
 }
 
-// FromSettings converts settings (assumed valid) into a snapshot, filling
+// SnapshotOf converts settings (assumed valid) into a snapshot, filling
 // absent families from the defaults.
-func FromSettings(s settings.Settings) *Config {
-	c := &Config{
-		Libraries:       settings.DefaultLibraries(),
+func SnapshotOf(s Settings) *Snapshot {
+	c := &Snapshot{
+		Libraries:       DefaultLibraries(),
 		MethodCallFuncs: slices.Clone(s.MethodCallFuncs),
 		Target:          s.Target,
 		Enabled:         map[string]bool{},
@@ -94,10 +94,10 @@ func FromSettings(s settings.Settings) *Config {
 		c.Libraries[fam] = slices.Clone(p)
 	}
 	if c.MethodCallFuncs == nil {
-		c.MethodCallFuncs = settings.DefaultMethodCallFuncs()
+		c.MethodCallFuncs = DefaultMethodCallFuncs()
 	}
 	if c.Target == "" {
-		c.Target = settings.TargetDual
+		c.Target = TargetDual
 	}
 	for _, r := range rules.All() {
 		c.Enabled[r.ID] = s.RuleEnabled(r.ID)
@@ -115,10 +115,10 @@ const (
 	FlagFixLiterals     = "fix-literals"
 )
 
-// Register adds the configuration flags to fs (the root analyzer's FlagSet).
-func Register(fs *flag.FlagSet) {
+// RegisterFlags adds the configuration flags to fs (the root analyzer's FlagSet).
+func RegisterFlags(fs *flag.FlagSet) {
 	fs.Var(librariesValue{}, FlagLibraries,
-		"library path prefixes as comma-separated family=prefix pairs (families: "+strings.Join(settings.Families(), ", ")+
+		"library path prefixes as comma-separated family=prefix pairs (families: "+strings.Join(Families(), ", ")+
 			"); a family listed with an empty prefix (\"mcpkit=\") is disabled, unlisted families keep their defaults")
 	fs.Var(callFuncsValue{}, FlagMethodCallFuncs,
 		"comma-separated names of functions whose first string argument is a JSON-RPC method name (trailing * = prefix match)")
@@ -126,9 +126,9 @@ func Register(fs *flag.FlagSet) {
 		"\"dual\" (still serve 2025-11-25 peers: server-side MCP004/MCP005 are info) or \"extension-only\"")
 	fs.Var(rulesValue{}, FlagRules,
 		"rules to run: comma-separated, e.g. \"all,-MCP011\" or \"MCP001,MCP002\"; MCP000 always runs")
-	fs.Var(boolValue{get: func(c *Config) bool { return c.FixTags }, set: func(c *Config, v bool) { c.FixTags = v }},
+	fs.Var(boolValue{get: func(c *Snapshot) bool { return c.FixTags }, set: func(c *Snapshot, v bool) { c.FixTags = v }},
 		FlagFixTags, "attach the opt-in MCP006/MCP007 json tag rename fixes (ttl→ttlMs, pollInterval→pollIntervalMs)")
-	fs.Var(boolValue{get: func(c *Config) bool { return c.FixLiterals }, set: func(c *Config, v bool) { c.FixLiterals = v }},
+	fs.Var(boolValue{get: func(c *Snapshot) bool { return c.FixLiterals }, set: func(c *Snapshot, v bool) { c.FixLiterals = v }},
 		FlagFixLiterals, "attach the opt-in MCP003 fix renaming the literal \"notifications/tasks/status\" to \"notifications/tasks\"")
 }
 
@@ -141,8 +141,8 @@ func (librariesValue) Set(s string) error {
 	if err != nil {
 		return err
 	}
-	update(func(c *Config) {
-		c.Libraries = settings.DefaultLibraries()
+	update(func(c *Snapshot) {
+		c.Libraries = DefaultLibraries()
 		for fam, p := range libs {
 			c.Libraries[fam] = p
 		}
@@ -177,8 +177,8 @@ func ParseLibraries(s string) (map[string][]string, error) {
 			return nil, fmt.Errorf("libraries: %q is not family=prefix", part)
 		}
 		fam, prefix = strings.TrimSpace(fam), strings.TrimSuffix(strings.TrimSpace(prefix), "/")
-		if !slices.Contains(settings.Families(), fam) {
-			return nil, fmt.Errorf("libraries: unknown family %q (known: %s)", fam, strings.Join(settings.Families(), ", "))
+		if !slices.Contains(Families(), fam) {
+			return nil, fmt.Errorf("libraries: unknown family %q (known: %s)", fam, strings.Join(Families(), ", "))
 		}
 		if _, seen := libs[fam]; !seen {
 			libs[fam] = []string{}
@@ -205,7 +205,7 @@ func (callFuncsValue) Set(s string) error {
 		}
 		names = append(names, f)
 	}
-	update(func(c *Config) { c.MethodCallFuncs = names })
+	update(func(c *Snapshot) { c.MethodCallFuncs = names })
 	return nil
 }
 
@@ -215,11 +215,11 @@ func (targetValue) String() string { return Current().Target }
 
 func (targetValue) Set(s string) error {
 	switch s {
-	case settings.TargetDual, settings.TargetExtensionOnly:
+	case TargetDual, TargetExtensionOnly:
 	default:
-		return fmt.Errorf("target: %q: want %q or %q", s, settings.TargetDual, settings.TargetExtensionOnly)
+		return fmt.Errorf("target: %q: want %q or %q", s, TargetDual, TargetExtensionOnly)
 	}
-	update(func(c *Config) { c.Target = s })
+	update(func(c *Snapshot) { c.Target = s })
 	return nil
 }
 
@@ -232,7 +232,7 @@ func (rulesValue) Set(s string) error {
 	if err != nil {
 		return err
 	}
-	update(func(c *Config) { c.Enabled = en })
+	update(func(c *Snapshot) { c.Enabled = en })
 	return nil
 }
 
@@ -287,8 +287,8 @@ func ParseRules(s string) (map[string]bool, error) {
 }
 
 type boolValue struct {
-	get func(*Config) bool
-	set func(*Config, bool)
+	get func(*Snapshot) bool
+	set func(*Snapshot, bool)
 }
 
 func (b boolValue) IsBoolFlag() bool { return true }
@@ -305,6 +305,6 @@ func (b boolValue) Set(s string) error {
 	if err != nil {
 		return fmt.Errorf("invalid boolean %q: %w", s, err)
 	}
-	update(func(c *Config) { b.set(c, v) })
+	update(func(c *Snapshot) { b.set(c, v) })
 	return nil
 }

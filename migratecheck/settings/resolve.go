@@ -1,4 +1,4 @@
-package driver
+package settings
 
 import (
 	"fmt"
@@ -7,13 +7,12 @@ import (
 	"strings"
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/rules"
-	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
 
 // Resolved is the effective configuration: the config file with the
 // command-line flags on top.
 type Resolved struct {
-	Settings settings.Settings
+	Settings Settings
 	// Severity overrides the default severity per rule ID.
 	Severity map[string]rules.Severity
 	// FailOn is the lowest severity that makes the run exit 3; "" means the
@@ -122,7 +121,7 @@ func Resolve(cfg *Config, o Overrides) (*Resolved, error) {
 	if cfg == nil {
 		cfg = &Config{}
 	}
-	s := settings.Default()
+	s := Default()
 	r := &Resolved{Severity: map[string]rules.Severity{}, Tests: true, ConfigPath: cfg.Path}
 
 	// Library families: a listed family replaces its default prefix list.

@@ -1,4 +1,4 @@
-package config
+package settings
 
 import (
 	"reflect"
@@ -59,7 +59,7 @@ func TestParseRules(t *testing.T) {
 }
 
 func TestIsMethodCallFunc(t *testing.T) {
-	c := &Config{MethodCallFuncs: []string{"Call", "SendNotification*"}}
+	c := &Snapshot{MethodCallFuncs: []string{"Call", "SendNotification*"}}
 	for name, want := range map[string]bool{"Call": true, "CallRaw": false, "SendNotification": true, "SendNotificationToClient": true, "Send": false} {
 		if got := c.IsMethodCallFunc(name); got != want {
 			t.Errorf("IsMethodCallFunc(%q) = %v", name, got)

@@ -1,4 +1,4 @@
-package driver
+package settings
 
 import (
 	"bytes"
@@ -193,4 +193,21 @@ func validSeverity(s string) bool {
 		return true
 	}
 	return false
+}
+
+// LoadConfigFor returns the configuration for a run in dir: the explicit
+// file, none ("none"), or the one FindConfig discovers (nil if absent).
+func LoadConfigFor(dir, explicit string) (*Config, error) {
+	switch explicit {
+	case "none":
+		return nil, nil
+	case "":
+		p, err := FindConfig(dir)
+		if err != nil || p == "" {
+			return nil, err
+		}
+		return LoadConfig(p)
+	default:
+		return LoadConfig(explicit)
+	}
 }

@@ -1,4 +1,4 @@
-package driver
+package settings
 
 import (
 	"os"
@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/rules"
-	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
 
 const fullYAML = `
@@ -37,7 +36,7 @@ const fullJSON = `{
   "tests": false
 }`
 
-// TestConfigMapsToSettings: both formats map every key into settings.Settings
+// TestConfigMapsToSettings: both formats map every key into Settings
 // and the driver-level knobs.
 func TestConfigMapsToSettings(t *testing.T) {
 	for _, c := range []struct {
@@ -58,19 +57,19 @@ func TestConfigMapsToSettings(t *testing.T) {
 			if s.RuleEnabled("MCP011") || !s.RuleEnabled("MCP001") || !s.RuleEnabled("MCP014") {
 				t.Errorf("enabled = %v", s.Enabled)
 			}
-			if got := s.Libraries[settings.FamilyMCPGo]; !slices.Equal(got, []string{"github.com/mark3labs/mcp-go", "example.com/fork/mcp-go"}) {
+			if got := s.Libraries[FamilyMCPGo]; !slices.Equal(got, []string{"github.com/mark3labs/mcp-go", "example.com/fork/mcp-go"}) {
 				t.Errorf("mcpgo prefixes = %v", got)
 			}
-			if got, ok := s.Libraries[settings.FamilyMCPKit]; !ok || len(got) != 0 {
+			if got, ok := s.Libraries[FamilyMCPKit]; !ok || len(got) != 0 {
 				t.Errorf("mcpkit must be disabled by an empty list, got %v (present %v)", got, ok)
 			}
-			if got := s.Libraries[settings.FamilyFineMCP]; len(got) == 0 {
+			if got := s.Libraries[FamilyFineMCP]; len(got) == 0 {
 				t.Error("unlisted family lost its defaults")
 			}
 			if !slices.Contains(s.MethodCallFuncs, "Invoke") || !slices.Contains(s.MethodCallFuncs, "CallRaw") {
 				t.Errorf("method_call_funcs must extend the defaults: %v", s.MethodCallFuncs)
 			}
-			if s.Target != settings.TargetExtensionOnly || !s.FixTags || s.FixLiterals {
+			if s.Target != TargetExtensionOnly || !s.FixTags || s.FixLiterals {
 				t.Errorf("target/fix = %q %v %v", s.Target, s.FixTags, s.FixLiterals)
 			}
 			if r.Severity["MCP003"] != rules.Warning || r.FailOn != rules.Warning || r.Tests {
@@ -95,7 +94,7 @@ func TestFlagsWinOverConfig(t *testing.T) {
 	if s.RuleEnabled("MCP001") || s.RuleEnabled("MCP011") || !s.RuleEnabled("MCP002") {
 		t.Errorf("-rules -MCP001 must modify the config selection: %v", s.Enabled)
 	}
-	if r.Severity["MCP003"] != rules.Info || r.FailOn != rules.Error || s.Target != settings.TargetDual || s.FixTags || !s.FixLiterals || !r.Tests {
+	if r.Severity["MCP003"] != rules.Info || r.FailOn != rules.Error || s.Target != TargetDual || s.FixTags || !s.FixLiterals || !r.Tests {
 		t.Errorf("overrides not applied: %+v %+v", r, s)
 	}
 }
