@@ -10,10 +10,11 @@ import (
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/capabilities"
 )
 
-// packages are the testdata packages checked for rule R4 (MCP004, MCP013): the packages where
-// the pass finds something, the false-positive traps (example.com/traps/...)
-// and already-migrated code (example.com/raw/migrated). The other packages
-// under testdata/src are the library stubs and helpers they import.
+// packages are the testdata packages checked for rule R4 (MCP004, MCP013):
+// the packages where the pass finds something, the false-positive traps
+// (example.com/traps/...) and already-migrated code
+// (example.com/raw/migrated). The other packages under testdata/src are the
+// library stubs and helpers they import.
 var packages = []string{
 	"example.com/mixed/delegate/kit",
 	"example.com/mixed/dualstack",

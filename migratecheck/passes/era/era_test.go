@@ -11,10 +11,11 @@ import (
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/era"
 )
 
-// packages are the testdata packages checked for dual-era detection (no rule of its own: it lowers legacy findings to notes): the packages where
-// the pass finds something, the false-positive traps (example.com/traps/...)
-// and already-migrated code (example.com/raw/migrated). The other packages
-// under testdata/src are the library stubs and helpers they import.
+// packages are the testdata packages checked for dual-era detection (no rule
+// of its own: it lowers legacy findings to notes): the packages where the
+// pass finds something, the false-positive traps (example.com/traps/...) and
+// already-migrated code (example.com/raw/migrated). The other packages under
+// testdata/src are the library stubs and helpers they import.
 var packages = []string{
 	"example.com/mixed/dualstack",
 	"example.com/raw/mcp010",
@@ -32,10 +33,10 @@ var packages = []string{
 	"github.com/mark3labs/mcp-go/mcp",
 }
 
-// TestEra checks every finding of the pass before the root
-// analyzer's policy (rule enablement, dual target, fix opt-in, suppression)
-// applies: its positives, its false-positive traps (packages and lines with
-// no want comment stay silent).
+// TestEra checks every finding of the pass before the root analyzer's policy
+// (rule enablement, dual target, fix opt-in, suppression) applies: its
+// positives, its false-positive traps (packages and lines with no want
+// comment stay silent).
 func TestEra(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), passtest.Findings(era.Analyzer, notes), packages...)
 }

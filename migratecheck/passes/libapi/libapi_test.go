@@ -10,10 +10,12 @@ import (
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/libapi"
 )
 
-// packages are the testdata packages checked for the library catalogue (MCP001–MCP015 through mark3labs/mcp-go, mcpkit, finemcp, apptheory, tmc/mcp and user wrappers): the packages where
-// the pass finds something, the false-positive traps (example.com/traps/...)
-// and already-migrated code (example.com/raw/migrated). The other packages
-// under testdata/src are the library stubs and helpers they import.
+// packages are the testdata packages checked for the library catalogue
+// (MCP001–MCP015 through mark3labs/mcp-go, mcpkit, finemcp, apptheory,
+// tmc/mcp and user wrappers): the packages where the pass finds something,
+// the false-positive traps (example.com/traps/...) and already-migrated code
+// (example.com/raw/migrated). The other packages under testdata/src are the
+// library stubs and helpers they import.
 var packages = []string{
 	"example.com/apptheoryuse",
 	"example.com/dotimport",
@@ -45,10 +47,10 @@ var packages = []string{
 	"github.com/panyam/mcpkit/client",
 }
 
-// TestLibapi checks every finding of the pass before the root
-// analyzer's policy (rule enablement, dual target, fix opt-in, suppression)
-// applies: its positives, its false-positive traps (packages and lines with
-// no want comment stay silent).
+// TestLibapi checks every finding of the pass before the root analyzer's
+// policy (rule enablement, dual target, fix opt-in, suppression) applies:
+// its positives, its false-positive traps (packages and lines with no want
+// comment stay silent).
 func TestLibapi(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), passtest.Findings(libapi.Analyzer, notes), packages...)
 }

@@ -9,10 +9,11 @@ import (
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/metakeys"
 )
 
-// packages are the testdata packages checked for rule R7 (MCP011): the packages where
-// the pass finds something, the false-positive traps (example.com/traps/...)
-// and already-migrated code (example.com/raw/migrated). The other packages
-// under testdata/src are the library stubs and helpers they import.
+// packages are the testdata packages checked for rule R7 (MCP011): the
+// packages where the pass finds something, the false-positive traps
+// (example.com/traps/...) and already-migrated code
+// (example.com/raw/migrated). The other packages under testdata/src are the
+// library stubs and helpers they import.
 var packages = []string{
 	"example.com/raw/migrated",
 	"example.com/raw/r7",
@@ -27,10 +28,10 @@ var packages = []string{
 	"github.com/mark3labs/mcp-go/mcp",
 }
 
-// TestMetakeys checks every finding of the pass before the root
-// analyzer's policy (rule enablement, dual target, fix opt-in, suppression)
-// applies: its positives, its false-positive traps (packages and lines with
-// no want comment stay silent).
+// TestMetakeys checks every finding of the pass before the root analyzer's
+// policy (rule enablement, dual target, fix opt-in, suppression) applies:
+// its positives, its false-positive traps (packages and lines with no want
+// comment stay silent).
 func TestMetakeys(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), passtest.Findings(metakeys.Analyzer), packages...)
 }

@@ -9,10 +9,11 @@ import (
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/mixed"
 )
 
-// packages are the testdata packages checked for rule R8 (MCP014): the packages where
-// the pass finds something, the false-positive traps (example.com/traps/...)
-// and already-migrated code (example.com/raw/migrated). The other packages
-// under testdata/src are the library stubs and helpers they import.
+// packages are the testdata packages checked for rule R8 (MCP014): the
+// packages where the pass finds something, the false-positive traps
+// (example.com/traps/...) and already-migrated code
+// (example.com/raw/migrated). The other packages under testdata/src are the
+// library stubs and helpers they import.
 var packages = []string{
 	"example.com/mixed/delegate/kit",
 	"example.com/mixed/mcpgo",
@@ -30,10 +31,10 @@ var packages = []string{
 	"example.com/traps/v2tools",
 }
 
-// TestMixed checks every finding of the pass before the root
-// analyzer's policy (rule enablement, dual target, fix opt-in, suppression)
-// applies: its positives, its false-positive traps (packages and lines with
-// no want comment stay silent).
+// TestMixed checks every finding of the pass before the root analyzer's
+// policy (rule enablement, dual target, fix opt-in, suppression) applies:
+// its positives, its false-positive traps (packages and lines with no want
+// comment stay silent).
 func TestMixed(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), passtest.Findings(mixed.Analyzer), packages...)
 }

@@ -10,10 +10,11 @@ import (
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/rawmethods"
 )
 
-// packages are the testdata packages checked for rule R1 (MCP001, MCP002, MCP003 and its opt-in literal fix): the packages where
-// the pass finds something, the false-positive traps (example.com/traps/...)
-// and already-migrated code (example.com/raw/migrated). The other packages
-// under testdata/src are the library stubs and helpers they import.
+// packages are the testdata packages checked for rule R1 (MCP001, MCP002,
+// MCP003 and its opt-in literal fix): the packages where the pass finds
+// something, the false-positive traps (example.com/traps/...) and already-
+// migrated code (example.com/raw/migrated). The other packages under
+// testdata/src are the library stubs and helpers they import.
 var packages = []string{
 	"example.com/apptheoryuse",
 	"example.com/crossfix/server",
@@ -63,17 +64,16 @@ var packages = []string{
 	"github.com/tmc/mcp",
 }
 
-// TestRawmethods checks every finding of the pass before the root
-// analyzer's policy (rule enablement, dual target, fix opt-in, suppression)
-// applies: its positives, its false-positive traps (packages and lines with
-// no want comment stay silent) and the
-// fixes it offers against the .golden files.
+// TestRawmethods checks every finding of the pass before the root analyzer's
+// policy (rule enablement, dual target, fix opt-in, suppression) applies:
+// its positives, its false-positive traps (packages and lines with no want
+// comment stay silent) and the fixes it offers against the .golden files.
 func TestRawmethods(t *testing.T) {
 	analysistest.RunWithSuggestedFixes(t, analysistest.TestData(), passtest.Findings(rawmethods.Analyzer, notes), packages...)
 }
 
-// notes reports why a package still serves 2025-11-25 peers, the guard
-// every opt-in fix obeys.
+// notes reports why a package still serves 2025-11-25 peers, the guard every
+// opt-in fix obeys.
 func notes(pass *analysis.Pass, res any) {
 	if why := res.(*rawmethods.Result).ServesLegacy(); why != "" && len(pass.Files) > 0 {
 		passtest.Note(pass, pass.Files[0].Name.Pos(), "%s", why)

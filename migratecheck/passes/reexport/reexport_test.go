@@ -8,10 +8,11 @@ import (
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/reexport"
 )
 
-// packages are the testdata packages checked for wrapper facts (rules catalogue §2.8): the packages where
-// the pass finds something, the false-positive traps (example.com/traps/...)
-// and already-migrated code (example.com/raw/migrated). The other packages
-// under testdata/src are the library stubs and helpers they import.
+// packages are the testdata packages checked for wrapper facts (rules
+// catalogue §2.8): the packages where the pass finds something, the false-
+// positive traps (example.com/traps/...) and already-migrated code
+// (example.com/raw/migrated). The other packages under testdata/src are the
+// library stubs and helpers they import.
 var packages = []string{
 	"example.com/mcpgouse",
 	"example.com/raw/migrated",

@@ -9,10 +9,11 @@ import (
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/tasksupport"
 )
 
-// packages are the testdata packages checked for rule R6 (MCP009): the packages where
-// the pass finds something, the false-positive traps (example.com/traps/...)
-// and already-migrated code (example.com/raw/migrated). The other packages
-// under testdata/src are the library stubs and helpers they import.
+// packages are the testdata packages checked for rule R6 (MCP009): the
+// packages where the pass finds something, the false-positive traps
+// (example.com/traps/...) and already-migrated code
+// (example.com/raw/migrated). The other packages under testdata/src are the
+// library stubs and helpers they import.
 var packages = []string{
 	"example.com/raw/migrated",
 	"example.com/raw/r6",

@@ -9,10 +9,11 @@ import (
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/tasktags"
 )
 
-// packages are the testdata packages checked for rule R2 (MCP006, MCP007, MCP005 and the opt-in tag rename fix): the packages where
-// the pass finds something, the false-positive traps (example.com/traps/...)
-// and already-migrated code (example.com/raw/migrated). The other packages
-// under testdata/src are the library stubs and helpers they import.
+// packages are the testdata packages checked for rule R2 (MCP006, MCP007,
+// MCP005 and the opt-in tag rename fix): the packages where the pass finds
+// something, the false-positive traps (example.com/traps/...) and already-
+// migrated code (example.com/raw/migrated). The other packages under
+// testdata/src are the library stubs and helpers they import.
 var packages = []string{
 	"example.com/crossfix/wire",
 	"example.com/fixes/serveslegacy",
@@ -36,11 +37,10 @@ var packages = []string{
 	"github.com/tmc/mcp",
 }
 
-// TestTasktags checks every finding of the pass before the root
-// analyzer's policy (rule enablement, dual target, fix opt-in, suppression)
-// applies: its positives, its false-positive traps (packages and lines with
-// no want comment stay silent) and the
-// fixes it offers against the .golden files.
+// TestTasktags checks every finding of the pass before the root analyzer's
+// policy (rule enablement, dual target, fix opt-in, suppression) applies:
+// its positives, its false-positive traps (packages and lines with no want
+// comment stay silent) and the fixes it offers against the .golden files.
 func TestTasktags(t *testing.T) {
 	analysistest.RunWithSuggestedFixes(t, analysistest.TestData(), passtest.Findings(tasktags.Analyzer), packages...)
 }

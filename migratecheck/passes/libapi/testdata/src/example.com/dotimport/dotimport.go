@@ -6,7 +6,7 @@ import (
 )
 
 func use(t Task) any {
-	_ = MethodTasksResult                   // want `^MCP001: mcp-go mcp\.MethodTasksResult names the removed method "tasks/r`
-	_ = CallToolParams{Task: &TaskParams{}} // want `^MCP005: mcp-go mcp\.CallToolParams\.Task is the removed per-request para`
-	return NewCreateTaskResult(t)           // want `^MCP008: mcp-go mcp\.NewCreateTaskResult is the nested 2025-11-25 Create`
+	_ = MethodTasksResult                   // want `^MCP001: mcp-go mcp\.MethodTasksResult names the removed method`
+	_ = CallToolParams{Task: &TaskParams{}} // want `^MCP005: mcp-go mcp\.CallToolParams\.Task is the removed per-request`
+	return NewCreateTaskResult(t)           // want `^MCP008: mcp-go mcp\.NewCreateTaskResult is the nested 2025-11-25`
 }

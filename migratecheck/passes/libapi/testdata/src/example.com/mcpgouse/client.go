@@ -10,12 +10,12 @@ import (
 
 func useClient(ctx context.Context, c *client.Client, err error) {
 	_, _ = c.TaskResult(ctx, mcp.TaskResultRequest{})         // want `^MCP001: mcp-go client\.Client\.TaskResult calls the removed tasks/result`
-	_, _ = c.ListTasks(ctx, mcp.ListTasksRequest{})           // want `^MCP002: mcp-go client\.Client\.ListTasks calls the removed tasks/list me`
-	_, _ = c.ListTasksByPage(ctx, mcp.ListTasksRequest{})     // want `^MCP002: mcp-go client\.Client\.ListTasksByPage calls the removed tasks/l`
-	_ = errors.Is(err, client.ErrRepeatedTaskListCursor)      // want `^MCP002: mcp-go client\.ErrRepeatedTaskListCursor calls the removed task`
+	_, _ = c.ListTasks(ctx, mcp.ListTasksRequest{})           // want `^MCP002: mcp-go client\.Client\.ListTasks calls the removed tasks/list`
+	_, _ = c.ListTasksByPage(ctx, mcp.ListTasksRequest{})     // want `^MCP002: mcp-go client\.Client\.ListTasksByPage calls the removed`
+	_ = errors.Is(err, client.ErrRepeatedTaskListCursor)      // want `^MCP002: mcp-go client\.ErrRepeatedTaskListCursor calls the removed`
 	_, _ = c.CancelTask(ctx, mcp.CancelTaskRequest{})         // want `^MCP012: mcp-go client\.Client\.CancelTask expects tasks/cancel to return`
-	_, _ = c.WaitForTask(ctx, "t", 0)                         // want `^MCP007: mcp-go client\.Client\.WaitForTask polls with the legacy Task\.Po`
-	_ = errors.Is(err, client.ErrInvalidFallbackPollInterval) // want `^MCP007: mcp-go client\.ErrInvalidFallbackPollInterval polls with the le`
-	_ = errors.Is(err, client.ErrServerPollIntervalOverflow)  // want `^MCP007: mcp-go client\.ErrServerPollIntervalOverflow polls with the leg`
+	_, _ = c.WaitForTask(ctx, "t", 0)                         // want `^MCP007: mcp-go client\.Client\.WaitForTask polls with the legacy`
+	_ = errors.Is(err, client.ErrInvalidFallbackPollInterval) // want `^MCP007: mcp-go client\.ErrInvalidFallbackPollInterval polls with the`
+	_ = errors.Is(err, client.ErrServerPollIntervalOverflow)  // want `^MCP007: mcp-go client\.ErrServerPollIntervalOverflow polls with the`
 	_, _ = c.GetTask(ctx, mcp.GetTaskRequest{})               // still valid: not flagged
 }

@@ -10,36 +10,36 @@ import (
 func newServer() *server.MCPServer {
 	s := server.NewMCPServer("demo", "1.0.0",
 		server.WithTaskCapabilities( // want `^MCP004: mcp-go server\.WithTaskCapabilities enables mcp-go's 2025-11-25` `^note: 2025-11-25 engine: mcp-go server\.WithTaskCapabilities`
-			true, // want `^MCP002: mcp-go server\.WithTaskCapabilities\(list=true, …\) serves the re`
+			true, // want `^MCP002: mcp-go server\.WithTaskCapabilities\(list=true, …\) serves the`
 			true, true),
 		server.WithMaxConcurrentTasks(4),          // engine configuration: not flagged on its own // want `^note: 2025-11-25 engine: mcp-go server\.WithMaxConcurrentTasks`
 		server.WithTaskHooks(&server.TaskHooks{}), // want `^note: 2025-11-25 engine: mcp-go server\.WithTaskHooks` `^note: 2025-11-25 engine: mcp-go server\.TaskHooks`
 	)
 	var h server.TaskToolHandlerFunc = handler // want `^MCP008: mcp-go server\.TaskToolHandlerFunc registers a tool on mcp-go's` `^note: 2025-11-25 engine: mcp-go server\.TaskToolHandlerFunc`
-	s.AddTaskTool(mcp.NewTool("render"), h)    // want `^MCP008: mcp-go server\.MCPServer\.AddTaskTool registers a tool on mcp-go` `^note: 2025-11-25 engine: mcp-go server\.MCPServer\.AddTaskTool`
-	tt := server.ServerTaskTool{}              // want `^MCP008: mcp-go server\.ServerTaskTool registers a tool on mcp-go's 2025` `^note: 2025-11-25 engine: mcp-go server\.ServerTaskTool`
-	s.AddTaskTools(tt)                         // want `^MCP008: mcp-go server\.MCPServer\.AddTaskTools registers a tool on mcp-g` `^note: 2025-11-25 engine: mcp-go server\.MCPServer\.AddTaskTools`
+	s.AddTaskTool(mcp.NewTool("render"), h)    // want `^MCP008: mcp-go server\.MCPServer\.AddTaskTool registers a tool on mcp-go's` `^note: 2025-11-25 engine: mcp-go server\.MCPServer\.AddTaskTool`
+	tt := server.ServerTaskTool{}              // want `^MCP008: mcp-go server\.ServerTaskTool registers a tool on mcp-go's` `^note: 2025-11-25 engine: mcp-go server\.ServerTaskTool`
+	s.AddTaskTools(tt)                         // want `^MCP008: mcp-go server\.MCPServer\.AddTaskTools registers a tool on` `^note: 2025-11-25 engine: mcp-go server\.MCPServer\.AddTaskTools`
 	return s
 }
 
-func handler(ctx context.Context, req mcp.CallToolRequest) (*mcp.CreateTaskResult, error) { // want `^MCP008: mcp-go mcp\.CreateTaskResult is the nested 2025-11-25 CreateTas`
+func handler(ctx context.Context, req mcp.CallToolRequest) (*mcp.CreateTaskResult, error) { // want `^MCP008: mcp-go mcp\.CreateTaskResult is the nested 2025-11-25`
 	return nil, nil
 }
 
 func hooks() {
 	var h server.Hooks
-	h.AddBeforeTaskResult(nil)          // want `^MCP001: mcp-go server\.Hooks\.AddBeforeTaskResult hooks the removed task` `^note: 2025-11-25 engine: mcp-go server\.Hooks\.AddBeforeTaskResult`
-	h.AddAfterTaskResult(nil)           // want `^MCP001: mcp-go server\.Hooks\.AddAfterTaskResult hooks the removed tasks` `^note: 2025-11-25 engine: mcp-go server\.Hooks\.AddAfterTaskResult`
-	var b server.OnBeforeTaskResultFunc // want `^MCP001: mcp-go server\.OnBeforeTaskResultFunc hooks the removed tasks/r` `^note: 2025-11-25 engine: mcp-go server\.OnBeforeTaskResultFunc`
-	var a server.OnAfterTaskResultFunc  // want `^MCP001: mcp-go server\.OnAfterTaskResultFunc hooks the removed tasks/re` `^note: 2025-11-25 engine: mcp-go server\.OnAfterTaskResultFunc`
-	_ = h.OnBeforeTaskResult            // want `^MCP001: mcp-go server\.Hooks\.OnBeforeTaskResult hooks the removed tasks` `^note: 2025-11-25 engine: mcp-go server\.Hooks\.OnBeforeTaskResult`
-	_ = h.OnAfterTaskResult             // want `^MCP001: mcp-go server\.Hooks\.OnAfterTaskResult hooks the removed tasks/` `^note: 2025-11-25 engine: mcp-go server\.Hooks\.OnAfterTaskResult`
-	h.AddBeforeListTasks(nil)           // want `^MCP002: mcp-go server\.Hooks\.AddBeforeListTasks hooks the removed tasks` `^note: 2025-11-25 engine: mcp-go server\.Hooks\.AddBeforeListTasks`
-	h.AddAfterListTasks(nil)            // want `^MCP002: mcp-go server\.Hooks\.AddAfterListTasks hooks the removed tasks/` `^note: 2025-11-25 engine: mcp-go server\.Hooks\.AddAfterListTasks`
-	var lb server.OnBeforeListTasksFunc // want `^MCP002: mcp-go server\.OnBeforeListTasksFunc hooks the removed tasks/li` `^note: 2025-11-25 engine: mcp-go server\.OnBeforeListTasksFunc`
-	var la server.OnAfterListTasksFunc  // want `^MCP002: mcp-go server\.OnAfterListTasksFunc hooks the removed tasks/lis` `^note: 2025-11-25 engine: mcp-go server\.OnAfterListTasksFunc`
-	_ = h.OnBeforeListTasks             // want `^MCP002: mcp-go server\.Hooks\.OnBeforeListTasks hooks the removed tasks/` `^note: 2025-11-25 engine: mcp-go server\.Hooks\.OnBeforeListTasks`
-	_ = h.OnAfterListTasks              // want `^MCP002: mcp-go server\.Hooks\.OnAfterListTasks hooks the removed tasks/l` `^note: 2025-11-25 engine: mcp-go server\.Hooks\.OnAfterListTasks`
+	h.AddBeforeTaskResult(nil)          // want `^MCP001: mcp-go server\.Hooks\.AddBeforeTaskResult hooks the removed` `^note: 2025-11-25 engine: mcp-go server\.Hooks\.AddBeforeTaskResult`
+	h.AddAfterTaskResult(nil)           // want `^MCP001: mcp-go server\.Hooks\.AddAfterTaskResult hooks the removed` `^note: 2025-11-25 engine: mcp-go server\.Hooks\.AddAfterTaskResult`
+	var b server.OnBeforeTaskResultFunc // want `^MCP001: mcp-go server\.OnBeforeTaskResultFunc hooks the removed` `^note: 2025-11-25 engine: mcp-go server\.OnBeforeTaskResultFunc`
+	var a server.OnAfterTaskResultFunc  // want `^MCP001: mcp-go server\.OnAfterTaskResultFunc hooks the removed` `^note: 2025-11-25 engine: mcp-go server\.OnAfterTaskResultFunc`
+	_ = h.OnBeforeTaskResult            // want `^MCP001: mcp-go server\.Hooks\.OnBeforeTaskResult hooks the removed` `^note: 2025-11-25 engine: mcp-go server\.Hooks\.OnBeforeTaskResult`
+	_ = h.OnAfterTaskResult             // want `^MCP001: mcp-go server\.Hooks\.OnAfterTaskResult hooks the removed` `^note: 2025-11-25 engine: mcp-go server\.Hooks\.OnAfterTaskResult`
+	h.AddBeforeListTasks(nil)           // want `^MCP002: mcp-go server\.Hooks\.AddBeforeListTasks hooks the removed` `^note: 2025-11-25 engine: mcp-go server\.Hooks\.AddBeforeListTasks`
+	h.AddAfterListTasks(nil)            // want `^MCP002: mcp-go server\.Hooks\.AddAfterListTasks hooks the removed` `^note: 2025-11-25 engine: mcp-go server\.Hooks\.AddAfterListTasks`
+	var lb server.OnBeforeListTasksFunc // want `^MCP002: mcp-go server\.OnBeforeListTasksFunc hooks the removed tasks/list` `^note: 2025-11-25 engine: mcp-go server\.OnBeforeListTasksFunc`
+	var la server.OnAfterListTasksFunc  // want `^MCP002: mcp-go server\.OnAfterListTasksFunc hooks the removed tasks/list` `^note: 2025-11-25 engine: mcp-go server\.OnAfterListTasksFunc`
+	_ = h.OnBeforeListTasks             // want `^MCP002: mcp-go server\.Hooks\.OnBeforeListTasks hooks the removed` `^note: 2025-11-25 engine: mcp-go server\.Hooks\.OnBeforeListTasks`
+	_ = h.OnAfterListTasks              // want `^MCP002: mcp-go server\.Hooks\.OnAfterListTasks hooks the removed` `^note: 2025-11-25 engine: mcp-go server\.Hooks\.OnAfterListTasks`
 	h.AddBeforeGetTask(nil)             // still valid: not flagged
 	h.AddAfterCancelTask(nil)           // still valid: not flagged
 	_, _, _, _ = b, a, lb, la
@@ -52,7 +52,7 @@ func engineOnly(th *server.TaskHooks) { // want `^note: 2025-11-25 engine: mcp-g
 	th.AddOnTaskCompleted(nil)                // want `^note: 2025-11-25 engine: mcp-go server\.TaskHooks\.AddOnTaskCompleted`
 	th.AddOnTaskFailed(nil)                   // want `^note: 2025-11-25 engine: mcp-go server\.TaskHooks\.AddOnTaskFailed`
 	th.AddOnTaskCancelled(nil)                // want `^note: 2025-11-25 engine: mcp-go server\.TaskHooks\.AddOnTaskCancelled`
-	th.AddOnTaskStatusChanged(nil)            // want `^note: 2025-11-25 engine: mcp-go server\.TaskHooks\.AddOnTaskStatusChange`
+	th.AddOnTaskStatusChanged(nil)            // want `^note: 2025-11-25 engine: mcp-go server\.TaskHooks\.AddOnTaskStatusChanged`
 	var m server.TaskMetrics                  // want `^note: 2025-11-25 engine: mcp-go server\.TaskMetrics`
 	var f1 server.OnTaskCreatedHookFunc       // want `^note: 2025-11-25 engine: mcp-go server\.OnTaskCreatedHookFunc`
 	var f2 server.OnTaskCompletedHookFunc     // want `^note: 2025-11-25 engine: mcp-go server\.OnTaskCompletedHookFunc`

@@ -8,13 +8,13 @@ import (
 
 type (
 	Task          = mcp.Task
-	TaskSupport   = mcp.TaskSupport   // want `^MCP009: mcp-go mcp\.TaskSupport declares the removed tool execution\.tas`
-	ToolExecution = mcp.ToolExecution // want `^MCP009: mcp-go mcp\.ToolExecution declares the removed tool execution\.t`
+	TaskSupport   = mcp.TaskSupport   // want `^MCP009: mcp-go mcp\.TaskSupport declares the removed tool`
+	ToolExecution = mcp.ToolExecution // want `^MCP009: mcp-go mcp\.ToolExecution declares the removed tool`
 )
 
-const TaskSupportRequired = mcp.TaskSupportRequired // want `^MCP009: mcp-go mcp\.TaskSupportRequired declares the removed tool execu`
+const TaskSupportRequired = mcp.TaskSupportRequired // want `^MCP009: mcp-go mcp\.TaskSupportRequired declares the removed tool`
 
-const MethodResult = string(mcp.MethodTasksResult) // want `^MCP001: mcp-go mcp\.MethodTasksResult names the removed method "tasks/r`
+const MethodResult = string(mcp.MethodTasksResult) // want `^MCP001: mcp-go mcp\.MethodTasksResult names the removed method`
 
 var EnableTasks = server.WithTaskCapabilities // want `^MCP004: mcp-go server\.WithTaskCapabilities enables mcp-go's 2025-11-25` `^note: 2025-11-25 engine: mcp-go server\.WithTaskCapabilities`
 

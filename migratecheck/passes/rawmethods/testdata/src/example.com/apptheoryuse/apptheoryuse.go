@@ -1,5 +1,5 @@
 // Package apptheoryuse uses every catalogued apptheory runtime/mcp identifier.
-package apptheoryuse // want `^note: the package still serves 2025-11-25 peers \(it configures apptheo`
+package apptheoryuse // want `^note: the package still serves 2025-11-25 peers \(it configures apptheory`
 
 import (
 	"github.com/theory-cloud/apptheory/v3/runtime/mcp"

@@ -1,4 +1,4 @@
-package mcpgouse // want `^note: the package still serves 2025-11-25 peers \(it configures mcp-go `
+package mcpgouse // want `^note: the package still serves 2025-11-25 peers \(it configures mcp-go`
 
 import (
 	"example.com/std/context"

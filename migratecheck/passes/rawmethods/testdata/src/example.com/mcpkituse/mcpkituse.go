@@ -1,6 +1,6 @@
 // Package mcpkituse uses every catalogued mcpkit *V1 identifier (positives)
 // and mcpkit's modern API (negatives).
-package mcpkituse // want `^note: the package still serves 2025-11-25 peers \(it configures mcpkit `
+package mcpkituse // want `^note: the package still serves 2025-11-25 peers \(it configures mcpkit`
 
 import (
 	"example.com/std/context"

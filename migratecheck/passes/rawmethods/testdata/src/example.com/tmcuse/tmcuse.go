@@ -1,5 +1,5 @@
 // Package tmcuse uses every catalogued tmc/mcp identifier.
-package tmcuse // want `^note: the package still serves 2025-11-25 peers \(it uses the legacy ta`
+package tmcuse // want `^note: the package still serves 2025-11-25 peers \(it uses the legacy task`
 
 import "github.com/tmc/mcp"
 

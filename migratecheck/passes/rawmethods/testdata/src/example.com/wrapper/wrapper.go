@@ -1,5 +1,5 @@
 // Package wrapper re-exports mcp-go the way toolkits do (catalogue §2.8).
-package wrapper // want `^note: the package still serves 2025-11-25 peers \(it configures mcp-go `
+package wrapper // want `^note: the package still serves 2025-11-25 peers \(it configures mcp-go`
 
 import (
 	"github.com/mark3labs/mcp-go/mcp"

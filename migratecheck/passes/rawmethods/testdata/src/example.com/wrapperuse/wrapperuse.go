@@ -1,6 +1,6 @@
 // Package wrapperuse uses the wrapper: aliases resolve to mcp-go objects,
 // re-declared objects are found through reexport facts.
-package wrapperuse // want `^note: the package still serves 2025-11-25 peers \(it dispatches "tasks/`
+package wrapperuse // want `^note: the package still serves 2025-11-25 peers \(it dispatches`
 
 import (
 	"example.com/wrapper"

@@ -6,12 +6,12 @@ func initializeResult() map[string]any {
 		"protocolVersion": "2025-11-25",
 		"capabilities": map[string]any{
 			"tools": map[string]any{},
-			"tasks": map[string]any{ // want `^MCP004: capabilities "tasks" \{list, cancel, requests\} is the 2025-11-2`
+			"tasks": map[string]any{ // want `^MCP004: capabilities "tasks" \{list, cancel, requests\} is the 2025-11-25`
 				"list":   map[string]any{},
 				"cancel": map[string]any{},
 				"requests": map[string]any{
 					"tools":    map[string]any{"call": map[string]any{}},
-					"sampling": map[string]any{"createMessage": map[string]any{}}, // want `^MCP013: capabilities\.tasks\.requests\.sampling declares client-hosted ta`
+					"sampling": map[string]any{"createMessage": map[string]any{}}, // want `^MCP013: capabilities\.tasks\.requests\.sampling declares client-hosted`
 				},
 			},
 		},
@@ -19,7 +19,7 @@ func initializeResult() map[string]any {
 }
 
 func clientCaps(caps map[string]any) {
-	caps["tasks"] = map[string]any{ // want `^MCP004: capabilities "tasks" \{list, cancel, requests\} is the 2025-11-2`
+	caps["tasks"] = map[string]any{ // want `^MCP004: capabilities "tasks" \{list, cancel, requests\} is the 2025-11-25`
 		"requests": map[string]any{
 			"elicitation": map[string]any{"create": map[string]any{}}, // want `^MCP013: capabilities\.tasks\.requests\.elicitation declares client-hosted`
 		},

@@ -9,7 +9,7 @@ func serverCaps(list bool) map[string]any {
 	if list {
 		tasks["list"] = map[string]any{}
 	}
-	caps["tasks"] = tasks // want `^MCP004: capabilities "tasks" \{list, cancel, requests\} is the 2025-11-2`
+	caps["tasks"] = tasks // want `^MCP004: capabilities "tasks" \{list, cancel, requests\} is the 2025-11-25`
 	return caps
 }
 
@@ -17,7 +17,7 @@ func clientCaps() map[string]any {
 	requests := map[string]any{"sampling": map[string]any{"createMessage": map[string]any{}}}
 	tasks := map[string]any{}
 	tasks["requests"] = requests
-	return map[string]any{"roots": map[string]any{}, "tasks": tasks} // want `^MCP004: capabilities "tasks" \{list, cancel, requests\} is the 2025-11-2`
+	return map[string]any{"roots": map[string]any{}, "tasks": tasks} // want `^MCP004: capabilities "tasks" \{list, cancel, requests\} is the 2025-11-25`
 }
 
 // ClientCapabilities mirrors the client side of initialize.

@@ -10,7 +10,7 @@ import (
 
 func legacyLoop(ctx context.Context, c *client.Client, id string) {
 	t, _ := c.GetTask(ctx, mcp.GetTaskRequest{Params: mcp.GetTaskParams{TaskId: id}})
-	if t.Status == mcp.TaskStatusInputRequired { // want `^MCP010: input_required is handled next to the removed tasks/result: wi`
+	if t.Status == mcp.TaskStatusInputRequired { // want `^MCP010: input_required is handled next to the removed tasks/result: with`
 		_, _ = c.TaskResult(ctx, mcp.TaskResultRequest{})
 	}
 }
@@ -20,7 +20,7 @@ type rpc struct{}
 func (rpc) Call(ctx context.Context, method string, params, result any) error { return nil }
 
 func rawLoop(ctx context.Context, r rpc, status string) {
-	if status == "input_required" { // want `^MCP010: input_required is handled next to the removed tasks/result: wi`
+	if status == "input_required" { // want `^MCP010: input_required is handled next to the removed tasks/result: with`
 		_ = r.Call(ctx, "tasks/result", nil, nil)
 	}
 }

@@ -12,6 +12,6 @@ func New() *server.Server {
 	s := server.NewServer("s")
 	s.RegisterExtension(core.TasksExtensionID, map[string]any{})
 	tasks.Register(tasks.Config{Server: s})
-	server.RegisterTasksV1(server.TasksConfigV1{Server: s}) // want `^MCP004: mcpkit server\.RegisterTasksV1 registers mcpkit's 2025-11-25 \(V` `^note: 2025-11-25 engine: mcpkit server\.RegisterTasksV1` `^note: 2025-11-25 engine: mcpkit server\.TasksConfigV1`
+	server.RegisterTasksV1(server.TasksConfigV1{Server: s}) // want `^MCP004: mcpkit server\.RegisterTasksV1 registers mcpkit's 2025-11-25 \(V1\)` `^note: 2025-11-25 engine: mcpkit server\.RegisterTasksV1` `^note: 2025-11-25 engine: mcpkit server\.TasksConfigV1`
 	return s
 }

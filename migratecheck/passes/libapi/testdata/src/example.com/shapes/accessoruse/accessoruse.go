@@ -9,8 +9,8 @@ import (
 )
 
 func handle(req mcp.CallToolRequest) string {
-	if accessor.HasTaskParams(req) { // want `^MCP005: accessor\.HasTaskParams \(which reads mcp-go mcp\.CallToolParams\.`
-		ttl, _ := accessor.ExtractTaskTTL(req) // want `^MCP005: accessor\.ExtractTaskTTL \(which reads mcp-go mcp\.TaskParams\.TTL`
+	if accessor.HasTaskParams(req) { // want `^MCP005: accessor\.HasTaskParams \(which reads mcp-go`
+		ttl, _ := accessor.ExtractTaskTTL(req) // want `^MCP005: accessor\.ExtractTaskTTL \(which reads mcp-go mcp\.TaskParams\.TTL\)`
 		_ = ttl
 	}
 	return accessor.ToolName(req)

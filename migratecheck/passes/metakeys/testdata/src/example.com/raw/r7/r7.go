@@ -6,10 +6,10 @@ import "example.com/std/fmt"
 const relatedTaskKey = "io.modelcontextprotocol/related-task"
 
 func meta(id string, m map[string]any) map[string]any {
-	_ = m[relatedTaskKey]                                             // want `^MCP011: _meta key "io\.modelcontextprotocol/related-task" is absent fro`
-	m["io.modelcontextprotocol/model-immediate-response"] = "working" // want `^MCP011: _meta key "io\.modelcontextprotocol/model-immediate-response" i`
+	_ = m[relatedTaskKey]                                             // want `^MCP011: _meta key "io\.modelcontextprotocol/related-task" is absent from`
+	m["io.modelcontextprotocol/model-immediate-response"] = "working" // want `^MCP011: _meta key "io\.modelcontextprotocol/model-immediate-response" is`
 	return map[string]any{
-		"io.modelcontextprotocol/related-task": map[string]any{"taskId": id}, // want `^MCP011: _meta key "io\.modelcontextprotocol/related-task" is absent fro`
+		"io.modelcontextprotocol/related-task": map[string]any{"taskId": id}, // want `^MCP011: _meta key "io\.modelcontextprotocol/related-task" is absent from`
 	}
 }
 

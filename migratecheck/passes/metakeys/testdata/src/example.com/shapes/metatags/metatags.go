@@ -8,7 +8,7 @@ type relatedTask struct {
 // Meta is a request's _meta object.
 type Meta struct {
 	ProgressToken string       `json:"progressToken,omitempty"`
-	RelatedTask   *relatedTask `json:"io.modelcontextprotocol/related-task,omitempty"`             // want `^MCP011: _meta key "io\.modelcontextprotocol/related-task" \(a json tag\) `
-	Immediate     string       `json:"io.modelcontextprotocol/model-immediate-response,omitempty"` // want `^MCP011: _meta key "io\.modelcontextprotocol/model-immediate-response" \(`
+	RelatedTask   *relatedTask `json:"io.modelcontextprotocol/related-task,omitempty"`             // want `^MCP011: _meta key "io\.modelcontextprotocol/related-task" \(a json tag\) is`
+	Immediate     string       `json:"io.modelcontextprotocol/model-immediate-response,omitempty"` // want `^MCP011: _meta key "io\.modelcontextprotocol/model-immediate-response" \(a`
 	Client        any          `json:"io.modelcontextprotocol/clientCapabilities,omitempty"`
 }

@@ -10,7 +10,7 @@ import (
 func New() *server.MCPServer {
 	return server.NewMCPServer("s", "1",
 		server.WithExtensions(map[string]any{
-			"io.modelcontextprotocol/tasks": map[string]any{}, // want `^MCP014: this package advertises "io\.modelcontextprotocol/tasks" but it`
+			"io.modelcontextprotocol/tasks": map[string]any{}, // want `^MCP014: this package advertises "io\.modelcontextprotocol/tasks" but its`
 		}),
 		engine(),
 	)

@@ -10,7 +10,7 @@ const tasksExt = "io.modelcontextprotocol/tasks"
 
 func caps() *mcp.ServerCapabilities {
 	c := &mcp.ServerCapabilities{}
-	c.AddExtension(tasksExt, nil) // want `^MCP014: this package advertises "io\.modelcontextprotocol/tasks" but it`
+	c.AddExtension(tasksExt, nil) // want `^MCP014: this package advertises "io\.modelcontextprotocol/tasks" but its`
 	return c
 }
 

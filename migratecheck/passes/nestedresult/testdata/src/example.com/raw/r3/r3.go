@@ -10,22 +10,22 @@ type task struct {
 }
 
 type createTaskResult struct {
-	Task task `json:"task"` // want `^MCP008: createTaskResult nests a task-shaped value under json "task" \(`
+	Task task `json:"task"` // want `^MCP008: createTaskResult nests a task-shaped value under json "task"`
 }
 
 // callResult is the probe idiom: decode tools/call once, check for "task".
 type callResult struct {
 	Content []json.RawMessage `json:"content"`
-	Task    json.RawMessage   `json:"task,omitempty"` // want `^MCP008: callResult probes a tools/call result for a nested "task" key `
+	Task    json.RawMessage   `json:"task,omitempty"` // want `^MCP008: callResult probes a tools/call result for a nested "task" key`
 }
 
 func handle(t task) (any, error) {
-	return map[string]any{"task": t}, nil // want `^MCP008: this result nests the task under "task" \(the 2025-11-25 Create`
+	return map[string]any{"task": t}, nil // want `^MCP008: this result nests the task under "task" \(the 2025-11-25`
 }
 
 func handleRaw(id string) map[string]any {
 	resp := map[string]any{}
-	resp["result"] = map[string]any{"task": map[string]any{"taskId": id, "status": "working"}} // want `^MCP008: this result nests the task under "task" \(the 2025-11-25 Create`
+	resp["result"] = map[string]any{"task": map[string]any{"taskId": id, "status": "working"}} // want `^MCP008: this result nests the task under "task" \(the 2025-11-25`
 	return resp
 }
 

@@ -9,14 +9,14 @@ type taskRef struct {
 
 type callResult struct {
 	Content []any    `json:"content"`
-	Task    *taskRef `json:"task,omitempty"` // want `^MCP008: callResult nests a task-shaped value under json "task" \(the 20`
+	Task    *taskRef `json:"task,omitempty"` // want `^MCP008: callResult nests a task-shaped value under json "task" \(the`
 }
 
 type inline struct {
 	Task struct {
 		TaskID string `json:"taskId"`
 		Status string `json:"status"`
-	} `json:"task"` // want `^MCP008: inline nests a task-shaped value under json "task" \(the 2025-1`
+	} `json:"task"` // want `^MCP008: inline nests a task-shaped value under json "task" \(the`
 }
 
 // A job reference with other keys is not a task.

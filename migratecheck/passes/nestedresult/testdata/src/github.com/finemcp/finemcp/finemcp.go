@@ -55,7 +55,7 @@ type Task struct {
 }
 
 type CreateTaskResult struct {
-	Task Task `json:"task"` // want `^MCP008: CreateTaskResult nests a task-shaped value under json "task" \(`
+	Task Task `json:"task"` // want `^MCP008: CreateTaskResult nests a task-shaped value under json "task"`
 }
 
 type ListTasksResult struct {

@@ -4,7 +4,7 @@ package rawkeys
 // poll reads a task object decoded into a map.
 func poll(task map[string]any) (string, float64) {
 	id, _ := task["taskId"].(string)
-	wait, _ := task["pollInterval"].(float64) // want `^MCP007: raw JSON key "pollInterval" read from a task object is the leg`
+	wait, _ := task["pollInterval"].(float64) // want `^MCP007: raw JSON key "pollInterval" read from a task object is the`
 	return id, wait
 }
 
@@ -22,12 +22,12 @@ func newTask(id string) map[string]any {
 // hint reads the task hint of received tools/call params.
 func hint(params map[string]any) any {
 	_ = params["name"]
-	return params["task"] // want `^MCP005: params "task" read from tools/call params is the removed 2025-`
+	return params["task"] // want `^MCP005: params "task" read from tools/call params is the removed`
 }
 
 // declaresTasks reads a server's capabilities.
 func declaresTasks(caps map[string]any) bool {
-	_, ok := caps["tasks"] // want `^MCP004: capabilities "tasks" read from a capabilities map is the 2025-`
+	_, ok := caps["tasks"] // want `^MCP004: capabilities "tasks" read from a capabilities map is the`
 	return ok
 }
 

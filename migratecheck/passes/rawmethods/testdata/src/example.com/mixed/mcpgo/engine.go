@@ -1,4 +1,4 @@
-package mcpgo // want `^note: the package still serves 2025-11-25 peers \(it configures mcp-go `
+package mcpgo // want `^note: the package still serves 2025-11-25 peers \(it configures mcp-go`
 
 import "github.com/mark3labs/mcp-go/server"
 

@@ -1,6 +1,6 @@
 // Package modern runs mcpkit's extension engine next to its V1 engine (a
 // dual server): the advertisement is true, so no MCP014.
-package modern // want `^note: the package still serves 2025-11-25 peers \(it configures mcpkit `
+package modern // want `^note: the package still serves 2025-11-25 peers \(it configures mcpkit`
 
 import (
 	"github.com/panyam/mcpkit/core"

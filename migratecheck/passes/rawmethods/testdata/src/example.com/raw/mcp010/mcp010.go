@@ -1,5 +1,5 @@
 // Package mcp010 exercises MCP010: input_required handled next to tasks/result.
-package mcp010 // want `^note: the package still talks to 2025-11-25 peers \(it calls "tasks/res`
+package mcp010 // want `^note: the package still talks to 2025-11-25 peers \(it calls`
 
 import (
 	"example.com/std/context"
@@ -21,7 +21,7 @@ func (rpc) Call(ctx context.Context, method string, params, result any) error { 
 
 func rawLoop(ctx context.Context, r rpc, status string) {
 	if status == "input_required" {
-		_ = r.Call(ctx, "tasks/result", nil, nil) // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(passed as th`
+		_ = r.Call(ctx, "tasks/result", nil, nil) // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(passed as the`
 	}
 }
 

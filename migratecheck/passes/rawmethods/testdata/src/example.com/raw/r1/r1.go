@@ -1,6 +1,6 @@
 // Package r1 exercises rule R1: legacy method names in JSON-RPC method
 // position (positives) and the false-positive traps (negatives).
-package r1 // want `^note: the package still serves 2025-11-25 peers \(it dispatches "tasks/`
+package r1 // want `^note: the package still serves 2025-11-25 peers \(it dispatches`
 
 import (
 	"example.com/std/context"
@@ -19,7 +19,7 @@ func (rpc) HandleMethod(method string, h func())                               {
 func (rpc) SendNotificationToClient(ctx context.Context, method string, p any) {}
 func (rpc) Invoke(method string) error                                         { return nil }
 
-const methodTasksList = "tasks/list" // want `^MCP002: methodTasksList \(= "tasks/list"\) is used as a JSON-RPC method `
+const methodTasksList = "tasks/list" // want `^MCP002: methodTasksList \(= "tasks/list"\) is used as a JSON-RPC method`
 
 const methodUnused = "tasks/result" // declared but never used as a method: not reported
 
@@ -28,15 +28,15 @@ var errMethodNotFound = errors.New("method not found")
 // Position 1: a Method field and a "method" map key.
 func build() []any {
 	return []any{
-		protocol.Request{JSONRPC: "2.0", Method: "tasks/result"}, // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(as a method `
-		map[string]any{"jsonrpc": "2.0", "method": "tasks/list"}, // want `^MCP002: "tasks/list" is used as a JSON-RPC method name \(as a method fi`
+		protocol.Request{JSONRPC: "2.0", Method: "tasks/result"}, // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(as a method`
+		map[string]any{"jsonrpc": "2.0", "method": "tasks/list"}, // want `^MCP002: "tasks/list" is used as a JSON-RPC method name \(as a method`
 		map[string]any{"method": "notifications/tasks/status"},   // want `^MCP003: "notifications/tasks/status" is used as a JSON-RPC method name`
 	}
 }
 
 func assign(req *protocol.Request, m map[string]any) {
-	req.Method = "tasks/result" // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(assigned to `
-	m["method"] = "tasks/list"  // want `^MCP002: "tasks/list" is used as a JSON-RPC method name \(assigned to a `
+	req.Method = "tasks/result" // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(assigned to a`
+	m["method"] = "tasks/list"  // want `^MCP002: "tasks/list" is used as a JSON-RPC method name \(assigned to a`
 }
 
 // Position 2 and 3: dispatch on the method name.
@@ -44,19 +44,19 @@ func dispatch(req protocol.Request) (any, error) {
 	switch req.Method {
 	case "tasks/get":
 		return nil, nil
-	case "tasks/result": // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(in a method `
+	case "tasks/result": // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(in a method`
 		return nil, nil
 	case methodTasksList:
 		return nil, nil
 	}
 	switch method := req.Method; method {
-	case protocol.MethodTasksResult: // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(in a method `
+	case protocol.MethodTasksResult: // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(in a method`
 		return nil, nil
 	}
 	if req.Method == methodTasksList {
 		return nil, nil
 	}
-	if "tasks/result" != req.Method { // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(compared wit`
+	if "tasks/result" != req.Method { // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(compared with`
 		return nil, nil
 	}
 	return nil, nil
@@ -64,9 +64,9 @@ func dispatch(req protocol.Request) (any, error) {
 
 // Position 4: the method argument of well-known call names.
 func calls(ctx context.Context, c rpc) {
-	_ = c.Call(ctx, "tasks/result", nil, nil)                          // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(passed as th`
+	_ = c.Call(ctx, "tasks/result", nil, nil)                          // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(passed as the`
 	_ = c.Notify(ctx, "notifications/tasks/status", nil)               // want `^MCP003: "notifications/tasks/status" is used as a JSON-RPC method name`
-	c.HandleMethod("tasks/list", func() {})                            // want `^MCP002: "tasks/list" is used as a JSON-RPC method name \(registered as `
+	c.HandleMethod("tasks/list", func() {})                            // want `^MCP002: "tasks/list" is used as a JSON-RPC method name \(registered as a`
 	c.SendNotificationToClient(ctx, "notifications/tasks/status", nil) // want `^MCP003: "notifications/tasks/status" is used as a JSON-RPC method name`
 	_ = c.Invoke("tasks/result")                                       // not in the default call-name list
 }
@@ -98,7 +98,7 @@ var count int
 
 // handled is not a rejection: the rest of the function serves the method.
 func handled(req protocol.Request) error {
-	if req.Method != "tasks/result" { // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(compared wit`
+	if req.Method != "tasks/result" { // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(compared with`
 		return nil
 	}
 	count++

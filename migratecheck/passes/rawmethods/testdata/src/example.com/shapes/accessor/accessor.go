@@ -1,6 +1,6 @@
 // Package accessor is an SDK-level helper layer around mcp-go's per-request
 // task params.
-package accessor // want `^note: the package still serves 2025-11-25 peers \(it uses the legacy ta`
+package accessor // want `^note: the package still serves 2025-11-25 peers \(it uses the legacy task`
 
 import "github.com/mark3labs/mcp-go/mcp"
 

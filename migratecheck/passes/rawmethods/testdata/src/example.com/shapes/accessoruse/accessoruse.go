@@ -1,6 +1,6 @@
 // Package accessoruse calls the helpers of example.com/shapes/accessor from
 // another package: the facts carry the legacy read across.
-package accessoruse // want `^note: the package still serves 2025-11-25 peers \(it uses the legacy ta`
+package accessoruse // want `^note: the package still serves 2025-11-25 peers \(it uses the legacy task`
 
 import (
 	"example.com/shapes/accessor"

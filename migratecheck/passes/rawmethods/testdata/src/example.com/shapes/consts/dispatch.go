@@ -1,6 +1,6 @@
 // Package consts dispatches on constants declared in another file and in
 // another package, through a switch and through handler tables.
-package consts // want `^note: the package still serves 2025-11-25 peers \(it dispatches "tasks/`
+package consts // want `^note: the package still serves 2025-11-25 peers \(it dispatches`
 
 import "example.com/shapes/consts/methods"
 
@@ -16,11 +16,11 @@ func (s *server) result(params []byte) (any, error) { return nil, nil }
 func (s *server) register() {
 	s.routes = map[string]handler{
 		methodTasksList:     s.list,
-		methods.TasksResult: s.result, // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(as a key of `
+		methods.TasksResult: s.result, // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(as a key of a`
 		methods.TasksGet:    s.result,
 		methodTasksCancel:   s.result,
 	}
-	s.routes["tasks/result"] = s.result // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(as a key of `
+	s.routes["tasks/result"] = s.result // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(as a key of a`
 }
 
 func (s *server) dispatch(method string, params []byte) (any, error) {

@@ -1,6 +1,6 @@
 // Package sinks calls user-defined helpers that take the JSON-RPC method
 // name, in this package (any case) and in an imported one (facts).
-package sinks // want `^note: the package still talks to 2025-11-25 peers \(it calls "tasks/res`
+package sinks // want `^note: the package still talks to 2025-11-25 peers \(it calls`
 
 import "example.com/shapes/sinkhelper"
 
@@ -27,12 +27,12 @@ func poll(c *client, id, method string) error {
 }
 
 func use(t *T, c *client) {
-	_ = rpcRequest(t, "tasks/result", map[string]any{"taskId": "1"}) // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(passed as th`
-	_ = c.call("tasks/list", nil)                                    // want `^MCP002: "tasks/list" is used as a JSON-RPC method name \(passed as the `
-	_ = sendRequest(c.conn, "tasks/result")                          // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(passed as th`
-	_ = poll(c, "1", "tasks/result")                                 // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(passed as th`
-	_ = c.conn.Send("tasks/list", nil)                               // want `^MCP002: "tasks/list" is used as a JSON-RPC method name \(passed as the `
-	_ = sinkhelper.Forward(c.conn, "tasks/result", "tasks/list")     // want `^MCP002: "tasks/list" is used as a JSON-RPC method name \(passed as the `
+	_ = rpcRequest(t, "tasks/result", map[string]any{"taskId": "1"}) // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(passed as the`
+	_ = c.call("tasks/list", nil)                                    // want `^MCP002: "tasks/list" is used as a JSON-RPC method name \(passed as the`
+	_ = sendRequest(c.conn, "tasks/result")                          // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(passed as the`
+	_ = poll(c, "1", "tasks/result")                                 // want `^MCP001: "tasks/result" is used as a JSON-RPC method name \(passed as the`
+	_ = c.conn.Send("tasks/list", nil)                               // want `^MCP002: "tasks/list" is used as a JSON-RPC method name \(passed as the`
+	_ = sinkhelper.Forward(c.conn, "tasks/result", "tasks/list")     // want `^MCP002: "tasks/list" is used as a JSON-RPC method name \(passed as the`
 	_ = sinkhelper.Describe("tasks/result")                          // not a sink
 	_ = rpcRequest(t, "tasks/get", nil)                              // unchanged method
 }

@@ -1,5 +1,5 @@
 // Package finemcp is a test stub of github.com/finemcp/finemcp.
-package finemcp // want `^note: the package still serves 2025-11-25 peers \(it declares their met`
+package finemcp // want `^note: the package still serves 2025-11-25 peers \(it declares their`
 
 const (
 	methodTasksGet    = "tasks/get"

@@ -41,7 +41,7 @@ type TaskMetadata struct {
 type CallToolParams struct {
 	Name      string         `json:"name"`
 	Arguments map[string]any `json:"arguments,omitempty"`
-	Task      *TaskMetadata  `json:"task,omitempty"` // want `^MCP005: params "task" on tools/call is the removed 2025-11-25 task aug`
+	Task      *TaskMetadata  `json:"task,omitempty"` // want `^MCP005: params "task" on tools/call is the removed 2025-11-25 task`
 }
 
 type Task struct {

@@ -14,15 +14,15 @@ type Tool struct {
 	Description string     `json:"description,omitempty"`
 	InputSchema any        `json:"inputSchema"`
 	Execution   *execution `json:"execution,omitempty"`
-	TaskSupport string     `json:"taskSupport,omitempty"` // want `^MCP009: Tool declares the tool field "taskSupport": execution\.taskSupp`
+	TaskSupport string     `json:"taskSupport,omitempty"` // want `^MCP009: Tool declares the tool field "taskSupport":`
 }
 
 type execution struct {
-	TaskSupport string `json:"taskSupport,omitempty"` // want `^MCP009: execution declares the tool field "taskSupport": execution\.tas`
+	TaskSupport string `json:"taskSupport,omitempty"` // want `^MCP009: execution declares the tool field "taskSupport":`
 }
 
 type opts struct {
-	Mode Support `json:"taskSupport"` // want `^MCP009: opts declares the tool field "taskSupport": execution\.taskSupp`
+	Mode Support `json:"taskSupport"` // want `^MCP009: opts declares the tool field "taskSupport":`
 }
 
 func toolJSON() map[string]any {

@@ -7,5 +7,5 @@ package wire
 type Task struct {
 	TaskID string `json:"taskId"`
 	Status string `json:"status"`
-	TTL    *int64 `json:"ttl"` // want `^MCP006: json tag "ttl" in task-shaped struct Task is the legacy Task f`
+	TTL    *int64 `json:"ttl"` // want `^MCP006: json tag "ttl" in task-shaped struct Task is the legacy Task`
 }

@@ -5,7 +5,7 @@ package serveslegacy
 type task struct {
 	TaskID string `json:"taskId"`
 	Status string `json:"status"`
-	TTL    *int64 `json:"ttl"` // want `^MCP006: json tag "ttl" in task-shaped struct task is the legacy Task f`
+	TTL    *int64 `json:"ttl"` // want `^MCP006: json tag "ttl" in task-shaped struct task is the legacy Task`
 }
 
 func dispatch(method string) any {

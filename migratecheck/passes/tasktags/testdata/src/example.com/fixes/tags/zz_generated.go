@@ -7,5 +7,5 @@ type GenTask struct {
 	TaskID    string `json:"taskId"`
 	Status    string `json:"status"`
 	CreatedAt string `json:"createdAt"`
-	TTL       *int64 `json:"ttl"` // want `^MCP006: json tag "ttl" in task-shaped struct GenTask is the legacy Tas`
+	TTL       *int64 `json:"ttl"` // want `^MCP006: json tag "ttl" in task-shaped struct GenTask is the legacy Task`
 }

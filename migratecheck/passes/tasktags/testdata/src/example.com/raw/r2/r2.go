@@ -10,8 +10,8 @@ type Task struct {
 	TaskID        string `json:"taskId"`
 	Status        string `json:"status"`
 	CreatedAt     string `json:"createdAt"`
-	TTL           *int64 `json:"ttl"`                    // want `^MCP006: json tag "ttl" in task-shaped struct Task is the legacy Task f`
-	PollInterval  *int64 `json:"pollInterval,omitempty"` // want `^MCP007: json tag "pollInterval" in task-shaped struct Task is the lega`
+	TTL           *int64 `json:"ttl"`                    // want `^MCP006: json tag "ttl" in task-shaped struct Task is the legacy Task`
+	PollInterval  *int64 `json:"pollInterval,omitempty"` // want `^MCP007: json tag "pollInterval" in task-shaped struct Task is the legacy`
 	StatusMessage string `json:"statusMessage,omitempty"`
 }
 
@@ -41,7 +41,7 @@ var decoded struct {
 
 // taskMeta is the request-side {ttl} shape used under json:"task".
 type taskMeta struct {
-	TTL int64 `json:"ttl"` // want `^MCP005: json tag "ttl" in taskMeta, the type of a field tagged json:"t`
+	TTL int64 `json:"ttl"` // want `^MCP005: json tag "ttl" in taskMeta, the type of a field tagged`
 }
 
 type callParams struct {

@@ -35,7 +35,7 @@ type ServerCapabilities struct {
 }
 
 type TaskMetadata struct {
-	TTL int `json:"ttl,omitempty"` // want `^MCP005: json tag "ttl" in TaskMetadata, the type of a field tagged jso`
+	TTL int `json:"ttl,omitempty"` // want `^MCP005: json tag "ttl" in TaskMetadata, the type of a field tagged`
 }
 
 type CallToolParams struct {
@@ -50,8 +50,8 @@ type Task struct {
 	StatusMessage string `json:"statusMessage,omitempty"`
 	CreatedAt     string `json:"createdAt"`
 	LastUpdatedAt string `json:"lastUpdatedAt"`
-	TTL           *int   `json:"ttl"`                    // want `^MCP006: json tag "ttl" in task-shaped struct Task is the legacy Task f`
-	PollInterval  *int   `json:"pollInterval,omitempty"` // want `^MCP007: json tag "pollInterval" in task-shaped struct Task is the lega`
+	TTL           *int   `json:"ttl"`                    // want `^MCP006: json tag "ttl" in task-shaped struct Task is the legacy Task`
+	PollInterval  *int   `json:"pollInterval,omitempty"` // want `^MCP007: json tag "pollInterval" in task-shaped struct Task is the legacy`
 }
 
 type CreateTaskResult struct {

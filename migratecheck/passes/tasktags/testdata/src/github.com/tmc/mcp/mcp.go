@@ -12,8 +12,8 @@ const (
 type TaskInfo struct {
 	TaskID       string `json:"taskId"`
 	Status       string `json:"status"`
-	TTL          *int64 `json:"ttl,omitempty"`          // want `^MCP006: json tag "ttl" in task-shaped struct TaskInfo is the legacy Ta`
-	PollInterval *int64 `json:"pollInterval,omitempty"` // want `^MCP007: json tag "pollInterval" in task-shaped struct TaskInfo is the `
+	TTL          *int64 `json:"ttl,omitempty"`          // want `^MCP006: json tag "ttl" in task-shaped struct TaskInfo is the legacy Task`
+	PollInterval *int64 `json:"pollInterval,omitempty"` // want `^MCP007: json tag "pollInterval" in task-shaped struct TaskInfo is the`
 }
 
 type GetTaskRequest struct{ TaskID string }

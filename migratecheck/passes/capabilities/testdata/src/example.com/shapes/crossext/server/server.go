@@ -8,6 +8,6 @@ import "example.com/shapes/crossext/advert"
 func capabilities() map[string]any {
 	return map[string]any{
 		"extensions": advert.Extensions(),
-		"tasks":      map[string]any{"list": map[string]any{}, "cancel": map[string]any{}}, // want `^MCP004: capabilities "tasks" \{list, cancel, requests\} is the 2025-11-2`
+		"tasks":      map[string]any{"list": map[string]any{}, "cancel": map[string]any{}}, // want `^MCP004: capabilities "tasks" \{list, cancel, requests\} is the 2025-11-25`
 	}
 }

@@ -12,7 +12,7 @@ type Client struct{}
 func (c *Client) GetTask(ctx context.Context, id string) (*finemcp.Task, error)    { return nil, nil }
 func (c *Client) GetTaskResult(ctx context.Context, id string) (any, error)        { return nil, nil }
 func (c *Client) CancelTask(ctx context.Context, id string) (*finemcp.Task, error) { return nil, nil }
-func (c *Client) ListTasks(ctx context.Context, cursor string) (*finemcp.ListTasksResult, error) { // want `^MCP002: finemcp finemcp\.ListTasksResult belongs to the removed tasks/l`
+func (c *Client) ListTasks(ctx context.Context, cursor string) (*finemcp.ListTasksResult, error) { // want `^MCP002: finemcp finemcp\.ListTasksResult belongs to the removed`
 	return nil, nil
 }
 func (c *Client) IterateTasks(ctx context.Context) *TasksIterator { return nil }
@@ -28,6 +28,6 @@ func (l *LoadBalancer) GetTaskResult(ctx context.Context, id string) (any, error
 func (l *LoadBalancer) CancelTask(ctx context.Context, id string) (*finemcp.Task, error) {
 	return nil, nil
 }
-func (l *LoadBalancer) ListTasks(ctx context.Context, cursor string) (*finemcp.ListTasksResult, error) { // want `^MCP002: finemcp finemcp\.ListTasksResult belongs to the removed tasks/l`
+func (l *LoadBalancer) ListTasks(ctx context.Context, cursor string) (*finemcp.ListTasksResult, error) { // want `^MCP002: finemcp finemcp\.ListTasksResult belongs to the removed`
 	return nil, nil
 }

@@ -16,7 +16,7 @@ func NewMCPServer(name, version string, opts ...ServerOption) *MCPServer { retur
 
 type ToolHandlerFunc func(ctx context.Context, request mcp.CallToolRequest) (*mcp.CallToolResult, error)
 
-type TaskToolHandlerFunc func(ctx context.Context, request mcp.CallToolRequest) (*mcp.CreateTaskResult, error) // want `^MCP008: mcp-go mcp\.CreateTaskResult is the nested 2025-11-25 CreateTas`
+type TaskToolHandlerFunc func(ctx context.Context, request mcp.CallToolRequest) (*mcp.CreateTaskResult, error) // want `^MCP008: mcp-go mcp\.CreateTaskResult is the nested 2025-11-25`
 
 type ServerTool struct {
 	Tool    mcp.Tool
@@ -41,13 +41,13 @@ func WithTaskHooks(taskHooks *TaskHooks) ServerOption                    { retur
 func WithMaxConcurrentTasks(limit int) ServerOption                      { return nil }
 
 type OnBeforeGetTaskFunc func(ctx context.Context, id any, message *mcp.GetTaskRequest)
-type OnAfterGetTaskFunc func(ctx context.Context, id any, message *mcp.GetTaskRequest, result *mcp.GetTaskResult)          // want `^MCP015: mcp-go mcp\.GetTaskResult is the legacy tasks/get result \(a bar`
-type OnBeforeListTasksFunc func(ctx context.Context, id any, message *mcp.ListTasksRequest)                                // want `^MCP002: mcp-go mcp\.ListTasksRequest belongs to the removed tasks/list `
-type OnAfterListTasksFunc func(ctx context.Context, id any, message *mcp.ListTasksRequest, result *mcp.ListTasksResult)    // want `^MCP002: mcp-go mcp\.ListTasksRequest belongs to the removed tasks/list `
-type OnBeforeTaskResultFunc func(ctx context.Context, id any, message *mcp.TaskResultRequest)                              // want `^MCP001: mcp-go mcp\.TaskResultRequest belongs to the removed tasks/resu`
-type OnAfterTaskResultFunc func(ctx context.Context, id any, message *mcp.TaskResultRequest, result *mcp.TaskResultResult) // want `^MCP001: mcp-go mcp\.TaskResultRequest belongs to the removed tasks/resu`
+type OnAfterGetTaskFunc func(ctx context.Context, id any, message *mcp.GetTaskRequest, result *mcp.GetTaskResult)          // want `^MCP015: mcp-go mcp\.GetTaskResult is the legacy tasks/get result \(a bare`
+type OnBeforeListTasksFunc func(ctx context.Context, id any, message *mcp.ListTasksRequest)                                // want `^MCP002: mcp-go mcp\.ListTasksRequest belongs to the removed tasks/list`
+type OnAfterListTasksFunc func(ctx context.Context, id any, message *mcp.ListTasksRequest, result *mcp.ListTasksResult)    // want `^MCP002: mcp-go mcp\.ListTasksRequest belongs to the removed tasks/list`
+type OnBeforeTaskResultFunc func(ctx context.Context, id any, message *mcp.TaskResultRequest)                              // want `^MCP001: mcp-go mcp\.TaskResultRequest belongs to the removed tasks/result`
+type OnAfterTaskResultFunc func(ctx context.Context, id any, message *mcp.TaskResultRequest, result *mcp.TaskResultResult) // want `^MCP001: mcp-go mcp\.TaskResultRequest belongs to the removed tasks/result`
 type OnBeforeCancelTaskFunc func(ctx context.Context, id any, message *mcp.CancelTaskRequest)
-type OnAfterCancelTaskFunc func(ctx context.Context, id any, message *mcp.CancelTaskRequest, result *mcp.CancelTaskResult) // want `^MCP012: mcp-go mcp\.CancelTaskResult is the legacy tasks/cancel result `
+type OnAfterCancelTaskFunc func(ctx context.Context, id any, message *mcp.CancelTaskRequest, result *mcp.CancelTaskResult) // want `^MCP012: mcp-go mcp\.CancelTaskResult is the legacy tasks/cancel result`
 
 type Hooks struct {
 	OnBeforeGetTask    []OnBeforeGetTaskFunc

@@ -224,13 +224,13 @@ const RelatedTaskMetaKey = "io.modelcontextprotocol/related-task"
 
 func RelatedTaskMeta(taskID string) map[string]any { return map[string]any{"taskId": taskID} }
 func WithRelatedTask(taskID string) *Meta {
-	return &Meta{AdditionalFields: map[string]any{RelatedTaskMetaKey: RelatedTaskMeta(taskID)}} // want `^MCP011: _meta key "io\.modelcontextprotocol/related-task" is absent fro`
+	return &Meta{AdditionalFields: map[string]any{RelatedTaskMetaKey: RelatedTaskMeta(taskID)}} // want `^MCP011: _meta key "io\.modelcontextprotocol/related-task" is absent from`
 }
 
 const ModelImmediateResponseMetaKey = "io.modelcontextprotocol/model-immediate-response"
 
 func WithModelImmediateResponse(message string) *Meta {
-	return &Meta{AdditionalFields: map[string]any{ModelImmediateResponseMetaKey: message}} // want `^MCP011: _meta key "io\.modelcontextprotocol/model-immediate-response" i`
+	return &Meta{AdditionalFields: map[string]any{ModelImmediateResponseMetaKey: message}} // want `^MCP011: _meta key "io\.modelcontextprotocol/model-immediate-response" is`
 }
 
 func ParseCancelTaskResult(raw *json.RawMessage) (*CancelTaskResult, error) { return nil, nil }

@@ -5,7 +5,7 @@ package kit
 type Router struct{}
 
 func Capabilities() map[string]any {
-	return map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}} // want `^MCP014: this package advertises "io\.modelcontextprotocol/tasks" but it`
+	return map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}} // want `^MCP014: this package advertises "io\.modelcontextprotocol/tasks" but its`
 }
 
 // Handle answers one request.

@@ -23,7 +23,7 @@ package engine
 
 func servea(method string) any {
 	switch method {
-	case "tasks/list": // want `^MCP014: package example\.com/mixed/stable/advert advertises "io\.modelco`
+	case "tasks/list": // want `^MCP014: package example\.com/mixed/stable/advert advertises`
 		return nil
 	}
 	return nil

@@ -6,7 +6,7 @@ import "example.com/shapes/crossext/engine"
 
 func discover() map[string]any {
 	return map[string]any{"capabilities": map[string]any{"extensions": map[string]any{
-		"io.modelcontextprotocol/tasks": map[string]any{}, // want `^MCP014: this package advertises "io\.modelcontextprotocol/tasks" but th`
+		"io.modelcontextprotocol/tasks": map[string]any{}, // want `^MCP014: this package advertises "io\.modelcontextprotocol/tasks" but the`
 	}}}
 }
 

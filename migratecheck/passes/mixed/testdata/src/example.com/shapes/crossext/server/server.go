@@ -8,6 +8,6 @@ import "example.com/shapes/crossext/advert"
 func capabilities() map[string]any {
 	return map[string]any{
 		"extensions": advert.Extensions(),
-		"tasks":      map[string]any{"list": map[string]any{}, "cancel": map[string]any{}}, // want `^MCP014: package example\.com/shapes/crossext/advert advertises "io\.mode`
+		"tasks":      map[string]any{"list": map[string]any{}, "cancel": map[string]any{}}, // want `^MCP014: package example\.com/shapes/crossext/advert advertises`
 	}
 }

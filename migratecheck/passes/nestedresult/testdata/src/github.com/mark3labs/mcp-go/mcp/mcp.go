@@ -121,7 +121,7 @@ type TaskParams struct {
 
 type CreateTaskResult struct {
 	Result
-	Task              Task      `json:"task"` // want `^MCP008: CreateTaskResult nests a task-shaped value under json "task" \(`
+	Task              Task      `json:"task"` // want `^MCP008: CreateTaskResult nests a task-shaped value under json "task"`
 	Content           []Content `json:"-"`
 	StructuredContent any       `json:"-"`
 	IsError           bool      `json:"-"`

@@ -47,7 +47,7 @@ type CreateTaskResultV1 struct {
 }
 
 type GetTaskResultV1 struct {
-	Task TaskInfo `json:"task"` // want `^MCP008: GetTaskResultV1 nests a task-shaped value under json "task" \(t`
+	Task TaskInfo `json:"task"` // want `^MCP008: GetTaskResultV1 nests a task-shaped value under json "task" \(the`
 }
 
 type CancelTaskResultV1 struct {

@@ -1,6 +1,6 @@
 // Package mcp is a test stub of github.com/mark3labs/mcp-go/mcp (v1.2.x API
 // surface relevant to tasks).
-package mcp // want `^note: the package still serves 2025-11-25 peers \(it declares their met`
+package mcp // want `^note: the package still serves 2025-11-25 peers \(it declares their`
 
 import "example.com/std/json"
 

@@ -276,7 +276,7 @@ type CallToolParams struct {
 	Name      string      `json:"name"`
 	Arguments any         `json:"arguments,omitempty"`
 	Meta      *Meta       `json:"_meta,omitempty"`
-	Task      *TaskParams `json:"task,omitempty"` // want `^MCP005: params "task" on tools/call is the removed 2025-11-25 task aug`
+	Task      *TaskParams `json:"task,omitempty"` // want `^MCP005: params "task" on tools/call is the removed 2025-11-25 task`
 }
 
 type CallToolRequest struct {

@@ -247,7 +247,7 @@ const (
 )
 
 type ToolExecution struct {
-	TaskSupport TaskSupport `json:"taskSupport,omitempty"` // want `^MCP009: ToolExecution declares the tool field "taskSupport": execution`
+	TaskSupport TaskSupport `json:"taskSupport,omitempty"` // want `^MCP009: ToolExecution declares the tool field "taskSupport":`
 }
 
 type Tool struct {

@@ -21,7 +21,7 @@ const (
 
 // ToolExecution is still used by the v2 (extension) code: not flagged.
 type ToolExecution struct {
-	TaskSupport TaskSupport `json:"taskSupport"` // want `^MCP009: ToolExecution declares the tool field "taskSupport": execution`
+	TaskSupport TaskSupport `json:"taskSupport"` // want `^MCP009: ToolExecution declares the tool field "taskSupport":`
 }
 
 type TaskInfo struct {

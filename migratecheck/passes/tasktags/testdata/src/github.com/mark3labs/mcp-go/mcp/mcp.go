@@ -109,14 +109,14 @@ type Task struct {
 	StatusMessage string     `json:"statusMessage,omitempty"`
 	CreatedAt     string     `json:"createdAt"`
 	LastUpdatedAt string     `json:"lastUpdatedAt"`
-	TTL           *int64     `json:"ttl"`                    // want `^MCP006: json tag "ttl" in task-shaped struct Task is the legacy Task f`
-	PollInterval  *int64     `json:"pollInterval,omitempty"` // want `^MCP007: json tag "pollInterval" in task-shaped struct Task is the lega`
+	TTL           *int64     `json:"ttl"`                    // want `^MCP006: json tag "ttl" in task-shaped struct Task is the legacy Task`
+	PollInterval  *int64     `json:"pollInterval,omitempty"` // want `^MCP007: json tag "pollInterval" in task-shaped struct Task is the legacy`
 }
 
 func (t Task) GetName() string { return t.TaskId }
 
 type TaskParams struct {
-	TTL *int64 `json:"ttl,omitempty"` // want `^MCP005: json tag "ttl" in TaskParams, the type of a field tagged json:`
+	TTL *int64 `json:"ttl,omitempty"` // want `^MCP005: json tag "ttl" in TaskParams, the type of a field tagged`
 }
 
 type CreateTaskResult struct {

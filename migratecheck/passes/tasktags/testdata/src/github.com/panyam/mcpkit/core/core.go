@@ -30,8 +30,8 @@ type TaskInfo struct {
 	StatusMessage string     `json:"statusMessage,omitempty"`
 	CreatedAt     string     `json:"createdAt"`
 	LastUpdatedAt string     `json:"lastUpdatedAt"`
-	TTL           *int       `json:"ttl"`                    // want `^MCP006: json tag "ttl" in task-shaped struct TaskInfo is the legacy Ta`
-	PollInterval  int        `json:"pollInterval,omitempty"` // want `^MCP007: json tag "pollInterval" in task-shaped struct TaskInfo is the `
+	TTL           *int       `json:"ttl"`                    // want `^MCP006: json tag "ttl" in task-shaped struct TaskInfo is the legacy Task`
+	PollInterval  int        `json:"pollInterval,omitempty"` // want `^MCP007: json tag "pollInterval" in task-shaped struct TaskInfo is the`
 	ParentTaskID  string     `json:"parentTaskId,omitempty"`
 }
 

@@ -31,7 +31,7 @@ func (e *Engine) Dispatch(method string) (any, error) {
 	switch method {
 	case methodTasksResult:
 		return task{}, nil
-	case finemcp.MethodTasksList: // want `^MCP002: finemcp finemcp\.MethodTasksList names the removed method "task`
+	case finemcp.MethodTasksList: // want `^MCP002: finemcp finemcp\.MethodTasksList names the removed method`
 		return nil, nil
 	}
 	return nil, nil

@@ -3,13 +3,13 @@
 // branches on the negotiated version already serves both eras (a note); and
 // no opt-in fix touches its wire types or its status notification, because
 // the package still serves 2025-11-25 peers.
-package engine // want `^note: the package still serves 2025-11-25 peers \(it dispatches "tasks/`
+package engine // want `^note: the package still serves 2025-11-25 peers \(it dispatches`
 
 import finemcp "github.com/finemcp/finemcp"
 
 const (
-	methodTasksResult = "tasks/result"               // want `^MCP001: methodTasksResult \(= "tasks/result"\) is used as a JSON-RPC met`
-	methodStatus      = "notifications/tasks/status" // want `^MCP003: methodStatus \(= "notifications/tasks/status"\) is used as a JSO`
+	methodTasksResult = "tasks/result"               // want `^MCP001: methodTasksResult \(= "tasks/result"\) is used as a JSON-RPC`
+	methodStatus      = "notifications/tasks/status" // want `^MCP003: methodStatus \(= "notifications/tasks/status"\) is used as a`
 )
 
 type task struct {
@@ -46,7 +46,7 @@ func (e *Engine) Emit(t task) error {
 func (e *Engine) Serve(protocolVersion, method string) (any, error) {
 	if protocolVersion == "2025-11-25" {
 		switch method {
-		case "tasks/list": // want `^MCP002: "tasks/list" is used as a JSON-RPC method name \(in a method sw`
+		case "tasks/list": // want `^MCP002: "tasks/list" is used as a JSON-RPC method name \(in a method`
 			return nil, nil
 		}
 		return nil, e.out.Notify(methodStatus, nil)

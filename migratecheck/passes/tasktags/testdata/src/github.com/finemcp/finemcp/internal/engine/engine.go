@@ -16,8 +16,8 @@ type task struct {
 	TaskID       string `json:"taskId"`
 	Status       string `json:"status"`
 	CreatedAt    string `json:"createdAt"`
-	TTL          *int64 `json:"ttl"`                    // want `^MCP006: json tag "ttl" in task-shaped struct task is the legacy Task f`
-	PollInterval *int64 `json:"pollInterval,omitempty"` // want `^MCP007: json tag "pollInterval" in task-shaped struct task is the lega`
+	TTL          *int64 `json:"ttl"`                    // want `^MCP006: json tag "ttl" in task-shaped struct task is the legacy Task`
+	PollInterval *int64 `json:"pollInterval,omitempty"` // want `^MCP007: json tag "pollInterval" in task-shaped struct task is the legacy`
 }
 
 type notifier interface {

@@ -23,7 +23,7 @@ type TaskMetadata struct {
 }
 
 type CreateTaskResult struct {
-	Task Task `json:"task"` // want `^MCP008: CreateTaskResult nests a task-shaped value under json "task" \(`
+	Task Task `json:"task"` // want `^MCP008: CreateTaskResult nests a task-shaped value under json "task"`
 }
 
 type ToolExecution struct {

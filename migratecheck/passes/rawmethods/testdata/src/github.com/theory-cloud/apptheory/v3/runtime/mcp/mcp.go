@@ -1,5 +1,5 @@
 // Package mcp is a test stub of github.com/theory-cloud/apptheory/v3/runtime/mcp.
-package mcp // want `^note: the package still serves 2025-11-25 peers \(it declares their met`
+package mcp // want `^note: the package still serves 2025-11-25 peers \(it declares their`
 
 import "example.com/std/time"
 

@@ -14,8 +14,8 @@ type Task struct {
 	Status        string `json:"status"`
 	CreatedAt     string `json:"createdAt"`
 	LastUpdatedAt string `json:"lastUpdatedAt"`
-	TTL           *int64 `json:"ttl"`                    // want `^MCP006: json tag "ttl" in task-shaped struct Task is the legacy Task f`
-	PollInterval  *int64 `json:"pollInterval,omitempty"` // want `^MCP007: json tag "pollInterval" in task-shaped struct Task is the lega`
+	TTL           *int64 `json:"ttl"`                    // want `^MCP006: json tag "ttl" in task-shaped struct Task is the legacy Task`
+	PollInterval  *int64 `json:"pollInterval,omitempty"` // want `^MCP007: json tag "pollInterval" in task-shaped struct Task is the legacy`
 }
 
 type TaskMetadata struct {
