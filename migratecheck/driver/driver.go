@@ -1,10 +1,11 @@
 // Package driver is migrate-check's standalone analysis driver: it loads
 // packages with go/packages, runs the migratecheck analyzers through
 // golang.org/x/tools/go/analysis/checker, applies the configuration
-// (.migrate-check.yaml/.json plus flags), and prints text, x/tools JSON or
-// SARIF, applies opt-in fixes, and computes the exit code (0 clean,
-// 3 findings, 1 error). The go vet -vettool path (unitchecker) lives in
-// cmd/migrate-check and shares only the configuration code.
+// (.migrate-check.yaml/.json plus flags, resolved by package settings), and
+// prints text, x/tools JSON or SARIF, applies opt-in fixes, and computes the
+// exit code (0 clean, 3 findings, 1 error). The go vet -vettool path
+// (unitchecker) lives in cmd/migrate-check and shares only the configuration
+// code (package settings).
 package driver
 
 import (
