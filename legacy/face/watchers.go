@@ -320,19 +320,7 @@ func (b *Bridge) answer(rec sessionmap.Task, key string, resp json.RawMessage, o
 	b.answerUpstream(rec, key, resp, opts)
 }
 
-// terminalSnapshot is the record snapshot a terminal watcher snapshot ends
-// the task with: the upstream's terminal state, or failed when the upstream
-// no longer knows the task (expired or purged, M-27) — with an error saying
-// so, not the upstream's message, which names its own task id, never shown
-// to the client.
+// terminalSnapshot is terminalSnapshotOf for this bridge's upstream.
 func (b *Bridge) terminalSnapshot(snap watch.Snapshot) (sessionmap.Snapshot, bool) {
-	switch {
-	case snap.Gone != nil:
-		e, _ := json.Marshal(rpc.Errorf(rpc.CodeInternalError, "upstream %s no longer knows this task: it expired or was purged there", b.target))
-		return sessionmap.Snapshot{Status: sessionmap.StatusFailed, StatusMessage: "The upstream no longer knows this task.", Error: e}, true
-	case snap.Task != nil && sessionmap.Status(snap.Task.Status).Terminal():
-		sn, err := snapshotOf(snap.Task)
-		return sn, err == nil
-	}
-	return sessionmap.Snapshot{}, false
+	return terminalSnapshotOf(b.target, snap)
 }
