@@ -75,7 +75,6 @@ func (l *lossyStore) UpdateStatus(ctx context.Context, sc sessionmap.Scope, id s
 	return l.Store.UpdateStatus(ctx, sc, id, sn)
 }
 
-
 // Every wait ends when its task is terminal, by whichever route the end
 // arrives (L-42, L-64, M-24, M-27, M-33): a completion pushed by the
 // upstream (notifications/tasks), one polled, an upstream that restarted
