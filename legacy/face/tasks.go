@@ -241,7 +241,9 @@ func live(rec sessionmap.Task) bool {
 // refresh brings rec up to date from the watcher's cache, asking upstream
 // only when the cached state is older than the task's poll interval (M-24).
 // With no state at all and the upstream unreachable it fails with
-// the -32603 naming the upstream; a stale state is served otherwise.
+// the -32603 naming the upstream; a stale state is served otherwise, and
+// an upstream that does not answer within freshWait (stalled) gets the
+// latest state known (watchGet) or recorded, never a held client.
 func (s *session) refresh(ctx context.Context, ri *reqInfo, rec sessionmap.Task) (sessionmap.Task, error) {
 	if !live(rec) {
 		return rec, nil
@@ -255,6 +257,12 @@ func (s *session) refresh(ctx context.Context, ri *reqInfo, rec sessionmap.Task)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return rec, err
+		}
+		if errors.Is(err, errNoFreshState) {
+			// A stalled upstream: the record holds the latest state
+			// recorded (M-24 lets the answer be as old as a poll
+			// interval; a stalled upstream has nothing newer to say).
+			return rec, nil
 		}
 		// The watcher may have finished the task between our read and this
 		// one: it records the terminal state, then drops the binding, so a

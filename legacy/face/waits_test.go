@@ -3,6 +3,7 @@ package face_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/internal/demo"
 	"github.com/tasksbridge/tasksbridge/legacy/face"
+	"github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
@@ -23,11 +25,26 @@ type restartable struct {
 	*upEnv
 	opts demo.Options
 	cur  atomic.Pointer[demo.Server]
+	// stalled is a method the upstream receives and never answers (a
+	// stalled server), until the test ends.
+	stalled atomic.Value // string
+	release chan struct{}
 }
 
 func (r *restartable) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if m, _ := r.stalled.Load().(string); m != "" && req.Header.Get("Mcp-Method") == m {
+		_, _ = io.Copy(io.Discard, req.Body) // (net/http notices a client's close once the body is read)
+		select {
+		case <-req.Context().Done():
+		case <-r.release:
+		}
+		return
+	}
 	r.cur.Load().Handler().ServeHTTP(w, req)
 }
+
+// stall makes the upstream stall every later request of method.
+func (r *restartable) stall(method string) { r.stalled.Store(method) }
 
 // restart replaces the server by an empty one; the old one ends its
 // notification streams (as a dying process's connections end).
@@ -45,7 +62,7 @@ func startRestartable(t *testing.T, opts demo.Options) *restartable {
 	if opts.PollInterval == 0 {
 		opts.PollInterval = 20 * time.Millisecond
 	}
-	r := &restartable{opts: opts}
+	r := &restartable{opts: opts, release: make(chan struct{})}
 	r.cur.Store(demo.New(opts))
 	rec := &recorder{next: r, hits: make(chan string, 256), served: make(chan string, 256)}
 	mux := http.NewServeMux()
@@ -55,6 +72,7 @@ func startRestartable(t *testing.T, opts demo.Options) *restartable {
 		r.cur.Load().Close()
 		hs.Close()
 	})
+	t.Cleanup(func() { close(r.release) }) // before hs.Close, which waits for stalled requests
 	r.upEnv = &upEnv{url: hs.URL + "/mcp", rec: rec, hs: hs}
 	t.Cleanup(func() { checkUpstreamRequests(t, rec.all()) })
 	return r
@@ -269,4 +287,98 @@ func awaitTerminal(t *testing.T, ctx context.Context, c *rawClient, id string) {
 		}
 	}
 	t.Fatalf("task %s never ended", id)
+}
+
+// A stalled upstream does not stall tasks/get (M-24, M-33): a task whose
+// state the bridge knows by push is answered from it at once while the
+// upstream's tasks/get hangs. Before, tasks/get waited for the stalled read
+// until the watcher's request timeout (here an hour, past the test's
+// deadline; the upstream client has no bound of its own here).
+func TestStalledUpstreamDoesNotStallTasksGet(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	up := startRestartable(t, demo.Options{})
+	w := fastWatch()
+	w.RequestTimeout = time.Hour
+	w.PushPollInterval = time.Hour
+	clk := newManualClock() // the watcher's: the known state ages only when the test says
+	w.Clock = clk
+	client := upstream.NewHTTP(up.url, nil)
+	client.Timeout = -1
+	br := startBridge(t, up.upEnv, face.Config{UpstreamClient: client, Watch: w})
+	c := newRawClient(t, br.url)
+	c.initialize(ctx, nil)
+	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task",
+		"arguments": map[string]any{"ms": 3600000, "text": "pushed"}, "task": map[string]any{}}))
+	if s := statusOf(t, c.call(ctx, "tasks/get", map[string]any{"taskId": id})); s != "working" {
+		t.Fatalf("tasks/get: %s", s)
+	}
+	if err := awaitListening(ctx, up); err != nil {
+		t.Fatal(err)
+	}
+	up.stall("tasks/get")
+	clk.Advance(time.Minute) // the known state is older than the task's poll interval
+	for range 3 {
+		if s := statusOf(t, c.call(ctx, "tasks/get", map[string]any{"taskId": id})); s != "working" {
+			t.Fatalf("tasks/get with the upstream's tasks/get stalled: %s", s)
+		}
+	}
+}
+
+// A stalled upstream is bounded by the bridge's upstream timeout: a
+// tools/call the upstream never answers (plain or task-augmented) fails
+// with a retryable -32603 naming the upstream's slowness, and a change the
+// upstream pushes while its tasks/get stalls still reaches the open
+// tasks/result and the next tasks/get (the watcher's stalled read gives up
+// at the same bound). Before, tools/call waited as long as the client did.
+func TestStalledUpstreamIsBounded(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	up := startRestartable(t, demo.Options{})
+	w := fastWatch()
+	w.RequestTimeout = time.Hour
+	w.PushPollInterval = time.Hour
+	client := upstream.NewHTTP(up.url, nil)
+	client.Timeout = 500 * time.Millisecond
+	br := startBridge(t, up.upEnv, face.Config{UpstreamClient: client, Watch: w})
+	c := newRawClient(t, br.url)
+	c.initialize(ctx, nil)
+	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task",
+		"arguments": map[string]any{"ms": 3600000, "text": "pushed"}, "task": map[string]any{}}))
+	if s := statusOf(t, c.call(ctx, "tasks/get", map[string]any{"taskId": id})); s != "working" {
+		t.Fatalf("tasks/get: %s", s)
+	}
+	if err := awaitListening(ctx, up); err != nil {
+		t.Fatal(err)
+	}
+	up.stall("tasks/get")
+	got := make(chan *reply, 1)
+	go func() {
+		r, err := c.try(ctx, "tasks/result", map[string]any{"taskId": id})
+		if err != nil {
+			t.Errorf("tasks/result: %v", err)
+		}
+		got <- r
+	}()
+	if err := face.AwaitParked(ctx, br.b, 1); err != nil {
+		t.Fatal(err)
+	}
+	up.server().CompleteNow(upstreamTaskID(t, br.b.Store(), id))
+	if r := <-got; r == nil || r.Err != nil || !strings.Contains(string(r.Result), "pushed") {
+		t.Fatalf("tasks/result after a pushed completion: %+v", r)
+	}
+	if s := statusOf(t, c.call(ctx, "tasks/get", map[string]any{"taskId": id})); s != "completed" {
+		t.Fatalf("tasks/get after a pushed completion: %s", s)
+	}
+
+	up.stall("tools/call")
+	for _, task := range []any{nil, map[string]any{}} {
+		args := map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}}
+		if task != nil {
+			args["task"] = task
+		}
+		r := c.call(ctx, "tools/call", args)
+		if r.Err == nil || r.Err.Code != rpc.CodeInternalError || !strings.Contains(r.Err.Message, "did not answer tools/call within 500ms") ||
+			!strings.Contains(r.Err.Message, "try again") {
+			t.Errorf("tools/call (task %v) on a stalled upstream: %s; want a retryable -32603 naming the upstream's slowness", task != nil, r.Envelope)
+		}
+	}
 }
