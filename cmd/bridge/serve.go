@@ -23,6 +23,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/legacy/face"
 	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
 	modernface "github.com/tasksbridge/tasksbridge/modern/face"
+	modernup "github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -73,6 +74,7 @@ func init() {
 			&cli.StringFlag{Name: "upstream", Usage: "the upstream server's Streamable HTTP endpoint URL", EnvVars: []string{"TASKSBRIDGE_UPSTREAM"}},
 			&cli.StringFlag{Name: "upstream-command", Usage: "run a stdio upstream server instead: \"prog args\" (quotes group words)", EnvVars: []string{"TASKSBRIDGE_UPSTREAM_COMMAND"}},
 			&cli.StringFlag{Name: "upstream-era", Value: "auto", Usage: "the upstream's era: auto (probe server/discover, fall back to initialize), legacy or modern (pinned, no probe)", EnvVars: []string{"TASKSBRIDGE_UPSTREAM_ERA"}},
+			&cli.DurationFlag{Name: "upstream-timeout", Value: modernup.DefaultTimeout, Usage: "longest a modern upstream may stay silent on one request (each progress notification restarts it); then the client gets a retryable error naming the upstream's slowness (0 or less: no bound)", EnvVars: []string{"TASKSBRIDGE_UPSTREAM_TIMEOUT"}},
 			&cli.StringFlag{Name: "listen", Value: serveListen, Usage: "address of the MCP endpoint (`HOST:PORT`)", EnvVars: []string{"TASKSBRIDGE_LISTEN"}},
 			&cli.StringFlag{Name: "metrics-listen", Usage: "serve /metrics on this address instead of the main listener (`HOST:PORT`; plain http, also with --tls-cert: keep it on a private interface)", EnvVars: []string{"TASKSBRIDGE_METRICS_LISTEN"}},
 			&cli.StringFlag{Name: "data-dir", Value: serveDataDir, Usage: "directory of the durable session and task index", EnvVars: []string{"TASKSBRIDGE_DATA_DIR"}},
@@ -157,6 +159,7 @@ func runServe(c *cli.Context) error {
 		Upstream:            up,
 		UpstreamCommand:     cmd,
 		UpstreamEra:         c.String("upstream-era"),
+		UpstreamTimeout:     c.Duration("upstream-timeout"),
 		DataDir:             c.String("data-dir"),
 		Logger:              logger,
 		AllowedOrigins:      c.StringSlice("allowed-origin"),
@@ -205,6 +208,9 @@ func runServe(c *cli.Context) error {
 	}
 	if cfg.KeepAlive <= 0 {
 		cfg.KeepAlive = -1
+	}
+	if cfg.UpstreamTimeout <= 0 {
+		cfg.UpstreamTimeout = -1 // no bound (zero would select the default)
 	}
 	if path := c.String("audit-log"); path != "" {
 		al, err := audit.Open(path)
