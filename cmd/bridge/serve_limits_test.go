@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
 // rpcAnswer is a JSON-RPC answer read off a raw POST.
@@ -94,7 +96,8 @@ func TestServeAuditLogKeepsLimits(t *testing.T) {
 			sids = append(sids, resp.Header.Get("Mcp-Session-Id"))
 			continue
 		}
-		if resp.StatusCode != http.StatusServiceUnavailable || a == nil || a.Error == nil || !strings.Contains(a.Error.Message, "--max-sessions") {
+		if resp.StatusCode != http.StatusServiceUnavailable || a == nil || a.Error == nil || !strings.Contains(a.Error.Message, "--max-sessions") ||
+			a.Error.Code != rpc.CodeLimitReached || resp.Header.Get("Retry-After") == "" {
 			t.Fatalf("6th initialize with --max-sessions 5: HTTP %d, %+v; want 503 naming --max-sessions", resp.StatusCode, a)
 		}
 	}
@@ -116,7 +119,8 @@ func TestServeAuditLogKeepsLimits(t *testing.T) {
 		t.Fatalf("plain tools/call on a task tool: HTTP %d, %+v; want an open event stream", resp.StatusCode, a)
 	}
 	resp, a = rawPost(ctx, t, url, sid, nil, slowCall(4, true))
-	if a == nil || a.Error == nil || !strings.Contains(a.Error.Message, "--max-tasks-per-principal") {
+	if a == nil || a.Error == nil || !strings.Contains(a.Error.Message, "--max-tasks-per-principal") ||
+		a.Error.Code != rpc.CodeLimitReached || resp.StatusCode != http.StatusTooManyRequests {
 		t.Fatalf("2nd concurrent tools/call with --max-tasks-per-principal 1: HTTP %d, %+v; want a refusal naming the flag", resp.StatusCode, a)
 	}
 	// A second waiter fits (limit 2), a third does not.
@@ -125,7 +129,8 @@ func TestServeAuditLogKeepsLimits(t *testing.T) {
 		t.Fatalf("tasks/result, the 2nd waiter: HTTP %d, %+v; want an open event stream", resp.StatusCode, a)
 	}
 	resp, a = rawPost(ctx, t, url, sid, nil, result)
-	if a == nil || a.Error == nil || !strings.Contains(a.Error.Message, "--max-waiters-per-principal") {
+	if a == nil || a.Error == nil || !strings.Contains(a.Error.Message, "--max-waiters-per-principal") ||
+		a.Error.Code != rpc.CodeLimitReached || resp.StatusCode != http.StatusTooManyRequests {
 		t.Fatalf("3rd waiter with --max-waiters-per-principal 2: HTTP %d, %+v; want a refusal naming the flag", resp.StatusCode, a)
 	}
 }
