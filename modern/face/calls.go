@@ -279,8 +279,13 @@ func (f *Face) createTask(ctx context.Context, c *call, s *upstream.Session, res
 		return nil, rpc.Errorf(rpc.CodeInternalError, "the bridge could not record the task durably: %v", err)
 	}
 	rt := f.runtime(rec, c.principal, c.authorization, s)
-	if round, err := f.composeRound(ctx, c, rt, ct.Task.Status, name.Name); err != nil || round != nil {
-		return round, err
+	if ct.Task.Status == legacy.StatusInputRequired {
+		// Created asking already (the common 2025-11-25 shape: create the
+		// task, then ask inside it): the task exists upstream, so the client
+		// gets it, and its questions reach tasks/get as inputRequests (M-55)
+		// once the side channel delivers them — not an MRTR round that would
+		// hide a task the client asked for (compose.go).
+		rt.ensureStream(s)
 	}
 	mt.TaskID = rec.ID
 	mt.Status = modern.StatusWorking
