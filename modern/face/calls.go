@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -115,6 +116,14 @@ func (f *Face) discover(ctx context.Context, c *call) (json.RawMessage, error) {
 	if d.ServerInfo == nil {
 		info := f.impl
 		d.ServerInfo = &info
+	}
+	// The versions a -32022 names are the ones discover lists (M-38): every
+	// version this endpoint serves, the legacy revisions of a dual-era
+	// endpoint included (M-44).
+	for _, v := range f.opts.SupportedVersions {
+		if !slices.Contains(d.SupportedVersions, v) {
+			d.SupportedVersions = append(d.SupportedVersions, v)
+		}
 	}
 	return marshalResult(d)
 }
