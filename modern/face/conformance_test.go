@@ -23,7 +23,7 @@ import (
 // suite"). A listed scenario that passes fails the test too, so the list
 // stays honest.
 var expectedFailures = map[string]map[string]string{
-	"ts": {}, "go": {},
+	"ts": {}, "go": {}, "go-asking": {},
 	"ts-task-first": {"tasks-mrtr-composition": taskFirstReason},
 	"go-task-first": {"tasks-mrtr-composition": taskFirstReason},
 }
@@ -55,6 +55,19 @@ func TestConformanceTasksScenarios(t *testing.T) {
 		// the bridge turns into one (the TS fixture's expected failure).
 		{"go", []string{"tasks-mrtr-composition"}, func(t *testing.T) string {
 			fx := fixture.New(fixture.Options{TimeScale: 0.2, PollInterval: 50 * time.Millisecond})
+			url, stop, err := fx.Start()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(stop)
+			return url
+		}},
+		// Every tasks-* scenario against the in-repo Go fixture whose asking
+		// tools (confirm_delete, multi_input) create their tasks already
+		// input_required and ask inside them, as server-everything's do: the
+		// client gets the task and its questions on tasks/get (M-55).
+		{"go-asking", peers.TaskScenarios, func(t *testing.T) string {
+			fx := fixture.New(fixture.Options{TimeScale: 0.2, PollInterval: 50 * time.Millisecond, AskingTasksInputRequired: true})
 			url, stop, err := fx.Start()
 			if err != nil {
 				t.Fatal(err)
