@@ -2,16 +2,11 @@ package face
 
 import (
 	"context"
-	"crypto/hmac"
 	"encoding/json"
-	"errors"
-	"strings"
-	"time"
 
 	"github.com/tasksbridge/tasksbridge/internal/audit"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
-	"github.com/tasksbridge/tasksbridge/sessionmap"
 	"github.com/tasksbridge/tasksbridge/translate"
 )
 
@@ -24,126 +19,6 @@ import (
 // task, and its questions reach tasks/get as inputRequests (M-55) and are
 // answered with tasks/update. (The bridge once answered that shape with an
 // MRTR round instead; a client then never saw the task it had asked for.)
-//
-// A requestState may still name a created task (resumeTask, taskFromState):
-// its retry feeds the answers to the task's side channel and returns the
-// CreateTaskResult, or another round while the task still asks.
-
-// taskStatePrefix marks a requestState that names a created task (the other
-// kind names a pending upstream call by a base32 token).
-const taskStatePrefix = "task."
-
-// sealTask renders the requestState naming task id for c's retry.
-func (f *Face) sealTask(c *call, id, name string) string {
-	token := taskStatePrefix + id
-	return token + "." + f.mac(token, c.principal, c.method, name)
-}
-
-// taskFromState returns the task id a requestState names, when it is a task
-// state sealed for this caller, method and tool.
-func (f *Face) taskFromState(state string, c *call, name string) (string, bool) {
-	rest, ok := strings.CutPrefix(state, taskStatePrefix)
-	if !ok {
-		return "", false
-	}
-	id, sum, ok := strings.Cut(rest, ".")
-	if !ok || !hmac.Equal([]byte(sum), []byte(f.mac(taskStatePrefix+id, c.principal, c.method, name))) {
-		return "", false
-	}
-	return id, true
-}
-
-// resumeTask serves the retry of a composition round: the answers go to the
-// task's side channel (as tasks/update would send them), then the client
-// gets the CreateTaskResult, or another round while the task still asks.
-func (f *Face) resumeTask(ctx context.Context, c *call, id, name string, responses modern.InputResponses) (json.RawMessage, error) {
-	rec, err := f.store.GetTask(ctx, c.scope(), id)
-	if err != nil {
-		return nil, nil // gone (restart, expiry): start afresh (M-48: re-ask rather than error)
-	}
-	f.disarmCompose(id)
-	if !rec.Status.Terminal() {
-		rt := f.runtime(rec, c.principal, c.authorization, nil)
-		if err := f.answerTask(ctx, rt, responses, c.method); err != nil {
-			return nil, err
-		}
-		if pending := rt.outstanding(); len(pending) > 0 {
-			// Missing answers: ask again rather than fail (M-48).
-			f.armCompose(rt)
-			return marshalResult(modern.InputRequiredResult{
-				InputRequests: pending, RequestState: modern.RequestState(f.sealTask(c, id, name)), Meta: f.resultMeta(),
-			})
-		}
-	}
-	t := recordTask(rec).Task
-	if !t.Status.IsTerminal() {
-		t.Status = modern.StatusWorking
-	}
-	// The client learns the task's id only now.
-	f.audit(audit.ActionCreate, c.principal, rec.ID, rec.ToolName, "created", 0)
-	return marshalResult(modern.CreateTaskResult{Task: t, Meta: f.resultMeta()})
-}
-
-// armCompose (re)starts the expiry of a composition round: a client that
-// never retries never learns the task id, so the task is cancelled upstream
-// and recorded cancelled after MRTRTimeout (M-48: do not assume a retry).
-func (f *Face) armCompose(rt *taskRT) {
-	rt.mu.Lock()
-	answered := len(rt.answered)
-	rt.mu.Unlock()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if t := f.composing[rt.id]; t != nil {
-		t.Stop()
-	}
-	f.composing[rt.id] = time.AfterFunc(f.opts.MRTRTimeout, func() {
-		f.mu.Lock()
-		delete(f.composing, rt.id)
-		f.mu.Unlock()
-		if f.retriedElsewhere(rt, answered) {
-			return
-		}
-		f.abandon(rt, "the client never retried the MRTR round that asked for the task's input")
-	})
-}
-
-// retriedElsewhere reports whether a composition round armed when the task
-// had answered keys was retried through another bridge process since: the
-// store then holds more answers, or the task ended. That process answers the
-// client; the task is not abandoned.
-func (f *Face) retriedElsewhere(rt *taskRT, answered int) bool {
-	ctx, cancel := context.WithTimeout(f.ctx, readTimeout)
-	defer cancel()
-	rec, err := f.store.GetTask(ctx, rt.scope, rt.id)
-	return err == nil && (rec.Status.Terminal() || len(rec.AnsweredKeys) > answered)
-}
-
-func (f *Face) disarmCompose(id string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if t := f.composing[id]; t != nil {
-		t.Stop()
-		delete(f.composing, id)
-	}
-}
-
-// abandon cancels a task whose id no client holds, upstream and in the store.
-func (f *Face) abandon(rt *taskRT, why string) {
-	f.log.Info("modern face: cancelling a task no client can reach", "reason", why)
-	ctx, cancel := context.WithTimeout(f.ctx, readTimeout)
-	defer cancel()
-	rt.mu.Lock()
-	sess := rt.sess
-	rt.mu.Unlock()
-	if sess != nil {
-		_, _ = sess.CancelTask(ctx, rt.upID)
-	}
-	if _, err := f.store.PinCancel(ctx, rt.scope, rt.id); err != nil && !isTerminalErr(err) {
-		f.log.Warn("modern face: could not record an abandoned task as cancelled", "err", err)
-	}
-}
-
-func isTerminalErr(err error) bool { return errors.Is(err, sessionmap.ErrTerminal) }
 
 // answerTask relays the answers to a task's outstanding input requests to the
 // upstream by JSON-RPC id: keys not outstanding are ignored, a partial set is

@@ -228,11 +228,7 @@ func (f *Face) callWithInput(ctx context.Context, c *call, s *upstream.Session, 
 	if len(ip.RequestState) > 0 {
 		var state string
 		if json.Unmarshal(ip.RequestState, &state) == nil {
-			if id, ok := f.taskFromState(state, c, name); ok {
-				if res, err := f.resumeTask(ctx, c, id, name, ip.InputResponses); res != nil || err != nil {
-					return res, err
-				}
-			} else if pc := f.resume(state, c, name); pc != nil {
+			if pc := f.resume(state, c, name); pc != nil {
 				if err := pc.deliver(ctx, ip.InputResponses); err != nil {
 					return nil, err
 				}
