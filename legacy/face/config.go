@@ -163,7 +163,8 @@ type Hooks struct {
 	// restart, or ends.
 	Session func(SessionEvent)
 	// Refused is called when a limit refuses a request (a new session
-	// beyond MaxSessions, a call or wait beyond a per-principal limit).
+	// beyond MaxSessions or beyond its source's MaxSessionsPerPrincipal,
+	// both LimitSessions; a call or wait beyond a per-principal limit).
 	Refused func(RefusedEvent)
 }
 
