@@ -84,6 +84,7 @@ func init() {
 			&cli.DurationFlag{Name: "keepalive", Value: face.DefaultKeepAlive, Usage: "interval of SSE keep-alive comments on long waits (0 or less: none)", EnvVars: []string{"TASKSBRIDGE_KEEPALIVE"}},
 			&cli.DurationFlag{Name: "session-idle-timeout", Value: face.DefaultSessionIdleTimeout, Usage: "how long an idle legacy session lives: after it the session answers 404 and is released", EnvVars: []string{"TASKSBRIDGE_SESSION_IDLE_TIMEOUT"}},
 			&cli.IntFlag{Name: "max-sessions", Value: face.DefaultMaxSessionsPerCPU * runtime.NumCPU(), Usage: "most legacy sessions this process holds (well under 1 KiB each while idle); a new one beyond it gets HTTP 503 (-1: no bound)", DefaultText: fmt.Sprintf("%d per CPU, %d here", face.DefaultMaxSessionsPerCPU, face.DefaultMaxSessionsPerCPU*runtime.NumCPU()), EnvVars: []string{"TASKSBRIDGE_MAX_SESSIONS"}},
+			&cli.IntFlag{Name: "max-sessions-per-principal", Usage: "most legacy sessions one client holds: its credentials, or without them its address (the one a --trusted-proxy forwarded; IPv6 by /64); a new one beyond it gets HTTP 429. When --max-sessions is reached, the least recently used idle session without credentials of a bigger holder makes room (it answers 404 afterwards) (-1: no bound)", DefaultText: fmt.Sprintf("a tenth of --max-sessions, at least %d", face.DefaultSessionShareFloor), EnvVars: []string{"TASKSBRIDGE_MAX_SESSIONS_PER_PRINCIPAL"}},
 			&cli.IntFlag{Name: "session-cache", Value: face.DefaultMaxIdleCached, Usage: "idle legacy sessions kept whole in memory; older idle ones go dormant (about 40 bytes each) and are loaded back from the store on their next request (-1: keep every idle session whole)", EnvVars: []string{"TASKSBRIDGE_SESSION_CACHE"}},
 			&cli.IntFlag{Name: "max-tasks-per-principal", Value: face.DefaultMaxTasksPerPrincipal, Usage: "most tools/call requests one legacy client (its Authorization, else its session) has in flight (-1: no bound)", EnvVars: []string{"TASKSBRIDGE_MAX_TASKS_PER_PRINCIPAL"}},
 			&cli.IntFlag{Name: "max-waiters-per-principal", Value: face.DefaultMaxWaitersPerPrincipal, Usage: "most blocked waits on tasks (tasks/result, plain tools/call on a task) one legacy client has open (-1: no bound)", EnvVars: []string{"TASKSBRIDGE_MAX_WAITERS_PER_PRINCIPAL"}},
@@ -199,6 +200,7 @@ func runServe(c *cli.Context) error {
 	}
 	cfg.Legacy = func(lc *face.Config) {
 		lc.MaxSessions, lc.MaxTasksPerPrincipal, lc.MaxWaitersPerPrincipal = maxSessions, maxTasks, maxWaiters
+		lc.MaxSessionsPerPrincipal = c.Int("max-sessions-per-principal")
 		lc.MaxIdleCached = sessionCache
 	}
 	if c.Bool("require-auth") {

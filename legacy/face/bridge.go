@@ -76,6 +76,10 @@ type Bridge struct {
 	limits  limits    // per-principal limits (L-72, L-73)
 	parking parking   // waits parked without a goroutine (parked.go)
 
+	// pool is the per-source bookkeeping of the session table
+	// (sessionshare.go), under mu.
+	pool sessionPool
+
 	discMu    sync.Mutex
 	discovers map[string]discoverEntry // by principal ("" = shared)
 
