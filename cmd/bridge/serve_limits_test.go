@@ -14,8 +14,8 @@ import (
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
-// rpcAnswer is a JSON-RPC answer read off a raw POST.
-type rpcAnswer struct {
+// limitAnswer is a JSON-RPC answer read off a raw POST.
+type limitAnswer struct {
 	Error *struct {
 		Code    int64           `json:"code"`
 		Message string          `json:"message"`
@@ -27,7 +27,7 @@ type rpcAnswer struct {
 // rawPost is one raw POST to the bridge (sid "": no session). An
 // application/json answer is read and decoded; an event stream is left open
 // until the test ends, so a wait keeps its place (ans is then nil).
-func rawPost(ctx context.Context, t *testing.T, url, sid string, hdr map[string]string, body string) (*http.Response, *rpcAnswer) {
+func rawPost(ctx context.Context, t *testing.T, url, sid string, hdr map[string]string, body string) (*http.Response, *limitAnswer) {
 	t.Helper()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
@@ -49,7 +49,7 @@ func rawPost(ctx context.Context, t *testing.T, url, sid string, hdr map[string]
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	var a rpcAnswer
+	var a limitAnswer
 	if err := json.Unmarshal(b, &a); err != nil {
 		t.Fatalf("HTTP %d answer %q: %v", resp.StatusCode, b, err)
 	}
