@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/tasksbridge/tasksbridge/internal/edge"
+	"github.com/tasksbridge/tasksbridge/legacy/face"
 	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
@@ -45,13 +46,16 @@ var configFlag = &cli.StringFlag{Name: "config", EnvVars: []string{"TASKSBRIDGE_
 // needs a restart (reload.go). TLS certificate files are re-read on SIGHUP
 // by the reload hooks whatever the file says.
 var liveKeys = map[string]bool{
-	"log-level": true, "max-sessions": true, "max-tasks-per-principal": true, "max-waiters-per-principal": true,
+	"log-level": true, "max-sessions": true, "max-sessions-per-principal": true, "max-tasks-per-principal": true, "max-waiters-per-principal": true,
 	"max-body-bytes": true, "allowed-host": true, "allowed-origin": true, "trusted-proxy": true,
 }
 
 // referenceDefaults replace defaults that depend on the machine in the
 // generated reference (docs/MIGRATION.md), so that it is the same everywhere.
-var referenceDefaults = map[string]string{"max-sessions": "25000 per CPU"}
+var referenceDefaults = map[string]string{
+	"max-sessions":               fmt.Sprintf("%d per CPU", face.DefaultMaxSessionsPerCPU),
+	"max-sessions-per-principal": fmt.Sprintf("a tenth of `max-sessions`, at least %d", face.DefaultSessionShareFloor),
+}
 
 // Sources of a setting, in increasing precedence.
 const (

@@ -200,13 +200,14 @@ func (r *reloader) evaluate() (*cli.Context, error) {
 // liveOf is the server.Live of a configuration.
 func liveOf(c valueReader) server.Live {
 	return server.Live{
-		AllowedHosts:           c.StringSlice("allowed-host"),
-		AllowedOrigins:         c.StringSlice("allowed-origin"),
-		TrustedProxies:         c.StringSlice("trusted-proxy"),
-		MaxBodyBytes:           c.Int64("max-body-bytes"),
-		MaxSessions:            c.Int("max-sessions"),
-		MaxTasksPerPrincipal:   c.Int("max-tasks-per-principal"),
-		MaxWaitersPerPrincipal: c.Int("max-waiters-per-principal"),
+		AllowedHosts:            c.StringSlice("allowed-host"),
+		AllowedOrigins:          c.StringSlice("allowed-origin"),
+		TrustedProxies:          c.StringSlice("trusted-proxy"),
+		MaxBodyBytes:            c.Int64("max-body-bytes"),
+		MaxSessions:             c.Int("max-sessions"),
+		MaxSessionsPerPrincipal: c.Int("max-sessions-per-principal"),
+		MaxTasksPerPrincipal:    c.Int("max-tasks-per-principal"),
+		MaxWaitersPerPrincipal:  c.Int("max-waiters-per-principal"),
 	}
 }
 

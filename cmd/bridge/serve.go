@@ -23,6 +23,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/legacy/face"
 	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
 	modernface "github.com/tasksbridge/tasksbridge/modern/face"
+	modernup "github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -76,6 +77,7 @@ func init() {
 			&cli.StringFlag{Name: "upstream", Usage: "the upstream server's Streamable HTTP endpoint URL", EnvVars: []string{"TASKSBRIDGE_UPSTREAM"}},
 			&cli.StringFlag{Name: "upstream-command", Usage: "run a stdio upstream server instead: \"prog args\" (quotes group words)", EnvVars: []string{"TASKSBRIDGE_UPSTREAM_COMMAND"}},
 			&cli.StringFlag{Name: "upstream-era", Value: "auto", Usage: "the upstream's era: auto (probe server/discover, fall back to initialize), legacy or modern (pinned, no probe)", EnvVars: []string{"TASKSBRIDGE_UPSTREAM_ERA"}},
+			&cli.DurationFlag{Name: "upstream-timeout", Value: modernup.DefaultTimeout, Usage: "longest a modern upstream may stay silent on one request (each progress notification restarts it); then the client gets a retryable error naming the upstream's slowness (0 or less: no bound)", EnvVars: []string{"TASKSBRIDGE_UPSTREAM_TIMEOUT"}},
 			&cli.StringFlag{Name: "listen", Value: serveListen, Usage: "address of the MCP endpoint (`HOST:PORT`)", EnvVars: []string{"TASKSBRIDGE_LISTEN"}},
 			&cli.StringFlag{Name: "metrics-listen", Usage: "serve /metrics on this address instead of the main listener (`HOST:PORT`; plain http, also with --tls-cert: keep it on a private interface)", EnvVars: []string{"TASKSBRIDGE_METRICS_LISTEN"}},
 			&cli.StringFlag{Name: "data-dir", Value: serveDataDir, Usage: "directory of the durable session and task index", EnvVars: []string{"TASKSBRIDGE_DATA_DIR"}},
@@ -85,6 +87,7 @@ func init() {
 			&cli.DurationFlag{Name: "keepalive", Value: face.DefaultKeepAlive, Usage: "interval of SSE keep-alive comments on long waits (0 or less: none)", EnvVars: []string{"TASKSBRIDGE_KEEPALIVE"}},
 			&cli.DurationFlag{Name: "session-idle-timeout", Value: face.DefaultSessionIdleTimeout, Usage: "how long an idle legacy session lives: after it the session answers 404 and is released", EnvVars: []string{"TASKSBRIDGE_SESSION_IDLE_TIMEOUT"}},
 			&cli.IntFlag{Name: "max-sessions", Value: face.DefaultMaxSessionsPerCPU * runtime.NumCPU(), Usage: "most legacy sessions this process holds (well under 1 KiB each while idle); a new one beyond it gets HTTP 503 (-1: no bound)", DefaultText: fmt.Sprintf("%d per CPU, %d here", face.DefaultMaxSessionsPerCPU, face.DefaultMaxSessionsPerCPU*runtime.NumCPU()), EnvVars: []string{"TASKSBRIDGE_MAX_SESSIONS"}},
+			&cli.IntFlag{Name: "max-sessions-per-principal", Usage: "most legacy sessions one client holds: its credentials, or without them its address (the one a --trusted-proxy forwarded; IPv6 by /64); a new one beyond it gets HTTP 429. When --max-sessions is reached, the least recently used idle session without credentials of a bigger holder makes room (it answers 404 afterwards) (-1: no bound)", DefaultText: fmt.Sprintf("a tenth of --max-sessions, at least %d", face.DefaultSessionShareFloor), EnvVars: []string{"TASKSBRIDGE_MAX_SESSIONS_PER_PRINCIPAL"}},
 			&cli.IntFlag{Name: "session-cache", Value: face.DefaultMaxIdleCached, Usage: "idle legacy sessions kept whole in memory; older idle ones go dormant (about 40 bytes each) and are loaded back from the store on their next request (-1: keep every idle session whole)", EnvVars: []string{"TASKSBRIDGE_SESSION_CACHE"}},
 			&cli.IntFlag{Name: "max-tasks-per-principal", Value: face.DefaultMaxTasksPerPrincipal, Usage: "most tools/call requests one legacy client (its Authorization, else its session) has in flight (-1: no bound)", EnvVars: []string{"TASKSBRIDGE_MAX_TASKS_PER_PRINCIPAL"}},
 			&cli.IntFlag{Name: "max-waiters-per-principal", Value: face.DefaultMaxWaitersPerPrincipal, Usage: "most blocked waits on tasks (tasks/result, plain tools/call on a task) one legacy client has open (-1: no bound)", EnvVars: []string{"TASKSBRIDGE_MAX_WAITERS_PER_PRINCIPAL"}},
@@ -166,6 +169,7 @@ func runServe(c *cli.Context) error {
 		Upstream:            up,
 		UpstreamCommand:     cmd,
 		UpstreamEra:         c.String("upstream-era"),
+		UpstreamTimeout:     c.Duration("upstream-timeout"),
 		DataDir:             c.String("data-dir"),
 		Logger:              logger,
 		AllowedOrigins:      c.StringSlice("allowed-origin"),
@@ -205,6 +209,7 @@ func runServe(c *cli.Context) error {
 	}
 	cfg.Legacy = func(lc *face.Config) {
 		lc.MaxSessions, lc.MaxTasksPerPrincipal, lc.MaxWaitersPerPrincipal = maxSessions, maxTasks, maxWaiters
+		lc.MaxSessionsPerPrincipal = c.Int("max-sessions-per-principal")
 		lc.MaxIdleCached = sessionCache
 	}
 	if c.Bool("require-auth") {
@@ -214,6 +219,9 @@ func runServe(c *cli.Context) error {
 	}
 	if cfg.KeepAlive <= 0 {
 		cfg.KeepAlive = -1
+	}
+	if cfg.UpstreamTimeout <= 0 {
+		cfg.UpstreamTimeout = -1 // no bound (zero would select the default)
 	}
 	if path := c.String("audit-log"); path != "" {
 		al, err := audit.Open(path)

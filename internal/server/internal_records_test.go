@@ -18,7 +18,7 @@ import (
 // client sessions or tasks: a client's tasks/list never shows them, and
 // tasksbridge_sessions_active does not count them.
 func TestInternalRecordsInvisibleToClientsAndMetrics(t *testing.T) {
-	fx := fixture.New(fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond, TaskFirstCompose: true})
+	fx := fixture.New(fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
 	up, stop, err := fx.Start()
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,8 @@ import (
 // Live is the part of Config that may change while the server runs (bridge
 // serve re-reads its config file on SIGHUP): the edge's Host, Origin
 // (M-43) and trusted-proxy policies and body bound, and the legacy face's
-// session and per-principal limits (L-72, L-73). Zero limits mean the
+// session bound, each source's share of it and per-principal limits
+// (L-72, L-73). Zero limits mean the
 // defaults, negative ones no bound, as in Config and legacyface.Config.
 type Live struct {
 	AllowedHosts   []string
@@ -16,9 +17,10 @@ type Live struct {
 	TrustedProxies []string
 	MaxBodyBytes   int64
 
-	MaxSessions            int
-	MaxTasksPerPrincipal   int
-	MaxWaitersPerPrincipal int
+	MaxSessions             int
+	MaxSessionsPerPrincipal int
+	MaxTasksPerPrincipal    int
+	MaxWaitersPerPrincipal  int
 }
 
 // Reconfigure applies l to the running server: the next request is served
@@ -42,7 +44,7 @@ func (s *Server) Reconfigure(l Live) error {
 	}
 	s.edge.Reconfigure(edge.Live{Policy: edge.Policy{AllowedHosts: hosts, AllowedOrigins: origins}, TrustedProxies: proxies, MaxBodyBytes: l.MaxBodyBytes})
 	if s.legacy != nil {
-		s.legacy.SetLimits(legacyface.Limits{MaxSessions: l.MaxSessions, MaxTasksPerPrincipal: l.MaxTasksPerPrincipal, MaxWaitersPerPrincipal: l.MaxWaitersPerPrincipal})
+		s.legacy.SetLimits(legacyface.Limits{MaxSessions: l.MaxSessions, MaxSessionsPerPrincipal: l.MaxSessionsPerPrincipal, MaxTasksPerPrincipal: l.MaxTasksPerPrincipal, MaxWaitersPerPrincipal: l.MaxWaitersPerPrincipal})
 	}
 	return nil
 }

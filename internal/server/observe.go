@@ -233,6 +233,10 @@ func (ex *exchange) observe(msg *wireMsg) {
 func (ex *exchange) answer(msg *wireMsg) {
 	outcome := metrics.OutcomeOK
 	switch {
+	case msg.hasError && msg.taskCancelled && msg.ErrorCode == rpc.CodeInternalError:
+		// tasks/result of a task that was cancelled (L-41): what the
+		// client asked for, not a failure of the bridge or the upstream.
+		outcome = metrics.OutcomeCancelled
 	case msg.hasError:
 		outcome = metrics.OutcomeOf(&rpc.Error{Code: msg.ErrorCode})
 	case msg.hasResult && msg.Result.IsError:

@@ -254,25 +254,22 @@ func terminal(t *testing.T, res json.RawMessage) bool {
 	return statusOf(t, "completed", "failed", "cancelled")(res)
 }
 
-// A legacy task that asks before its creation is answered becomes an MRTR
-// round (M-54); the client's retry may reach the other replica, which must
-// accept the requestState the first one sealed and finish that same task,
-// not start another.
-func TestModernClientsMRTRRetryOnAnotherReplica(t *testing.T) {
+// A legacy task created asking (its CreateTaskResult already says
+// input_required, the question comes inside the task) is the client's task
+// (M-55): created through A, its question is seen and answered through B
+// (tasks/get, tasks/update), and that same task completes with the answer.
+func TestModernClientsTaskFirstAnsweredOnAnotherReplica(t *testing.T) {
 	fx, a, b := twoReplicas(t, fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond, TaskFirstCompose: true})
 	ctx := ctxT(t)
-	round := mustOK(t, "tools/call through A", a.call(ctx, "tools/call", map[string]any{"name": "test_tool_with_task"}))
-	keys := inputKeys(t, round)
-	state := field(t, round, "requestState")
-	if field(t, round, "resultType") != "input_required" || len(keys) != 1 || state == "" {
-		t.Fatalf("tools/call through A: %s; want an MRTR round with one input request", round)
-	}
-	created := mustOK(t, "retry through B", b.call(ctx, "tools/call", map[string]any{"name": "test_tool_with_task",
-		"inputResponses": map[string]any{keys[0]: accept(map[string]any{"name": "Alice"})}, "requestState": state}))
+	created := mustOK(t, "tools/call through A", a.call(ctx, "tools/call", map[string]any{"name": "test_tool_with_task"}))
 	id := field(t, created, "taskId")
 	if field(t, created, "resultType") != "task" || id == "" {
-		t.Fatalf("retry through B: %s; want the CreateTaskResult", created)
+		t.Fatalf("tools/call through A: %s; want the CreateTaskResult", created)
 	}
+	asking := pollTask(t, ctx, b, id, func(res json.RawMessage) bool { return len(inputKeys(t, res)) == 1 })
+	keys := inputKeys(t, asking)
+	mustOK(t, "tasks/update through B", b.call(ctx, "tasks/update", map[string]any{"taskId": id,
+		"inputResponses": map[string]any{keys[0]: accept(map[string]any{"name": "Alice"})}}))
 	done := pollTask(t, ctx, a, id, statusOf(t, "completed", "failed", "cancelled"))
 	if !strings.Contains(string(done), "Hello, Alice!") {
 		t.Fatalf("task through A: %s; want completed with Hello, Alice!", done)
@@ -280,29 +277,6 @@ func TestModernClientsMRTRRetryOnAnotherReplica(t *testing.T) {
 	st := fx.Stats()
 	if st.TasksCreated != 1 || st.Responses != 1 || st.Initializes != 1 {
 		t.Fatalf("upstream saw %d tasks, %d answers, %d initializes; want 1 each", st.TasksCreated, st.Responses, st.Initializes)
-	}
-}
-
-// The replica that answered a composition round gives up on the task when no
-// retry comes in time (it cancels it: no client could know it). A retry that
-// reached the other replica counts: the task runs on.
-func TestModernClientsMRTRRetryElsewhereKeepsTheTask(t *testing.T) {
-	// TimeScale 10: the task works for a second after its answer, longer
-	// than replica A waits for a retry.
-	_, a, b := twoReplicas(t, fixture.Options{TimeScale: 10, PollInterval: 20 * time.Millisecond, TaskFirstCompose: true},
-		func(o *modernface.Options) { o.MRTRTimeout = 300 * time.Millisecond })
-	ctx := ctxT(t)
-	round := mustOK(t, "tools/call through A", a.call(ctx, "tools/call", map[string]any{"name": "test_tool_with_task"}))
-	keys := inputKeys(t, round)
-	if len(keys) != 1 {
-		t.Fatalf("tools/call through A: %s; want an MRTR round", round)
-	}
-	created := mustOK(t, "retry through B", b.call(ctx, "tools/call", map[string]any{"name": "test_tool_with_task",
-		"inputResponses": map[string]any{keys[0]: accept(map[string]any{"name": "Bob"})}, "requestState": field(t, round, "requestState")}))
-	id := field(t, created, "taskId")
-	done := pollTask(t, ctx, b, id, statusOf(t, "completed", "failed", "cancelled"))
-	if field(t, done, "status") != "completed" || !strings.Contains(string(done), "Hello, Bob!") {
-		t.Fatalf("task: %s; want completed with Hello, Bob! (replica A must not abandon a task retried through B)", done)
 	}
 }
 

@@ -118,6 +118,10 @@ type Config struct {
 	AuthServerProxy http.Handler
 	// MaxBodyBytes bounds a request body (413 above it; default 4 MiB).
 	MaxBodyBytes int64
+	// UpstreamTimeout bounds a modern upstream's silence on one request
+	// (modern/upstream.Client.Timeout: zero selects its DefaultTimeout,
+	// negative means no bound).
+	UpstreamTimeout time.Duration
 	// KeepAlive, SessionIdleTimeout and StatusNotifications configure the
 	// legacy face (legacy/face.Config; zero: its defaults).
 	KeepAlive           time.Duration
@@ -313,6 +317,7 @@ func New(cfg Config) (*Server, error) {
 	newCmd := func() *exec.Cmd { return exec.Command(argv[0], argv[1:]...) }
 	if s.url != nil {
 		s.modernUp = modernup.NewHTTP(cfg.Upstream, hc)
+		s.modernUp.Timeout = cfg.UpstreamTimeout
 		// The store shares each principal's upstream session with every bridge
 		// process on the same store (and with this one after a restart).
 		// The client's token goes to the one server it was issued for, at
@@ -322,6 +327,7 @@ func New(cfg Config) (*Server, error) {
 			ForwardAuthorization: true, Credentials: s.creds})
 	} else {
 		s.modernUp = modernup.NewCommand(s.target, newCmd)
+		s.modernUp.Timeout = cfg.UpstreamTimeout
 		dial := s.modernUp.Dial
 		s.modernUp.Dial = func(ctx context.Context) (mcp.Connection, error) {
 			c, err := dial(ctx)

@@ -76,6 +76,10 @@ type Bridge struct {
 	limits  limits    // per-principal limits (L-72, L-73)
 	parking parking   // waits parked without a goroutine (parked.go)
 
+	// pool is the per-source bookkeeping of the session table
+	// (sessionshare.go), under mu.
+	pool sessionPool
+
 	discMu    sync.Mutex
 	discovers map[string]discoverEntry // by principal ("" = shared)
 
@@ -89,8 +93,9 @@ type Bridge struct {
 	bgWG      sync.WaitGroup
 	nonceSeed string
 
-	// liveMaxSessions is Config.MaxSessions, changed by SetLimits (live.go).
-	liveMaxSessions atomic.Int64
+	// liveMaxSessions and liveSessionShare are Config.MaxSessions and
+	// MaxSessionsPerPrincipal, changed by SetLimits (live.go).
+	liveMaxSessions, liveSessionShare atomic.Int64
 }
 
 type discoverEntry struct {
@@ -115,7 +120,7 @@ func New(cfg Config) (*Bridge, error) {
 	}
 	b.drain, b.cancelDrain = context.WithCancel(context.Background())
 	b.limits.refused = cfg.Hooks.Refused
-	b.SetLimits(Limits{MaxSessions: cfg.MaxSessions, MaxTasksPerPrincipal: cfg.MaxTasksPerPrincipal, MaxWaitersPerPrincipal: cfg.MaxWaitersPerPrincipal})
+	b.SetLimits(Limits{MaxSessions: cfg.MaxSessions, MaxSessionsPerPrincipal: cfg.MaxSessionsPerPrincipal, MaxTasksPerPrincipal: cfg.MaxTasksPerPrincipal, MaxWaitersPerPrincipal: cfg.MaxWaitersPerPrincipal})
 
 	switch n := countSet(cfg.Upstream != "", cfg.UpstreamCommand != "", cfg.UpstreamClient != nil); {
 	case n == 0:

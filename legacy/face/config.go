@@ -69,9 +69,18 @@ type Config struct {
 	// Negative: never.
 	LiveSessionTimeout time.Duration
 	// MaxSessions bounds the HTTP sessions this process holds; a new
-	// session beyond it gets HTTP 503 with a JSON-RPC error (default:
+	// session beyond it gets HTTP 503 with a rpc.CodeLimitReached error (default:
 	// DefaultMaxSessionsPerCPU per CPU). Negative: no bound.
 	MaxSessions int
+	// MaxSessionsPerPrincipal bounds the sessions of the table one source
+	// holds: a principal, or, without credentials, a client address (the
+	// one a trusted proxy forwarded; IPv6 by /64). A new session beyond it
+	// gets HTTP 429. Default: MaxSessions / DefaultSessionShareDivisor, at
+	// least DefaultSessionShareFloor (at most MaxSessions). Negative: no
+	// bound. When the table is full, the least recently used idle session
+	// without credentials of a bigger holder makes room for a new one
+	// (sessionshare.go).
+	MaxSessionsPerPrincipal int
 	// MaxIdleCached is how many idle HTTP sessions stay whole in memory;
 	// beyond it the least recently used go dormant (a few dozen bytes each)
 	// and reloaded from the store on their next request (default
@@ -154,7 +163,8 @@ type Hooks struct {
 	// restart, or ends.
 	Session func(SessionEvent)
 	// Refused is called when a limit refuses a request (a new session
-	// beyond MaxSessions, a call or wait beyond a per-principal limit).
+	// beyond MaxSessions or beyond its source's MaxSessionsPerPrincipal,
+	// both LimitSessions; a call or wait beyond a per-principal limit).
 	Refused func(RefusedEvent)
 }
 
@@ -219,6 +229,12 @@ func (c *Config) defaults() {
 		c.MaxSessions = defaultMaxSessions()
 	case c.MaxSessions < 0:
 		c.MaxSessions = int(^uint(0) >> 1)
+	}
+	switch {
+	case c.MaxSessionsPerPrincipal == 0:
+		c.MaxSessionsPerPrincipal = max(c.MaxSessions/DefaultSessionShareDivisor, min(c.MaxSessions, DefaultSessionShareFloor))
+	case c.MaxSessionsPerPrincipal < 0:
+		c.MaxSessionsPerPrincipal = int(^uint(0) >> 1)
 	}
 	switch {
 	case c.MaxIdleCached == 0:

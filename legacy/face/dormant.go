@@ -29,6 +29,7 @@ type sessionKey [16]byte
 type dormant struct {
 	lastSeen  int64 // the bridge's clock, Unix nanoseconds
 	principal unique.Handle[string]
+	source    source // the share it counts against (sessionshare.go)
 }
 
 var idCodec = base64.RawURLEncoding.Strict()
@@ -141,7 +142,7 @@ func (b *Bridge) demoteBeyond(keep int) {
 		if b.sessions[s.id] == s && s.busy == 0 && !s.onIdle {
 			delete(b.sessions, s.id)
 			s.inTable = false
-			b.dormant[k] = dormant{lastSeen: s.lastSeen.UnixNano(), principal: unique.Make(s.principal)}
+			b.dormant[k] = dormant{lastSeen: s.lastSeen.UnixNano(), principal: unique.Make(s.principal), source: s.source}
 			b.dormantPeak = max(b.dormantPeak, len(b.dormant))
 		}
 		b.mu.Unlock()
@@ -170,14 +171,26 @@ func anyPresented(m map[string]map[string]bool) bool {
 // like a whole one (the caller has taken it out of the dormant table).
 func (b *Bridge) dormantSession(k sessionKey, p dormant) *session {
 	s := b.newSession(k.id(), p.principal.Value(), transportHTTP)
+	s.source = p.source
 	s.started = true
 	s.lastSeen = time.Unix(0, p.lastSeen)
 	return s
 }
 
+// dropDormantLocked removes session id of principal from the dormant table
+// for good (b.mu held): ok when it was there.
+func (b *Bridge) dropDormantLocked(id, principal string) (p dormant, k sessionKey, ok bool) {
+	p, k, ok, _ = b.takeDormantLocked(id, principal)
+	if ok {
+		b.unheldLocked(p.source, true)
+	}
+	return p, k, ok
+}
+
 // takeDormantLocked removes session id of principal from the dormant table
-// (b.mu held): ok when it was there, foreign when it is another
-// principal's (then it stays).
+// (b.mu held) to make it whole again (it still counts in its share; an
+// entry removed for good goes through dropDormantLocked): ok when it was
+// there, foreign when it is another principal's (then it stays).
 func (b *Bridge) takeDormantLocked(id, principal string) (p dormant, k sessionKey, ok, foreign bool) {
 	k, valid := keyOf(id)
 	if !valid {

@@ -241,7 +241,7 @@ func (b *Bridge) serveDELETE(w http.ResponseWriter, r *http.Request) {
 	if live != nil && live.principal != principal {
 		live = nil
 	}
-	p, k, wasDormant, _ := b.takeDormantLocked(sid, principal)
+	p, k, wasDormant := b.dropDormantLocked(sid, principal)
 	b.mu.Unlock()
 	if wasDormant {
 		b.endSession(b.dormantSession(k, p), false)

@@ -178,6 +178,25 @@ func (o *leanOut) answer(msg []byte) {
 	_, _ = o.w.Write(msg)
 }
 
+// refuse writes a limit refusal (rpc.LimitHTTP): with its HTTP status and
+// Retry-After when nothing went out yet, else as the stream's last event.
+func (o *leanOut) refuse(msg []byte, status, retryAfter int) {
+	o.mu.Lock()
+	if o.done || o.sse {
+		o.mu.Unlock()
+		o.answer(msg)
+		return
+	}
+	o.done = true
+	h := o.w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(msg)))
+	h.Set("Retry-After", strconv.Itoa(retryAfter))
+	o.w.WriteHeader(status)
+	_, _ = o.w.Write(msg)
+	o.mu.Unlock()
+}
+
 // end closes the request without an answer (it was cancelled: the receiver
 // does not answer a cancelled request).
 func (o *leanOut) end() {
@@ -404,6 +423,10 @@ func (lr *leanRun) finish(res *rawResult, err error) {
 		raw = res.raw
 	}
 	envelope(buf, lr.id, raw, err)
+	if status, retry, ok := rpc.LimitHTTP(err); ok {
+		out.refuse(buf.Bytes(), status, retry)
+		return
+	}
 	out.answer(buf.Bytes())
 }
 
@@ -564,9 +587,10 @@ func (b *Bridge) leanInitialize(w http.ResponseWriter, r *http.Request, req *jso
 	// A copy: req.Params points into the whole request body.
 	s.initParams = append(json.RawMessage(nil), req.Params...)
 	s.protocolVersion = version
-	if err := b.admit(s); err != nil {
-		w.Header().Set("Retry-After", "5")
-		writeRPCError(w, http.StatusServiceUnavailable, req, err)
+	if err := b.admit(r, s); err != nil {
+		status, retry, _ := rpc.LimitHTTP(err)
+		w.Header().Set("Retry-After", strconv.Itoa(retry))
+		writeRPCError(w, status, req, err)
 		return
 	}
 	ri := httpReqInfo(r, req.Method, req.Params)

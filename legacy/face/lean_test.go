@@ -73,14 +73,15 @@ func TestIdleSessionsAreRecords(t *testing.T) {
 	}
 }
 
-// --max-sessions: the session beyond the bound gets HTTP 503 with a JSON-RPC
-// error naming the limit, and the refusal is counted; an existing session
-// is still served.
+// --max-sessions: the session beyond the bound (sessions with credentials,
+// which are never evicted, and no per-principal share) gets HTTP 503 with
+// Retry-After and the limit code naming the limit, and the refusal is
+// counted; an existing session is still served.
 func TestMaxSessionsRefusesBeyondBound(t *testing.T) {
 	ctx := ctxT(t, 60*time.Second)
 	up := startUpstream(t, demo.Options{})
 	var refused atomic.Int64
-	cfg := face.Config{MaxSessions: 1000}
+	cfg := face.Config{MaxSessions: 1000, MaxSessionsPerPrincipal: -1}
 	cfg.Hooks.Refused = func(ev face.RefusedEvent) {
 		if ev.Limit == face.LimitSessions {
 			refused.Add(1)
@@ -88,8 +89,10 @@ func TestMaxSessionsRefusesBeyondBound(t *testing.T) {
 	}
 	br := startBridge(t, up, cfg)
 	first := newRawClient(t, br.url)
+	first.authz = "Bearer flood"
 	first.initialize(ctx, nil)
 	c := newRawClient(t, br.url)
+	c.authz = "Bearer flood"
 	body := []byte(`{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"flood","version":"1"}}}`)
 	for i := 2; i <= 1000; i++ {
 		if r, err := c.post(ctx, body, 7); err != nil || r.Status != http.StatusOK {
@@ -100,8 +103,9 @@ func TestMaxSessionsRefusesBeyondBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Status != http.StatusServiceUnavailable || r.Err == nil || r.Err.Code != rpc.CodeInternalError ||
-		!strings.Contains(r.Err.Message, "maximum of 1000 sessions") || r.Header.Get("Mcp-Session-Id") != "" {
+	if r.Status != http.StatusServiceUnavailable || r.Err == nil || r.Err.Code != rpc.CodeLimitReached ||
+		!strings.Contains(r.Err.Message, "maximum of 1000 sessions") || r.Header.Get("Mcp-Session-Id") != "" ||
+		r.Header.Get("Retry-After") == "" || !strings.Contains(string(r.Err.Data), `"limit":"max-sessions","scope":"process","max":1000`) {
 		t.Errorf("initialize 1001: HTTP %d %s", r.Status, r.Body)
 	}
 	if got := refused.Load(); got != 1 {
@@ -247,8 +251,9 @@ func TestPerPrincipalLimits_L72_L73(t *testing.T) {
 	go func() { first <- c.call(ctx, "tasks/result", map[string]any{"taskId": id}) }()
 	c.awaitEvent(ctx, "comment") // the first wait is blocked
 	r := c.call(ctx, "tasks/result", map[string]any{"taskId": id})
-	if r.Err == nil || !strings.Contains(r.Err.Message, "too many blocked tasks/result waits") {
-		t.Errorf("second wait of the same principal: %s", r.Envelope)
+	if r.Err == nil || !strings.Contains(r.Err.Message, "too many blocked tasks/result waits") ||
+		r.Err.Code != rpc.CodeLimitReached || r.Status != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" {
+		t.Errorf("second wait of the same principal: HTTP %d %s, want 429 with Retry-After and the limit code", r.Status, r.Envelope)
 	}
 	// A plain call the upstream turns into a task holds a call slot while
 	// it waits: a second call of the same principal is refused.
@@ -267,8 +272,10 @@ func TestPerPrincipalLimits_L72_L73(t *testing.T) {
 	again.authz = "Bearer carol"
 	again.setSession(carol.sessionID())
 	if r := again.call(ctx, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}}); r.Err == nil ||
-		!strings.Contains(r.Err.Message, "too many concurrent tools/call requests") {
-		t.Errorf("second call of the same principal: %s", r.Envelope)
+		!strings.Contains(r.Err.Message, "too many concurrent tools/call requests") ||
+		r.Err.Code != rpc.CodeLimitReached || r.Status != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" ||
+		!strings.Contains(string(r.Err.Data), `"limit":"max-tasks-per-principal","scope":"principal","max":1`) {
+		t.Errorf("second call of the same principal: HTTP %d %s, want 429 with Retry-After and the limit code", r.Status, r.Envelope)
 	}
 	stopPlain()
 	<-plainDone

@@ -50,11 +50,12 @@ func (l *limits) acquire(m *map[string]int, max int, key, what string) error {
 		if l.refused != nil {
 			l.refused(RefusedEvent{Limit: what})
 		}
+		// Their own limit, not the process's: HTTP 429 (rpc.LimitHTTP).
 		if what == LimitTasks {
-			return rpc.Errorf(rpc.CodeInternalError,
+			return rpc.LimitError(limitNameTasks, rpc.LimitScopePrincipal, max, requestsRetryAfter,
 				"too many concurrent tools/call requests for this client (limit %d, --max-tasks-per-principal); wait for some to finish, then retry", max)
 		}
-		return rpc.Errorf(rpc.CodeInternalError,
+		return rpc.LimitError(limitNameWaiters, rpc.LimitScopePrincipal, max, requestsRetryAfter,
 			"too many blocked tasks/result waits for this client (limit %d, --max-waiters-per-principal); poll with tasks/get, or retry when a wait ends", max)
 	}
 	(*m)[key] = n + 1

@@ -24,7 +24,9 @@ func TestSetLimitsChangesSessionBoundLive(t *testing.T) {
 		t.Fatalf("second session under bound 1: %v %+v", err, r)
 	}
 	br.b.SetLimits(face.Limits{MaxSessions: 2})
-	if got := br.b.CurrentLimits(); got.MaxSessions != 2 || got.MaxTasksPerPrincipal != face.DefaultMaxTasksPerPrincipal {
+	// The share derived from the bound follows it (one anonymous client,
+	// one address, holds all of these sessions).
+	if got := br.b.CurrentLimits(); got.MaxSessions != 2 || got.MaxSessionsPerPrincipal != 2 || got.MaxTasksPerPrincipal != face.DefaultMaxTasksPerPrincipal {
 		t.Fatalf("CurrentLimits: %+v", got)
 	}
 	if r, err := c.post(ctx, body, 7); err != nil || r.Status != http.StatusOK {

@@ -40,6 +40,7 @@ type session struct {
 	id        string
 	principal string
 	transport string
+	source    source // the share of the session table it counts against (sessionshare.go)
 
 	mu              sync.Mutex
 	srv             *mcp.Server

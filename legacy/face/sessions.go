@@ -56,9 +56,10 @@ func (b *Bridge) expiredLocked(s *session, now time.Time) bool {
 	return idle > 0 && s.busy == 0 && now.Sub(s.lastSeen) > idle
 }
 
-// errTooManySessions is the answer beyond Config.MaxSessions.
+// errTooManySessions is the answer beyond Config.MaxSessions (HTTP 503: the
+// process's limit, not the client's).
 func (b *Bridge) errTooManySessions() *rpc.Error {
-	return rpc.Errorf(rpc.CodeInternalError,
+	return rpc.LimitError(limitNameSessions, rpc.LimitScopeProcess, b.maxSessions(), sessionsRetryAfter,
 		"the bridge holds its maximum of %d sessions (--max-sessions); close unused sessions (HTTP DELETE) or retry later", b.maxSessions())
 }
 
@@ -66,36 +67,75 @@ func (b *Bridge) errTooManySessions() *rpc.Error {
 // (b.mu held).
 func (b *Bridge) countLocked() int { return len(b.sessions) + len(b.dormant) }
 
-// admit puts s in the session table, or refuses it when the table is full
-// of live sessions (expired ones are released first).
-func (b *Bridge) admit(s *session) *rpc.Error {
-	_, err := b.admitSession(s)
+// admit puts s, the new session of request r, in the session table, or
+// refuses it: beyond its source's share of the table, or when the table is
+// full of sessions that are neither expired (released first) nor idle
+// without credentials (the least recently used of those makes room:
+// sessionshare.go).
+func (b *Bridge) admit(r *http.Request, s *session) *rpc.Error {
+	s.source = sourceOf(r, s.principal)
+	_, err := b.admitSession(s, true)
 	return err
 }
 
-// admitSession is admit; a dormant entry of the same session is replaced by
-// s (wasDormant), which is no new session, so never refused.
-func (b *Bridge) admitSession(s *session) (wasDormant bool, _ *rpc.Error) {
+// fullSweepEvery bounds how often a full table is swept for expired
+// sessions on admission (a sweep visits every session; a flood against a
+// full table must not make each refusal or eviction pay for one).
+const fullSweepEvery = time.Second
+
+// admitSession is admit (share: whether s counts against its source's
+// share; a session loaded from the store is no new session of its client's
+// and does not); a dormant entry of the same session is replaced by s
+// (wasDormant), which is no new session, so never refused. s.source must be
+// set.
+func (b *Bridge) admitSession(s *session, share bool) (wasDormant bool, _ *rpc.Error) {
 	now := b.now()
 	b.mu.Lock()
-	_, _, wasDormant, _ = b.takeDormantLocked(s.id, s.principal)
-	var expired []*session
-	if !wasDormant && b.countLocked() >= b.maxSessions() {
-		expired = b.sweepLocked(now)
+	d, _, wasDormant, _ := b.takeDormantLocked(s.id, s.principal)
+	if wasDormant {
+		s.source = d.source // counted already, by the source it was admitted for
 	}
-	full := !wasDormant && b.countLocked() >= b.maxSessions()
-	if !full {
+	var expired []*session
+	var evicted *session
+	refused := ""
+	if !wasDormant {
+		if b.countLocked() >= b.maxSessions() && now.Sub(b.pool.lastFullSweep) >= fullSweepEvery {
+			b.pool.lastFullSweep = now
+			expired = b.sweepLocked(now)
+		}
+		switch {
+		case share && b.shareFullLocked(s.source):
+			refused = limitNameSessionShare
+		case b.countLocked() < b.maxSessions():
+		default:
+			if evicted = b.evictLocked(s.source); evicted == nil {
+				refused = limitNameSessions
+			}
+		}
+	}
+	if refused == "" {
 		s.lastSeen, s.storeTouch, s.inTable = now, now, true
 		b.sessions[s.id] = s
 		b.sessionsPeak = max(b.sessionsPeak, len(b.sessions))
+		if !wasDormant {
+			k, keyed := keyOf(s.id)
+			b.heldLocked(s.source, k, keyed, now)
+		}
 	}
 	b.mu.Unlock()
 	b.release(expired)
-	if full {
+	if evicted != nil {
+		b.logEvicted()
+		b.endSession(evicted, true)
+	}
+	if refused != "" {
 		if h := b.cfg.Hooks.Refused; h != nil {
 			h(RefusedEvent{Limit: LimitSessions})
 		}
-		b.log.Warn("face: refused a new legacy session: the session limit is reached", "max_sessions", b.maxSessions())
+		b.logRefused(refused == limitNameSessionShare, s.source)
+		if refused == limitNameSessionShare {
+			return false, b.errSessionShare(anonymous(s.source))
+		}
 		return false, b.errTooManySessions()
 	}
 	return wasDormant, nil
@@ -153,6 +193,8 @@ func (b *Bridge) dropSession(s *session, deleteRecord bool) {
 	b.mu.Lock()
 	if b.sessions[s.id] == s {
 		delete(b.sessions, s.id)
+		_, keyed := keyOf(s.id)
+		b.unheldLocked(s.source, keyed)
 	}
 	s.inTable = false
 	b.idle.remove(s)
@@ -185,6 +227,8 @@ func (b *Bridge) sweepLocked(now time.Time) []*session {
 	for id, s := range b.sessions {
 		if b.expiredLocked(s, now) {
 			delete(b.sessions, id)
+			_, keyed := keyOf(id)
+			b.unheldLocked(s.source, keyed)
 			s.inTable = false
 			b.idle.remove(s)
 			out = append(out, s)
@@ -193,6 +237,7 @@ func (b *Bridge) sweepLocked(now time.Time) []*session {
 	for k, p := range b.dormant {
 		if b.expiredDormant(p, now) {
 			delete(b.dormant, k)
+			b.unheldLocked(p.source, true)
 			out = append(out, b.dormantSession(k, p))
 		}
 	}
@@ -270,6 +315,8 @@ func (b *Bridge) resolveSession(r *http.Request, sid, principal string) (s *sess
 		}
 		if b.expiredLocked(s, now) {
 			delete(b.sessions, sid)
+			_, keyed := keyOf(sid)
+			b.unheldLocked(s.source, keyed)
 			s.inTable = false
 			b.idle.remove(s)
 			b.mu.Unlock()
@@ -306,6 +353,7 @@ func (b *Bridge) resolveSession(r *http.Request, sid, principal string) (s *sess
 				return nil, http.StatusNotFound, nil
 			case b.expiredDormant(p, now):
 				delete(b.dormant, k)
+				b.unheldLocked(p.source, true)
 				b.mu.Unlock()
 				b.release([]*session{b.dormantSession(k, p)})
 				return nil, http.StatusNotFound, nil
@@ -315,7 +363,7 @@ func (b *Bridge) resolveSession(r *http.Request, sid, principal string) (s *sess
 	b.mu.Unlock()
 	// Not whole in the table: dormant, or unknown here. Either way the
 	// store has it (load promotes a dormant entry in place).
-	s, err := b.load(r.Context(), sid, principal)
+	s, err := b.load(r.Context(), sid, principal, sourceOf(r, principal))
 	if err != nil {
 		var re *rpc.Error
 		switch {
@@ -323,7 +371,7 @@ func (b *Bridge) resolveSession(r *http.Request, sid, principal string) (s *sess
 			// Gone from the store (deleted or expired by another
 			// replica): a dormant entry of it ends too.
 			b.mu.Lock()
-			p, k, ok, _ := b.takeDormantLocked(sid, principal)
+			p, k, ok := b.dropDormantLocked(sid, principal)
 			b.mu.Unlock()
 			if ok {
 				b.endSession(b.dormantSession(k, p), false)
@@ -351,8 +399,9 @@ func (b *Bridge) unbusy(s *session) {
 }
 
 // load reads session sid from the store into the table (one load at a time
-// per id) and marks it busy.
-func (b *Bridge) load(ctx context.Context, sid, principal string) (*session, error) {
+// per id) and marks it busy; src is the source of the request that needs it
+// (the share it counts against unless it was dormant here).
+func (b *Bridge) load(ctx context.Context, sid, principal string, src source) (*session, error) {
 	b.mu.Lock()
 	lk := b.rehydrates[sid]
 	if lk == nil {
@@ -392,13 +441,14 @@ func (b *Bridge) load(ctx context.Context, sid, principal string) (*session, err
 		return nil, sessionmap.ErrNotFound
 	}
 	s := b.newSession(sid, principal, transportHTTP)
+	s.source = src
 	s.initParams = rec.InitializeParams
 	s.logLevel = rec.LogLevel
 	s.protocolVersion = rec.ProtocolVersion
 	if s.protocolVersion == "" {
 		s.protocolVersion = legacy.ProtocolVersion
 	}
-	wasDormant, rerr := b.admitSession(s)
+	wasDormant, rerr := b.admitSession(s, false)
 	if rerr != nil {
 		return nil, rerr
 	}

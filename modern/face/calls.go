@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -115,6 +116,14 @@ func (f *Face) discover(ctx context.Context, c *call) (json.RawMessage, error) {
 	if d.ServerInfo == nil {
 		info := f.impl
 		d.ServerInfo = &info
+	}
+	// The versions a -32022 names are the ones discover lists (M-38): every
+	// version this endpoint serves, the legacy revisions of a dual-era
+	// endpoint included (M-44).
+	for _, v := range f.opts.SupportedVersions {
+		if !slices.Contains(d.SupportedVersions, v) {
+			d.SupportedVersions = append(d.SupportedVersions, v)
+		}
 	}
 	return marshalResult(d)
 }
@@ -279,8 +288,13 @@ func (f *Face) createTask(ctx context.Context, c *call, s *upstream.Session, res
 		return nil, rpc.Errorf(rpc.CodeInternalError, "the bridge could not record the task durably: %v", err)
 	}
 	rt := f.runtime(rec, c.principal, c.authorization, s)
-	if round, err := f.composeRound(ctx, c, rt, ct.Task.Status, name.Name); err != nil || round != nil {
-		return round, err
+	if ct.Task.Status == legacy.StatusInputRequired {
+		// Created asking already (the common 2025-11-25 shape: create the
+		// task, then ask inside it): the task exists upstream, so the client
+		// gets it, and its questions reach tasks/get as inputRequests (M-55)
+		// once the side channel delivers them — not an MRTR round that would
+		// hide a task the client asked for (compose.go).
+		rt.ensureStream(s)
 	}
 	mt.TaskID = rec.ID
 	mt.Status = modern.StatusWorking

@@ -10,62 +10,81 @@ import (
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
-// MRTR → task composition from a legacy server that creates its task first
-// and asks inside it before answering the tools/call (its CreateTaskResult
-// says input_required; the elicitation comes on the tasks/result side
-// channel). Conformance tasks-mrtr-composition: round 1 is an
-// InputRequiredResult without taskId (M-54), round 2 — the retry with the
-// answer and the echoed requestState — is the CreateTaskResult without
-// requestState or inputRequests, and the task's result carries the answer.
-func TestMRTRCompositionTaskFirst_M54(t *testing.T) {
+// A legacy tool that creates its task first and asks inside it (its
+// CreateTaskResult says input_required; the elicitation comes on the
+// tasks/result side channel), called by a client with the tasks extension:
+// the answer is the task (conformance tasks-mrtr-input; the bridge once
+// answered with an MRTR round, and the client never got the task it asked
+// for), tasks/get shows the question as inputRequests (M-55), tasks/update
+// answers it, and the task completes with the answer.
+func TestTaskFirstInputRequiredIsATask_M55(t *testing.T) {
 	e := newEnv(t, envOpts{fixture: func(o *fixture.Options) { o.TaskFirstCompose = true }})
 	ctx := ctxT(t)
-	call := map[string]any{"name": "test_tool_with_task", "arguments": map[string]any{}}
-	r1 := e.rpc(ctx, "tools/call", call, withTasks).ok(t)
-	if r1["resultType"] != "input_required" || r1["taskId"] != nil {
-		t.Fatalf("round 1: %v, want an InputRequiredResult without taskId", r1)
+	r := e.rpc(ctx, "tools/call", map[string]any{"name": "test_tool_with_task", "arguments": map[string]any{}}, withTasks).ok(t)
+	id, _ := r["taskId"].(string)
+	if r["resultType"] != "task" || id == "" || r["requestState"] != nil || r["inputRequests"] != nil {
+		t.Fatalf("tools/call: %v, want a CreateTaskResult", r)
 	}
-	reqs, _ := r1["inputRequests"].(map[string]any)
-	state, _ := r1["requestState"].(string)
-	if len(reqs) != 1 || state == "" {
-		t.Fatalf("round 1: inputRequests %v, requestState %q", reqs, state)
+	d := e.pollUntil(ctx, id, withTasks, func(d map[string]any) bool { return d["status"] == "input_required" || terminal(d) })
+	reqs, _ := d["inputRequests"].(map[string]any)
+	if d["status"] != "input_required" || len(reqs) != 1 {
+		t.Fatalf("tasks/get: %v, want input_required with one input request", d)
 	}
 	var key string
 	for k, v := range reqs {
 		key = k
 		if m, _ := v.(map[string]any); m["method"] != "elicitation/create" {
-			t.Fatalf("round 1 asks %v, want elicitation/create", v)
+			t.Fatalf("the task asks %v, want elicitation/create", v)
 		}
 	}
-	retry := map[string]any{"name": "test_tool_with_task", "arguments": map[string]any{}, "requestState": state,
-		"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"name": "Alice"}}}}
-	r2 := e.rpc(ctx, "tools/call", retry, withTasks).ok(t)
-	id, _ := r2["taskId"].(string)
-	if r2["resultType"] != "task" || id == "" || r2["requestState"] != nil || r2["inputRequests"] != nil {
-		t.Fatalf("round 2: %v, want a CreateTaskResult without requestState or inputRequests", r2)
+	up := e.rpc(ctx, "tasks/update", map[string]any{"taskId": id,
+		"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"name": "Alice"}}}}, withTasks).ok(t)
+	if up["resultType"] != "complete" {
+		t.Fatalf("tasks/update: %v", up)
 	}
-	d := e.pollUntil(ctx, id, withTasks, terminal)
+	d = e.pollUntil(ctx, id, withTasks, terminal)
 	res, _ := d["result"].(map[string]any)
 	if d["status"] != "completed" || !strings.Contains(resultTextOf(res), "Hello, Alice!") {
-		t.Fatalf("final: %v, want completed with the MRTR answer", d)
+		t.Fatalf("final: %v, want completed with the answer", d)
 	}
 	if n := e.fx.Stats().TasksCreated; n != 1 {
-		t.Errorf("upstream tasks created: %d, want 1 (the retry resumes the task the first round bound)", n)
+		t.Errorf("upstream tasks created: %d, want 1", n)
 	}
 }
 
-// A client that did not declare elicitation is not handed the round: -32021
-// naming it (M-39), and the upstream task nobody can answer is cancelled.
-func TestMRTRCompositionTaskFirstUndeclared_M39(t *testing.T) {
+// A client with the tasks extension that did not declare elicitation gets
+// the task the upstream created (the call is not refused after the tool
+// started, and nothing is cancelled behind its back); the task's question
+// is what it cannot see: tasks/get answers -32021 naming form elicitation
+// with HTTP 400 (M-39).
+func TestTaskFirstUndeclaredCapability_M39(t *testing.T) {
 	e := newEnv(t, envOpts{fixture: func(o *fixture.Options) { o.TaskFirstCompose = true }})
 	ctx := ctxT(t)
-	r := e.rpc(ctx, "tools/call", map[string]any{"name": "test_tool_with_task", "arguments": map[string]any{}}, clientCaps{tasks: true})
-	if r.errCode != rpc.CodeMissingRequiredClientCapability || r.status != http.StatusBadRequest ||
-		!bytes.Contains(r.errData, []byte(`"elicitation":{"form":{}}`)) {
-		t.Fatalf("without elicitation: HTTP %d %s, want 400 -32021 naming form elicitation", r.status, r.body)
+	caps := clientCaps{tasks: true}
+	r := e.rpc(ctx, "tools/call", map[string]any{"name": "test_tool_with_task", "arguments": map[string]any{}}, caps).ok(t)
+	id, _ := r["taskId"].(string)
+	if r["resultType"] != "task" || id == "" {
+		t.Fatalf("tools/call: %v, want a CreateTaskResult", r)
 	}
-	if n := e.fx.Stats().TasksCancel; n != 1 {
-		t.Errorf("upstream tasks/cancel: %d, want 1 (nobody could answer the task)", n)
+	for {
+		g := e.rpc(ctx, "tasks/get", map[string]any{"taskId": id}, caps)
+		if g.errCode == 0 {
+			if res := g.ok(t); res["status"] == "working" {
+				if ctx.Err() != nil {
+					t.Fatal("the task's question never reached the bridge")
+				}
+				continue
+			}
+			t.Fatalf("tasks/get: %s, want -32021 once the task asks", g.body)
+		}
+		if g.errCode != rpc.CodeMissingRequiredClientCapability || g.status != http.StatusBadRequest ||
+			!bytes.Contains(g.errData, []byte(`"elicitation":{"form":{}}`)) {
+			t.Fatalf("tasks/get: HTTP %d %s, want 400 -32021 naming form elicitation", g.status, g.body)
+		}
+		break
+	}
+	if n := e.fx.Stats().TasksCancel; n != 0 {
+		t.Errorf("upstream tasks/cancel: %d, want 0", n)
 	}
 }
 

@@ -138,10 +138,7 @@ type Face struct {
 	mu      sync.Mutex
 	tasks   map[string]*taskRT      // by local task id
 	pending map[string]*pendingCall // MRTR calls by token
-	// composing holds the expiry of each created task whose creation was
-	// answered with an MRTR round (compose.go), by local task id.
-	composing map[string]*time.Timer
-	listens   int
+	listens int
 
 	wg sync.WaitGroup
 
@@ -193,7 +190,7 @@ func New(opts Options) (*Face, error) {
 	f := &Face{
 		opts: opts, pool: opts.Upstream, store: opts.Store, impl: *opts.ServerInfo,
 		sealKey: randomKey(), ctx: ctx, cancel: cancel, log: opts.Logger,
-		tasks: map[string]*taskRT{}, pending: map[string]*pendingCall{}, composing: map[string]*time.Timer{},
+		tasks: map[string]*taskRT{}, pending: map[string]*pendingCall{},
 	}
 	f.watch = watch.NewManager(watch.Config{
 		Source:              f.watchSource,
@@ -249,9 +246,6 @@ func (f *Face) Close() {
 	f.mu.Lock()
 	for _, pc := range f.pending {
 		pc.cancel()
-	}
-	for _, t := range f.composing {
-		t.Stop()
 	}
 	f.mu.Unlock()
 	f.wg.Wait()

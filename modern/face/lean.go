@@ -216,6 +216,12 @@ func (o *leanOut) answer(id jsonrpc.ID, res json.RawMessage, err error) {
 	status := http.StatusOK
 	if err != nil {
 		status = errorStatus(rpc.As(err).Code)
+		if st, retry, ok := rpc.LimitHTTP(err); ok {
+			// A limit refusal (docs/CONFORMANCE.md, limit refusals): 429 or
+			// 503, and when to try again.
+			status = st
+			o.w.Header().Set("Retry-After", strconv.Itoa(retry))
+		}
 	}
 	buf := getBuf()
 	defer putBuf(buf)

@@ -228,11 +228,7 @@ func (f *Face) callWithInput(ctx context.Context, c *call, s *upstream.Session, 
 	if len(ip.RequestState) > 0 {
 		var state string
 		if json.Unmarshal(ip.RequestState, &state) == nil {
-			if id, ok := f.taskFromState(state, c, name); ok {
-				if res, err := f.resumeTask(ctx, c, id, name, ip.InputResponses); res != nil || err != nil {
-					return res, err
-				}
-			} else if pc := f.resume(state, c, name); pc != nil {
+			if pc := f.resume(state, c, name); pc != nil {
 				if err := pc.deliver(ctx, ip.InputResponses); err != nil {
 					return nil, err
 				}
@@ -325,6 +321,7 @@ func (f *Face) await(ctx context.Context, c *call, pc *pendingCall) (json.RawMes
 		}
 		pc.mu.Unlock()
 	}()
+	settled := false
 	for {
 		pc.mu.Lock()
 		if pc.refused != nil {
@@ -342,6 +339,16 @@ func (f *Face) await(ctx context.Context, c *call, pc *pendingCall) (json.RawMes
 				return nil, upstreamError(c.method, err)
 			}
 			return f.finishCall(ctx, c, pc.sess, pc.lc, res)
+		}
+		if len(pc.outstanding) > 0 && !settled {
+			// A legacy tool that asks several questions at once sends them
+			// one by one on its stream: gather them into one round (M-17:
+			// the client builds every requested input before retrying)
+			// rather than a round per question.
+			pc.mu.Unlock()
+			f.settle(ctx, pc)
+			settled = true
+			continue
 		}
 		if len(pc.outstanding) > 0 {
 			reqs := modern.InputRequests{}
@@ -367,6 +374,41 @@ func (f *Face) await(ctx context.Context, c *call, pc *pendingCall) (json.RawMes
 				pc.cancel()
 			}
 			return nil, ctx.Err()
+		}
+	}
+}
+
+// inputSettle is how long an upstream call that asked for input stays quiet
+// before its questions go out as one round; inputSettleMax bounds the wait
+// for a call that keeps asking.
+const (
+	inputSettle    = 100 * time.Millisecond
+	inputSettleMax = time.Second
+)
+
+// settle waits until pc has asked nothing new for inputSettle (at most
+// inputSettleMax), or ended, or the request ended.
+func (f *Face) settle(ctx context.Context, pc *pendingCall) {
+	limit := time.NewTimer(inputSettleMax)
+	defer limit.Stop()
+	quiet := time.NewTimer(inputSettle)
+	defer quiet.Stop()
+	for {
+		select {
+		case <-pc.events:
+			pc.mu.Lock()
+			over := pc.done || pc.refused != nil
+			pc.mu.Unlock()
+			if over {
+				return
+			}
+			quiet.Reset(inputSettle)
+		case <-quiet.C:
+			return
+		case <-limit.C:
+			return
+		case <-ctx.Done():
+			return
 		}
 	}
 }
