@@ -391,3 +391,34 @@ func (o Object) Bytes() json.RawMessage {
 	}
 	return b
 }
+
+// DefaultMaxDepth is the nesting limit of the bridge's request decoders:
+// 128 levels of objects and arrays. MCP messages nest a handful of levels
+// (a tool call's arguments, a schema or an elicitation form a few dozen at
+// most), so no honest request comes near it, while every recursive decoder
+// behind it (encoding/json into any, go-sdk's jsonrpc, the faces' param
+// parsing) then works on a tree at most 128 levels deep: bounded stack,
+// bounded per-level work, whatever the body's size.
+const DefaultMaxDepth = 128
+
+// DepthExceeds returns the offset of the first '{' or '[' of b that opens
+// nesting level limit+1 (the outermost value is level 1), or -1 when b
+// stays within limit. It reads b once, skipping string literals, allocates
+// nothing and does not need b to be valid JSON, so that a caller can refuse
+// a too-deep body before anything recursive decodes it.
+func DepthExceeds(b []byte, limit int) int {
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			i = skipString(b, i) - 1
+		case '{', '[':
+			if depth++; depth > limit {
+				return i
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return -1
+}

@@ -118,8 +118,13 @@ func (b *Bridge) servePOST(w http.ResponseWriter, r *http.Request) {
 	principal := principalOf(r)
 	if sid == "" {
 		if req == nil || req.Method != legacy.MethodInitialize {
+			// The router sends here whatever carries no era of its own, a
+			// 2026-07-28 request without its _meta version too: say what
+			// each era must send (M-01 for the modern one).
 			writeRPCError(w, http.StatusBadRequest, req, rpc.Errorf(rpc.CodeInvalidRequest,
-				"Bad Request: no Mcp-Session-Id header; send initialize first"))
+				"Bad Request: the request has neither an Mcp-Session-Id header nor params._meta[%q]: "+
+					"a %s client sends \"%s\" there on every request; a %s client opens a session with initialize "+
+					"and sends its Mcp-Session-Id", modern.MetaKeyProtocolVersion, modern.ProtocolVersion, modern.ProtocolVersion, legacy.ProtocolVersion))
 			return
 		}
 		if req.IsCall() {
@@ -149,6 +154,14 @@ func (b *Bridge) servePOST(w http.ResponseWriter, r *http.Request) {
 			release()
 		}
 	}()
+	if req != nil && req.Method == legacy.MethodInitialize && req.IsCall() {
+		// A client's mistake, not the bridge's: answered here rather than
+		// by go-sdk's session (-32603 and an ERROR line). The legacy rule
+		// of the router: a request's JSON-RPC error comes with HTTP 200.
+		writeRPCError(w, http.StatusOK, req, rpc.Errorf(rpc.CodeInvalidRequest,
+			"Invalid Request: this session is already initialized; start a new session without Mcp-Session-Id to initialize again"))
+		return
+	}
 	if resp, ok := msg.(*jsonrpc.Response); ok && (b.deliverAnswer(s, resp, body) || b.answerStored(r, s, resp, body)) {
 		w.WriteHeader(http.StatusAccepted)
 		return
