@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -80,8 +81,7 @@ func checkBody(cm *clientMsg, route bodyRoute, clientEra legacyup.Era) verdict {
 		return parseError("the body is empty; send one JSON-RPC message")
 	}
 	dup := cm.dup // offsets in messages count from the body's first byte
-	var deep *nestingError
-	if errors.As(cm.syntax, &deep) {
+	if deep, ok := cm.syntax.(*nestingError); ok {
 		// Not a parse error: the body may well be JSON, only too deep to
 		// read.
 		return invalidRequest(nullID, "%v", deep)
@@ -223,7 +223,7 @@ func checkParams(method string, p *paramsView, clientEra legacyup.Era) string {
 			}
 		}
 		if ttl != nil && string(ttl) != "null" && !isMillis(ttl) {
-			return fmt.Sprintf("params.task.ttl must be a whole, non-negative number of milliseconds (got %s)", ttl)
+			return fmt.Sprintf("params.task.ttl must be a whole, non-negative number of milliseconds (got %s)", clip(ttl))
 		}
 	case legacy.MethodTasksGet, legacy.MethodTasksResult, legacy.MethodTasksCancel, modern.MethodTasksUpdate:
 		if !isString(p.raw.taskID) {
@@ -291,12 +291,19 @@ func syntaxError(t []byte) error {
 // closes, by sorting its names (n log n, not n²).
 const smallObject = 16
 
-// nameSpan is a member name scanValidJSON keeps: bytes of the body, or of
-// its side buffer for a name with an escape or invalid UTF-8 (compared as
-// encoding/json decodes it); at is the offset of its opening quote.
-type nameSpan struct {
-	off, end, at int32
-	dec          bool
+// nameSpan is a member name scanValidJSON keeps, in 8 bytes (an object of
+// many members keeps one per member): t[off:end] of the body, or, when off
+// is negative, decoded[-off-1:end] of the side buffer, for a name with an
+// escape or invalid UTF-8 (compared as encoding/json decodes it), which
+// holds its offset in the body in the 4 bytes before it.
+type nameSpan struct{ off, end int32 }
+
+// at is the offset of the name's opening quote in the body.
+func (s nameSpan) at(decoded []byte) int32 {
+	if s.off < 0 {
+		return int32(binary.LittleEndian.Uint32(decoded[-s.off-5:]))
+	}
+	return s.off - 1
 }
 
 // scanFrame is one open object or array of scanValidJSON.
@@ -309,8 +316,8 @@ type scanFrame struct {
 
 // nameText is the name s spells.
 func nameText(t, decoded []byte, s nameSpan) []byte {
-	if s.dec {
-		return decoded[s.off:s.end]
+	if s.off < 0 {
+		return decoded[-s.off-1 : s.end]
 	}
 	return t[s.off:s.end]
 }
@@ -337,7 +344,8 @@ func dupPath(t, decoded []byte, stack []scanFrame, name nameSpan) string {
 // nested at most maxNesting levels, in one pass. Names are kept as offsets,
 // so the stacks of an ordinary message take a few hundred bytes of the
 // goroutine's stack. Of several duplicates it reports the one whose second
-// occurrence comes first, with its dotted path.
+// occurrence comes first, with its dotted path (an empty name twice at the
+// top has the empty path, which reads as none, as it always did).
 func scanValidJSON(t []byte) (dup string) {
 	if int64(len(t)) > math.MaxInt32 {
 		return "" // beyond any body limit
@@ -369,8 +377,10 @@ func scanValidJSON(t []byte) (dup string) {
 					return bytes.Compare(nameText(t, decoded, a), nameText(t, decoded, b))
 				})
 				for k := 1; k < len(own); k++ {
-					if (dupAt < 0 || own[k].at < dupAt) && bytes.Equal(nameText(t, decoded, own[k-1]), nameText(t, decoded, own[k])) {
-						dupAt, dup = own[k].at, dupPath(t, decoded, stack, own[k])
+					if at := own[k].at(decoded); (dupAt < 0 || at < dupAt) && bytes.Equal(nameText(t, decoded, own[k-1]), nameText(t, decoded, own[k])) {
+						if p := dupPath(t, decoded, stack, own[k]); p != "" {
+							dupAt, dup = at, p
+						}
 					}
 				}
 			}
@@ -388,18 +398,21 @@ func scanValidJSON(t []byte) (dup string) {
 			}
 			if expectKey {
 				expectKey = false
-				name := nameSpan{off: int32(i + 1), end: int32(j), at: int32(i)}
+				name := nameSpan{off: int32(i + 1), end: int32(j)}
 				if esc || !utf8.Valid(t[i+1:j]) {
 					var s string
 					_ = json.Unmarshal(t[i:j+1], &s) // a valid string literal
-					name = nameSpan{off: int32(len(decoded)), end: int32(len(decoded) + len(s)), at: int32(i), dec: true}
+					decoded = binary.LittleEndian.AppendUint32(decoded, uint32(i))
+					name = nameSpan{off: -int32(len(decoded)) - 1, end: int32(len(decoded) + len(s))}
 					decoded = append(decoded, s...)
 				}
 				if own := names[stack[len(stack)-1].keys:]; len(own) < smallObject {
 					for _, k := range own {
 						if bytes.Equal(nameText(t, decoded, k), nameText(t, decoded, name)) {
-							if dupAt < 0 || name.at < dupAt {
-								dupAt, dup = name.at, dupPath(t, decoded, stack, name)
+							if at := name.at(decoded); dupAt < 0 || at < dupAt {
+								if p := dupPath(t, decoded, stack, name); p != "" {
+									dupAt, dup = at, p
+								}
 							}
 							break
 						}
@@ -445,9 +458,22 @@ func invalidParams(id json.RawMessage, format string, args ...any) verdict {
 func kindOf(raw json.RawMessage) string {
 	k := modern.JSONKind(raw)
 	if k == "a number" {
-		return k + " (" + string(bytes.TrimSpace(raw)) + ")"
+		n := bytes.TrimSpace(raw)
+		if len(n) > 40 { // a hostile number is not echoed whole
+			return fmt.Sprintf("%s (%s…, %d digits)", k, n[:24], len(n))
+		}
+		return k + " (" + string(n) + ")"
 	}
 	return k
+}
+
+// clip is raw for a message, cut when it is long (a hostile value is not
+// echoed whole).
+func clip(raw []byte) string {
+	if len(raw) > 40 {
+		return fmt.Sprintf("%s… (%d bytes)", raw[:24], len(raw))
+	}
+	return string(raw)
 }
 
 func isObject(raw json.RawMessage) bool {
