@@ -34,7 +34,8 @@ import (
 // clear refusal or a forwarded request, never a hang, a crash or a Go type
 // name; every 1 MB body must cost the bridge at most 10× its size in
 // allocations (runtime.MemStats.TotalAlloc around the one request, run
-// serially) and answer within 5 s even under -race. The answers make
+// serially) and be answered within 2 s (15× and 30 s under -race: see
+// hostileRace). The answers make
 // the "Hostile input" table of docs/RELIABILITY.md, which this test keeps
 // in step with the code (TASKSBRIDGE_UPDATE_DOCS=1 rewrites it).
 
@@ -115,6 +116,19 @@ func hostileInputs() []hostileInput {
 		{kind: "1 MB: nested deep, never closed", big: true, body: callWith(`{"a":` + strings.Repeat(`[{"b":`, n/6))},
 		{kind: "1 MB: one long string argument", big: true, body: callWith(`{"s":"` + fill("x", n) + `"}`)},
 		{kind: "1 MB: many arguments (members)", big: true, body: callWith(manyMembers())},
+		{kind: "1 MB: many params members", big: true, body: func(m bool) []byte {
+			return []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + metaMembers(m) + `"name":"echo",` + strings.Trim(manyMembers(), "{}") + `}}`)
+		}},
+		{kind: "1 MB: many _meta members", big: true, body: func(m bool) []byte {
+			meta := strings.Trim(manyMembers(), "{}")
+			if m {
+				meta = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` + meta
+			}
+			return []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{` + meta + `},"name":"echo"}}`)
+		}},
+		{kind: "1 MB: many message members", big: true, body: func(m bool) []byte {
+			return []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + metaMembers(m) + `"name":"echo"},` + strings.Trim(manyMembers(), "{}") + `}`)
+		}},
 		{kind: "1 MB: many escapes in a string", big: true, body: callWith(`{"s":"` + fill(`\u00e9\n\"`, n) + `"}`)},
 		{kind: "1 MB: a huge number argument", big: true, body: callWith(`{"n":1` + fill("0", n) + `}`)},
 		{kind: "1 MB: a huge integer id", big: true, body: request(`"id":1` + fill("0", n) + `,"method":"ping"`)},
@@ -315,8 +329,17 @@ func TestHostileInputs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sends 1 MB bodies")
 	}
-	ctx := ctxT(t)
-	hc := &http.Client{Timeout: 20 * time.Second}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	hc := &http.Client{Timeout: time.Minute}
+	// The bounds: 10× the body allocated and 2 s; under the race detector
+	// (every byte loop instrumented, sync.Pool entries dropped at random)
+	// 15× and 30 s. Neither is a timing test: the work is linear, the time
+	// bound only catches a hang or a quadratic path.
+	factor, took := uint64(allocFactor), 2*time.Second
+	if hostileRace {
+		factor, took = 15, 30*time.Second
+	}
 
 	legacyBr := startBridge(t, server.Config{Upstream: newStubUpstream(t, startModern(t))})
 	lc := newLegacyClient(t, legacyBr.url, "hostile-legacy")
@@ -353,13 +376,13 @@ func TestHostileInputs(t *testing.T) {
 			}
 			bound := "—"
 			if in.big {
-				bound = fmt.Sprintf("≤ %d× body allocated, < 5 s", allocFactor)
-				if limit := uint64(allocFactor * len(body)); a.alloc > limit {
+				bound = fmt.Sprintf("≤ %d× body allocated, < 2 s", allocFactor)
+				if limit := factor * uint64(len(body)); a.alloc > limit {
 					t.Errorf("%s, %s: %d bytes allocated for a %d-byte body (%.1f×), want ≤ %d×",
-						in.kind, cl.name, a.alloc, len(body), float64(a.alloc)/float64(len(body)), allocFactor)
+						in.kind, cl.name, a.alloc, len(body), float64(a.alloc)/float64(len(body)), factor)
 				}
-				if a.took > 5*time.Second {
-					t.Errorf("%s, %s: answered after %v, want well under 5 s", in.kind, cl.name, a.took)
+				if a.took > took {
+					t.Errorf("%s, %s: answered after %v, want under %v", in.kind, cl.name, a.took, took)
 				}
 			}
 			for _, bad := range []string{"*mcp", "json.", "RawMessage", "Unmarshal", "struct", "Go value", "runtime", "panic"} {

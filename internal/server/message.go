@@ -93,6 +93,9 @@ type wireMsg struct {
 	hasResult bool // a non-null result
 	ErrorCode int64
 	hasError  bool // a non-null error
+	// members counts the message's own members; Params.members those of
+	// params and of params._meta (checkBody bounds them).
+	members int
 }
 
 type implView struct {
@@ -115,6 +118,8 @@ type paramsView struct {
 	ClientInfo    implView
 	hasClientInfo bool
 	TaskID        string
+	// members and metaMembers count the members of params and of _meta.
+	members, metaMembers int
 	// raw keeps the members checkBody and the meter judge or walk later.
 	raw struct {
 		meta, name, arguments, task, taskID, inputResponses []byte
@@ -152,6 +157,7 @@ func decodeWire(b []byte, m *wireMsg) bool {
 func (m *wireMsg) read(obj []byte, raw *rawMembers) bool {
 	var d viewDec
 	for k, v := range rawjson.All(obj) {
+		m.members++
 		switch string(rawjson.KeyBytes(k)) {
 		case "jsonrpc":
 			raw.jsonrpc = v
@@ -189,6 +195,7 @@ func (m *wireMsg) read(obj []byte, raw *rawMembers) bool {
 
 func (p *paramsView) read(obj []byte, d *viewDec) {
 	for k, v := range rawjson.All(obj) {
+		p.members++
 		switch string(rawjson.KeyBytes(k)) {
 		case "_meta":
 			p.raw.meta = v
@@ -196,6 +203,7 @@ func (p *paramsView) read(obj []byte, d *viewDec) {
 				continue
 			}
 			for mk, mv := range rawjson.All(v) {
+				p.metaMembers++
 				switch string(rawjson.KeyBytes(mk)) {
 				case modern.MetaKeyProtocolVersion:
 					p.MetaProtocolVersion, p.metaProtocolVersion = d.str(mv), true

@@ -122,6 +122,12 @@ func checkBody(cm *clientMsg, route bodyRoute, clientEra legacyup.Era) verdict {
 	if dup != "" && !strings.HasPrefix(dup, "params.") {
 		return invalidRequest(id, "member %q appears twice; each name may appear once per object", dup)
 	}
+	if n := cm.wire.members; n > maxMessageMembers {
+		return invalidRequest(id, "the message has %d members; a JSON-RPC message has at most %d (jsonrpc, id, method, params, …)", n, maxMessageMembers)
+	}
+	if p := &cm.wire.Params; p.members > maxParamsMembers || p.metaMembers > maxParamsMembers {
+		return invalidRequest(id, "params or params._meta has more than %d members (%d, %d); send the data a tool takes in params.arguments", maxParamsMembers, p.members, p.metaMembers)
+	}
 	if string(m.jsonrpc) != `"2.0"` {
 		return invalidRequest(id, `"jsonrpc" must be "2.0"`)
 	}
@@ -237,6 +243,15 @@ func checkParams(method string, p *paramsView, clientEra legacyup.Era) string {
 // (rawjson.DefaultMaxDepth, 128 levels): deeper bodies are refused before
 // anything recursive decodes them.
 const maxNesting = rawjson.DefaultMaxDepth
+
+// The faces split a message, its params and params._meta member by member
+// (about 64 bytes each, several times over), so their member counts are
+// bounded: no MCP request has more than a handful of each, and a client's
+// own data goes in a tool's arguments, which are forwarded as they are.
+const (
+	maxMessageMembers = 64
+	maxParamsMembers  = 1024
+)
 
 // nestingError is scanJSON's refusal of a body nested deeper than
 // maxNesting: valid JSON or not, it is too deep to be read (-32600, not
