@@ -92,7 +92,9 @@ type wireMsg struct {
 	Result    resultView
 	hasResult bool // a non-null result
 	ErrorCode int64
-	hasError  bool // a non-null error
+	// ErrorMessage is the error's message (for the refusal log line).
+	ErrorMessage string
+	hasError     bool // a non-null error
 	// members counts the message's own members; Params.members those of
 	// params and of params._meta (checkBody bounds them).
 	members int
@@ -183,8 +185,12 @@ func (m *wireMsg) read(obj []byte, raw *rawMembers) bool {
 			m.hasError = d.object(v)
 			if m.hasError {
 				for ek, ev := range rawjson.All(v) {
-					if string(rawjson.KeyBytes(ek)) == "code" {
+					switch string(rawjson.KeyBytes(ek)) {
+					case "code":
 						m.ErrorCode = d.int(ev)
+					case "message":
+						var lenient viewDec // a message of another type is not the meter's concern
+						m.ErrorMessage = lenient.str(ev)
 					}
 				}
 			}

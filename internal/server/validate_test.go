@@ -146,6 +146,10 @@ func TestClientMistakesInPlainWords(t *testing.T) {
 	if strings.Contains(logs.String(), "level=ERROR") {
 		t.Errorf("a client's second initialize logged an ERROR line:\n%s", logs.String())
 	}
+	// The refusal line says why, not a generic "e.g.".
+	if l := logs.String(); !strings.Contains(l, "invalid request (-32600): Invalid Request: this session is already initialized") || strings.Contains(l, "e.g.") {
+		t.Errorf("the refusal line does not say the concrete reason:\n%s", l)
+	}
 
 	// A modern client that forgot both its _meta version and the header
 	// carries no era: the router hands it to the legacy face.
