@@ -29,6 +29,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/internal/identity"
 	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -158,14 +159,21 @@ func (r *Request) PublicURL() string {
 // Message is the POST body decoded once (internal/mcpio.DecodeMessage; its
 // params and result share Body's bytes), for the goroutine serving the
 // request. A body that is no single JSON-RPC
-// message gives the decoder's error.
+// message gives the decoder's error, one nested deeper than
+// rawjson.DefaultMaxDepth a *rawjson.DepthError.
 func (r *Request) Message() (jsonrpc.Message, error) {
 	if !r.msgDone {
 		r.msgDone = true
-		if r.Body == nil {
+		switch {
+		case r.Body == nil:
 			r.msgErr = errors.New("no body")
-		} else {
-			r.msg, r.msgErr = mcpio.DecodeMessage(r.Body)
+		default:
+			// Nothing recursive reads a body nested deeper than the
+			// bridge's limit (the router refuses it first; a face served
+			// on its own relies on this).
+			if r.msgErr = rawjson.CheckDepth(r.Body, rawjson.DefaultMaxDepth); r.msgErr == nil {
+				r.msg, r.msgErr = mcpio.DecodeMessage(r.Body)
+			}
 		}
 	}
 	return r.msg, r.msgErr

@@ -446,3 +446,21 @@ func DepthExceeds(b []byte, limit int) int {
 	}
 	return -1
 }
+
+// DepthError is CheckDepth's refusal: the body nests deeper than Limit
+// levels, level Limit+1 opening at Offset. It may well be valid JSON; callers
+// answer it with -32600, not as a parse error.
+type DepthError struct{ Limit, Offset int }
+
+func (e *DepthError) Error() string {
+	return fmt.Sprintf("request nesting is deeper than %d levels (level %d opens at offset %d); "+
+		"send a request whose objects and arrays nest at most %d levels deep", e.Limit, e.Limit+1, e.Offset, e.Limit)
+}
+
+// CheckDepth is DepthExceeds as an error: nil when b stays within limit.
+func CheckDepth(b []byte, limit int) error {
+	if off := DepthExceeds(b, limit); off >= 0 {
+		return &DepthError{Limit: limit, Offset: off}
+	}
+	return nil
+}

@@ -256,12 +256,7 @@ const (
 // nestingError is scanJSON's refusal of a body nested deeper than
 // maxNesting: valid JSON or not, it is too deep to be read (-32600, not
 // -32700: it may well be JSON).
-type nestingError struct{ offset int }
-
-func (e *nestingError) Error() string {
-	return fmt.Sprintf("request nesting is deeper than %d levels (level %d opens at offset %d); "+
-		"send a request whose objects and arrays nest at most %d levels deep", maxNesting, maxNesting+1, e.offset, maxNesting)
-}
+type nestingError = rawjson.DepthError
 
 // scanJSON checks that t is exactly one JSON value nested at most
 // maxNesting levels deep (else a *nestingError) and reports the first
@@ -272,8 +267,8 @@ func (e *nestingError) Error() string {
 // checked by sorting its names when it closes, not by comparing each name
 // with every other.
 func scanJSON(t []byte) (dup string, err error) {
-	if off := rawjson.DepthExceeds(t, maxNesting); off >= 0 {
-		return "", &nestingError{offset: off}
+	if err := rawjson.CheckDepth(t, maxNesting); err != nil {
+		return "", err
 	}
 	if !json.Valid(t) {
 		return "", syntaxError(t)

@@ -17,6 +17,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/internal/edge"
 	"github.com/tasksbridge/tasksbridge/internal/httpguard"
 	"github.com/tasksbridge/tasksbridge/internal/mcpio"
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
@@ -98,7 +99,9 @@ func (b *Bridge) servePOST(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "Bad Request: cannot read the body", http.StatusBadRequest)
 			return
 		}
-		msg, err = mcpio.DecodeMessage(body) // params share body's bytes: body is this request's own
+		if err = rawjson.CheckDepth(body, rawjson.DefaultMaxDepth); err == nil { // as the edge does
+			msg, err = mcpio.DecodeMessage(body) // params share body's bytes: body is this request's own
+		}
 	}
 	// go-sdk reads the body again from memory.
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -107,8 +110,13 @@ func (b *Bridge) servePOST(w http.ResponseWriter, r *http.Request) {
 	// One message per POST from 2025-06-18 on; batches (2025-03-26) go to
 	// go-sdk as they are, without a request record.
 	var req *jsonrpc.Request
+	var deep *rawjson.DepthError
 	if err == nil {
 		req, _ = msg.(*jsonrpc.Request)
+	} else if errors.As(err, &deep) {
+		// Too deep to read, JSON or not: never "not JSON".
+		writeRPCError(w, http.StatusBadRequest, nil, rpc.Errorf(rpc.CodeInvalidRequest, "Invalid Request: %v", deep))
+		return
 	} else if t := bytes.TrimSpace(body); !json.Valid(t) {
 		writeRPCError(w, http.StatusBadRequest, nil, rpc.Errorf(rpc.CodeParseError, "Parse error: the body is not JSON"))
 		return
