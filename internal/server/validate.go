@@ -95,17 +95,12 @@ func checkBody(cm *clientMsg, route bodyRoute, clientEra legacyup.Era) verdict {
 		if len(bytes.TrimLeft(t[1:], " \t\r\n")) == 1 { // "[", blanks, "]"
 			return invalidRequest(nullID, "the body is an empty batch; send one JSON-RPC request object")
 		}
-		if route != routeUpstream {
-			// JSON-RPC batches were removed from MCP in 2025-06-18; neither
-			// 2025-11-25 nor 2026-07-28 has them, so the faces take one
-			// message per POST.
-			return invalidRequest(nullID, "batches are not supported by %s or %s (MCP removed JSON-RPC batching in 2025-06-18); "+
-				"send each JSON-RPC message in its own POST", legacy.ProtocolVersion, modern.ProtocolVersion)
-		}
-		if dup != "" {
-			return invalidRequest(nullID, "member %q appears twice in a batch message; each name may appear once per object", dup)
-		}
-		return verdict{} // a 2025-03-26 batch to a same-era upstream: it judges it
+		// JSON-RPC batches were removed from MCP in 2025-06-18; neither
+		// era the bridge speaks (2025-11-25, 2026-07-28) has them, so every
+		// path takes one message per POST (a same-era upstream would refuse
+		// a batch too, in its own words: go-sdk with a plain-text 400).
+		return invalidRequest(nullID, "batches are not supported by %s or %s (MCP removed JSON-RPC batching in 2025-06-18); "+
+			"send each JSON-RPC message in its own POST", legacy.ProtocolVersion, modern.ProtocolVersion)
 	case 'n':
 		return invalidRequest(nullID, "the body is JSON null; send a JSON-RPC request object")
 	default:

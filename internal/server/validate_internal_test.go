@@ -42,7 +42,7 @@ func TestCheckBody(t *testing.T) {
 		{"two objects", call("tools/list", `{}`) + call("tools/list", `{}`), routeUpstream, M, rpc.CodeParseError, 400, "exactly one JSON value"},
 		{"null body", "null", routeUpstream, L, rpc.CodeInvalidRequest, 400, "the body is JSON null"},
 		{"empty batch", "[ ]", routeUpstream, L, rpc.CodeInvalidRequest, 400, "empty batch"},
-		{"batch to the upstream passes on", "[" + call("ping", `{}`) + "]", routeUpstream, L, pass, 0, ""},
+		{"batch to the upstream", "[" + call("ping", `{}`) + "]", routeUpstream, L, rpc.CodeInvalidRequest, 400, "batches are not supported"},
 		{"batch, legacy face", "[" + call("ping", `{}`) + "]", routeLegacyFace, L, rpc.CodeInvalidRequest, 400, "batches are not supported by 2025-11-25 or 2026-07-28 (MCP removed JSON-RPC batching in 2025-06-18)"},
 		{"batch, modern face", "[" + call("ping", `{}`) + "]", routeModernFace, M, rpc.CodeInvalidRequest, 400, "send each JSON-RPC message in its own POST"},
 		{"deep arrays, valid JSON", call("tools/call", `{"name":"echo","arguments":{"a":`+deep("[", "]", 60000)+`}}`), routeLegacyFace, L, rpc.CodeInvalidRequest, 400, "request nesting is deeper than 128 levels"},
