@@ -128,6 +128,10 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if e, status := mediaRefusal(r.Header); e != nil {
+		mcpio.WriteRPCError(w, status, req.ID, e) // not go-sdk's plain text
+		return
+	}
 	_, sdk, err := f.gosdk()
 	if err != nil {
 		mcpio.WriteRPCError(w, http.StatusInternalServerError, req.ID, rpc.Errorf(rpc.CodeInternalError, "%v", err))

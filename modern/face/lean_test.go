@@ -132,3 +132,28 @@ func TestTooDeepOnItsOwn(t *testing.T) {
 		}
 	}
 }
+
+// A wrong Content-Type or Accept gets go-sdk's statuses (415, 400) with a
+// JSON-RPC error body saying what to send, not go-sdk's plain text.
+func TestMediaRefusalsAreJSONRPC(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	ctx := ctxT(t)
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	for _, tc := range []struct {
+		header map[string]string
+		status int
+		says   string
+	}{
+		{map[string]string{"Content-Type": "text/plain"}, http.StatusUnsupportedMediaType, `the Content-Type must be application/json (got "text/plain")`},
+		{map[string]string{"Accept": "text/html"}, http.StatusBadRequest, `the Accept header must name both application/json and text/event-stream (got "text/html")`},
+	} {
+		h := map[string]string{"Mcp-Method": "tools/list", "Mcp-Protocol-Version": "2026-07-28"}
+		for k, v := range tc.header {
+			h[k] = v
+		}
+		r := e.request(ctx, body, h)
+		if r.status != tc.status || r.errCode != -32600 || !strings.Contains(r.errMsg, tc.says) {
+			t.Errorf("%v: HTTP %d %s", tc.header, r.status, r.body)
+		}
+	}
+}
