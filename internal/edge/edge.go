@@ -12,7 +12,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -273,11 +272,14 @@ func (e *Edge) Begin(w http.ResponseWriter, r *http.Request, er *Request) bool {
 		b, err := readBody(w, r, e.cfg.MaxBodyBytes)
 		if err != nil {
 			var mbe *http.MaxBytesError
+			// JSON-RPC bodies, as every other refusal of a client's input.
 			if errors.As(err, &mbe) {
-				http.Error(w, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+				mcpio.WriteRPCErrorRaw(w, http.StatusRequestEntityTooLarge, json.RawMessage("null"), rpc.Errorf(rpc.CodeInvalidRequest,
+					"Invalid Request: the body is larger than this bridge's limit of %d bytes (--max-body-bytes); send a smaller request", mbe.Limit))
 				return false
 			}
-			http.Error(w, "Bad Request: cannot read the body", http.StatusBadRequest)
+			mcpio.WriteRPCErrorRaw(w, http.StatusBadRequest, json.RawMessage("null"), rpc.Errorf(rpc.CodeParseError,
+				"Parse error: the body could not be read to its end; send the request again"))
 			return false
 		}
 		er.Body = b
