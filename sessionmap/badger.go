@@ -599,6 +599,16 @@ func (b *Badger) PendingUpstream(ctx context.Context) ([]Task, error) {
 }
 
 func (b *Badger) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor string) (Page, error) {
+	return b.listTasks(ctx, sc, pageSize, cursor, false)
+}
+
+// ListTasksFull reads the page's whole records in the same read
+// transaction as its index entries.
+func (b *Badger) ListTasksFull(ctx context.Context, sc Scope, pageSize int, cursor string) (Page, error) {
+	return b.listTasks(ctx, sc, pageSize, cursor, true)
+}
+
+func (b *Badger) listTasks(ctx context.Context, sc Scope, pageSize int, cursor string, full bool) (Page, error) {
 	if !sc.Valid() {
 		return Page{}, invalid("list scope needs a principal or a session")
 	}
@@ -646,10 +656,28 @@ func (b *Badger) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor s
 			}
 			if len(page.Tasks) == n {
 				page.NextCursor = encodeCursor(b.secret, sc, posOf(page.Tasks[n-1]))
-				return nil
+				break
 			}
 			page.Tasks = append(page.Tasks, t)
 		}
+		if !full {
+			return nil
+		}
+		// The whole records, in the same transaction: the same snapshot
+		// as the index entries, so nothing can vanish in between.
+		recs := page.Tasks[:0]
+		for _, s := range page.Tasks {
+			t, _, err := b.visibleTask(txn, sc, s.ID)
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				b.opt.logger.Warn("sessionmap: skipping unreadable task in a list", "err", err)
+				continue
+			}
+			recs = append(recs, t)
+		}
+		page.Tasks = recs
 		return nil
 	})
 	if err != nil {

@@ -218,6 +218,14 @@ func (m *Memory) PendingUpstream(ctx context.Context) ([]Task, error) {
 }
 
 func (m *Memory) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor string) (Page, error) {
+	return m.listTasks(sc, pageSize, cursor, listView)
+}
+
+func (m *Memory) ListTasksFull(ctx context.Context, sc Scope, pageSize int, cursor string) (Page, error) {
+	return m.listTasks(sc, pageSize, cursor, cloneTask)
+}
+
+func (m *Memory) listTasks(sc Scope, pageSize int, cursor string, view func(Task) Task) (Page, error) {
 	if !sc.Valid() {
 		return Page{}, invalid("list scope needs a principal or a session")
 	}
@@ -234,7 +242,7 @@ func (m *Memory) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor s
 	now := m.now()
 	for _, t := range m.tasks {
 		if sc.Owns(t) && !t.Expired(now) && (after == nil || comparePos(posOf(t), *after) > 0) {
-			all = append(all, listView(t))
+			all = append(all, view(t))
 		}
 	}
 	m.mu.Unlock()

@@ -944,6 +944,17 @@ func (r *Redis) forgetAnswered(ctx context.Context, sc Scope, id string, keys []
 }
 
 func (r *Redis) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor string) (Page, error) {
+	return r.listTasks(ctx, sc, pageSize, cursor, listView)
+}
+
+// ListTasksFull costs what ListTasks costs: the list reads the records
+// themselves already (one ZRANGEBYLEX on the scope's slot, then one
+// pipeline of GETs for the page, split by node on a Cluster).
+func (r *Redis) ListTasksFull(ctx context.Context, sc Scope, pageSize int, cursor string) (Page, error) {
+	return r.listTasks(ctx, sc, pageSize, cursor, func(t Task) Task { return t })
+}
+
+func (r *Redis) listTasks(ctx context.Context, sc Scope, pageSize int, cursor string, view func(Task) Task) (Page, error) {
 	if !sc.Valid() {
 		return Page{}, invalid("list scope needs a principal or a session")
 	}
@@ -1005,7 +1016,7 @@ func (r *Redis) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor st
 				page.NextCursor = encodeCursor(r.secret, sc, posOf(page.Tasks[n-1]))
 				break
 			}
-			page.Tasks = append(page.Tasks, listView(t))
+			page.Tasks = append(page.Tasks, view(t))
 		}
 		if len(gone) > 0 && !r.opt.readOnly {
 			// Index entries outlive their record by at most one list read.

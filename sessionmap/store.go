@@ -64,6 +64,12 @@ type Store interface {
 	// entry needs: ID, Scope, Status, StatusMessage, CreatedAt, LastUpdatedAt,
 	// TTLMs, PollIntervalMs and CancelPinned; GetTask has the rest.
 	ListTasks(ctx context.Context, sc Scope, pageSize int, cursor string) (Page, error)
+	// ListTasksFull is ListTasks whose tasks are whole records, as GetTask
+	// returns them (payloads, upstream ids, direction): what a face needs to
+	// render a page, read in one round trip to the store per page instead
+	// of one GetTask per listed task. Same order, cursors and scope rule
+	// as ListTasks; the cursors of both are interchangeable.
+	ListTasksFull(ctx context.Context, sc Scope, pageSize int, cursor string) (Page, error)
 	// SettleUpstream clears the task's UpstreamCancelPending (the upstream
 	// acknowledged the cancel, or answered that the task is over there), on
 	// any status, durably. It returns the record.

@@ -317,21 +317,20 @@ func (s *session) tasksList(ctx context.Context, ri *reqInfo, raw json.RawMessag
 	if err != nil {
 		return nil, err
 	}
-	page, err := s.b.store.ListTasks(ctx, s.scope(), s.b.cfg.ListPageSize, p.Cursor)
+	// Whole records in one store round trip per page (not one GetTask per
+	// listed task): the legacy view needs them, as an isError result makes
+	// a completed task failed.
+	page, err := s.b.store.ListTasksFull(ctx, s.scope(), s.b.cfg.ListPageSize, p.Cursor)
 	if err != nil {
 		if errors.Is(err, sessionmap.ErrInvalidCursor) {
 			return nil, legacy.InvalidCursorError(p.Cursor)
 		}
 		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: task store: %v", err)
 	}
-	// A page holds list views (no payload, no upstream id); the legacy view
-	// needs the full record (an isError result makes a completed task
-	// failed).
 	recs := make([]sessionmap.Task, 0, len(page.Tasks))
-	for _, r := range page.Tasks {
-		full, err := s.b.store.GetTask(ctx, s.scope(), r.ID)
-		if err != nil || full.Direction != sessionmap.LegacyToModern {
-			continue // expired or deleted since the page was read, or not ours
+	for _, full := range page.Tasks {
+		if full.Direction != sessionmap.LegacyToModern {
+			continue // not this face's
 		}
 		recs = append(recs, full)
 	}

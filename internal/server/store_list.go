@@ -1,0 +1,19 @@
+package server
+
+import (
+	"context"
+
+	"github.com/tasksbridge/tasksbridge/sessionmap"
+)
+
+// ListTasksFull is metered under the same operation name as ListTasks: to
+// an operator both are one tasks/list page.
+func (s *meteredStore) ListTasksFull(ctx context.Context, sc sessionmap.Scope, pageSize int, cursor string) (out sessionmap.Page, err error) {
+	err = s.op("list_tasks", func() error { out, err = s.next.ListTasksFull(ctx, sc, pageSize, cursor); return err })
+	if err == nil {
+		for _, t := range out.Tasks {
+			s.observe(t)
+		}
+	}
+	return out, err
+}
