@@ -44,6 +44,7 @@ const (
 var (
 	keyFormat = []byte("m/format")
 	keySecret = []byte("m/secret")
+	keyEpoch  = []byte("m/epoch") // epoch.go; written once, with the secret or by the first bridge that knows epochs
 )
 
 func sessionKey(id string) []byte { return append([]byte("s/"), id...) }
@@ -99,6 +100,7 @@ type Badger struct {
 	dir    string
 	opt    options
 	secret []byte
+	epoch  *epochGuard
 
 	mu     sync.RWMutex // read-held by every operation, write-held by Close
 	closed bool
@@ -147,8 +149,13 @@ func OpenBadger(dir string, opts ...Option) (*Badger, error) {
 	if o.syncWrites && !o.readOnly {
 		gs = newGroupSync(db, dir)
 	}
-	b := &Badger{db: db, dir: dir, opt: o, clock: newTxnClock(db, gs, o.readOnly)}
+	b := &Badger{db: db, dir: dir, opt: o, clock: newTxnClock(db, gs, o.readOnly),
+		epoch: &epochGuard{where: "data directory " + dir, log: o.logger}}
 	if err := b.init(); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	if err := b.initEpoch(); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
@@ -272,6 +279,10 @@ func (b *Badger) enter(ctx context.Context) (func(), error) {
 	if b.closed {
 		b.mu.RUnlock()
 		return nil, ErrClosed
+	}
+	if err := b.epoch.lostErr(); err != nil {
+		b.mu.RUnlock()
+		return nil, err
 	}
 	return b.mu.RUnlock, nil
 }

@@ -37,6 +37,9 @@ import (
 //
 //	P:meta:layout               layout version ("2"); read and set alone, no tag needed
 //	P:meta:secret               cursor MAC secret (32 random bytes), shared by every replica; alone
+//	P:meta:epoch                the store's epoch (128 random bits, hex), written once with
+//	                            SET NX by the first bridge on an empty prefix; read alone
+//	                            (epoch.go: a bridge that finds it gone or changed stops)
 //	P:s:{<session id>}          session record (expires with the session's idle timeout);
 //	                            tag: the session, as it is WATCHed and written alone
 //	P:t:{<task id>}             task record (expires at CreatedAt+TTL); tag: the task,
@@ -95,6 +98,7 @@ type Redis struct {
 	addr   string // the topology and addresses (RedisTarget.String), never the credentials
 	keys   redisKeys
 	secret []byte
+	epoch  *epochGuard
 	closed atomic.Bool
 }
 
@@ -163,6 +167,7 @@ type redisKeys struct{ base string }
 // The hash tag of each key is said in the Redis type's comment.
 func (k redisKeys) layout() string           { return k.base + "meta:layout" }
 func (k redisKeys) secret() string           { return k.base + "meta:secret" }
+func (k redisKeys) epoch() string            { return k.base + "meta:epoch" }
 func (k redisKeys) session(id string) string { return k.base + "s:{" + id + "}" }
 func (k redisKeys) task(id string) string    { return k.base + "t:{" + id + "}" }
 func (k redisKeys) scopeTag(sc Scope) string {
@@ -308,6 +313,21 @@ func (r *Redis) init(ctx context.Context) error {
 		if err := r.rdb.SetNX(ctx, r.keys.layout(), redisLayoutVersion, 0).Err(); err != nil {
 			return fmt.Errorf("sessionmap: cannot use the %s: %w", where, err)
 		}
+		// Also for a store written before epochs existed: it gets one now.
+		if err := r.rdb.SetNX(ctx, r.keys.epoch(), newEpoch(), 0).Err(); err != nil {
+			return fmt.Errorf("sessionmap: cannot use the %s: %w", where, err)
+		}
+	}
+	r.epoch = &epochGuard{where: fmt.Sprintf("%s (key prefix %q)", where, r.cfg.Prefix), log: r.opt.logger}
+	switch ep, err := r.rdb.Get(ctx, r.keys.epoch()).Result(); {
+	case err == nil:
+		r.epoch.opened = ep
+	case errors.Is(err, redis.Nil) && r.opt.readOnly:
+		// An admin view of a store no bridge has opened since epochs exist.
+	case errors.Is(err, redis.Nil):
+		return fmt.Errorf("sessionmap: the %s lost the store's epoch while the bridge started; start it again", where)
+	default:
+		return fmt.Errorf("sessionmap: cannot use the %s: %w", where, err)
 	}
 	v, err := r.rdb.Get(ctx, r.keys.secret()).Bytes()
 	switch {
@@ -371,10 +391,16 @@ func (r *Redis) Close() error {
 func (r *Redis) now() time.Time { return r.opt.clock() }
 
 // fail wraps a Redis error with the operation and the server address.
-func (r *Redis) fail(op string, err error) error {
+func (r *Redis) fail(ctx context.Context, op string, err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, ErrNotFound):
+		// A miss may be the first sign that the store was emptied or
+		// replaced: answer that, not "not found" (epoch.go).
+		return r.missOrLost(ctx, err)
+	case errors.Is(err, ErrStoreLost):
+		return err
 	case errors.Is(err, redis.ErrClosed) || r.closed.Load():
 		return ErrClosed
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded),
@@ -389,6 +415,9 @@ func (r *Redis) fail(op string, err error) error {
 func (r *Redis) enter(ctx context.Context) error {
 	if r.closed.Load() {
 		return ErrClosed
+	}
+	if err := r.epoch.lostErr(); err != nil {
+		return err
 	}
 	return ctx.Err()
 }
@@ -521,7 +550,7 @@ func (r *Redis) watched(ctx context.Context, op string, fn func(tx *watchTx) err
 	if err := r.writable(); err != nil {
 		return err
 	}
-	return r.fail(op, r.retry(ctx, op, func(unsure bool) error {
+	return r.fail(ctx, op, r.retry(ctx, op, func(unsure bool) error {
 		for attempt := 0; ; attempt++ {
 			err := r.rdb.Watch(ctx, func(tx *redis.Tx) error {
 				w := &watchTx{Tx: tx, unsure: unsure}
@@ -622,7 +651,7 @@ func (r *Redis) GetSession(ctx context.Context, sc Scope) (Session, error) {
 		s, err = r.visibleSession(ctx, r.rdb, sc)
 		return err
 	})
-	return s, r.fail("read session", err)
+	return s, r.fail(ctx, "read session", err)
 }
 
 func (r *Redis) TouchSession(ctx context.Context, sc Scope, logLevel *string) (Session, error) {
@@ -730,7 +759,7 @@ func (r *Redis) CreateTask(ctx context.Context, t Task) error {
 			return r.waitReplicas(ctx, c)
 		})
 	})
-	return r.fail("create task", err)
+	return r.fail(ctx, "create task", err)
 }
 
 func (r *Redis) loadTask(ctx context.Context, c redis.Cmdable, id string) (Task, error) {
@@ -766,7 +795,7 @@ func (r *Redis) GetTask(ctx context.Context, sc Scope, id string) (Task, error) 
 		t, err = r.visibleTask(ctx, r.rdb, sc, id)
 		return err
 	})
-	return t, r.fail("read task", err)
+	return t, r.fail(ctx, "read task", err)
 }
 
 // mutateTask reads a visible task under WATCH, applies fn and, when fn
@@ -983,7 +1012,7 @@ func (r *Redis) listTasks(ctx context.Context, sc Scope, pageSize int, cursor st
 			return err
 		})
 		if err != nil {
-			return Page{}, r.fail("list tasks", err)
+			return Page{}, r.fail(ctx, "list tasks", err)
 		}
 		if len(members) == 0 {
 			return page, nil
@@ -994,7 +1023,7 @@ func (r *Redis) listTasks(ctx context.Context, sc Scope, pageSize int, cursor st
 		}
 		vals, err := r.getMany(ctx, "list tasks", keys)
 		if err != nil {
-			return Page{}, r.fail("list tasks", err)
+			return Page{}, r.fail(ctx, "list tasks", err)
 		}
 		var gone []any
 		for i, v := range vals {
@@ -1073,7 +1102,7 @@ func (r *Redis) DeleteSessionTasks(ctx context.Context, sc Scope) (int, error) {
 		return err
 	})
 	if err != nil {
-		return 0, r.fail("delete session tasks", err)
+		return 0, r.fail(ctx, "delete session tasks", err)
 	}
 	if len(members) == 0 {
 		return 0, nil
@@ -1115,7 +1144,7 @@ func (r *Redis) DeleteSessionTasks(ctx context.Context, sc Scope) (int, error) {
 			return r.waitReplicas(ctx, c)
 		})
 	})
-	return n, r.fail("delete session tasks", err)
+	return n, r.fail(ctx, "delete session tasks", err)
 }
 
 // --- admin (operator view across scopes) ---
@@ -1181,7 +1210,7 @@ func (r *Redis) AllSessions(ctx context.Context) ([]Session, error) {
 		}
 	})
 	if err != nil {
-		return nil, r.fail("list sessions", err)
+		return nil, r.fail(ctx, "list sessions", err)
 	}
 	slices.SortFunc(out, func(a, b Session) int { return b.CreatedAt.Compare(a.CreatedAt) })
 	return out, errors.Join(bad...)
@@ -1202,7 +1231,7 @@ func (r *Redis) AllTasks(ctx context.Context, f TaskFilter) ([]Task, error) {
 		}
 	})
 	if err != nil {
-		return nil, r.fail("list tasks", err)
+		return nil, r.fail(ctx, "list tasks", err)
 	}
 	slices.SortFunc(out, newerFirst)
 	return out, errors.Join(bad...)
@@ -1220,7 +1249,7 @@ func (r *Redis) LookupSession(ctx context.Context, id string) (Session, error) {
 	if err == nil && sessionExpired(s, r.now()) {
 		err = ErrNotFound
 	}
-	return s, r.fail("read session", err)
+	return s, r.fail(ctx, "read session", err)
 }
 
 func (r *Redis) LookupTask(ctx context.Context, id string) (Task, error) {
@@ -1235,5 +1264,5 @@ func (r *Redis) LookupTask(ctx context.Context, id string) (Task, error) {
 	if err == nil && t.Expired(r.now()) {
 		err = ErrNotFound
 	}
-	return t, r.fail("read task", err)
+	return t, r.fail(ctx, "read task", err)
 }

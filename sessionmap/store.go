@@ -81,6 +81,13 @@ type Store interface {
 	// DeleteSessionTasks deletes the tasks owned by exactly sc (principal and
 	// session), e.g. on an HTTP DELETE of the session, and returns how many.
 	DeleteSessionTasks(ctx context.Context, sc Scope) (int, error)
+	// CheckEpoch compares the store's epoch with the one it had when this
+	// Store was opened (epoch.go): nil while they agree; an error wrapping
+	// ErrStoreLost when the store was emptied or replaced since (logged at
+	// ERROR once; from then on every operation fails with ErrStoreLost until
+	// the bridge is restarted); another error when the store cannot be
+	// read right now. /readyz calls it.
+	CheckEpoch(ctx context.Context) error
 
 	Close() error
 }

@@ -17,3 +17,6 @@ func (s *meteredStore) ListTasksFull(ctx context.Context, sc sessionmap.Scope, p
 	}
 	return out, err
 }
+
+// CheckEpoch is not metered: it is readiness, not a request's store work.
+func (s *meteredStore) CheckEpoch(ctx context.Context) error { return s.next.CheckEpoch(ctx) }
