@@ -33,11 +33,11 @@ type Damage struct {
 
 // VerifyReport is the result of Verify.
 type VerifyReport struct {
-	Dir     string   `json:"dir"`
-	Tables  int      `json:"tables"` // table files checked
+	Dir    string `json:"dir"`
+	Tables int    `json:"tables"` // table files checked
 	// ValueLogs is how many value log files were checked (verify_vlog.go).
-	ValueLogs int `json:"valueLogs"`
-	Damaged []Damage `json:"damaged"`
+	ValueLogs int      `json:"valueLogs"`
+	Damaged   []Damage `json:"damaged"`
 }
 
 // Err is nil for a clean store, else ErrDamaged naming the damaged files.
