@@ -45,6 +45,7 @@ var (
 	keyFormat = []byte("m/format")
 	keySecret = []byte("m/secret")
 	keyEpoch  = []byte("m/epoch") // epoch.go; written once, with the secret or by the first bridge that knows epochs
+	keyPKey   = []byte("m/pkey")  // principal_key.go; written once
 )
 
 func sessionKey(id string) []byte { return append([]byte("s/"), id...) }
@@ -100,6 +101,7 @@ type Badger struct {
 	dir    string
 	opt    options
 	secret []byte
+	pkey   []byte // principal_key.go
 	epoch  *epochGuard
 
 	mu     sync.RWMutex // read-held by every operation, write-held by Close
@@ -152,6 +154,10 @@ func OpenBadger(dir string, opts ...Option) (*Badger, error) {
 	b := &Badger{db: db, dir: dir, opt: o, clock: newTxnClock(db, gs, o.readOnly),
 		epoch: &epochGuard{where: "data directory " + dir, log: o.logger}}
 	if err := b.init(); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	if err := b.initPrincipalKey(); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
@@ -364,7 +370,7 @@ func (b *Badger) visibleSession(txn *badger.Txn, sc Scope) (Session, error) {
 	if err != nil {
 		return Session{}, err
 	}
-	if !sessionVisible(s, sc, b.now()) {
+	if !sessionVisibleKeyed(b.pkey, s, sc, b.now()) {
 		return Session{}, ErrNotFound
 	}
 	return s, nil
@@ -499,7 +505,7 @@ func (b *Badger) visibleTask(txn *badger.Txn, sc Scope, id string) (Task, uint64
 	if err != nil {
 		return Task{}, 0, err
 	}
-	if !sc.Owns(t) || t.Expired(b.now()) {
+	if !ownedBy(b.pkey, sc, t.Scope) || t.Expired(b.now()) {
 		return Task{}, 0, ErrNotFound
 	}
 	return t, exp, nil

@@ -75,3 +75,47 @@ func (b *Badger) CheckEpoch(ctx context.Context) error {
 	}
 	return b.epoch.observe(ctx, cur, present)
 }
+
+// initPrincipalKey loads the store's principal key (principal_key.go),
+// writing one first when it has none. A read-only open of a store without
+// one has none: nothing in it is keyed.
+func (b *Badger) initPrincipalKey() error {
+	err := b.view(func(txn *badger.Txn) error {
+		v, err := getValue(txn, keyPKey)
+		if err == nil && len(v) == principalKeyLen {
+			b.pkey = v
+			return nil
+		}
+		if err == nil {
+			return fmt.Errorf("%w: principal key", ErrCorrupt)
+		}
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sessionmap: open %s: %w", b.dir, err)
+	}
+	if b.pkey != nil || b.opt.readOnly {
+		return nil
+	}
+	k := newPrincipalKey()
+	err = b.update(context.Background(), func(txn *wtxn) error {
+		if v, err := getValue(txn.Txn, keyPKey); err == nil && len(v) == principalKeyLen {
+			k = v
+			return nil
+		} else if err != nil && !errors.Is(err, badger.ErrKeyNotFound) {
+			return err
+		}
+		return txn.Set(keyPKey, k)
+	})
+	if err != nil {
+		return fmt.Errorf("sessionmap: initialise %s: %w", b.dir, err)
+	}
+	b.pkey = k
+	return nil
+}
+
+// PrincipalKey returns the store's principal key (principal_key.go).
+func (b *Badger) PrincipalKey() []byte { return b.pkey }

@@ -16,6 +16,7 @@ import (
 type Memory struct {
 	opt    options
 	secret []byte
+	pkey   []byte // principal_key.go
 
 	mu       sync.Mutex
 	sessions map[string]Session
@@ -39,7 +40,7 @@ func NewMemory(opts ...Option) *Memory {
 	o := buildOptions(opts)
 	ev := NewMemoryEvents()
 	ev.clock = o.clock
-	return &Memory{opt: o, secret: secret,
+	return &Memory{opt: o, secret: secret, pkey: newPrincipalKey(),
 		sessions: map[string]Session{}, tasks: map[string]Task{}, events: ev}
 }
 
@@ -66,7 +67,7 @@ func (m *Memory) GetSession(ctx context.Context, sc Scope) (Session, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, ok := m.sessions[sc.Session]
-	if !ok || !sessionVisible(s, sc, m.now()) {
+	if !ok || !sessionVisibleKeyed(m.pkey, s, sc, m.now()) {
 		return Session{}, ErrNotFound
 	}
 	return cloneSession(s), nil
@@ -76,7 +77,7 @@ func (m *Memory) TouchSession(ctx context.Context, sc Scope, logLevel *string) (
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, ok := m.sessions[sc.Session]
-	if !ok || !sessionVisible(s, sc, m.now()) {
+	if !ok || !sessionVisibleKeyed(m.pkey, s, sc, m.now()) {
 		return Session{}, ErrNotFound
 	}
 	s, changed := touchSession(s, logLevel, m.now())
@@ -90,7 +91,7 @@ func (m *Memory) DeleteSession(ctx context.Context, sc Scope) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, ok := m.sessions[sc.Session]
-	if !ok || !sessionVisible(s, sc, m.now()) {
+	if !ok || !sessionVisibleKeyed(m.pkey, s, sc, m.now()) {
 		return ErrNotFound
 	}
 	delete(m.sessions, s.ID)
@@ -114,7 +115,7 @@ func (m *Memory) CreateTask(ctx context.Context, t Task) error {
 // visible returns the task if sc owns it and it is live. Caller holds mu.
 func (m *Memory) visible(sc Scope, id string) (Task, bool) {
 	t, ok := m.tasks[id]
-	if !ok || !sc.Valid() || !sc.Owns(t) || t.Expired(m.now()) {
+	if !ok || !sc.Valid() || !ownedBy(m.pkey, sc, t.Scope) || t.Expired(m.now()) {
 		return Task{}, false
 	}
 	return t, true
@@ -324,3 +325,6 @@ func (m *Memory) LookupTask(ctx context.Context, id string) (Task, error) {
 // CheckEpoch: a memory store lives and dies with its process, so it is
 // never lost while open.
 func (m *Memory) CheckEpoch(ctx context.Context) error { return ctx.Err() }
+
+// PrincipalKey returns the memory store's principal key (principal_key.go).
+func (m *Memory) PrincipalKey() []byte { return m.pkey }

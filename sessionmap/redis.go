@@ -37,6 +37,8 @@ import (
 //
 //	P:meta:layout               layout version ("2"); read and set alone, no tag needed
 //	P:meta:secret               cursor MAC secret (32 random bytes), shared by every replica; alone
+//	P:meta:principal-key        the key of principal hashes (32 random bytes, principal_key.go),
+//	                            shared by every replica (SET NX); alone
 //	P:meta:epoch                the store's epoch (128 random bits, hex), written once with
 //	                            SET NX by the first bridge on an empty prefix; read alone
 //	                            (epoch.go: a bridge that finds it gone or changed stops)
@@ -98,6 +100,7 @@ type Redis struct {
 	addr   string // the topology and addresses (RedisTarget.String), never the credentials
 	keys   redisKeys
 	secret []byte
+	pkey   []byte // principal_key.go
 	epoch  *epochGuard
 	closed atomic.Bool
 }
@@ -168,6 +171,7 @@ type redisKeys struct{ base string }
 func (k redisKeys) layout() string           { return k.base + "meta:layout" }
 func (k redisKeys) secret() string           { return k.base + "meta:secret" }
 func (k redisKeys) epoch() string            { return k.base + "meta:epoch" }
+func (k redisKeys) principalKey() string     { return k.base + "meta:principal-key" }
 func (k redisKeys) session(id string) string { return k.base + "s:{" + id + "}" }
 func (k redisKeys) task(id string) string    { return k.base + "t:{" + id + "}" }
 func (k redisKeys) scopeTag(sc Scope) string {
@@ -318,6 +322,21 @@ func (r *Redis) init(ctx context.Context) error {
 			return fmt.Errorf("sessionmap: cannot use the %s: %w", where, err)
 		}
 	}
+	if !r.opt.readOnly {
+		if err := r.rdb.SetNX(ctx, r.keys.principalKey(), newPrincipalKey(), 0).Err(); err != nil {
+			return fmt.Errorf("sessionmap: cannot use the %s: %w", where, err)
+		}
+	}
+	switch v, err := r.rdb.Get(ctx, r.keys.principalKey()).Bytes(); {
+	case err == nil && len(v) == principalKeyLen:
+		r.pkey = v
+	case errors.Is(err, redis.Nil) && r.opt.readOnly:
+		// An admin view of a store no keying bridge has opened: nothing is keyed.
+	case err == nil:
+		return fmt.Errorf("%w: principal key under prefix %q in the %s", ErrCorrupt, r.cfg.Prefix, where)
+	default:
+		return fmt.Errorf("sessionmap: cannot use the %s: %w", where, err)
+	}
 	r.epoch = &epochGuard{where: fmt.Sprintf("%s (key prefix %q)", where, r.cfg.Prefix), log: r.opt.logger}
 	switch ep, err := r.rdb.Get(ctx, r.keys.epoch()).Result(); {
 	case err == nil:
@@ -352,6 +371,9 @@ func infoField(info, name string) string {
 	}
 	return ""
 }
+
+// PrincipalKey returns the store's principal key (principal_key.go).
+func (r *Redis) PrincipalKey() []byte { return r.pkey }
 
 // Addr names the Redis topology and its addresses (no credentials).
 func (r *Redis) Addr() string { return r.addr }
@@ -608,7 +630,7 @@ func (r *Redis) visibleSession(ctx context.Context, c redis.Cmdable, sc Scope) (
 	if err != nil {
 		return Session{}, err
 	}
-	if !sessionVisible(s, sc, r.now()) {
+	if !sessionVisibleKeyed(r.pkey, s, sc, r.now()) {
 		return Session{}, ErrNotFound
 	}
 	return s, nil
@@ -780,7 +802,7 @@ func (r *Redis) visibleTask(ctx context.Context, c redis.Cmdable, sc Scope, id s
 	if err != nil {
 		return Task{}, err
 	}
-	if !sc.Owns(t) || t.Expired(r.now()) {
+	if !ownedBy(r.pkey, sc, t.Scope) || t.Expired(r.now()) {
 		return Task{}, ErrNotFound
 	}
 	return t, nil

@@ -20,3 +20,12 @@ func (s *meteredStore) ListTasksFull(ctx context.Context, sc sessionmap.Scope, p
 
 // CheckEpoch is not metered: it is readiness, not a request's store work.
 func (s *meteredStore) CheckEpoch(ctx context.Context) error { return s.next.CheckEpoch(ctx) }
+
+// PrincipalKey is the wrapped store's principal key (principal_key.go), or
+// nil when it keeps none.
+func (s *meteredStore) PrincipalKey() []byte {
+	if k, ok := s.next.(sessionmap.PrincipalKeyer); ok {
+		return k.PrincipalKey()
+	}
+	return nil
+}

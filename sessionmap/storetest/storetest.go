@@ -70,6 +70,7 @@ func Run(t *testing.T, f Factory) {
 		{"CursorTamper_L51", testCursorTamper},
 		{"ListMatchesGet_L52", testListMatchesGet},
 		{"ListFullIsGetTask_L52", testListFull},
+		{"PrincipalKeyMigration", testPrincipalKeyMigration},
 		{"Expiry_L64_L65", testExpiry},
 		{"DeleteSessionTasks", testDeleteSessionTasks},
 		{"UnknownIDs", testUnknownIDs},
