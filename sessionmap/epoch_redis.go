@@ -56,3 +56,26 @@ func (r *Redis) missOrLost(ctx context.Context, notFound error) error {
 	}
 	return notFound
 }
+
+// redisEpochCheckInterval: how often a bridge reads the epoch on its own,
+// so that a loss is logged (and the bridge stops writing into the new
+// store) even when no lookup misses and nothing probes /readyz.
+const redisEpochCheckInterval = 10 * time.Second
+
+func (r *Redis) epochLoop(every time.Duration, stop <-chan struct{}) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), epochReadTimeout)
+		err := r.CheckEpoch(ctx)
+		cancel()
+		if errors.Is(err, ErrStoreLost) {
+			return // logged by CheckEpoch; nothing left to watch
+		}
+	}
+}

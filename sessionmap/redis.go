@@ -103,6 +103,8 @@ type Redis struct {
 	pkey   []byte // principal_key.go
 	epoch  *epochGuard
 	closed atomic.Bool
+	// stopEpoch ends the loop that reads the epoch (nil: no loop).
+	stopEpoch chan struct{}
 }
 
 var (
@@ -268,6 +270,14 @@ func OpenRedis(ctx context.Context, cfg RedisConfig, opts ...Option) (*Redis, er
 		_ = r.rdb.Close()
 		return nil, err
 	}
+	if !o.readOnly {
+		r.stopEpoch = make(chan struct{})
+		every := redisEpochCheckInterval
+		if o.epochEvery > 0 {
+			every = o.epochEvery
+		}
+		go r.epochLoop(every, r.stopEpoch)
+	}
 	return r, nil
 }
 
@@ -403,6 +413,9 @@ func (r *Redis) Client() redis.UniversalClient { return r.rdb }
 func (r *Redis) Close() error {
 	if r.closed.Swap(true) {
 		return nil
+	}
+	if r.stopEpoch != nil {
+		close(r.stopEpoch)
 	}
 	if err := r.rdb.Close(); err != nil {
 		return fmt.Errorf("sessionmap: close Redis connection to %s: %w", r.addr, err)

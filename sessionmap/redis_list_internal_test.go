@@ -4,8 +4,11 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -60,5 +63,51 @@ func TestRedisListFullRoundTrips(t *testing.T) {
 	}
 	if n := c.n.Load(); n > 2 {
 		t.Fatalf("a page of 50 whole tasks took %d round trips to Redis, want at most 2", n)
+	}
+}
+
+// syncBuffer is a log sink safe for the epoch loop's goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A bridge that nobody asks anything still notices that its Redis lost its
+// data: it reads the epoch on its own and logs the loss at ERROR.
+func TestRedisEpochLoopNoticesLoss(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	prefix := srv.Prefix(t)
+	var logs syncBuffer
+	r, err := OpenRedis(ctx, RedisConfig{URL: srv.URL, Prefix: prefix},
+		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), withEpochInterval(10*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.rdb.Del(ctx, r.keys.epoch()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), "the task store was lost or replaced") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no ERROR line within 10 s; log:\n%s", logs.String())
+		}
+		<-time.After(5 * time.Millisecond) // polling the log under the deadline above
+	}
+	if !strings.Contains(logs.String(), "level=ERROR") {
+		t.Fatalf("the loss is not logged at ERROR:\n%s", logs.String())
 	}
 }

@@ -138,6 +138,7 @@ type options struct {
 	gcInterval time.Duration
 	syncWrites bool
 	gcHook     func(GCResult) // tests: observe each pass of the GC loop
+	epochEvery time.Duration  // tests: how often Redis reads its epoch (0: redisEpochCheckInterval)
 }
 
 func defaultOptions() options {
@@ -165,6 +166,8 @@ func WithGCInterval(d time.Duration) Option { return func(o *options) { o.gcInte
 func WithSyncWrites(on bool) Option { return func(o *options) { o.syncWrites = on } }
 
 func withGCHook(f func(GCResult)) Option { return func(o *options) { o.gcHook = f } }
+
+func withEpochInterval(d time.Duration) Option { return func(o *options) { o.epochEvery = d } }
 
 func buildOptions(opts []Option) options {
 	o := defaultOptions()
