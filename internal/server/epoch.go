@@ -23,8 +23,10 @@ func storeEpochReady(ctx context.Context, st sessionmap.Store) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, sessionmap.ErrStoreLost):
-		return fmt.Errorf("the task store was lost or replaced since this bridge started (see the ERROR log); "+
-			"restart the bridge: %w", err)
+		// Not err's text: it names the store's address, and /readyz answers
+		// whoever asks. The ERROR log line has the details.
+		return fmt.Errorf("the task store was lost or replaced since this bridge started (the ERROR log says how); "+
+			"restart the bridge: %w", sessionmap.ErrStoreLost)
 	default:
 		return fmt.Errorf("store: %w", err)
 	}
