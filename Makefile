@@ -74,6 +74,11 @@ INTEROP_NPM := interop/ts interop/conformance interop/oauth
 # (bench/cmd/chaos, docs/RELIABILITY.md). About two minutes; exit 3 when a
 # figure whose goal is zero is not. CHAOS_FLAGS passes flags, e.g.
 # CHAOS_FLAGS='-duration 120s -clients 6 -kinds slow,cancel'.
+# Then chaos-result (about four minutes): the clients call tasks/result
+# right after each create, so every kill (one every ~5 s for 180 s, ≥ 25 in
+# all) cuts waits that are open, and the proxy ends a killed replica's
+# streams at once; the resumed waits must lose nothing, answer no input
+# twice and let no request time out.
 # Then the failover runs (chaos-failover, about four and a half minutes each; 170 s of kills so that at least 6 primary failovers fall in a run with a 20 s mean interval): the
 # store is a Sentinel setup (1 primary, 1 replica, 3 sentinels) whose
 # primary is also killed with SIGKILL every ~20 s, first with
@@ -81,11 +86,16 @@ INTEROP_NPM := interop/ts interop/conformance interop/oauth
 # asynchronous replication loses is measured, not a failure).
 CHAOS_FLAGS ?=
 CHAOS_FAILOVER_FLAGS ?= -topology sentinel -duration 170s -failover-every 20s -kill-every 5s
+CHAOS_RESULT_FLAGS ?= -result-at-once -cut-streams -duration 180s -kill-every 5s
 
-.PHONY: chaos chaos-failover
+.PHONY: chaos chaos-result chaos-failover
 chaos: redis-server interop/ts/node_modules/.interop-stamp
 	$(GO) run ./bench/cmd/chaos $(CHAOS_FLAGS)
+	$(MAKE) chaos-result
 	$(MAKE) chaos-failover
+
+chaos-result: redis-server interop/ts/node_modules/.interop-stamp
+	$(GO) run ./bench/cmd/chaos $(CHAOS_RESULT_FLAGS) $(CHAOS_FLAGS)
 
 chaos-failover: redis-server interop/ts/node_modules/.interop-stamp
 	$(GO) run ./bench/cmd/chaos $(CHAOS_FAILOVER_FLAGS) -wait-replicas 1 $(CHAOS_FLAGS)

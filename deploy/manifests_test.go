@@ -217,13 +217,23 @@ func TestKubernetesManifests(t *testing.T) {
 	if _, inCM := b.cm.Data["TASKSBRIDGE_STORE"]; inCM {
 		t.Error("the ConfigMap sets TASKSBRIDGE_STORE: the Redis URL may hold a password")
 	}
-	// The grace period covers the shutdown timeout with room for the delay.
+	// The grace period covers the shutdown delay and the shutdown timeout,
+	// with time for the process to exit; the delay covers the readiness
+	// probe's reaction (period x failureThreshold), so the pod leaves the
+	// Service before its listener closes.
 	timeout, err := time.ParseDuration(b.cm.Data["TASKSBRIDGE_SHUTDOWN_TIMEOUT"])
 	if err != nil {
 		t.Fatalf("TASKSBRIDGE_SHUTDOWN_TIMEOUT: %v", err)
 	}
-	if g := ps.TerminationGracePeriodSeconds; g == nil || time.Duration(*g)*time.Second < timeout+10*time.Second {
-		t.Errorf("terminationGracePeriodSeconds %v does not cover the %v shutdown timeout plus a delay", g, timeout)
+	delay, err := time.ParseDuration(b.cm.Data["TASKSBRIDGE_SHUTDOWN_DELAY"])
+	if err != nil {
+		t.Fatalf("TASKSBRIDGE_SHUTDOWN_DELAY: %v", err)
+	}
+	if g := ps.TerminationGracePeriodSeconds; g == nil || time.Duration(*g)*time.Second < delay+timeout+5*time.Second {
+		t.Errorf("terminationGracePeriodSeconds %v does not cover the %v shutdown delay plus the %v shutdown timeout plus 5 s to exit", g, delay, timeout)
+	}
+	if rp := c.ReadinessProbe; rp != nil && time.Duration(rp.PeriodSeconds*rp.FailureThreshold)*time.Second > delay {
+		t.Errorf("the readiness probe needs %d s x %d to see a draining pod, more than the %v shutdown delay", rp.PeriodSeconds, rp.FailureThreshold, delay)
 	}
 	// Hardening.
 	psc, sc := ps.SecurityContext, c.SecurityContext

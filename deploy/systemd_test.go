@@ -49,22 +49,24 @@ func TestSystemdUnitSettings(t *testing.T) {
 	if err != nil {
 		t.Fatalf("TimeoutStopSec: %v", err)
 	}
-	// The shutdown timeout the example environment sets (the flag's default
-	// is the same 10 s).
-	timeout := 10 * time.Second
+	// The shutdown delay and timeout the example environment sets (the
+	// flags' defaults are the same 5 s and 10 s).
+	delay, timeout := 5*time.Second, 10*time.Second
 	b, err := os.ReadFile(filepath.Join("systemd", "env.example"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "TASKSBRIDGE_SHUTDOWN_TIMEOUT="); ok {
-			if timeout, err = time.ParseDuration(v); err != nil {
-				t.Fatal(err)
+		for name, d := range map[string]*time.Duration{"TASKSBRIDGE_SHUTDOWN_TIMEOUT=": &timeout, "TASKSBRIDGE_SHUTDOWN_DELAY=": &delay} {
+			if v, ok := strings.CutPrefix(l, name); ok {
+				if *d, err = time.ParseDuration(v); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 	}
-	if stop < timeout+10*time.Second {
-		t.Errorf("TimeoutStopSec %v does not cover the %v shutdown timeout plus a delay", stop, timeout)
+	if stop < delay+timeout+5*time.Second {
+		t.Errorf("TimeoutStopSec %v does not cover the %v shutdown delay plus the %v shutdown timeout plus 5 s to exit", stop, delay, timeout)
 	}
 }
 

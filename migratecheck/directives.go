@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/tools/go/analysis"
 
-	"github.com/tasksbridge/tasksbridge/migratecheck/internal/config"
 	"github.com/tasksbridge/tasksbridge/migratecheck/rules"
+	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
 
 var reflectTypeOfReport = reflect.TypeFor[*Report]()
@@ -49,7 +49,7 @@ type directives struct {
 
 var ruleIDRe = regexp.MustCompile(`^MCP\d{3}$`)
 
-func parseDirectives(pass *analysis.Pass, cfg *config.Config) *directives {
+func parseDirectives(pass *analysis.Pass, cfg *settings.Snapshot) *directives {
 	ds := &directives{}
 	dirRule := rules.Directive()
 	bad := func(c *ast.Comment, format string, args ...any) {
@@ -162,7 +162,7 @@ func (ds *directives) suppress(fset *token.FileSet, pos token.Pos, id string) bo
 // migrate-check and lint directives that suppressed nothing, an "unused"
 // diagnostic at warning level. Directives whose rules are all disabled are
 // not reported as unused: they could not have matched.
-func (ds *directives) problems(cfg *config.Config) []analysis.Diagnostic {
+func (ds *directives) problems(cfg *settings.Snapshot) []analysis.Diagnostic {
 	out := slices.Clone(ds.malformed)
 	for _, d := range ds.list {
 		if d.used || d.nolint {

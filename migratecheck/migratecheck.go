@@ -13,7 +13,6 @@ import (
 	"golang.org/x/tools/go/analysis"
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/astq"
-	"github.com/tasksbridge/tasksbridge/migratecheck/internal/config"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/finding"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/capabilities"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/era"
@@ -34,7 +33,7 @@ var Analyzer = &analysis.Analyzer{
 	ResultType: reflectTypeOfReport,
 }
 
-func init() { config.Register(&Analyzer.Flags) }
+func init() { settings.RegisterFlags(&Analyzer.Flags) }
 
 // Analyzers returns the analyzers a driver should run: only the root
 // "migratecheck" analyzer (the sub-analyzers it requires run implicitly and
@@ -49,14 +48,14 @@ func Configure(s settings.Settings) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
-	c := config.FromSettings(s)
+	c := settings.SnapshotOf(s)
 	set := []struct{ name, value string }{
-		{config.FlagLibraries, config.EncodeLibraries(c.Libraries)},
-		{config.FlagMethodCallFuncs, strings.Join(c.MethodCallFuncs, ",")},
-		{config.FlagTarget, c.Target},
-		{config.FlagRules, config.EncodeRules(c.Enabled)},
-		{config.FlagFixTags, fmt.Sprint(c.FixTags)},
-		{config.FlagFixLiterals, fmt.Sprint(c.FixLiterals)},
+		{settings.FlagLibraries, settings.EncodeLibraries(c.Libraries)},
+		{settings.FlagMethodCallFuncs, strings.Join(c.MethodCallFuncs, ",")},
+		{settings.FlagTarget, c.Target},
+		{settings.FlagRules, settings.EncodeRules(c.Enabled)},
+		{settings.FlagFixTags, fmt.Sprint(c.FixTags)},
+		{settings.FlagFixLiterals, fmt.Sprint(c.FixLiterals)},
 	}
 	for _, f := range set {
 		if err := Analyzer.Flags.Set(f.name, f.value); err != nil {
@@ -115,7 +114,7 @@ func SeverityOf(d analysis.Diagnostic) rules.Severity {
 }
 
 func run(pass *analysis.Pass) (any, error) {
-	cfg := config.Current()
+	cfg := settings.Current()
 	var all []finding.Finding
 	for _, a := range subAnalyzers {
 		if r, ok := pass.ResultOf[a].(finding.Source); ok && r != nil {
@@ -221,7 +220,7 @@ func run(pass *analysis.Pass) (any, error) {
 	return rep, nil
 }
 
-func fixOptedIn(cfg *config.Config, kind string) bool {
+func fixOptedIn(cfg *settings.Snapshot, kind string) bool {
 	switch kind {
 	case finding.FixTags:
 		return cfg.FixTags

@@ -9,10 +9,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -25,6 +23,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/legacy/face"
 	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
 	modernface "github.com/tasksbridge/tasksbridge/modern/face"
+	modernup "github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -39,7 +38,7 @@ func init() {
 		Name:      "serve",
 		Usage:     "serve MCP clients of either era (2025-11-25 legacy, 2026-07-28 modern) in front of a server of either era",
 		UsageText: "bridge serve --upstream URL [--listen 127.0.0.1:8080] [--data-dir ./tasksbridge-data] [--upstream-era auto|legacy|modern] [--metrics-listen ADDR]\n   bridge serve --upstream-command \"prog args\" [--stdio] [...]",
-		Description: "One endpoint, http://LISTEN/mcp, serves whichever era each client speaks in front of whichever era\n" +
+		Description: "One endpoint, http://LISTEN/mcp (https:// with --tls-cert), serves whichever era each client speaks in front of whichever era\n" +
 			"the upstream speaks. Each request's era is detected: initialize or a known legacy Mcp-Session-Id is\n" +
 			"legacy (2025-11-25); per-request _meta protocolVersion, server/discover or MCP-Protocol-Version\n" +
 			"2026-07-28 is modern (an unsupported version gets -32022 with the supported list). The upstream's era\n" +
@@ -53,24 +52,31 @@ func init() {
 			"   legacy client -> legacy upstream   passed through unchanged (sessions, SSE streams), metered\n" +
 			"   modern client -> modern upstream   passed through unchanged, metered\n\n" +
 			"Pass-through needs an HTTP upstream (--upstream URL); with --upstream-command only the two translated\n" +
-			"combinations are served. /healthz answers while the process is up, /readyz when the data directory is\n" +
-			"open and the upstream answers, /metrics has the Prometheus rollout metrics (docs/METRICS.md) unless\n" +
-			"--metrics-listen moves them to a listener of their own. With --stdio one client is served on\n" +
+			"combinations are served. /healthz answers while the process is up (?verbose: with the upstream's state),\n" +
+			"/readyz while this replica can serve: the data directory (or Redis) answers and it is not draining; an\n" +
+			"unreachable upstream is reported in its body and in tasksbridge_upstream_up, not as unreadiness (stored\n" +
+			"results and clear errors beat connection refused). /metrics has the Prometheus rollout metrics\n" +
+			"(docs/METRICS.md) unless --metrics-listen moves them to a listener of their own. With --stdio one client is served on\n" +
 			"stdin/stdout instead (logs go to stderr).\n\n" +
 			"Sessions and tasks are kept in --data-dir: after a restart (even kill -9) legacy clients continue with\n" +
 			"their Mcp-Session-Id and task ids. With --store redis://HOST:PORT/DB they are kept in Redis instead,\n" +
 			"shared by every bridge started with the same --store and --redis-prefix; those bridges also share\n" +
 			"each task's upstream reads (one bridge at a time holds a task's lease in Redis and reads it upstream,\n" +
 			"the others relay what it publishes). Tasks belong to the client's Authorization header (hashed) when\n" +
-			"it sends one, otherwise to its session. SIGINT or SIGTERM stops gracefully: no new requests, blocked\n" +
-			"waits are handed back (clients call tasks/result again), the store is closed.\n\n" +
+			"it sends one, otherwise to its session.\n\n" +
+			"SIGINT or SIGTERM stops gracefully: /readyz answers 503 at once and, for --shutdown-delay, the listener\n" +
+			"stays open and new requests get HTTP 503 with Retry-After and a JSON-RPC error while requests in flight\n" +
+			"and blocked waits go on; then blocked waits are handed back (clients call tasks/result again), requests\n" +
+			"in flight finish within --shutdown-timeout, the store is closed and one \"stopped\" line is logged. A\n" +
+			"second SIGINT or SIGTERM stops at once. SIGHUP reloads the configuration.\n\n" +
 			"Every flag can also be set from the environment variable shown with it.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "upstream", Usage: "the upstream server's Streamable HTTP endpoint URL", EnvVars: []string{"TASKSBRIDGE_UPSTREAM"}},
 			&cli.StringFlag{Name: "upstream-command", Usage: "run a stdio upstream server instead: \"prog args\" (quotes group words)", EnvVars: []string{"TASKSBRIDGE_UPSTREAM_COMMAND"}},
 			&cli.StringFlag{Name: "upstream-era", Value: "auto", Usage: "the upstream's era: auto (probe server/discover, fall back to initialize), legacy or modern (pinned, no probe)", EnvVars: []string{"TASKSBRIDGE_UPSTREAM_ERA"}},
+			&cli.DurationFlag{Name: "upstream-timeout", Value: modernup.DefaultTimeout, Usage: "longest a modern upstream may stay silent on one request (each progress notification restarts it); then the client gets a retryable error naming the upstream's slowness (0 or less: no bound)", EnvVars: []string{"TASKSBRIDGE_UPSTREAM_TIMEOUT"}},
 			&cli.StringFlag{Name: "listen", Value: serveListen, Usage: "address of the MCP endpoint (`HOST:PORT`)", EnvVars: []string{"TASKSBRIDGE_LISTEN"}},
-			&cli.StringFlag{Name: "metrics-listen", Usage: "serve /metrics on this address instead of the main listener (`HOST:PORT`)", EnvVars: []string{"TASKSBRIDGE_METRICS_LISTEN"}},
+			&cli.StringFlag{Name: "metrics-listen", Usage: "serve /metrics on this address instead of the main listener (`HOST:PORT`; plain http, also with --tls-cert: keep it on a private interface)", EnvVars: []string{"TASKSBRIDGE_METRICS_LISTEN"}},
 			&cli.StringFlag{Name: "data-dir", Value: serveDataDir, Usage: "directory of the durable session and task index", EnvVars: []string{"TASKSBRIDGE_DATA_DIR"}},
 			&cli.BoolFlag{Name: "stdio", Usage: "serve one client on stdin/stdout instead of HTTP", EnvVars: []string{"TASKSBRIDGE_STDIO"}},
 			&cli.StringSliceFlag{Name: "allowed-origin", Usage: "a browser Origin accepted besides loopback ones (`SCHEME://HOST[:PORT]`; repeatable or comma-separated; no \"*\"): other Origins get 403 on every path (M-43)", EnvVars: []string{"TASKSBRIDGE_ALLOWED_ORIGINS"}},
@@ -87,8 +93,8 @@ func init() {
 			&cli.StringFlag{Name: "log-format", Value: oplog.FormatText, Usage: "text or json (one JSON object per line)", EnvVars: []string{"TASKSBRIDGE_LOG_FORMAT"}},
 			&cli.BoolFlag{Name: "log-libraries", Usage: "also log the internals of the MCP SDK and the Badger store below error level (for debugging them; the store engine's warnings are always logged)", EnvVars: []string{"TASKSBRIDGE_LOG_LIBRARIES"}},
 			&cli.StringFlag{Name: "audit-log", Usage: "append an audit record (one JSON line: time, action, principal hash, session, task, outcome; never a credential) for each task creation, cancel, input answer, result delivery and task end to this file (`PATH`, created 0600)", EnvVars: []string{"TASKSBRIDGE_AUDIT_LOG"}},
-			&cli.DurationFlag{Name: "shutdown-timeout", Value: 10 * time.Second, Usage: "how long a graceful stop may take", EnvVars: []string{"TASKSBRIDGE_SHUTDOWN_TIMEOUT"}},
-		}, append(append(edgeFlags(), storeFlags(true)...), credentialKeyFlag)...),
+			&cli.DurationFlag{Name: "shutdown-timeout", Value: defaultShutdownTimeout, Usage: "after the shutdown delay, how long blocked waits and requests in flight have to finish before they are cut", EnvVars: []string{"TASKSBRIDGE_SHUTDOWN_TIMEOUT"}},
+		}, append(append(append(append(edgeFlags(), storeFlags(true)...), credentialKeyFlag), lifecycleFlags()...), tlsFlags()...)...),
 		Action: runServe,
 	})
 	startDemoBridge = func(c *cli.Context, upstreamURL, listen, dataDir string) (string, func() error, error) {
@@ -106,7 +112,7 @@ func init() {
 			_ = cleanup()
 			return "", nil, err
 		}
-		hs, err := serveHTTP(s, listen, "", 5*time.Second)
+		hs, err := serveHTTP(s, listen, "", listenOptions{ReadTimeout: defaultReadTimeout, IdleTimeout: defaultIdleTimeout, ShutdownTimeout: 5 * time.Second})
 		if err != nil {
 			_ = s.Close()
 			_ = cleanup()
@@ -153,6 +159,7 @@ func runServe(c *cli.Context) error {
 		Upstream:            up,
 		UpstreamCommand:     cmd,
 		UpstreamEra:         c.String("upstream-era"),
+		UpstreamTimeout:     c.Duration("upstream-timeout"),
 		DataDir:             c.String("data-dir"),
 		Logger:              logger,
 		AllowedOrigins:      c.StringSlice("allowed-origin"),
@@ -165,6 +172,11 @@ func runServe(c *cli.Context) error {
 		PublicURL:           c.String("public-url"),
 		NoForwardedHeaders:  c.Bool("no-forwarded-headers"),
 	}
+	tl, err := readTLSFlags(c, logger, &cfg)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer tl.Close()
 	ps, err := readPrincipalFlags(c)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -196,6 +208,9 @@ func runServe(c *cli.Context) error {
 	}
 	if cfg.KeepAlive <= 0 {
 		cfg.KeepAlive = -1
+	}
+	if cfg.UpstreamTimeout <= 0 {
+		cfg.UpstreamTimeout = -1 // no bound (zero would select the default)
 	}
 	if path := c.String("audit-log"); path != "" {
 		al, err := audit.Open(path)
@@ -246,9 +261,15 @@ func runServe(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	ctx, stopSignals := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-	defer stopSignals()
-	timeout := c.Duration("shutdown-timeout")
+	lo, err := listenOptionsOf(c)
+	if err != nil {
+		_ = s.Close()
+		return fmt.Errorf("serve: %w", err)
+	}
+	// SIGINT, SIGTERM: lifecycle.go (a second one stops at once).
+	ss := watchStopSignals(c.Context, logger)
+	defer ss.stop()
+	ctx, timeout := ss.ctx, lo.ShutdownTimeout
 	metricsListen := c.String("metrics-listen")
 
 	if c.Bool("stdio") {
@@ -263,6 +284,7 @@ func runServe(c *cli.Context) error {
 		}
 		logger.Info("serving one client on stdin/stdout", "upstream", upstreamName(up, cmd))
 		err := s.ServeStdio(ctx, c.App.Reader, c.App.Writer)
+		stopStart := time.Now()
 		sctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		_ = s.Shutdown(sctx)
@@ -272,13 +294,15 @@ func runServe(c *cli.Context) error {
 		if cerr := s.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
+		logger.Info("stopped", "took", time.Since(stopStart).Round(time.Millisecond).String(), "waits_handed_back", s.HandedBack())
 		if err != nil && !errors.Is(err, context.Canceled) {
 			return fmt.Errorf("serve: %w", err)
 		}
 		return nil
 	}
 
-	hs, err := serveHTTP(s, c.String("listen"), metricsListen, timeout)
+	lo.TLS = tl
+	hs, err := serveHTTP(s, c.String("listen"), metricsListen, lo)
 	if err != nil {
 		_ = s.Close()
 		return fmt.Errorf("serve: %w", err)
@@ -288,12 +312,7 @@ func runServe(c *cli.Context) error {
 		fmt.Fprintf(c.App.Writer, "metrics: %s\n", hs.metrics.url)
 	}
 	logger.Info("serving MCP clients", "version", version.Info().Version, "revision", version.Info().Revision, "endpoint", hs.url, "upstream", upstreamName(up, cmd), "upstream_era", cfg.UpstreamEra, "store", storeName(c))
-	<-ctx.Done()
-	logger.Info("stopping")
-	if err := hs.stop(); err != nil {
-		return fmt.Errorf("serve: stop: %w", err)
-	}
-	return nil
+	return awaitStop(ss, hs, logger, c.Duration("shutdown-delay"))
 }
 
 func upstreamName(url, cmd string) string {
@@ -317,7 +336,7 @@ func serveMetrics(s *server.Server, listen string) (*metricsServer, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", s.MetricsHandler())
-	ms := &metricsServer{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, url: "http://" + ln.Addr().String() + "/metrics", served: make(chan error, 1)}
+	ms := &metricsServer{srv: &http.Server{Handler: mux, ReadHeaderTimeout: headerTimeout, IdleTimeout: defaultIdleTimeout}, url: "http://" + ln.Addr().String() + "/metrics", served: make(chan error, 1)}
 	go func() { ms.served <- ms.srv.Serve(ln) }()
 	return ms, nil
 }
@@ -326,15 +345,27 @@ func serveMetrics(s *server.Server, listen string) (*metricsServer, error) {
 type httpServing struct {
 	url     string
 	metrics *metricsServer // nil: /metrics is on the main listener
-	stop    func() error
+	timeout time.Duration  // --shutdown-timeout
+	// drain stops gracefully (lifecycle.go gracefulStop): new requests get
+	// 503 for delay, then waits are handed back and requests in flight
+	// finish; hurry cuts both short.
+	drain func(delay time.Duration, hurry <-chan struct{}) (stopReport, error)
+	conns *connTracker
+	// tls is the listener's certificate (nil: plain http); SIGHUP calls
+	// ReloadTLS (tls.go).
+	tls *listenerTLS
 }
 
-// serveHTTP serves s on listen (and /metrics on metricsListen when set) and
-// returns the /mcp URL and a function that stops gracefully: the bridge
-// hands back blocked waits, closes its sessions and cuts passthrough
-// streams, the HTTP server stops accepting and finishes what is in flight,
-// then the bridge closes its store.
-func serveHTTP(s *server.Server, listen, metricsListen string, timeout time.Duration) (*httpServing, error) {
+// stop is drain without a shutdown delay.
+func (hs *httpServing) stop() error {
+	_, err := hs.drain(0, nil)
+	return err
+}
+
+// serveHTTP serves s on listen (and /metrics on metricsListen when set),
+// with the listener's timeouts of o (lifecycle.go newHTTPServer), and
+// returns the /mcp URL and the graceful stop.
+func serveHTTP(s *server.Server, listen, metricsListen string, o listenOptions) (*httpServing, error) {
 	var ms *metricsServer
 	if metricsListen != "" {
 		var err error
@@ -349,35 +380,12 @@ func serveHTTP(s *server.Server, listen, metricsListen string, timeout time.Dura
 		}
 		return nil, fmt.Errorf("listen: %w", err)
 	}
-	srv := &http.Server{Handler: s.Mux(ms == nil), ReadHeaderTimeout: 10 * time.Second}
+	srv, ct := newHTTPServer(s.Mux(ms == nil), o)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	stop := func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		var errs []error
-		if err := s.Shutdown(ctx); err != nil {
-			errs = append(errs, err)
-		}
-		if err := srv.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("http: %w", err))
-			_ = srv.Close()
-		}
-		if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			errs = append(errs, fmt.Errorf("http: %w", err))
-		}
-		if ms != nil {
-			if err := ms.srv.Shutdown(ctx); err != nil {
-				_ = ms.srv.Close()
-			}
-			if err := <-ms.served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-				errs = append(errs, fmt.Errorf("metrics http: %w", err))
-			}
-		}
-		if err := s.Close(); err != nil {
-			errs = append(errs, err)
-		}
-		return errors.Join(errs...)
+	scheme := o.TLS.configure(srv)
+	go func() { served <- serveOn(srv, ln) }()
+	drain := func(delay time.Duration, hurry <-chan struct{}) (stopReport, error) {
+		return gracefulStop(s, srv, served, ct, ms, delay, o.ShutdownTimeout, hurry)
 	}
-	return &httpServing{url: "http://" + ln.Addr().String() + "/mcp", metrics: ms, stop: stop}, nil
+	return &httpServing{url: scheme + "://" + ln.Addr().String() + "/mcp", metrics: ms, timeout: o.ShutdownTimeout, drain: drain, conns: ct, tls: o.TLS}, nil
 }

@@ -170,7 +170,9 @@ func TestServeHelp(t *testing.T) {
 		"TASKSBRIDGE_LISTEN", "TASKSBRIDGE_DATA_DIR", "/healthz", "/readyz", "127.0.0.1:8080", "./tasksbridge-data",
 		"--upstream-era", "TASKSBRIDGE_UPSTREAM_ERA", "--metrics-listen", "TASKSBRIDGE_METRICS_LISTEN", "/metrics",
 		"legacy client -> modern upstream", "modern client -> legacy upstream", "legacy client -> legacy upstream",
-		"modern client -> modern upstream", "-32022", "--session-cache", "TASKSBRIDGE_SESSION_CACHE"} {
+		"modern client -> modern upstream", "-32022", "--session-cache", "TASKSBRIDGE_SESSION_CACHE",
+		"--shutdown-delay", "TASKSBRIDGE_SHUTDOWN_DELAY", "--read-timeout", "TASKSBRIDGE_READ_TIMEOUT", "--idle-timeout",
+		"TASKSBRIDGE_IDLE_TIMEOUT", "not as unreadiness", "second SIGINT or SIGTERM stops at once"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help lacks %q:\n%s", want, out.String())
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/internal/version"
 	"github.com/tasksbridge/tasksbridge/migratecheck/driver"
+	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
 
 const infoURI = "https://github.com/tasksbridge/tasksbridge/blob/main/docs/rules/README.md"
@@ -129,10 +130,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	case listRules:
-		cfg, err := driver.LoadConfigFor(".", o.ConfigPath)
+		cfg, err := settings.LoadConfigFor(".", o.ConfigPath)
 		if err == nil {
-			var r *driver.Resolved
-			if r, err = driver.Resolve(cfg, o.Overrides); err == nil {
+			var r *settings.Resolved
+			if r, err = settings.Resolve(cfg, o.Overrides); err == nil {
 				err = driver.ListRules(stdout, r)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/migratecheck"
 	"github.com/tasksbridge/tasksbridge/migratecheck/driver"
+	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
 
 // vetMain runs the unitchecker protocol for go vet -vettool / go fix -fixtool.
@@ -22,11 +23,11 @@ import (
 func vetMain() {
 	log.SetFlags(0)
 	log.SetPrefix("migrate-check: ")
-	cfg, err := driver.LoadConfigFor(".", "")
+	cfg, err := settings.LoadConfigFor(".", "")
 	if err != nil {
 		log.Fatal(err)
 	}
-	r, err := driver.Resolve(cfg, driver.Overrides{})
+	r, err := settings.Resolve(cfg, settings.Overrides{})
 	if err != nil {
 		log.Fatal(err)
 	}

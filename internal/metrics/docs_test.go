@@ -45,7 +45,7 @@ var contract = []string{
 	"tasksbridge_task_result_wait_seconds", "tasksbridge_input_requests_total", "tasksbridge_upstream_requests_total",
 	"tasksbridge_upstream_request_duration_seconds", "tasksbridge_upstream_polls_total",
 	"tasksbridge_store_operations_total", "tasksbridge_store_operation_duration_seconds",
-	"tasksbridge_upstream_outbox_pending", "tasksbridge_upstream_outbox_retries_total",
+	"tasksbridge_upstream_outbox_pending", "tasksbridge_upstream_outbox_retries_total", "tasksbridge_upstream_up",
 }
 
 func TestContractMetricsRegistered(t *testing.T) {

@@ -69,6 +69,7 @@ type Metrics struct {
 	outboxRetries    *prometheus.CounterVec
 	storeOps         *prometheus.CounterVec
 	storeDuration    prometheus.Histogram
+	upstreamUp       *prometheus.GaugeVec // no labels: absent until the upstream was first tried
 }
 
 // New builds a Metrics with every collector registered once on a fresh
@@ -133,6 +134,8 @@ func New(o Options) *Metrics {
 		storeOps: counter("store_operations_total", "Session/task store operations, by operation and outcome.", "op", "outcome"),
 		storeDuration: histogram("store_operation_duration_seconds",
 			"Duration of session/task store operations.", StoreBuckets),
+		upstreamUp: gauge("upstream_up",
+			"1 while the upstream answers (a refusal of credentials is an answer), 0 while it cannot be reached; absent until it was first tried. Not a readiness input: /readyz stays 200 while the upstream is down."),
 	}
 	cc := &clientsCollector{
 		t: m.clients,
@@ -148,7 +151,7 @@ func New(o Options) *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.legacyCalls, m.clientRequests, m.sessionsActive, m.refused, m.tasksActive, m.tasksCreated,
 		m.resultWait, m.inputRequests, m.upstreamRequests, m.upstreamDuration, m.upstreamPolls,
-		m.outboxPending, m.outboxRetries, m.storeOps, m.storeDuration, cc,
+		m.outboxPending, m.outboxRetries, m.storeOps, m.storeDuration, m.upstreamUp, cc,
 	)
 	m.reg.MustRegister(newBuildInfo())
 	// Known gauge series start at 0 so dashboards show a line, not a gap.

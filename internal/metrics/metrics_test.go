@@ -98,6 +98,7 @@ func script(t *testing.T) (*Metrics, *fakeClock) {
 	m.UpstreamRequest("tasks/get", rpc.Errorf(rpc.CodeInvalidParams, "no such task"), time.Millisecond)
 	m.UpstreamPoll()
 	m.UpstreamPoll()
+	m.UpstreamUp(true)
 
 	if err := m.StoreOp("CreateTask", func() error { return nil }); err != nil {
 		t.Fatal(err)

@@ -200,3 +200,12 @@ func TestBadgerInternalsKeptOutAtDebug(t *testing.T) {
 		}
 	}
 }
+
+// No refusal line sends the operator looking for lines that may not exist.
+func TestRefusalTextsStandAlone(t *testing.T) {
+	for outcome, rt := range refusalText {
+		if strings.Contains(rt.text, "warning") {
+			t.Errorf("%s: %q refers to warnings", outcome, rt.text)
+		}
+	}
+}

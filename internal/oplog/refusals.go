@@ -23,7 +23,7 @@ var refusalText = map[string]struct {
 	metrics.OutcomeMissingCapability:   {"a client capability the request needs was not declared (-32021)", false},
 	metrics.OutcomeUnsupportedVersion:  {"unsupported protocol version (-32022)", false},
 	metrics.OutcomeError:               {"refused with another JSON-RPC error", false},
-	metrics.OutcomeInternal:            {"internal error (-32603): see the bridge's warnings around it", true},
+	metrics.OutcomeInternal:            {"internal error (-32603): the bridge, its task store or the upstream could not complete the request; the error the client got says which", true},
 	metrics.OutcomeUpstreamUnavailable: {"the upstream could not be reached", true},
 	metrics.OutcomeUnauthorized:        {"the upstream refused the client's credentials (HTTP 401/403, relayed with its challenge): the client must sign in or ask for the scope", false},
 }

@@ -46,12 +46,15 @@ type Config struct {
 	// A holder keeps the lease until the delivery ends, and loses it when it
 	// dies and stops renewing. Nil: every attempt is made.
 	Leases coord.Leases
-	// LeaseTTL is how long a lease lasts without renewal (each attempt
-	// renews it). Default: twice Max, so a live holder never loses it
-	// between two attempts.
+	// LeaseTTL is how long a lease lasts without renewal; its holder
+	// renews it every third of that while the delivery runs. Default
+	// DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	// Replica names this process in lease holders (operator views).
 	Replica string
+	// SentTTL is how long the sent marker of an at-most-once delivery
+	// (DeliverOnce) lasts. Default DefaultSentTTL.
+	SentTTL time.Duration
 }
 
 // Send makes one attempt. done is true when nothing is owed any more (the
@@ -84,7 +87,10 @@ func New(cfg Config) *Outbox {
 		cfg.Wait = timerWait
 	}
 	if cfg.LeaseTTL <= 0 {
-		cfg.LeaseTTL = 2 * cfg.Max
+		cfg.LeaseTTL = DefaultLeaseTTL
+	}
+	if cfg.SentTTL <= 0 {
+		cfg.SentTTL = DefaultSentTTL
 	}
 	o := &Outbox{cfg: cfg, active: map[string]bool{}}
 	o.ctx, o.cancel = context.WithCancel(context.Background())
@@ -157,34 +163,20 @@ func (o *Outbox) deliver(key, kind string, send Send, inline bool) bool {
 }
 
 // leased wraps send so that an attempt is made only while this replica
-// holds key's lease (renewed by every attempt); release gives it up.
+// holds key's lease (kept renewed while the delivery runs); release gives
+// it up.
 func (o *Outbox) leased(key string, send Send) (Send, func()) {
-	name, token := "outbox:"+key, coord.NewToken(o.cfg.Replica)
-	held := false
+	l := o.newLease("outbox:" + key)
 	return func(ctx context.Context) (bool, error) {
-			var ok bool
-			var err error
-			if held {
-				ok, err = o.cfg.Leases.Renew(ctx, name, token, o.cfg.LeaseTTL)
-			}
-			if !ok && err == nil {
-				ok, err = o.cfg.Leases.Acquire(ctx, name, token, o.cfg.LeaseTTL)
-			}
-			// An unreachable coordinator does not hold the delivery back:
-			// a duplicate is harmless (the upstream ignores a second
-			// cancel), a missing one is not.
-			held = ok
-			if !ok && err == nil {
-				return false, errHeldElsewhere
-			}
-			return send(ctx)
-		}, func() {
-			if held {
-				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-				defer cancel()
-				_ = o.cfg.Leases.Release(ctx, name, token)
-			}
+		ok, err := l.take(ctx)
+		// An unreachable coordinator does not hold the delivery back: a
+		// duplicate is harmless (the upstream ignores a second cancel), a
+		// missing one is not.
+		if !ok && err == nil {
+			return false, errHeldElsewhere
 		}
+		return send(ctx)
+	}, l.release
 }
 
 // errHeldElsewhere: another replica holds the delivery's lease.

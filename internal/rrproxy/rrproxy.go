@@ -14,6 +14,7 @@ package rrproxy
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -41,7 +42,13 @@ type Proxy struct {
 	mu      sync.Mutex
 	counts  []int // attempts per backend
 	retries int   // attempts after a refused connection
+	// flights are the requests in flight per backend, until their response
+	// body is closed (Cut ends them).
+	flights []map[*flight]struct{}
 }
+
+// flight is one forwarded request; cancel ends it.
+type flight struct{ cancel context.CancelFunc }
 
 // New returns a proxy over backends (base URLs such as http://127.0.0.1:8080;
 // the request's path is appended).
@@ -49,7 +56,10 @@ func New(backends []*url.URL) (*Proxy, error) {
 	if len(backends) == 0 {
 		return nil, errors.New("rrproxy: no backends")
 	}
-	p := &Proxy{backends: backends, counts: make([]int, len(backends))}
+	p := &Proxy{backends: backends, counts: make([]int, len(backends)), flights: make([]map[*flight]struct{}, len(backends))}
+	for i := range p.flights {
+		p.flights[i] = map[*flight]struct{}{}
+	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:       func(*httputil.ProxyRequest) {}, // the transport picks the backend
 		Transport:     &rotator{p: p, base: http.DefaultTransport},
@@ -75,6 +85,23 @@ func (p *Proxy) Counts() (perBackend []int, retries int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]int(nil), p.counts...), p.retries
+}
+
+// Cut ends every request in flight to backend i, responses streaming back
+// included, and reports how many it ended: their clients see the
+// connection cut (the proxy aborts the response, never ends it cleanly),
+// as a load balancer that notices a dead backend closes its streams.
+// Callers use it when they kill the backend, so that the client sees the
+// cut at once whatever the kernel does with the dead process's sockets.
+func (p *Proxy) Cut(i int) int {
+	p.mu.Lock()
+	fs := p.flights[i]
+	p.flights[i] = map[*flight]struct{}{}
+	p.mu.Unlock()
+	for f := range fs {
+		f.cancel()
+	}
+	return len(fs)
 }
 
 // ServeHTTP forwards r to the next backend.
@@ -106,7 +133,9 @@ func (t *rotator) RoundTrip(r *http.Request) (*http.Response, error) {
 	for range len(t.p.backends) {
 		i := int((t.p.next.Add(1) - 1) % uint64(len(t.p.backends)))
 		b := t.p.backends[i]
-		out := r.Clone(r.Context())
+		ctx, cancel := context.WithCancel(r.Context())
+		f := &flight{cancel: cancel}
+		out := r.Clone(ctx)
 		out.URL.Scheme, out.URL.Host = b.Scheme, b.Host
 		out.Host = b.Host
 		if r.GetBody != nil {
@@ -117,6 +146,7 @@ func (t *rotator) RoundTrip(r *http.Request) (*http.Response, error) {
 			out.Body = body
 		}
 		t.p.mu.Lock()
+		t.p.flights[i][f] = struct{}{}
 		t.p.counts[i]++
 		if lastErr != nil {
 			t.p.retries++
@@ -126,12 +156,38 @@ func (t *rotator) RoundTrip(r *http.Request) (*http.Response, error) {
 			(*f)(i, out)
 		}
 		resp, err := t.base.RoundTrip(out)
-		if err == nil || !refused(err) {
+		if err == nil {
+			resp.Body = &flightBody{ReadCloser: resp.Body, done: func() { t.p.land(i, f) }}
+			return resp, nil
+		}
+		t.p.land(i, f)
+		if !refused(err) {
 			return resp, err
 		}
 		lastErr = err
 	}
 	return nil, lastErr
+}
+
+// land forgets flight f to backend i and releases its context.
+func (p *Proxy) land(i int, f *flight) {
+	p.mu.Lock()
+	delete(p.flights[i], f)
+	p.mu.Unlock()
+	f.cancel()
+}
+
+// flightBody calls done once when the response body is closed.
+type flightBody struct {
+	io.ReadCloser
+	once sync.Once
+	done func()
+}
+
+func (b *flightBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.done)
+	return err
 }
 
 // refused reports a connect error: nothing was sent, so another backend may

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sync/atomic"
 
@@ -79,10 +80,16 @@ type readyWith string
 func (n readyWith) Error() string { return string(n) }
 
 // tlsError is the meter's code bucket of a failed TLS handshake with the
-// upstream (metrics.CodeTLS): still a failure to reach it.
-type tlsError struct{}
+// upstream (metrics.CodeTLS): still a failure to reach it. Its text is the
+// cause in plain words (upstreamtls.go), for the reachability log.
+type tlsError struct{ cause string }
 
-func (tlsError) Error() string    { return "upstream TLS handshake failed" }
+func (e tlsError) Error() string {
+	if e.cause != "" {
+		return e.cause
+	}
+	return "upstream TLS handshake failed"
+}
 func (tlsError) Temporary() bool  { return true }
 func (tlsError) TLSFailure() bool { return true }
 
@@ -90,6 +97,10 @@ func (tlsError) TLSFailure() bool { return true }
 // failed before any HTTP answer.
 func transportFailure(err error) error {
 	if metrics.IsTLSFailure(err) {
+		var te *UpstreamTLSError
+		if errors.As(err, &te) {
+			return tlsError{cause: te.Cause}
+		}
 		return tlsError{}
 	}
 	return transportError{}

@@ -93,6 +93,9 @@ type wireMsg struct {
 	hasResult bool // a non-null result
 	ErrorCode int64
 	hasError  bool // a non-null error
+	// taskCancelled: the error is "Task was cancelled" (L-41), the
+	// expected answer to tasks/result of a cancelled task, not a failure.
+	taskCancelled bool
 }
 
 type implView struct {
@@ -177,8 +180,11 @@ func (m *wireMsg) read(obj []byte, raw *rawMembers) bool {
 			m.hasError = d.object(v)
 			if m.hasError {
 				for ek, ev := range rawjson.All(v) {
-					if string(rawjson.KeyBytes(ek)) == "code" {
+					switch string(rawjson.KeyBytes(ek)) {
+					case "code":
 						m.ErrorCode = d.int(ev)
+					case "message":
+						m.taskCancelled = bytes.HasPrefix(ev, []byte(`"Task was cancelled`))
 					}
 				}
 			}

@@ -52,6 +52,11 @@ type wireMeter struct {
 	storedSession func(ctx context.Context, sc sessionmap.Scope) (implView, bool)
 	// refusals logs refused and failed requests for operators (nil: none).
 	refusals *oplog.Refusals
+	// stopping is set by Server.Shutdown: the -32603 answers from then on
+	// are the hand-back of blocked waits ("call again"), counted in
+	// handedBack for the stop report instead of logged as failures.
+	stopping   atomic.Bool
+	handedBack atomic.Int64
 }
 
 func newWireMeter(m *metrics.Metrics, store *meteredStore) *wireMeter {
@@ -228,6 +233,10 @@ func (ex *exchange) observe(msg *wireMsg) {
 func (ex *exchange) answer(msg *wireMsg) {
 	outcome := metrics.OutcomeOK
 	switch {
+	case msg.hasError && msg.taskCancelled && msg.ErrorCode == rpc.CodeInternalError:
+		// tasks/result of a task that was cancelled (L-41): what the
+		// client asked for, not a failure of the bridge or the upstream.
+		outcome = metrics.OutcomeCancelled
 	case msg.hasError:
 		outcome = metrics.OutcomeOf(&rpc.Error{Code: msg.ErrorCode})
 	case msg.hasResult && msg.Result.IsError:
@@ -339,7 +348,11 @@ func (ex *exchange) finish(status int, overflow, cancelled bool) {
 		ClientEra: ex.clientEra, UpstreamEra: ex.upstreamEra, Method: ex.method, Outcome: outcome,
 		ClientName: ex.client.Name, ClientVersion: ex.client.Version, Legacy: ex.legacyCall,
 	})
-	ex.mt.refusals.Observe(ex.clientEra, ex.method, outcome, ex.client.Name)
+	if outcome == metrics.OutcomeInternal && ex.mt.stopping.Load() {
+		ex.mt.handedBack.Add(1)
+	} else {
+		ex.mt.refusals.Observe(ex.clientEra, ex.method, outcome, ex.client.Name)
+	}
 	switch {
 	case ex.clientEra == metrics.EraLegacy && ex.method == legacy.MethodTasksResult:
 		m.ObserveResultWait(time.Since(ex.start))

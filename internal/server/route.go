@@ -87,8 +87,7 @@ func (s *Server) storedSession(r *http.Request, sid, principal string) (implView
 // paths, metering it on the way.
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if s.draining.Load() {
-		w.Header().Set("Retry-After", "1")
-		http.Error(w, "Service Unavailable: the bridge is shutting down", http.StatusServiceUnavailable)
+		s.refuseDraining(w, r) // drain.go
 		return
 	}
 	// One allocation carries the edge's request to every path: the

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -117,6 +118,10 @@ type Config struct {
 	AuthServerProxy http.Handler
 	// MaxBodyBytes bounds a request body (413 above it; default 4 MiB).
 	MaxBodyBytes int64
+	// UpstreamTimeout bounds a modern upstream's silence on one request
+	// (modern/upstream.Client.Timeout: zero selects its DefaultTimeout,
+	// negative means no bound).
+	UpstreamTimeout time.Duration
 	// KeepAlive, SessionIdleTimeout and StatusNotifications configure the
 	// legacy face (legacy/face.Config; zero: its defaults).
 	KeepAlive           time.Duration
@@ -127,6 +132,10 @@ type Config struct {
 	// a clone of http.DefaultTransport with a connection pool sized for the
 	// bridge's concurrency, see upstreamTransport).
 	Transport http.RoundTripper
+	// UpstreamTLS is the tls.Config towards an https upstream (the CA, the
+	// client certificate, the server name: tlsconf.UpstreamConfig). Nil:
+	// the system's roots, TLS 1.2 at least. Ignored with Transport.
+	UpstreamTLS *tls.Config
 
 	// CredentialKey seals the clients' upstream credentials the store keeps
 	// (internal/credseal.Load: --credential-key-file or
@@ -184,7 +193,7 @@ type Server struct {
 	readyAt    time.Time
 	readyErr   error  // the last check's failure
 	readyFails int    // consecutive failed checks
-	readyNote  string // the last good check's remark (readyWith), "" for none
+	readyNote  string // the last check's view of the upstream (checkUpstream), "" before the first
 	// readyCheck and readyReuse (after a good, a failed check) are
 	// checkReady, readyCache and readyRetry; tests replace them.
 	readyCheck func(context.Context) error
@@ -286,7 +295,7 @@ func New(cfg Config) (*Server, error) {
 	s.creds = newKeeper(cfg, st, s.target, cfg.Logger)
 
 	// Upstream clients, all metered.
-	base := upstreamTransport(cfg.Transport)
+	base := upstreamTransport(cfg.Transport, cfg.UpstreamTLS, cfg.Logger)
 	// forwardTransport: the translated paths' upstream requests carry the
 	// client's trace and X-Forwarded-* headers (edge.Request.ForwardHeader).
 	hc := &http.Client{Transport: forwardTransport{next: &meterTransport{next: base, u: s.upMeter}}}
@@ -309,6 +318,7 @@ func New(cfg Config) (*Server, error) {
 	newCmd := func() *exec.Cmd { return exec.Command(argv[0], argv[1:]...) }
 	if s.url != nil {
 		s.modernUp = modernup.NewHTTP(cfg.Upstream, hc)
+		s.modernUp.Timeout = cfg.UpstreamTimeout
 		// The store shares each principal's upstream session with every bridge
 		// process on the same store (and with this one after a restart).
 		// The client's token goes to the one server it was issued for, at
@@ -318,6 +328,7 @@ func New(cfg Config) (*Server, error) {
 			ForwardAuthorization: true, Credentials: s.creds})
 	} else {
 		s.modernUp = modernup.NewCommand(s.target, newCmd)
+		s.modernUp.Timeout = cfg.UpstreamTimeout
 		dial := s.modernUp.Dial
 		s.modernUp.Dial = func(ctx context.Context) (mcp.Connection, error) {
 			c, err := dial(ctx)
@@ -503,13 +514,34 @@ func (s *Server) Mux(withMetrics bool) *http.ServeMux {
 	return mux
 }
 
-// Shutdown starts a graceful stop: new requests get 503, the legacy face
-// hands back blocked waits and closes its sessions, the modern face ends its
-// listens, passthrough streams (GET, subscriptions/listen) are cut so that
+// Drain is the first step of a graceful stop: /readyz fails at once (503
+// "draining", so load balancers take this replica out of rotation) and every
+// new /mcp request gets HTTP 503 with Retry-After and a JSON-RPC error that
+// tells the client to send it again (another replica, or this one after its
+// restart, answers it), while the listener stays open: a client that has not
+// seen the readiness change yet gets an answer it can act on, not a refused
+// connection. Requests already in flight, blocked waits among them, go on.
+// Call Shutdown after the shutdown delay.
+func (s *Server) Drain() { s.draining.Store(true) }
+
+// Draining reports whether Drain (or Shutdown, Close) has been called.
+func (s *Server) Draining() bool { return s.draining.Load() }
+
+// HandedBack is the number of client requests Shutdown handed back (blocked
+// waits answered with "call again"), for the stop report.
+func (s *Server) HandedBack() int64 { return s.meter.handedBack.Load() }
+
+// Shutdown starts a graceful stop: new requests get 503 (Drain), the legacy
+// face hands back blocked waits and closes its sessions, the modern face ends
+// its listens, passthrough streams (GET, subscriptions/listen) are cut so that
 // an http.Server.Shutdown can finish. Requests in flight continue; call the
 // HTTP server's Shutdown next, then Close.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.draining.Store(true)
+	// The waits handed back from here on are answered with a -32603 the
+	// client acts on (call again); they are part of a normal stop, not
+	// failures to warn about (observe.go).
+	s.meter.stopping.Store(true)
 	s.cancelStream()
 	var errs []error
 	if s.legacy != nil {
@@ -532,6 +564,7 @@ func (s *Server) closeModernFace() {
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.draining.Store(true)
+		s.meter.stopping.Store(true)
 		s.cancelStream()
 		s.cancelHard()
 		var errs []error
@@ -562,27 +595,51 @@ func (s *Server) Close() error {
 	return s.closeErr
 }
 
-// Healthz answers 200 while the process is up.
+// Healthz answers 200 while the process is up: liveness, never the
+// upstream's or the store's state (a restart would not fix either). With
+// ?verbose it adds, in plain text, the readiness verdict and what the last
+// readiness check saw of the upstream (the same cached check as /readyz, so
+// probing it costs the upstream nothing more).
 func (s *Server) Healthz() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = w.Write([]byte("ok\n"))
+		if !r.URL.Query().Has("verbose") {
+			_, _ = w.Write([]byte("ok\n"))
+			return
+		}
+		err := s.ready(r.Context())
+		verdict := "ready"
+		if err != nil {
+			verdict = "not ready: " + err.Error()
+		}
+		fmt.Fprintf(w, "ok\n%s\nupstream: %s\n", verdict, s.upstreamState())
 	})
 }
 
-// Readiness: one failed check does not take the bridge out of rotation; it
+// Readiness means "this replica can serve": its store answers and it is not
+// draining. The upstream's state is reported (in /readyz's body, in
+// tasksbridge_upstream_up, in /healthz?verbose) but does not make the
+// bridge unready: every replica shares the one upstream, so an upstream
+// outage would take all of them out of rotation together, and clients would
+// get connection refused where the bridge answers with what its store holds
+// (tasks/get, tasks/list, finished results) and a clear JSON-RPC error for
+// what needs the upstream. Stored results and clear errors beat connection
+// refused.
+//
+// One failed store check does not take the bridge out of rotation; it
 // becomes not ready after readyFailures consecutive failed checks and ready
 // again after the first good one. A verdict is reused for readyCache (a
 // failed check for readyRetry), so /readyz polled by many probers costs the
-// upstream at most one discover per interval.
+// store and the upstream at most one check per interval.
 const (
 	readyCache    = 2 * time.Second
 	readyRetry    = 500 * time.Millisecond
 	readyFailures = 3
 )
 
-// Readyz answers 200 when the store is open, the upstream's era is known
-// and (HTTP upstream) the upstream answers; else 503 with the reason.
+// Readyz answers 200 when the store answers and the bridge is not draining,
+// with the upstream's state in the body (reachable with its era, requires
+// authorization, or unreachable and why); else 503 with the reason.
 func (s *Server) Readyz() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		err := s.ready(r.Context())
@@ -590,22 +647,32 @@ func (s *Server) Readyz() http.Handler {
 		if err != nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprintf(w, "not ready: %v\n", err)
+			if !s.draining.Load() {
+				fmt.Fprintf(w, "upstream: %s\n", s.upstreamState())
+			}
 			return
 		}
-		s.readyMu.Lock()
-		note := s.readyNote
-		s.readyMu.Unlock()
-		if note != "" {
-			fmt.Fprintf(w, "ready: %s\n", note)
-			return
-		}
-		_, _ = w.Write([]byte("ready\n"))
+		fmt.Fprintf(w, "ready\nupstream: %s\n", s.upstreamState())
 	})
 }
 
+// upstreamState is the last readiness check's view of the upstream ("not
+// checked yet" before the first).
+func (s *Server) upstreamState() string {
+	s.readyMu.Lock()
+	defer s.readyMu.Unlock()
+	if s.readyNote == "" {
+		return "not checked yet"
+	}
+	return s.readyNote
+}
+
+// errDraining is /readyz's answer once Drain was called.
+var errDraining = errors.New("draining: this replica is shutting down")
+
 func (s *Server) ready(ctx context.Context) error {
 	if s.draining.Load() {
-		return errors.New("shutting down")
+		return errDraining
 	}
 	s.readyMu.Lock()
 	defer s.readyMu.Unlock()
@@ -616,7 +683,6 @@ func (s *Server) ready(ctx context.Context) error {
 	if s.readyAt.IsZero() || time.Since(s.readyAt) >= reuse {
 		err := s.readyCheck(ctx)
 		s.readyAt = time.Now()
-		s.readyNote = ""
 		var note readyWith
 		if errors.As(err, &note) {
 			s.readyNote, err = string(note), nil
@@ -624,14 +690,14 @@ func (s *Server) ready(ctx context.Context) error {
 		switch {
 		case err == nil:
 			if s.readyFails >= readyFailures {
-				s.log.Info("ready again", "upstream", s.target)
+				s.log.Info("ready again: the store answers")
 			}
 			s.readyFails, s.readyErr = 0, nil
 		default:
 			s.readyFails++
 			s.readyErr = err
 			if s.readyFails == readyFailures {
-				s.log.Warn("not ready", "upstream", s.target, "failed_checks", s.readyFails, "err", err)
+				s.log.Warn("not ready: the store does not answer; /readyz answers 503 until it does", "failed_checks", s.readyFails, "err", err)
 			}
 		}
 	}
@@ -641,32 +707,42 @@ func (s *Server) ready(ctx context.Context) error {
 	return nil
 }
 
+// checkReady checks the store (an error: not ready) and then the upstream
+// (never an error: its state is the readyWith note, see Readiness above).
+// Called with readyMu held; ready's cache bounds how often it runs.
 func (s *Server) checkReady(ctx context.Context) error {
 	if _, err := s.store.GetSession(ctx, sessionmap.Scope{Session: "readyz-probe"}); err != nil && !errors.Is(err, sessionmap.ErrNotFound) {
+		s.readyNote = "not checked (the store check failed first)"
 		return fmt.Errorf("store: %w", err)
 	}
+	return readyWith(s.checkUpstream(ctx))
+}
+
+// checkUpstream describes the upstream for /readyz: reachable (with its
+// era), requires authorization, or unreachable and why. Its requests go
+// through the metered client, so they also set tasksbridge_upstream_up.
+func (s *Server) checkUpstream(ctx context.Context) string {
 	ctx, cancel := context.WithTimeout(context.WithValue(ctx, ctxNoEraFeedback, true), 5*time.Second)
 	defer cancel()
 	era, err := s.upstreamEra(ctx, "")
 	switch {
 	case err != nil && probeRefused(err):
-		// It answered: a bridge in front of an upstream that requires
-		// authorization is ready; its clients bring the credentials.
-		return readyWith("upstream reachable, requires authorization (its era is decided by the first authorized request)")
+		// It answered: its clients bring the credentials.
+		return "reachable, requires authorization (its era is decided by the first authorized request)"
 	case err != nil:
-		return fmt.Errorf("upstream %s: era unknown: %v", s.target, err)
+		return fmt.Sprintf("unreachable: %s: era unknown: %v (requests that need it get a JSON-RPC error; stored tasks are still served)", s.target, err)
 	}
 	if s.url == nil {
-		return nil // a stdio upstream is started on demand
+		return fmt.Sprintf("a command, started on demand (era %s)", era)
 	}
 	// Any answer means the upstream is reachable (a legacy server refuses a
-	// discover); only a transport failure is "not ready".
+	// discover); only a transport failure means unreachable.
 	_, err = s.modernUp.Call(ctx, modern.MethodDiscover, nil, modernup.CallOptions{})
 	switch {
 	case err != nil && modernup.Retryable(err):
-		return fmt.Errorf("upstream %s (%s): unreachable: %v", s.target, era, err)
+		return fmt.Sprintf("unreachable: %s (era %s): %v (requests that need it get a JSON-RPC error; stored tasks are still served)", s.target, era, err)
 	case err != nil && probeRefused(err):
-		return readyWith("upstream reachable, requires authorization")
+		return fmt.Sprintf("reachable, requires authorization (era %s)", era)
 	}
-	return nil
+	return fmt.Sprintf("reachable (era %s)", era)
 }

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"crypto/tls"
+	"log/slog"
 	"net/http"
 	"time"
 )
@@ -27,18 +29,24 @@ const (
 
 // upstreamTransport returns the base RoundTripper of every HTTP upstream
 // client: configured (tests, embedding: used as given) or a clone of
-// http.DefaultTransport with the pool sized as above.
-func upstreamTransport(configured http.RoundTripper) http.RoundTripper {
+// http.DefaultTransport with the pool sized as above and tlsConf (nil: Go's
+// defaults, TLS 1.2 at least) for an https upstream (upstreamtls.go). Either
+// way TLS failures are named in the log and hidden from clients (tlsGuard).
+func upstreamTransport(configured http.RoundTripper, tlsConf *tls.Config, log *slog.Logger) http.RoundTripper {
+	g := &tlsGuard{next: configured, log: log}
 	if configured != nil {
-		return configured
+		return g
 	}
 	dt, ok := http.DefaultTransport.(*http.Transport)
 	if !ok {
-		return http.DefaultTransport
+		g.next = http.DefaultTransport
+		return g
 	}
 	t := dt.Clone()
 	t.MaxIdleConns = upstreamMaxIdleConns
 	t.MaxIdleConnsPerHost = upstreamMaxIdleConns
 	t.IdleConnTimeout = upstreamIdleConnTimeout
-	return t
+	t.TLSClientConfig = upstreamTLSConfig(tlsConf)
+	g.next = t
+	return g
 }

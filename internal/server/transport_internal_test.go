@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"net/http"
 	"testing"
 
@@ -20,9 +21,16 @@ func TestUpstreamTransportPool(t *testing.T) {
 	if !ok {
 		t.Fatalf("proxy transport is %T, want the upstream meter", s.proxy.Transport)
 	}
-	tr, ok := mt.next.(*http.Transport)
+	g, ok := mt.next.(*tlsGuard)
 	if !ok {
-		t.Fatalf("upstream base transport is %T, want *http.Transport", mt.next)
+		t.Fatalf("upstream base transport is %T, want the TLS guard", mt.next)
+	}
+	tr, ok := g.next.(*http.Transport)
+	if !ok {
+		t.Fatalf("upstream base transport is %T, want *http.Transport", g.next)
+	}
+	if tr.TLSClientConfig == nil || tr.TLSClientConfig.MinVersion != tls.VersionTLS12 {
+		t.Errorf("upstream TLS config %+v, want TLS 1.2 at least", tr.TLSClientConfig)
 	}
 	if tr == http.DefaultTransport {
 		t.Fatal("the upstream transport is http.DefaultTransport itself, not a private clone")
@@ -44,7 +52,7 @@ func TestUpstreamTransportPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	if got := s2.proxy.Transport.(*meterTransport).next; got != own {
+	if got := s2.proxy.Transport.(*meterTransport).next.(*tlsGuard).next; got != own {
 		t.Fatalf("configured transport replaced by %T", got)
 	}
 }

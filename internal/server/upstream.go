@@ -83,6 +83,16 @@ type upstreamMeter struct {
 func (u *upstreamMeter) record(method string, passthrough bool, err error, d time.Duration) {
 	u.m.UpstreamRequest(method, err, d)
 	u.health.Observe(method, err)
+	// tasksbridge_upstream_up, by the rule UpstreamHealth logs by: a
+	// transport failure, timeout or TLS failure is down; any answer (a
+	// credentials refusal too) is up; a cancelled request says nothing.
+	switch metrics.CodeBucket(err) {
+	case metrics.CodeCancelled:
+	case metrics.CodeTransport, metrics.CodeTimeout, metrics.CodeTLS:
+		u.m.UpstreamUp(false)
+	default:
+		u.m.UpstreamUp(true)
+	}
 	if method == modern.MethodTasksGet && !passthrough {
 		u.m.UpstreamPoll()
 	}

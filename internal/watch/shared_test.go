@@ -339,3 +339,40 @@ func testLogger(name string) *slog.Logger {
 	}
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("replica", name)
 }
+
+// With the default lease, a replica with waiters holds a dead holder's
+// lease at most 1 s after the death (its expiry plus one attempt of the
+// follower), so a waiter whose replica died is answered within 1 s of the
+// task's end. The old 6 s default bounded it at 8 s.
+func TestDefaultLeaseHandsOverWithinOneSecond(t *testing.T) {
+	cfg := Config{}
+	cfg.defaults()
+	if b := handoverBound(cfg); b > time.Second {
+		t.Fatalf("default lease %v: a dead holder's waiters may wait %v for the takeover, want ≤ 1s", cfg.LeaseTTL, b)
+	}
+}
+
+// The holder dies under the default lease (real Redis): the other
+// replica's waiter gets the terminal state; how long it took is logged
+// (not asserted: the machine may be loaded).
+func TestSharedTakeoverWithDefaultLease(t *testing.T) {
+	newCoord := redisCoords(t)
+	src := newFakeSource()
+	src.set(task("T", modern.StatusWorking, 100))
+	ca := &crashable{Coordinator: newCoord()}
+	cb := newCoord()
+	a := newReplica(t, "A", ca, src, nil, nil)
+	b := newReplica(t, "B", cb, src, nil, nil)
+	sa, sb := holdAndFollow(t, a, b, cb, key("T"))
+	defer sa.Close()
+	defer sb.Close()
+	ca.dead.Store(true)
+	crashed := time.Now()
+	a.Close()
+	src.set(task("T", modern.StatusCompleted, 100))
+	snap := until(t, sb, terminal)
+	t.Logf("holder died → terminal state on the other replica: %v (default lease %v)", time.Since(crashed).Round(time.Millisecond), DefaultLeaseTTL)
+	if snap.Task == nil || snap.Task.Status != modern.StatusCompleted {
+		t.Fatalf("B's terminal snapshot = %+v", snap.Task)
+	}
+}

@@ -149,7 +149,7 @@ type Config struct {
 	Coord coord.Coordinator
 	// LeaseTTL is the lease period: a holder renews its lease every third
 	// of it, and a replica with subscribers takes over a lease whose holder
-	// died within two periods. Default 6s.
+	// died within a period and a third. Default DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	// Replica names this process in lease holders (operator views; never a
 	// credential). Default: the host name.
@@ -200,7 +200,7 @@ func (c *Config) defaults() {
 		c.Logger = slog.Default()
 	}
 	if c.LeaseTTL <= 0 {
-		c.LeaseTTL = 6 * time.Second
+		c.LeaseTTL = DefaultLeaseTTL
 	}
 	if c.Replica == "" {
 		c.Replica, _ = os.Hostname()
@@ -234,6 +234,7 @@ type entry struct {
 	snap    Snapshot
 	running bool
 	idleAt  time.Time     // when subs became empty (zero while watched)
+	pushing bool          // the upstream reports the task's changes (notifications/tasks flow)
 	wake    chan struct{} // cap 1: subscribers changed
 	kick    chan uint64   // cap 1: "poll now unless an attempt finished after this seq"
 }
@@ -480,6 +481,21 @@ func (m *Manager) sink(ctx context.Context, e *entry, snap Snapshot) {
 	}
 }
 
+// state returns e's latest snapshot and whether its changes are pushed.
+func (m *Manager) state(e *entry) (Snapshot, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return e.snap, e.pushing
+}
+
+// setPushing records whether e's changes are pushed (the watcher's listen
+// was acknowledged and its stream is open).
+func (m *Manager) setPushing(e *entry, v bool) {
+	m.mu.Lock()
+	e.pushing = v
+	m.mu.Unlock()
+}
+
 // snapshot returns e's latest snapshot.
 func (m *Manager) snapshot(e *entry) Snapshot {
 	m.mu.Lock()
@@ -499,8 +515,15 @@ func (m *Manager) Get(ctx context.Context, key Key, maxAge time.Duration) (Snaps
 		return Snapshot{}, err
 	}
 	defer sub.Close()
-	snap := m.snapshot(sub.e)
+	snap, pushing := m.state(sub.e)
 	if snap.Terminal() {
+		return snap, nil
+	}
+	if snap.Task != nil && pushing {
+		// The upstream reports every change of the task while its
+		// notifications flow (M-33): the latest state is current, and a
+		// read of a stalled upstream would only delay the answer (and, the
+		// watcher reading one request at a time, the pushed changes too).
 		return snap, nil
 	}
 	if snap.Task != nil {

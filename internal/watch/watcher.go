@@ -77,6 +77,7 @@ func (w *watcher) lead(sh *shared) outcome {
 		listenBackoff time.Duration
 	)
 	defer func() {
+		m.setPushing(w.e, false)
 		// End the subscription and make sure its request is over before the
 		// watcher counts as stopped (Manager.Close waits for both).
 		listenCancel()
@@ -162,6 +163,7 @@ func (w *watcher) lead(sh *shared) outcome {
 			switch {
 			case r.err == nil && r.acked:
 				updates = r.updates
+				m.setPushing(w.e, true)
 				listenBackoff = 0
 				// Read once more: a change between the last read and the
 				// acknowledgement would otherwise go unseen.
@@ -188,6 +190,7 @@ func (w *watcher) lead(sh *shared) outcome {
 				// The subscription ended (upstream restart, broken stream):
 				// poll at once and listen again later (M-14).
 				updates = nil
+				m.setPushing(w.e, false)
 				listenCancel()
 				listenBackoff = m.nextBackoff(listenBackoff, cfg.DefaultPollInterval)
 				nextListen = now.Add(m.jitter(listenBackoff))

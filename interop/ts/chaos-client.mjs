@@ -12,6 +12,9 @@
 //   --slow-ms MS (1500)           slow_task duration (resume mode: its wait)
 //   --id PREFIX (c)               marker prefix (markers are PREFIX-N-SEQ)
 //   --kinds LIST (slow,elicit,cancel,iserror)   the task kinds each client cycles through
+//   --result-at-once              call tasks/result right after the create (slow,
+//                                 elicit, iserror), not after tasks/get saw the task end
+//                                 (or input_required): waits are open when replicas die
 //
 // Every tools/call carries arguments.marker, unique per call, which the
 // upstream ignores and the chaos tool's recorder uses to match the upstream
@@ -46,6 +49,7 @@ const { values: opts, positionals } = parseArgs({
     'slow-ms': { type: 'string', default: '1500' },
     id: { type: 'string', default: 'c' },
     kinds: { type: 'string', default: 'slow,elicit,cancel,iserror' },
+    'result-at-once': { type: 'boolean', default: false },
   },
   allowPositionals: true,
 });
@@ -210,6 +214,13 @@ async function runTask(c, kind, marker) {
       }
       rec.final = await untilStatus(c, rec, deadline, terminal);
       rec.resultOk = rec.final === 'cancelled';
+    } else if (opts['result-at-once']) {
+      // The blocking wait first, as the SDK's callToolStream does: it is open
+      // for the task's whole life, so replica kills cut it mid-wait.
+      const r = await retry(rec, deadline, () => c.call(() => c.tasks.getTaskResult(rec.taskId, CallToolResultSchema, reqOpts)));
+      rec.resultOk = kind === 'slow' ? !r.isError && firstText(r) === `done ${marker}`
+        : kind === 'elicit' ? !r.isError && JSON.stringify(r).includes(`answer-${rec.taskId}`) : r.isError === true;
+      rec.final = await untilStatus(c, rec, deadline, terminal);
     } else if (kind === 'elicit') {
       await untilStatus(c, rec, deadline, (s) => s === 'input_required');
       const r = await retry(rec, deadline, () => c.call(() => c.tasks.getTaskResult(rec.taskId, CallToolResultSchema, reqOpts)));

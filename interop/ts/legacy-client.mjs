@@ -18,6 +18,9 @@
 //   --ttl MS (60000)  --timeout-ms MS (overall, 60000)  --request-timeout-ms MS (30000)
 //   --default-poll-ms MS     the SDK's poll interval for tasks without
 //                            pollInterval (SDK default 1000)
+// Environment: NODE_EXTRA_CA_CERTS (an https URL's private CA);
+//   TASKSBRIDGE_TLS_CLIENT_CERT, TASKSBRIDGE_TLS_CLIENT_KEY (a client
+//   certificate, PEM, for mutual TLS).
 //
 // Prints one JSON report on stdout:
 //   {"client","url","ok","steps":[{"name","ok","ms","error"?,"details"}],
@@ -169,8 +172,23 @@ async function observe(body, on) {
   }
 }
 
+// Mutual TLS (a bridge listening with --tls-client-ca): with
+// TASKSBRIDGE_TLS_CLIENT_CERT and TASKSBRIDGE_TLS_CLIENT_KEY (PEM files) every
+// request presents that certificate through an undici Agent. The server's CA
+// comes from NODE_EXTRA_CA_CERTS, as for any Node client.
+const baseFetch = await clientCertFetch();
+async function clientCertFetch() {
+  const cert = process.env.TASKSBRIDGE_TLS_CLIENT_CERT;
+  const key = process.env.TASKSBRIDGE_TLS_CLIENT_KEY;
+  if (!cert || !key) return fetch;
+  const { Agent, fetch: undiciFetch } = await import('undici');
+  const { readFileSync } = await import('node:fs');
+  const dispatcher = new Agent({ connect: { cert: readFileSync(cert), key: readFileSync(key) } });
+  return (input, init) => undiciFetch(input, { ...init, dispatcher });
+}
+
 async function observingFetch(input, init) {
-  const res = await fetch(input, init);
+  const res = await baseFetch(input, init);
   let on = init?.method ?? 'GET';
   if (on === 'POST' && typeof init?.body === 'string') {
     try {

@@ -339,9 +339,14 @@ func (b *Bridge) goBackground(f func()) {
 // errDrained is the cause of a wait cut short by Shutdown.
 var errDrained = errors.New("the bridge is draining")
 
+// msgShuttingDown tells a client whose wait was handed back what to do: the
+// task is durable, so the same request (tasks/result with the task id) sent
+// again resumes the wait on whichever replica answers it.
+const msgShuttingDown = "this bridge replica is shutting down; the task continues: call again to resume waiting (for a task: tasks/result with its task id); another replica, or this one after its restart, answers it"
+
 // errShuttingDown is the answer to a wait cut short by Shutdown.
 func errShuttingDown() *rpc.Error {
-	return rpc.Errorf(rpc.CodeInternalError, "the bridge is restarting; the task continues, call again to resume waiting")
+	return rpc.Errorf(rpc.CodeInternalError, "%s", msgShuttingDown)
 }
 
 // upstreamCall sends one request upstream and reports it to the hooks.

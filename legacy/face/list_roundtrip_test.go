@@ -60,3 +60,12 @@ func TestTasksListOneStoreReadPerPage(t *testing.T) {
 		t.Errorf("second page made %d task reads, want 1", got)
 	}
 }
+
+// ListTasksFull fails like faultyStore's other reads (storefault_test.go):
+// tasks/list reads its page through it.
+func (f *faultyStore) ListTasksFull(ctx context.Context, sc sessionmap.Scope, n int, cursor string) (sessionmap.Page, error) {
+	if err := f.fault(ctx, "list_tasks"); err != nil {
+		return sessionmap.Page{}, err
+	}
+	return f.Store.ListTasksFull(ctx, sc, n, cursor)
+}

@@ -97,15 +97,49 @@ func (b *Bridge) cancelUpstream(rec sessionmap.Task, opts upstream.CallOptions) 
 // acknowledges it (or refuses it for good, upstreamSettled), the task ends
 // or expires here, or the bridge stops; the store then still holds the
 // payload, and the next bridge delivers it (resumeOwed) without asking the
-// client again (M-28, M-30). Once acknowledged it is never sent again: the
-// payload is settled, and a failed settle is retried on its own.
-func (b *Bridge) answerUpstream(rec sessionmap.Task, key string, payload json.RawMessage, opts upstream.CallOptions) {
+// client again (M-28, M-30). fresh says the caller has just recorded it.
+//
+// The upstream gets it at most once, across replicas and restarts
+// (outbox.DeliverOnce): one replica at a time holds the key's claim, and an
+// attempt that may follow an earlier one (a retry after a lost answer, a
+// replica that died between sending and settling, a debt resumed from the
+// store) first re-reads the store and asks the upstream whether it still
+// waits for the key (awaitsKey); when it does not, the debt is settled
+// without sending. Once acknowledged it is never sent again: the payload is
+// settled, and a failed settle is retried on its own.
+func (b *Bridge) answerUpstream(rec sessionmap.Task, key string, payload json.RawMessage, opts upstream.CallOptions, fresh bool) {
 	if rec.UpstreamTaskID == "" || b.outbox == nil {
 		return
 	}
 	opts.OnNotify, opts.Header = nil, nil
 	warned, acked := false, false
-	b.outbox.Deliver(rec.ID+"\x00"+key, modern.MethodTasksUpdate, func(ctx context.Context) (bool, error) {
+	b.outbox.DeliverOnce(rec.ID+"\x00"+key, modern.MethodTasksUpdate, fresh, func(ctx context.Context, first bool) (bool, error) {
+		if !acked && !first {
+			// Settled meanwhile (by the replica that held the claim
+			// before, or before a restart)?
+			cur, gerr := b.store.GetTask(ctx, rec.Scope, rec.ID)
+			if errors.Is(gerr, sessionmap.ErrNotFound) || gerr == nil && cur.OwedAnswers[key] == nil {
+				return true, nil
+			}
+			if gerr != nil {
+				if ctx.Err() != nil {
+					return true, nil // the bridge stops; the store keeps the debt
+				}
+				return false, gerr
+			}
+			waiting, err := b.awaitsKey(ctx, rec, key, opts)
+			if err != nil {
+				if ctx.Err() != nil {
+					return true, nil
+				}
+				return false, err
+			}
+			if !waiting {
+				acked = true
+				b.log.Info("upstream no longer waits for a client's input answer that an earlier attempt sent; not sending it again",
+					"upstream", b.target, "task", rec.ID)
+			}
+		}
 		if !acked {
 			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			start := time.Now()
@@ -149,6 +183,33 @@ func (b *Bridge) answerUpstream(rec sessionmap.Task, key string, payload json.Ra
 	})
 }
 
+// awaitsKey asks the upstream whether its task still waits for input key
+// (input_required with key among its inputRequests). A task the upstream
+// no longer knows, or refuses to show (upstreamSettled), waits for nothing.
+func (b *Bridge) awaitsKey(ctx context.Context, rec sessionmap.Task, key string, opts upstream.CallOptions) (bool, error) {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var d *modern.DetailedTask
+	start := time.Now()
+	err := b.withCredential(cctx, rec.Scope.Principal, opts, func(o upstream.CallOptions) error {
+		var gerr error
+		d, gerr = b.up.GetTask(cctx, rec.UpstreamTaskID, o)
+		return gerr
+	})
+	b.reportUpstream(modern.MethodTasksGet, start, err)
+	if err != nil {
+		if upstreamSettled(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	if d.Status != modern.StatusInputRequired {
+		return false, nil
+	}
+	_, ok := d.InputRequests[key]
+	return ok, nil
+}
+
 // deliverDebts hands everything rec owes the upstream to the outbox, with
 // opts (the owner's credentials when it has a principal).
 func (b *Bridge) deliverDebts(rec sessionmap.Task, opts upstream.CallOptions) {
@@ -157,7 +218,7 @@ func (b *Bridge) deliverDebts(rec sessionmap.Task, opts upstream.CallOptions) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(rec.OwedAnswers)) {
 		b.claimSent(rec.ID, k)
-		b.answerUpstream(rec, k, rec.OwedAnswers[k], opts)
+		b.answerUpstream(rec, k, rec.OwedAnswers[k], opts, false)
 	}
 }
 

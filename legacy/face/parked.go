@@ -12,11 +12,9 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/internal/audit"
 	"github.com/tasksbridge/tasksbridge/internal/watch"
-	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
-	"github.com/tasksbridge/tasksbridge/translate"
 )
 
 // Parked waits: a blocked tasks/result over HTTP/1, or a plain tools/call
@@ -695,6 +693,8 @@ func (h *parkHub) run() {
 	defer sub.Close()
 	pinned, unpin := b.pinWait(h.rec.ID)
 	defer unpin()
+	expiry := newExpiryTimer(h.rec)
+	defer expiry.stop()
 	for {
 		select {
 		case snap, ok := <-sub.C:
@@ -705,14 +705,12 @@ func (h *parkHub) run() {
 			h.step(snap)
 		case <-pinned:
 			pinned = nil
-			ctx, cancel := storeCtx()
-			cur, err := b.store.GetTask(ctx, h.rec.Scope, h.rec.ID)
-			cancel()
-			if err != nil {
-				h.settleAll(h.lost)
-			} else {
-				h.settleAll(verdictOf(cur))
-			}
+			h.step(sub.Latest())
+		case <-expiry.c():
+			// The record's own end (createdAt + ttl, L-64), even when no
+			// snapshot comes.
+			expiry.rearm()
+			h.step(sub.Latest())
 		case <-h.kick:
 			// A wait came (it must see the state it may have missed while
 			// it moved here) or left (the hub may be done).
@@ -729,21 +727,32 @@ func (h *parkHub) run() {
 	}
 }
 
-// step judges the task from the record and the snapshot snap, as await
-// does for each snapshot, and answers or resumes the parked waits.
+// step judges the task from the record and the snapshot snap by the rule
+// every wait follows (decideWait), and answers or resumes the parked waits.
+// The record is read first, always: it holds a cancel pinned or a
+// completion recorded while a wait moved here from its own subscription.
+// A terminal snapshot answers even before it is recorded: the watchers hand
+// it to waiters before the durable write (observe), and that is safe for
+// the reasons given there (a terminal upstream state never changes, reads
+// agree through withTerminal, a crash before the write leaves the record
+// live and the next request reads the same end upstream); a cancel pinned
+// meanwhile still wins, because cur was read after the snapshot arrived.
 func (h *parkHub) step(snap watch.Snapshot) {
 	b := h.b
-	// The record first, always: it holds a cancel pinned or a completion
-	// recorded while a wait moved here from its own subscription.
 	ctx, cancel := storeCtx()
 	cur, err := b.store.GetTask(ctx, h.rec.Scope, h.rec.ID)
 	cancel()
-	if err != nil {
-		h.settleAll(h.lost)
+	st := decideWait(waitInput{rec: cur, recErr: err, snap: snap, target: b.target})
+	switch st.kind {
+	case waitFail:
+		if st.lost {
+			h.settleAll(h.lost)
+		} else {
+			h.settleAll(always(st.err))
+		}
 		return
-	}
-	if !live(cur) {
-		v := &verdict{f: verdictOf(cur)}
+	case waitAnswer:
+		v := &verdict{f: verdictOf(st.rec)}
 		for _, pc := range b.parking.take(h, nil) {
 			pc.s.forgetPresented(h.rec.ID)
 			pc.settle(v)
@@ -754,64 +763,30 @@ func (h *parkHub) step(snap watch.Snapshot) {
 		h.settleAll(always(errAuthorizationExpired())) // the task goes on (creds.go)
 		return
 	}
-	if snap.Task == nil {
-		return // no state yet, the upstream unreachable (the watcher retries), or gone (recorded next)
-	}
-	d := *snap.Task
-	d.TaskID = h.rec.ID
-	if d.Status == modern.StatusInputRequired && len(d.InputRequests) > 0 {
+	if st.kind == waitPresent {
 		// Questions: a wait whose session has not been shown one of them
 		// goes back onto a goroutine to present it (or to end the task,
 		// when the client cannot answer it, L-82).
-		for _, pc := range b.parking.take(h, func(pc *parkCtl) bool { return pc.s.mustPresent(cur, d.InputRequests) }) {
+		for _, pc := range b.parking.take(h, func(pc *parkCtl) bool {
+			return decideWait(waitInput{rec: cur, snap: snap, target: b.target, shown: pc.s.shown(cur.ID)}).kind == waitPresent
+		}) {
 			pc.resume()
 		}
-	}
-	// The watchers hand a terminal snapshot to waiters before it is
-	// recorded (observe): answering from it is safe for the reasons given
-	// there (a terminal upstream state never changes, reads agree through
-	// withTerminal, a crash before the write leaves the record live and the
-	// next request reads the same end upstream); a cancel pinned meanwhile
-	// still wins, because cur was read after the snapshot arrived.
-	out, err := translate.TasksResultOutcome(d, cur.CancelPinned, nil)
-	if err != nil {
-		h.settleAll(always(err))
-		return
-	}
-	switch out.Kind {
-	case translate.ResultReady:
-		h.settleAll(func(m awaitMode) (*rawResult, error) {
-			if m == awaitPlain {
-				plain, err := legacyResult(d.Result)
-				if err != nil {
-					return nil, err
-				}
-				return asRaw(newRaw(plain))
-			}
-			return asRaw(payload(out.Result))
-		})
-	case translate.ResultError:
-		h.settleAll(always(out.Error))
 	}
 }
 
 // lost is the verdict when the record vanished (it expired).
 func (h *parkHub) lost(m awaitMode) (*rawResult, error) { return nil, lostTask(h.rec, m) }
 
-// mustPresent reports whether an input request of reqs is one this session
-// would present now: not answered (in the store or by this process), not
-// shown to this session yet (M-30, L-46).
-func (s *session) mustPresent(cur sessionmap.Task, reqs map[string]modern.InputRequest) bool {
-	for k := range reqs {
-		if answered(cur, k) || s.b.wasSent(cur.ID, k) {
-			continue
-		}
-		s.mu.Lock()
-		shown := s.presented[cur.ID][k]
-		s.mu.Unlock()
-		if !shown {
+// shown reports, for the wait rule, whether input key k of task id was
+// shown to this session already or answered by this process (M-30, L-46).
+func (s *session) shown(id string) func(k string) bool {
+	return func(k string) bool {
+		if s.b.wasSent(id, k) {
 			return true
 		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.presented[id][k]
 	}
-	return false
 }

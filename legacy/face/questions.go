@@ -50,11 +50,11 @@ func questionScope(sid string, id jsonrpc.ID) sessionmap.Scope {
 
 // recordQuestion stores the question id of key of rec, asked in s, so any
 // process can take the answer. A question presented again keeps its id
-// (presentIDs): the record is already there.
-func (s *session) recordQuestion(ctx context.Context, rec sessionmap.Task, key string, id jsonrpc.ID, req modern.InputRequest) error {
+// (presentIDs): the record is already there, and again says so.
+func (s *session) recordQuestion(ctx context.Context, rec sessionmap.Task, key string, id jsonrpc.ID, req modern.InputRequest) (again bool, err error) {
 	body, err := json.Marshal(storedQuestion{Session: s.id, Principal: s.principal, Task: rec.Scope, TaskID: rec.ID, Key: key, Request: req})
 	if err != nil {
-		return err
+		return false, err
 	}
 	idle := 24 * time.Hour
 	if rec.TTLMs != nil && *rec.TTLMs > 0 {
@@ -64,9 +64,44 @@ func (s *session) recordQuestion(ctx context.Context, rec sessionmap.Task, key s
 	err = s.b.store.CreateSession(ctx, sessionmap.Session{ID: sc.Session, Principal: sc.Principal, Era: sessionmap.EraLegacy,
 		InitializeParams: body, IdleTimeoutMs: idle.Milliseconds()})
 	if errors.Is(err, sessionmap.ErrExists) {
-		return nil
+		return true, nil
 	}
-	return err
+	return false, err
+}
+
+// questionGrace is how long a question this session was already shown (on
+// a stream that broke, perhaps on another replica) waits for an answer in
+// flight before it is shown again. The client may have answered it with a
+// POST that is still stalled in a store write (a Redis failover stalls
+// writes for 2–4 s, --redis-failover-timeout bounds it) or that is being
+// taken by another replica: showing it again then asks twice for one key
+// (M-30). A client that never saw it waits this long for it once more.
+const questionGrace = 5 * time.Second
+
+// answeredMeanwhile waits, for a question shown before (recordQuestion said
+// again), up to questionGrace for the store to hold its answer. It reports
+// whether the question must not be shown now: answered (here or on any
+// replica), the task over, or ctx done.
+func (s *session) answeredMeanwhile(ctx context.Context, rec sessionmap.Task, key string) bool {
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	grace := time.NewTimer(questionGrace)
+	defer grace.Stop()
+	for {
+		if s.b.wasSent(rec.ID, key) {
+			return true
+		}
+		if cur, err := s.b.store.GetTask(ctx, rec.Scope, rec.ID); err == nil && (answered(cur, key) || !live(cur)) {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return true
+		case <-grace.C:
+			return false
+		case <-tick.C:
+		}
+	}
 }
 
 // answerStored takes a client's answer to a question this process holds no

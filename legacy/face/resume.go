@@ -199,7 +199,7 @@ func (b *Bridge) serveResume(w http.ResponseWriter, r *http.Request, s *session,
 	}
 	out.mu.Lock()
 	out.commitLocked()
-	answered := false
+	answered, sent := false, false
 	for _, ev := range evs {
 		req, resp := messageKind(ev.Data)
 		if req {
@@ -213,12 +213,30 @@ func (b *Bridge) serveResume(w http.ResponseWriter, r *http.Request, s *session,
 			out.mu.Unlock()
 			return false
 		}
+		sent = true
 		answered = answered || resp
 	}
 	if answered {
 		out.done = true
 		out.mu.Unlock()
 		return false
+	}
+	if !sent {
+		// Nothing replayed: the resumed stream still starts with an event
+		// id, at once. A client's resumption token belongs to the stream
+		// it reads (the TypeScript SDK forgets the old one on reconnect):
+		// a stream that breaks again before its first event would be
+		// resumed without Last-Event-ID — a GET the bridge cannot tie to
+		// this wait — and the request would run into its timeout although
+		// the task ends. Its id is the one the client sent: resuming from
+		// it again replays the same (nothing, or unanswered questions the
+		// wait asks again).
+		ev := "id: " + last + "\nretry: " + strconv.FormatInt(resumeRetry.Milliseconds(), 10) + "\ndata: \n\n"
+		if _, err := w.Write([]byte(ev)); err != nil {
+			out.done = true
+			out.mu.Unlock()
+			return false
+		}
 	}
 	_ = out.rc.Flush()
 	out.mu.Unlock()

@@ -104,11 +104,22 @@ func (s *sseStream) next() (ev sseEvent, ok bool) {
 	return ev, false
 }
 
-// answer reads the next event, which must be the answer to request id
+// message returns the next event that carries a message (a resumed
+// stream's first event, an id without data, is skipped).
+func (s *sseStream) message() (ev sseEvent, ok bool) {
+	s.t.Helper()
+	for {
+		if ev, ok = s.next(); !ok || len(ev.data) > 0 {
+			return ev, ok
+		}
+	}
+}
+
+// answer reads the next message, which must be the answer to request id
 // holding text.
 func (s *sseStream) answer(id, text string) sseEvent {
 	s.t.Helper()
-	ev, ok := s.next()
+	ev, ok := s.message()
 	if !ok {
 		s.t.Fatal("resumed stream ended without the answer")
 	}
@@ -273,7 +284,7 @@ func TestResumeRepresentsOnlyUnansweredInput(t *testing.T) {
 			}
 			var again []sseEvent
 			for {
-				ev, ok := r.next()
+				ev, ok := r.message()
 				if !ok {
 					t.Fatal("resumed stream ended without the answer")
 				}
@@ -454,4 +465,41 @@ func TestShutdownLeavesStreamsToResume(t *testing.T) {
 	}
 	up.srv.CompleteNow(upstreamTaskID(t, brB.b.Store(), id))
 	r.answer("21", "kept")
+}
+
+// A resumed tasks/result stream whose wait goes on sends its headers and an
+// event with an id at once (the id the client resumed from, no data), not
+// only keep-alive comments until the task ends: a client that loses this
+// stream too can resume it again with Last-Event-ID. On the old code the
+// first event came only with the answer, and the TypeScript SDK, which
+// takes its resumption token from the stream it reads, reconnected a second
+// time without one and got 409.
+func TestResumedStreamStartsWithAnEventID(t *testing.T) {
+	for name, open := range sharedStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx, up, brA, brB, c := resumeSetup(t, open)
+			id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "late"}, "task": map[string]any{}}))
+			s := openSSE(t, ctx, c, brA.url, rpcBody(78, "tasks/result", map[string]any{"taskId": id}), "")
+			primeID := s.prime()
+			s.cut()
+
+			r := openSSE(t, ctx, c, brB.url, nil, primeID)
+			if r.status != http.StatusOK || r.sc == nil {
+				t.Fatalf("resume: HTTP %d %s", r.status, r.body)
+			}
+			// The task is still working: the first event must come now.
+			if got := r.prime(); got != primeID {
+				t.Fatalf("resumed stream's first event id %q, want %q", got, primeID)
+			}
+			r.cut()
+			// Resumed again from that id, on the first replica: served.
+			r2 := openSSE(t, ctx, c, brA.url, nil, primeID)
+			if r2.status != http.StatusOK || r2.sc == nil {
+				t.Fatalf("second resume: HTTP %d %s", r2.status, r2.body)
+			}
+			r2.prime()
+			up.srv.CompleteNow(upstreamTaskID(t, brA.b.Store(), id))
+			r2.answer("78", "late")
+		})
+	}
 }

@@ -212,7 +212,14 @@ func (s *session) synthesize(ctx context.Context, tool string, result json.RawMe
 // and other-direction ids all get the same -32602 (README fact 10, L-38,
 // L-45, L-56, L-69).
 func (s *session) lookup(ctx context.Context, id string) (sessionmap.Task, error) {
-	rec, err := s.b.store.GetTask(ctx, s.scope(), id)
+	// Bounded: a store that froze answers the retryable storeUnavailable
+	// instead of holding the client in silence.
+	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	rec, err := s.b.store.GetTask(sctx, s.scope(), id)
+	cancel()
+	if err != nil && ctx.Err() != nil {
+		return rec, ctx.Err()
+	}
 	if err == nil && rec.Direction != sessionmap.LegacyToModern {
 		err = sessionmap.ErrNotFound
 	}
@@ -222,7 +229,7 @@ func (s *session) lookup(ctx context.Context, id string) (sessionmap.Task, error
 	case errors.Is(err, sessionmap.ErrNotFound):
 		return rec, legacy.TaskNotFoundError(id)
 	default:
-		return rec, rpc.Errorf(rpc.CodeInternalError, "internal error: task store: %v", err)
+		return rec, storeUnavailable(err)
 	}
 }
 
@@ -234,7 +241,9 @@ func live(rec sessionmap.Task) bool {
 // refresh brings rec up to date from the watcher's cache, asking upstream
 // only when the cached state is older than the task's poll interval (M-24).
 // With no state at all and the upstream unreachable it fails with
-// the -32603 naming the upstream; a stale state is served otherwise.
+// the -32603 naming the upstream; a stale state is served otherwise, and
+// an upstream that does not answer within freshWait (stalled) gets the
+// latest state known (watchGet) or recorded, never a held client.
 func (s *session) refresh(ctx context.Context, ri *reqInfo, rec sessionmap.Task) (sessionmap.Task, error) {
 	if !live(rec) {
 		return rec, nil
@@ -249,6 +258,12 @@ func (s *session) refresh(ctx context.Context, ri *reqInfo, rec sessionmap.Task)
 		if errors.Is(err, context.Canceled) {
 			return rec, err
 		}
+		if errors.Is(err, errNoFreshState) {
+			// A stalled upstream: the record holds the latest state
+			// recorded (M-24 lets the answer be as old as a poll
+			// interval; a stalled upstream has nothing newer to say).
+			return rec, nil
+		}
 		// The watcher may have finished the task between our read and this
 		// one: it records the terminal state, then drops the binding, so a
 		// new watcher started by this Get finds none. The record is the answer.
@@ -260,9 +275,12 @@ func (s *session) refresh(ctx context.Context, ri *reqInfo, rec sessionmap.Task)
 		}
 		return rec, s.b.upstreamError(legacy.MethodTasksGet, true, err)
 	}
-	cur, err := s.b.store.GetTask(ctx, rec.Scope, rec.ID)
-	if err != nil {
-		return rec, legacy.TaskNotFoundError(rec.ID)
+	cur, err := s.b.readRecord(ctx, rec)
+	switch {
+	case errors.Is(err, sessionmap.ErrNotFound):
+		return rec, legacy.TaskNotFoundError(rec.ID) // expired meanwhile (L-65)
+	case err != nil:
+		return rec, storeUnavailable(err) // the task may be alive: never "not found"
 	}
 	cur = s.b.withTerminal(cur, snap)
 	if snap.Task != nil && live(cur) {
@@ -287,9 +305,7 @@ func (b *Bridge) withTerminal(rec sessionmap.Task, snap watch.Snapshot) sessionm
 	if !ok {
 		return rec
 	}
-	rec.Status, rec.StatusMessage = sn.Status, sn.StatusMessage
-	rec.Result, rec.Error = sn.Result, sn.Error
-	return rec
+	return mergeTerminal(rec, sn)
 }
 
 // tasksGet answers tasks/get with the translated status, a flat Task (L-39).
@@ -317,15 +333,17 @@ func (s *session) tasksList(ctx context.Context, ri *reqInfo, raw json.RawMessag
 	if err != nil {
 		return nil, err
 	}
-	// Whole records in one store round trip per page (not one GetTask per
+	// Whole records in one store round trip per page (not one read per
 	// listed task): the legacy view needs them, as an isError result makes
 	// a completed task failed.
-	page, err := s.b.store.ListTasksFull(ctx, s.scope(), s.b.cfg.ListPageSize, p.Cursor)
+	sctx, cancel := context.WithTimeout(ctx, storeTimeout) // a frozen store fails, retryable
+	page, err := s.b.store.ListTasksFull(sctx, s.scope(), s.b.cfg.ListPageSize, p.Cursor)
+	cancel()
 	if err != nil {
 		if errors.Is(err, sessionmap.ErrInvalidCursor) {
 			return nil, legacy.InvalidCursorError(p.Cursor)
 		}
-		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: task store: %v", err)
+		return nil, storeUnavailable(err)
 	}
 	recs := make([]sessionmap.Task, 0, len(page.Tasks))
 	for _, full := range page.Tasks {
@@ -387,14 +405,16 @@ func (s *session) tasksCancel(ctx context.Context, ri *reqInfo, raw json.RawMess
 	if dec.Action == translate.CancelReject {
 		return nil, dec.Error
 	}
-	pinned, err := s.b.store.PinCancel(ctx, rec.Scope, rec.ID)
+	sctx, cancel := context.WithTimeout(ctx, storeTimeout) // a frozen store fails, retryable
+	pinned, err := s.b.store.PinCancel(sctx, rec.Scope, rec.ID)
+	cancel()
 	switch {
 	case errors.Is(err, sessionmap.ErrTerminal):
 		return nil, legacy.CancelTerminalError(rec.ID, legacyTask(pinned).Status)
 	case errors.Is(err, sessionmap.ErrNotFound):
 		return nil, legacy.TaskNotFoundError(rec.ID)
 	case err != nil:
-		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: task store: %v", err)
+		return nil, storeUnavailable(err)
 	}
 	s.b.signalPin(rec.ID)
 	if dec.ForwardUpstream && pinned.UpstreamCancelPending {
@@ -555,10 +575,36 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: watch task: %v", err)
 	}
 	defer sub.Close()
-	// A cancel or completion that landed before the subscription started.
-	if cur, err := s.b.store.GetTask(ctx, rec.Scope, rec.ID); err == nil && !live(cur) {
-		return outcome(cur, mode)
+	// decide reads the record and applies the wait rule (waitrule.go) to
+	// snap. A read that fails because the wait itself is ending keeps
+	// waiting: the ctx.Done case below says why it ended.
+	shown := s.shown(rec.ID)
+	decide := func(snap watch.Snapshot) waitStep {
+		cur, err := s.b.readRecord(ctx, rec)
+		if err != nil && ctx.Err() != nil {
+			return waitStep{kind: waitKeep}
+		}
+		return decideWait(waitInput{rec: cur, recErr: err, snap: snap, target: s.b.target, shown: shown})
 	}
+	// finish answers a step that ends the wait.
+	finish := func(st waitStep) (mcp.Result, error) {
+		if st.kind == waitFail {
+			if st.lost {
+				return nil, lostTask(rec, mode)
+			}
+			return nil, st.err
+		}
+		s.forgetPresented(rec.ID)
+		return outcome(st.rec, mode)
+	}
+	// A cancel or completion that landed before the subscription started.
+	if st := decide(watch.Snapshot{}); st.kind == waitAnswer || st.kind == waitFail {
+		return finish(st)
+	}
+	// The record's own end (createdAt + ttl, L-64): the wait ends then even
+	// when no snapshot comes (notifications flowing, the upstream silent).
+	expiry := newExpiryTimer(rec)
+	defer expiry.stop()
 
 	prog := progressSender{s: s, ri: ri, token: progressToken}
 	asking := map[string]context.CancelFunc{} // the keys this wait presents
@@ -591,17 +637,11 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 			if snap.Task == nil && snap.Gone == nil {
 				continue // the upstream is unreachable; the watcher retries with backoff
 			}
-			cur, err := s.b.store.GetTask(ctx, rec.Scope, rec.ID)
-			if err != nil {
-				if ctx.Err() != nil {
-					continue
-				}
-				return nil, lostTask(rec, mode)
+			st := decide(snap)
+			if st.kind == waitAnswer || st.kind == waitFail {
+				return finish(st)
 			}
-			if !live(cur) {
-				s.forgetPresented(rec.ID)
-				return outcome(cur, mode)
-			}
+			cur := st.rec
 			// A question whose answer the store holds (the client's
 			// answer reached another process, questions.go) is no
 			// longer waited for here.
@@ -621,31 +661,12 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 				s.forgetPresented(rec.ID)
 				return outcome(ended, mode)
 			}
-			out, err := translate.TasksResultOutcome(d, cur.CancelPinned, s.presentedSet(rec.ID))
-			if err != nil {
-				return nil, err
-			}
-			if out.Kind != translate.ResultWait {
-				// terminal upstream but not yet in the store: answer from
-				// the snapshot
-				if mode == awaitPlain && out.Kind == translate.ResultReady {
-					plain, err := legacyResult(d.Result)
-					if err != nil {
-						return nil, err
-					}
-					return newRaw(plain)
-				}
-				if out.Kind == translate.ResultReady {
-					return payload(out.Result)
-				}
-				return nil, out.Error
-			}
-			for _, k := range out.Present {
+			for _, k := range st.present {
 				// A key answered in this process, or whose answer the
 				// store holds (perhaps still owed upstream, from before a
 				// restart, or recorded by another replica), is never asked
 				// again (M-30).
-				if s.b.wasSent(rec.ID, k) || answered(cur, k) || !s.markPresented(rec.ID, k) {
+				if !s.markPresented(rec.ID, k) {
 					continue
 				}
 				req := d.InputRequests[k]
@@ -659,11 +680,15 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 				}()
 			}
 		case <-pinned:
-			cur, err := s.b.store.GetTask(ctx, rec.Scope, rec.ID)
-			if err != nil {
-				return nil, lostTask(rec, mode)
+			pinned = nil
+			if st := decide(sub.Latest()); st.kind == waitAnswer || st.kind == waitFail {
+				return finish(st)
 			}
-			return outcome(cur, mode)
+		case <-expiry.c():
+			expiry.rearm()
+			if st := decide(sub.Latest()); st.kind == waitAnswer || st.kind == waitFail {
+				return finish(st)
+			}
 		case <-ctx.Done():
 			if errors.Is(context.Cause(ctx), errDrained) {
 				return nil, errShuttingDown()
@@ -688,11 +713,18 @@ func (s *session) present(ctx context.Context, rec sessionmap.Task, key string, 
 		// Recorded before it goes out, so whichever process the client's
 		// answer reaches can take it (questions.go).
 		id, err := sideID(side)
+		again := false
 		if err == nil {
-			err = s.recordQuestion(ctx, rec, key, id, req)
+			again, err = s.recordQuestion(ctx, rec, key, id, req)
 		}
 		if err != nil {
 			s.b.log.Warn("face: cannot record an input request; only this process can take its answer", "err", err)
+		}
+		if again && s.answeredMeanwhile(ctx, rec, key) {
+			if ctx.Err() != nil {
+				s.unmarkPresented(rec.ID, key)
+			}
+			return // shown before and answered since (M-30)
 		}
 	}
 	resp, err := s.ask(ctx, side)
@@ -737,16 +769,6 @@ func (s *session) unmarkPresented(id, key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.presented[id], key)
-}
-
-func (s *session) presentedSet(id string) map[string]bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make(map[string]bool, len(s.presented[id]))
-	for k, v := range s.presented[id] {
-		out[k] = v
-	}
-	return out
 }
 
 // progressSender turns status changes of an internally polled task into

@@ -69,6 +69,12 @@ func (b *Bridge) attach(key watch.Key) (*watch.Subscription, error) {
 // Get itself runs with a context that is never cancelled (see attach; it
 // returns once the watcher publishes, bounded by the request timeout), and
 // the caller stops waiting when ctx ends.
+//
+// A refresh is waited for freshWait at most: a stalled upstream then gets
+// a tasks/get answered from the latest state the bridge has (the watcher's,
+// pushed by the upstream, M-33, or polled earlier), not held until the
+// watcher's request times out; errNoFreshState when the watcher has none
+// (it just started), and the caller answers from the record.
 func (b *Bridge) watchGet(ctx context.Context, key watch.Key) (watch.Snapshot, error) {
 	type got struct {
 		snap watch.Snapshot
@@ -76,7 +82,19 @@ func (b *Bridge) watchGet(ctx context.Context, key watch.Key) (watch.Snapshot, e
 	}
 	ch := make(chan got, 1)
 	go func() {
-		snap, err := b.watch.Get(context.WithoutCancel(ctx), key, 0)
+		base := context.WithoutCancel(ctx)
+		fctx, cancel := context.WithTimeout(base, freshWait)
+		snap, err := b.watch.Get(fctx, key, 0)
+		// Get ends on fctx's deadline either way: with the deadline, or
+		// with its subscription closed by it; both return the cached state.
+		late := err != nil && fctx.Err() != nil
+		cancel()
+		if late {
+			err = nil // the latest state known
+			if snap.Task == nil && snap.Gone == nil {
+				err = errNoFreshState
+			}
+		}
 		ch <- got{snap, err}
 	}()
 	select {
@@ -86,6 +104,15 @@ func (b *Bridge) watchGet(ctx context.Context, key watch.Key) (watch.Snapshot, e
 		return watch.Snapshot{}, ctx.Err()
 	}
 }
+
+// errNoFreshState: the upstream did not answer within freshWait and the
+// watcher knows no state of the task yet.
+var errNoFreshState = errors.New("face: the upstream did not answer in time")
+
+// freshWait is how long a read waits for a fresher state of a task whose
+// state the bridge knows (watchGet): a healthy upstream answers tasks/get
+// well within it.
+const freshWait = time.Second
 
 // watchSource is the watchers' Source hook.
 func (b *Bridge) watchSource(key watch.Key) (watch.Source, error) {
@@ -317,22 +344,10 @@ func (b *Bridge) answer(rec sessionmap.Task, key string, resp json.RawMessage, o
 	if len(fresh) == 0 {
 		return // answered before (by another bridge), or the task is over
 	}
-	b.answerUpstream(rec, key, resp, opts)
+	b.answerUpstream(rec, key, resp, opts, true)
 }
 
-// terminalSnapshot is the record snapshot a terminal watcher snapshot ends
-// the task with: the upstream's terminal state, or failed when the upstream
-// no longer knows the task (expired or purged, M-27) — with an error saying
-// so, not the upstream's message, which names its own task id, never shown
-// to the client.
+// terminalSnapshot is terminalSnapshotOf for this bridge's upstream.
 func (b *Bridge) terminalSnapshot(snap watch.Snapshot) (sessionmap.Snapshot, bool) {
-	switch {
-	case snap.Gone != nil:
-		e, _ := json.Marshal(rpc.Errorf(rpc.CodeInternalError, "upstream %s no longer knows this task: it expired or was purged there", b.target))
-		return sessionmap.Snapshot{Status: sessionmap.StatusFailed, StatusMessage: "The upstream no longer knows this task.", Error: e}, true
-	case snap.Task != nil && sessionmap.Status(snap.Task.Status).Terminal():
-		sn, err := snapshotOf(snap.Task)
-		return sn, err == nil
-	}
-	return sessionmap.Snapshot{}, false
+	return terminalSnapshotOf(b.target, snap)
 }

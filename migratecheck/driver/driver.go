@@ -1,10 +1,11 @@
 // Package driver is migrate-check's standalone analysis driver: it loads
 // packages with go/packages, runs the migratecheck analyzers through
 // golang.org/x/tools/go/analysis/checker, applies the configuration
-// (.migrate-check.yaml/.json plus flags), and prints text, x/tools JSON or
-// SARIF, applies opt-in fixes, and computes the exit code (0 clean,
-// 3 findings, 1 error). The go vet -vettool path (unitchecker) lives in
-// cmd/migrate-check and shares only the configuration code.
+// (.migrate-check.yaml/.json plus flags, resolved by package settings), and
+// prints text, x/tools JSON or SARIF, applies opt-in fixes, and computes the
+// exit code (0 clean, 3 findings, 1 error). The go vet -vettool path
+// (unitchecker) lives in cmd/migrate-check and shares only the configuration
+// code (package settings).
 package driver
 
 import (
@@ -29,6 +30,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/migratecheck"
 	"github.com/tasksbridge/tasksbridge/migratecheck/rules"
 	"github.com/tasksbridge/tasksbridge/migratecheck/sarif"
+	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
 
 // Exit codes (vet / x/tools convention).
@@ -57,7 +59,7 @@ type Options struct {
 	// ConfigPath is an explicit config file; "" discovers one from Dir up to
 	// the module root; "none" disables configuration files.
 	ConfigPath  string
-	Overrides   Overrides
+	Overrides   settings.Overrides
 	SrcRoot     string // SARIF %SRCROOT%; "" = git root above Dir, else module root, else Dir
 	ShowIgnored bool   // text: also print suppressed findings
 	// AllDeps type-checks every dependency from source so that facts
@@ -108,7 +110,7 @@ type Result struct {
 	Elapsed  time.Duration
 	graph    *checker.Graph
 	roots    []*packages.Package
-	resolved *Resolved
+	resolved *settings.Resolved
 	// brokenIDs are the package variants (IDs) with errors of their own:
 	// a test variant that does not type-check withholds only its own
 	// findings, not those of the package's non-test variant.
@@ -242,11 +244,11 @@ func Analyze(o Options) (*Result, error) {
 		}
 		dir = wd
 	}
-	cfg, err := LoadConfigFor(dir, o.ConfigPath)
+	cfg, err := settings.LoadConfigFor(dir, o.ConfigPath)
 	if err != nil {
 		return nil, err
 	}
-	resolved, err := Resolve(cfg, o.Overrides)
+	resolved, err := settings.Resolve(cfg, o.Overrides)
 	if err != nil {
 		return nil, err
 	}
@@ -397,26 +399,9 @@ func roots(pkgs []*packages.Package, extra []string) []*packages.Package {
 	return out
 }
 
-// LoadConfigFor returns the configuration for a run in dir: the explicit
-// file, none ("none"), or the one FindConfig discovers (nil if absent).
-func LoadConfigFor(dir, explicit string) (*Config, error) {
-	switch explicit {
-	case "none":
-		return nil, nil
-	case "":
-		p, err := FindConfig(dir)
-		if err != nil || p == "" {
-			return nil, err
-		}
-		return LoadConfig(p)
-	default:
-		return LoadConfig(explicit)
-	}
-}
-
 // collect turns root diagnostics into sorted, deduplicated findings. A file
 // analysed in several package variants (p and p [p.test]) reports once.
-func collect(graph *checker.Graph, r *Resolved, errs []string, withhold func(*packages.Package) bool) ([]Finding, []string) {
+func collect(graph *checker.Graph, r *settings.Resolved, errs []string, withhold func(*packages.Package) bool) ([]Finding, []string) {
 	type key struct {
 		pos, end token.Position
 		rule     string
@@ -867,7 +852,7 @@ func writeSARIF(o Options, res *Result) error {
 
 // SARIFRule converts a catalogue rule into SARIF rule metadata, with the
 // effective default level and enablement.
-func SARIFRule(r rules.Rule, res *Resolved) sarif.Rule {
+func SARIFRule(r rules.Rule, res *settings.Resolved) sarif.Rule {
 	sev := r.Severity
 	enabled := true
 	if res != nil {

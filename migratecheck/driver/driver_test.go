@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/rules"
+	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
 
 // TestSourceRoot: SARIF URIs are relative to the repository root (.git), so
@@ -56,7 +57,7 @@ func TestExitCode(t *testing.T) {
 		{FormatSARIF, "", nil, []string{"broken"}, ExitError},
 	}
 	for i, c := range cases {
-		res := &Result{Findings: c.fs, Errors: c.errs, resolved: &Resolved{FailOn: c.failOn}}
+		res := &Result{Findings: c.fs, Errors: c.errs, resolved: &settings.Resolved{FailOn: c.failOn}}
 		if got := exitCode(c.format, res); got != c.want {
 			t.Errorf("case %d (%s, fail-on %q): exit %d, want %d", i, c.format, c.failOn, got, c.want)
 		}

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/rules"
+	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
 
 // catalogue returns MCP000 (directive problems) followed by MCP001…MCP014.
@@ -16,7 +17,7 @@ func catalogue() []rules.Rule {
 
 // ListRules prints one line per rule with its effective severity, fix policy
 // and enablement under r (nil = defaults).
-func ListRules(w io.Writer, r *Resolved) error {
+func ListRules(w io.Writer, r *settings.Resolved) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RULE\tSEVERITY\tFIX\tENABLED\tTITLE")
 	for _, rule := range catalogue() {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/rules"
+	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
 
 // TestExplain: -explain prints before/after code and the spec section of
@@ -34,11 +35,11 @@ func TestExplain(t *testing.T) {
 // TestListRules: one line per rule, with the effective severity and
 // enablement from the configuration.
 func TestListRules(t *testing.T) {
-	cfg, err := ParseConfig([]byte("rules: [all, -MCP011]\nseverity: {MCP003: info}\n"), false)
+	cfg, err := settings.ParseConfig([]byte("rules: [all, -MCP011]\nseverity: {MCP003: info}\n"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Resolve(cfg, Overrides{})
+	r, err := settings.Resolve(cfg, settings.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}

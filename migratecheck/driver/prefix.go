@@ -6,6 +6,7 @@ import (
 	"golang.org/x/tools/go/analysis"
 
 	"github.com/tasksbridge/tasksbridge/migratecheck"
+	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
 
 // PrefixedAnalyzers returns the migratecheck analyzers wrapped so that every
@@ -27,7 +28,7 @@ func PrefixedAnalyzers() []*analysis.Analyzer {
 // "file:line:col: message": the message is rewritten to
 // "severity: MCP001: message", the effective severity after r's per-rule
 // overrides, so the lines read exactly like the standalone text output.
-func VetAnalyzers(r *Resolved) []*analysis.Analyzer {
+func VetAnalyzers(r *settings.Resolved) []*analysis.Analyzer {
 	return wrapReport(func(d analysis.Diagnostic) string {
 		if d.Category == "" {
 			return d.Message

@@ -27,6 +27,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
 
 // Thresholds for the realistic corpus (docs/PERFORMANCE.md has the figures).
@@ -121,7 +123,7 @@ func TestRealisticCorpus(t *testing.T) {
 		// Fixes are computed only for the opt-in fix flags.
 		on := true
 		res, err := Analyze(Options{Dir: mod, ConfigPath: "none", Stdout: io.Discard, Stderr: io.Discard,
-			Overrides: Overrides{FixTags: &on, FixLiterals: &on}})
+			Overrides: settings.Overrides{FixTags: &on, FixLiterals: &on}})
 		if err != nil {
 			t.Fatalf("%s: %v", mod, err)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/migratecheck"
 	"github.com/tasksbridge/tasksbridge/migratecheck/driver"
+	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
 
 func init() {
@@ -24,22 +25,22 @@ func init() {
 
 // Plugin is the golangci-lint plugin instance.
 type Plugin struct {
-	resolved *driver.Resolved
+	resolved *settings.Resolved
 }
 
 var _ register.LinterPlugin = (*Plugin)(nil)
 
 // New decodes the plugin settings (linters.settings.custom.migratecheck.settings).
 func New(raw any) (register.LinterPlugin, error) {
-	cfg := &driver.Config{}
+	cfg := &settings.Config{}
 	if raw != nil {
-		c, err := register.DecodeSettings[driver.Config](raw)
+		c, err := register.DecodeSettings[settings.Config](raw)
 		if err != nil {
 			return nil, fmt.Errorf("migratecheck settings: %w", err)
 		}
 		cfg = &c
 	}
-	r, err := driver.Resolve(cfg, driver.Overrides{})
+	r, err := settings.Resolve(cfg, settings.Overrides{})
 	if err != nil {
 		return nil, fmt.Errorf("migratecheck settings: %w", err)
 	}

@@ -1,7 +1,19 @@
-// Package settings holds migrate-check's user-tunable configuration as plain
-// data, independent of where it comes from (config file, command-line flags,
-// golangci-lint settings). migratecheck.Configure turns a Settings into the
-// analyzer flag values, so go vet -vettool mode sees the same configuration.
+// Package settings is migrate-check's one configuration package:
+//
+//   - Settings: the user-tunable configuration as plain data, independent of
+//     where it comes from (config file, command-line flags, golangci-lint
+//     settings), with its defaults and validation (settings.go);
+//   - Config: the on-disk .migrate-check.yaml / .json file, found by
+//     FindConfig and read strictly by LoadConfig (file.go);
+//   - Resolve: the defaults, the file and the command-line Overrides merged
+//     (flags win) into a Resolved configuration with per-rule severities,
+//     fail_on and tests (resolve.go);
+//   - Snapshot: the analyzers' effective configuration behind the flags of
+//     the root "migratecheck" analyzer, read by the passes with Current
+//     (flags.go).
+//
+// migratecheck.Configure turns a Settings into the analyzer flag values, so
+// go vet -vettool mode sees the same configuration.
 package settings
 
 import (

@@ -54,6 +54,14 @@ type Client struct {
 	// (default DefaultAckTimeout).
 	AckTimeout time.Duration
 
+	// Timeout bounds the upstream's silence on one call (every request but
+	// subscriptions/listen): a call that gets neither its answer nor a
+	// notification of its own (progress, log) for this long fails with a
+	// retryable -32603 naming the upstream's slowness (ErrUnavailable)
+	// instead of holding its caller. 0 selects DefaultTimeout; negative:
+	// no bound.
+	Timeout time.Duration
+
 	ids atomic.Int64
 
 	mu     sync.Mutex
@@ -171,8 +179,79 @@ func (c *Client) Call(ctx context.Context, method string, params json.RawMessage
 	return res, nil
 }
 
+// DefaultTimeout is Client.Timeout's default: five minutes of silence.
+// A modern upstream answers a task-creating tools/call (and tasks/get,
+// tasks/update, tasks/cancel, server/discover) at once; only a tool it
+// runs synchronously may take a while, and long work is what tasks are for.
+// Five minutes is well beyond what common clients wait for one request
+// without progress (the TypeScript SDK gives up after 60 s), so the bound
+// never cuts a call a client is still waiting for; every progress
+// notification the upstream sends for the call starts the period again.
+const DefaultTimeout = 5 * time.Minute
+
+// errSilent is the cause of a call cut by Client.Timeout.
+var errSilent = errors.New("upstream: no answer within the timeout")
+
+// timeout is the effective Client.Timeout (0: none).
+func (c *Client) timeout() time.Duration {
+	switch {
+	case c.Timeout == 0:
+		return DefaultTimeout
+	case c.Timeout < 0:
+		return 0
+	}
+	return c.Timeout
+}
+
+// bound returns ctx ended after the upstream's silence of Client.Timeout:
+// opts is changed so that each of the call's own notifications starts the
+// period again. stop releases the timer.
+func (c *Client) bound(ctx context.Context, opts *CallOptions) (context.Context, func()) {
+	d := c.timeout()
+	if d <= 0 {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	t := time.AfterFunc(d, func() { cancel(errSilent) })
+	if n := opts.OnNotify; n != nil {
+		opts.OnNotify = func(method string, params json.RawMessage) {
+			t.Reset(d)
+			n(method, params)
+		}
+	}
+	return ctx, func() {
+		t.Stop()
+		cancel(nil)
+	}
+}
+
+// silent is the error of a call cut by Client.Timeout: retryable, in words
+// that say what happened and what to do.
+func (c *Client) silent(method string) error {
+	return &Error{
+		RPC: rpc.Errorf(rpc.CodeInternalError, "upstream %s did not answer %s within %s (the bridge's --upstream-timeout): it is overloaded or stalled; try again later",
+			c.Target, method, c.timeout()),
+		Kind:  ErrUnavailable,
+		Cause: context.DeadlineExceeded,
+	}
+}
+
 // call is Call without the result check.
 func (c *Client) call(ctx context.Context, method string, params json.RawMessage, opts *CallOptions) (json.RawMessage, error) {
+	o := *opts
+	opts = &o
+	parent := ctx
+	ctx, stop := c.bound(ctx, opts)
+	defer stop()
+	res, err := c.callOnce(ctx, method, params, opts)
+	if err != nil && parent.Err() == nil && errors.Is(context.Cause(ctx), errSilent) {
+		return nil, c.silent(method)
+	}
+	return res, err
+}
+
+// callOnce sends the call (re-issued once when its stream was lost).
+func (c *Client) callOnce(ctx context.Context, method string, params json.RawMessage, opts *CallOptions) (json.RawMessage, error) {
 	for attempt := 0; ; attempt++ {
 		req, p, err := c.newRequest(method, params, opts)
 		if err != nil {

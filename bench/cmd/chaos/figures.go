@@ -145,6 +145,9 @@ func (f *figures) account(lines []line, created map[string][]string, status func
 func (f *figures) write(w io.Writer, c config) {
 	fmt.Fprintf(w, "chaos run: %d replicas, %d clients (tasks: %s), %s of kills (one every ~%s, down %s), seed %d, %s in all\n\n",
 		c.replicas, c.clients, c.kinds, c.duration, c.killEvery, c.down, c.seed, f.Elapsed.Round(time.Second))
+	if c.resultAtOnce || c.cutStreams {
+		fmt.Fprintf(w, "clients call tasks/result right after the create: %v; the proxy cuts a killed replica's streams: %v\n\n", c.resultAtOnce, c.cutStreams)
+	}
 	if f.Topology == "sentinel" {
 		fmt.Fprintf(w, "store: Sentinel (1 primary, 1 replica, 3 sentinels), primary killed every ~%s (down %s), --redis-wait-replicas %d\n\n",
 			c.failoverEvery, c.primaryDown, f.WaitReplicas)

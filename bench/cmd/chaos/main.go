@@ -57,6 +57,11 @@ type config struct {
 	topology                   string
 	failoverEvery, primaryDown time.Duration
 	waitReplicas               int
+
+	// resultAtOnce: clients call tasks/result right after the create, so
+	// kills cut open waits; cutStreams: the proxy ends a killed replica's
+	// streams at once (rrproxy Cut).
+	resultAtOnce, cutStreams bool
 }
 
 func main() {
@@ -76,6 +81,8 @@ func main() {
 	flag.DurationVar(&c.failoverEvery, "failover-every", 20*time.Second, "with -topology sentinel: mean interval between two kills of the Redis primary (uniform in [x/2, 3x/2])")
 	flag.DurationVar(&c.primaryDown, "primary-down", 2*time.Second, "with -topology sentinel: how long a killed primary stays down before it restarts as a replica")
 	flag.IntVar(&c.waitReplicas, "wait-replicas", 0, "the bridges' --redis-wait-replicas")
+	flag.BoolVar(&c.resultAtOnce, "result-at-once", false, "clients call tasks/result right after creating a task (slow, elicit, iserror), so replica kills cut waits that are open")
+	flag.BoolVar(&c.cutStreams, "cut-streams", false, "the proxy ends every stream of a replica the moment it is killed, as a load balancer that notices a dead backend does")
 	flag.Parse()
 	if c.topology != "single" && c.topology != "sentinel" {
 		fmt.Fprintln(os.Stderr, "chaos: -topology is single or sentinel")
@@ -137,8 +144,8 @@ func run(ctx context.Context, c config) (*figures, error) {
 		return nil, err
 	}
 	defer cl.Close()
-	fmt.Fprintf(os.Stderr, "chaos: %d replicas on %s behind %s; %d clients for %s, a kill every ~%s (seed %d)\n",
-		c.replicas, cl.RedisURL, cl.URL, c.clients, c.duration, c.killEvery, c.seed)
+	fmt.Fprintf(os.Stderr, "chaos: %d replicas on %s behind %s; %d clients for %s, a kill every ~%s (seed %d; tasks/result at once %v, streams cut by the proxy %v)\n",
+		c.replicas, cl.RedisURL, cl.URL, c.clients, c.duration, c.killEvery, c.seed, c.resultAtOnce, c.cutStreams)
 	var pr *probe
 	if sen != nil {
 		if pr, err = startProbe(ctx, sen.URL, c.waitReplicas); err != nil {
@@ -154,7 +161,11 @@ func run(ctx context.Context, c config) (*figures, error) {
 		"--duration-ms", strconv.FormatInt(c.duration.Milliseconds(), 10),
 		"--request-timeout-ms", strconv.FormatInt(c.reqTimeout.Milliseconds(), 10),
 		"--task-budget-ms", strconv.FormatInt(c.taskBudget.Milliseconds(), 10),
-		"--kinds", c.kinds, cl.URL)
+		"--kinds", c.kinds)
+	if c.resultAtOnce {
+		cmd.Args = append(cmd.Args, "--result-at-once")
+	}
+	cmd.Args = append(cmd.Args, cl.URL)
 	cmd.Dir = filepath.Dir(script)
 	cmd.Stderr = logs
 	out, err := cmd.StdoutPipe()
@@ -191,6 +202,9 @@ func run(ctx context.Context, c config) (*figures, error) {
 		victim := rng.IntN(c.replicas)
 		if err := cl.Kill(victim); err != nil {
 			return nil, fmt.Errorf("kill replica %d: %w", victim, err)
+		}
+		if c.cutStreams {
+			cl.Proxy.Cut(victim)
 		}
 		select {
 		case <-time.After(c.down):

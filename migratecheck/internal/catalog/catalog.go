@@ -7,7 +7,6 @@ package catalog
 import (
 	"go/types"
 
-	"github.com/tasksbridge/tasksbridge/migratecheck/internal/config"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/finding"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/libs"
 	"github.com/tasksbridge/tasksbridge/migratecheck/rules"
@@ -263,7 +262,7 @@ func Lookup(family, pkg, name string) (Entry, bool) {
 
 // Resolve finds the catalogue entry for a used object (through type
 // aliases), if its package belongs to a configured library family.
-func Resolve(cfg *config.Config, k *libs.Keyer, obj types.Object) (Entry, bool) {
+func Resolve(cfg *settings.Snapshot, k *libs.Keyer, obj types.Object) (Entry, bool) {
 	obj = libs.Target(obj)
 	if obj == nil || obj.Pkg() == nil {
 		return Entry{}, false

@@ -14,7 +14,6 @@ import (
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/semver"
 
-	"github.com/tasksbridge/tasksbridge/migratecheck/internal/config"
 	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
 
@@ -31,7 +30,7 @@ var Display = map[string]string{
 // Match returns the family of a package path and its path below the matched
 // prefix ("" for the prefix itself), choosing the longest matching prefix.
 // The FamilyModern family is never returned (see IsModern).
-func Match(cfg *config.Config, path string) (family, sub string, ok bool) {
+func Match(cfg *settings.Snapshot, path string) (family, sub string, ok bool) {
 	best := -1
 	for fam, prefixes := range cfg.Libraries {
 		if fam == settings.FamilyModern {
@@ -55,14 +54,14 @@ func Match(cfg *config.Config, path string) (family, sub string, ok bool) {
 }
 
 // IsLibrary reports whether path belongs to any configured library family.
-func IsLibrary(cfg *config.Config, path string) bool {
+func IsLibrary(cfg *settings.Snapshot, path string) bool {
 	_, _, ok := Match(cfg, path)
 	return ok
 }
 
 // IsModern reports whether path is at or below a FamilyModern prefix: a
 // package that implements the tasks extension.
-func IsModern(cfg *config.Config, path string) bool {
+func IsModern(cfg *settings.Snapshot, path string) bool {
 	for _, p := range cfg.Libraries[settings.FamilyModern] {
 		if path == p || strings.HasPrefix(path, p+"/") {
 			return true
@@ -87,7 +86,7 @@ type match struct {
 
 // Match is Match for a package, cached: the library analyzers resolve
 // every identifier they see, so the prefix scan runs once per package.
-func (k *Keyer) Match(cfg *config.Config, pkg *types.Package) (family, sub string, ok bool) {
+func (k *Keyer) Match(cfg *settings.Snapshot, pkg *types.Package) (family, sub string, ok bool) {
 	if k.matches == nil {
 		k.matches = map[*types.Package]match{}
 	}
@@ -212,7 +211,7 @@ type Features struct {
 
 // Probe inspects the packages imported by pkg (directly, and one level
 // further for library packages) through the type checker's package scopes.
-func Probe(cfg *config.Config, pkg *types.Package) Features {
+func Probe(cfg *settings.Snapshot, pkg *types.Package) Features {
 	var f Features
 	seen := map[*types.Package]bool{}
 	var visit func(p *types.Package, depth int)

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/tools/go/ast/inspector"
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/catalog"
-	"github.com/tasksbridge/tasksbridge/migratecheck/internal/config"
+	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
 
 // Guard is the module-wide half of the fix guard (catalogue §4): a
@@ -142,7 +142,7 @@ func reaches(t types.Type, tn *types.TypeName, depth int, seen map[types.Type]bo
 // literals, and the top-level identifiers of the configured libraries'
 // legacy task API.
 func evidence() Evidence {
-	cfg := config.Current()
+	cfg := settings.Current()
 	ev := Evidence{Literals: legacyLiterals, LibraryNames: map[string]bool{}}
 	for _, prefixes := range cfg.Libraries {
 		ev.LibraryPrefixes = append(ev.LibraryPrefixes, prefixes...)

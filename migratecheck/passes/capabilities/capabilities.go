@@ -13,9 +13,9 @@ import (
 	"golang.org/x/tools/go/ast/inspector"
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/astq"
-	"github.com/tasksbridge/tasksbridge/migratecheck/internal/config"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/finding"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/libs"
+	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
 
 // Analyzer implements R4; see the package doc.
@@ -50,7 +50,7 @@ func run(pass *analysis.Pass) (any, error) {
 	res := &Result{}
 	info := pass.TypesInfo
 	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
-	hint := extensionHint(libs.Probe(config.Current(), pass.Pkg))
+	hint := extensionHint(libs.Probe(settings.Current(), pass.Pkg))
 
 	checkTasksValue := func(cur inspector.Cursor, keyNode ast.Node, value ast.Expr, side finding.Side) {
 		lit := astq.MapLit(info, value)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/astq"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/catalog"
-	"github.com/tasksbridge/tasksbridge/migratecheck/internal/config"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/finding"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/libs"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/reexport"
@@ -48,7 +47,7 @@ type Use struct {
 }
 
 func run(pass *analysis.Pass) (any, error) {
-	cfg := config.Current()
+	cfg := settings.Current()
 	res := &Result{}
 	reex := pass.ResultOf[reexport.Analyzer].(*reexport.Result)
 	res.Features = libs.Probe(cfg, pass.Pkg)

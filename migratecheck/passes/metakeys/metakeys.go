@@ -15,10 +15,10 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/astq"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/catalog"
-	"github.com/tasksbridge/tasksbridge/migratecheck/internal/config"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/finding"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/libs"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/reexport"
+	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
 
 // Analyzer implements R7; see the package doc.
@@ -38,7 +38,7 @@ var Keys = map[string]bool{
 }
 
 func run(pass *analysis.Pass) (any, error) {
-	cfg := config.Current()
+	cfg := settings.Current()
 	res := &finding.Result{}
 	info := pass.TypesInfo
 	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)

@@ -9,7 +9,6 @@ import (
 
 	"golang.org/x/tools/go/analysis"
 
-	"github.com/tasksbridge/tasksbridge/migratecheck/internal/config"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/finding"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/libs"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/capabilities"
@@ -17,6 +16,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/libapi"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/nestedresult"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/rawmethods"
+	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
 
 // Analyzer implements R8; see the package doc.
@@ -102,7 +102,7 @@ func run(pass *analysis.Pass) (any, error) {
 	var advertisedBy, engineIn string
 	var engineWhat string
 	implements := self.Implements
-	cfg := config.Current()
+	cfg := settings.Current()
 	ownFamily, _, _ := libs.Match(cfg, pass.Pkg.Path())
 	// AllPackageFacts comes from a map: sort it by package path so that the
 	// package named in the message is the same in every run.
@@ -157,7 +157,7 @@ func run(pass *analysis.Pass) (any, error) {
 // them (GOPATH-style loading), a catalogued library's packages are another
 // module unless this package belongs to the same library: importing mcp-go
 // does not mean running its task engine.
-func sameModule(cfg *config.Config, module, ownFamily, depModule, depPath string) bool {
+func sameModule(cfg *settings.Snapshot, module, ownFamily, depModule, depPath string) bool {
 	if module != "" && depModule != "" {
 		return module == depModule
 	}

@@ -20,13 +20,13 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/astq"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/catalog"
-	"github.com/tasksbridge/tasksbridge/migratecheck/internal/config"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/finding"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/libs"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/era"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/libapi"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/reexport"
 	"github.com/tasksbridge/tasksbridge/migratecheck/rules"
+	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
 
 // Analyzer implements R1; see the package doc.
@@ -176,7 +176,7 @@ type declUse struct {
 }
 
 func run(pass *analysis.Pass) (any, error) {
-	cfg := config.Current()
+	cfg := settings.Current()
 	res := &Result{lib: pass.ResultOf[libapi.Analyzer].(*libapi.Result), era: pass.ResultOf[era.Analyzer].(*era.Result)}
 	info := pass.TypesInfo
 	reex := pass.ResultOf[reexport.Analyzer].(*reexport.Result)
@@ -346,7 +346,7 @@ var mcpTaskMethods = map[string]bool{"get": true, "result": true, "list": true, 
 // its own rather than MCP: it uses "tasks/<name>" method names that MCP
 // never had (tasks/create, tasks/retry), and nothing in it is MCP (no MCP
 // library import, no other MCP method or key).
-func customProtocol(pass *analysis.Pass, cfg *config.Config, ins *inspector.Inspector) bool {
+func customProtocol(pass *analysis.Pass, cfg *settings.Snapshot, ins *inspector.Inspector) bool {
 	for _, imp := range pass.Pkg.Imports() {
 		if _, _, ok := libs.Match(cfg, imp.Path()); ok || libs.IsModern(cfg, imp.Path()) {
 			return false
@@ -540,7 +540,7 @@ type sinkLookup func(fn *types.Func) *SinkFact
 // locate decides whether the expression at cur is in JSON-RPC method
 // position, and which kind. It is shared by the R1 check and by the sink
 // computation (a parameter in method position makes its function a sink).
-func locate(info *types.Info, cfg *config.Config, sinks sinkLookup, cur inspector.Cursor) (inspector.Cursor, position, string) {
+func locate(info *types.Info, cfg *settings.Snapshot, sinks sinkLookup, cur inspector.Cursor) (inspector.Cursor, position, string) {
 	c := outer(info, cur)
 	k, idx := c.ParentEdge()
 	parent := c.Parent().Node()
@@ -606,7 +606,7 @@ func locate(info *types.Info, cfg *config.Config, sinks sinkLookup, cur inspecto
 // method (-32601), a client that drops the legacy status notification, and a
 // test that asserts METHOD_NOT_FOUND for a removed method are compliant and
 // not reported.
-func classify(pass *analysis.Pass, cfg *config.Config, sinks sinkLookup, cur inspector.Cursor, method string) (finding.Side, string, bool) {
+func classify(pass *analysis.Pass, cfg *settings.Snapshot, sinks sinkLookup, cur inspector.Cursor, method string) (finding.Side, string, bool) {
 	info := pass.TypesInfo
 	notif := method == "notifications/tasks/status"
 	c, pos, where := locate(info, cfg, sinks, cur)
@@ -866,7 +866,7 @@ func callee(info *types.Info, call *ast.CallExpr) *types.Func {
 // findSinks computes this package's method sinks to a fixed point (helpers
 // that call helpers) and exports a SinkFact for each, so that importers see
 // them too.
-func findSinks(pass *analysis.Pass, cfg *config.Config, ins *inspector.Inspector) sinkLookup {
+func findSinks(pass *analysis.Pass, cfg *settings.Snapshot, ins *inspector.Inspector) sinkLookup {
 	info := pass.TypesInfo
 	local := map[*types.Func]*SinkFact{}
 	lookup := func(fn *types.Func) *SinkFact {

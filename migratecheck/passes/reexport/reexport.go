@@ -11,8 +11,8 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/astq"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/catalog"
-	"github.com/tasksbridge/tasksbridge/migratecheck/internal/config"
 	"github.com/tasksbridge/tasksbridge/migratecheck/internal/libs"
+	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
 
 // Analyzer exports wrapper facts; see the package doc.
@@ -55,7 +55,7 @@ type Result struct {
 }
 
 func run(pass *analysis.Pass) (any, error) {
-	cfg := config.Current()
+	cfg := settings.Current()
 	res := &Result{Objects: map[types.Object]catalog.Entry{}, Accessors: map[types.Object]bool{}}
 	var k libs.Keyer
 	local := map[types.Object]*Fact{} // accessors of this package

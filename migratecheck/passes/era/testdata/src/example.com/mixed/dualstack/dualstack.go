@@ -1,0 +1,23 @@
+// Package dualstack serves 2025-11-25 sessions with its legacy dispatcher
+// and 2026-07-28 requests with its own extension engine (tasks/update,
+// resultType "task"): advertising the extension is true, so no MCP014.
+package dualstack // want `^note: implements the tasks extension`
+
+func discover() map[string]any {
+	return map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
+}
+
+func dispatch(method string, modern bool) any {
+	if modern {
+		switch method {
+		case "tasks/update":
+			return nil
+		}
+		return map[string]any{"resultType": "task", "taskId": "t", "status": "working"}
+	}
+	switch method {
+	case "tasks/result":
+		return nil
+	}
+	return nil
+}

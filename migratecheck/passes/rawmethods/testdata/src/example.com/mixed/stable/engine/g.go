@@ -1,0 +1,9 @@
+package engine
+
+func serveg(method string) any {
+	switch method {
+	case "tasks/list": // want `^MCP002: "tasks/list" is used as a JSON-RPC method name \(in a method`
+		return nil
+	}
+	return nil
+}

@@ -1,0 +1,34 @@
+// Package mcp is a test stub of github.com/tmc/mcp.
+package mcp // want `^note: the package still serves 2025-11-25 peers \(it declares their`
+
+const (
+	MethodTasksGet    = "tasks/get"
+	MethodTasksList   = "tasks/list"
+	MethodTasksResult = "tasks/result"
+	MethodTasksCancel = "tasks/cancel"
+	MethodTasksStatus = "notifications/tasks/status"
+)
+
+type TaskInfo struct {
+	TaskID       string `json:"taskId"`
+	Status       string `json:"status"`
+	TTL          *int64 `json:"ttl,omitempty"`
+	PollInterval *int64 `json:"pollInterval,omitempty"`
+}
+
+type GetTaskRequest struct{ TaskID string }
+type CancelTaskRequest struct{ TaskID string }
+type ListTasksRequest struct{ Cursor string }
+type ListTasksResult struct{ Tasks []TaskInfo }
+
+type ClientCapabilities struct {
+	Tasks *struct {
+		List *struct{} `json:"list,omitempty"`
+	} `json:"tasks,omitempty"`
+}
+
+type ServerCapabilities struct {
+	Tasks *struct {
+		List *struct{} `json:"list,omitempty"`
+	} `json:"tasks,omitempty"`
+}

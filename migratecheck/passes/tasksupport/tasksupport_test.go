@@ -1,0 +1,37 @@
+package tasksupport_test
+
+import (
+	"testing"
+
+	"golang.org/x/tools/go/analysis/analysistest"
+
+	"github.com/tasksbridge/tasksbridge/migratecheck/internal/passtest"
+	"github.com/tasksbridge/tasksbridge/migratecheck/passes/tasksupport"
+)
+
+// packages are the testdata packages checked for rule R6 (MCP009): the
+// packages where the pass finds something, the false-positive traps
+// (example.com/traps/...) and already-migrated code
+// (example.com/raw/migrated). The other packages under testdata/src are the
+// library stubs and helpers they import.
+var packages = []string{
+	"example.com/raw/migrated",
+	"example.com/raw/r6",
+	"example.com/traps/customproto",
+	"example.com/traps/dropnotif",
+	"example.com/traps/dynamo",
+	"example.com/traps/notfoundtest",
+	"example.com/traps/samples",
+	"example.com/traps/taskstore",
+	"example.com/traps/v2tools",
+	"github.com/mark3labs/mcp-go/mcp",
+	"github.com/panyam/mcpkit/core",
+}
+
+// TestTasksupport checks every finding of the pass before the root
+// analyzer's policy (rule enablement, dual target, fix opt-in, suppression)
+// applies: its positives, its false-positive traps (packages and lines with
+// no want comment stay silent).
+func TestTasksupport(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), passtest.Findings(tasksupport.Analyzer), packages...)
+}
