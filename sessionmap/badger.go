@@ -44,6 +44,8 @@ const (
 var (
 	keyFormat = []byte("m/format")
 	keySecret = []byte("m/secret")
+	keyEpoch  = []byte("m/epoch") // epoch.go; written once, with the secret or by the first bridge that knows epochs
+	keyPKey   = []byte("m/pkey")  // principal_key.go; written once
 )
 
 func sessionKey(id string) []byte { return append([]byte("s/"), id...) }
@@ -99,6 +101,8 @@ type Badger struct {
 	dir    string
 	opt    options
 	secret []byte
+	pkey   []byte // principal_key.go
+	epoch  *epochGuard
 
 	mu     sync.RWMutex // read-held by every operation, write-held by Close
 	closed bool
@@ -147,8 +151,17 @@ func OpenBadger(dir string, opts ...Option) (*Badger, error) {
 	if o.syncWrites && !o.readOnly {
 		gs = newGroupSync(db, dir)
 	}
-	b := &Badger{db: db, dir: dir, opt: o, clock: newTxnClock(db, gs, o.readOnly)}
+	b := &Badger{db: db, dir: dir, opt: o, clock: newTxnClock(db, gs, o.readOnly),
+		epoch: &epochGuard{where: "data directory " + dir, log: o.logger}}
 	if err := b.init(); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	if err := b.initPrincipalKey(); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	if err := b.initEpoch(); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
@@ -273,6 +286,10 @@ func (b *Badger) enter(ctx context.Context) (func(), error) {
 		b.mu.RUnlock()
 		return nil, ErrClosed
 	}
+	if err := b.epoch.lostErr(); err != nil {
+		b.mu.RUnlock()
+		return nil, err
+	}
 	return b.mu.RUnlock, nil
 }
 
@@ -353,7 +370,7 @@ func (b *Badger) visibleSession(txn *badger.Txn, sc Scope) (Session, error) {
 	if err != nil {
 		return Session{}, err
 	}
-	if !sessionVisible(s, sc, b.now()) {
+	if !sessionVisibleKeyed(b.pkey, s, sc, b.now()) {
 		return Session{}, ErrNotFound
 	}
 	return s, nil
@@ -488,7 +505,7 @@ func (b *Badger) visibleTask(txn *badger.Txn, sc Scope, id string) (Task, uint64
 	if err != nil {
 		return Task{}, 0, err
 	}
-	if !sc.Owns(t) || t.Expired(b.now()) {
+	if !ownedBy(b.pkey, sc, t.Scope) || t.Expired(b.now()) {
 		return Task{}, 0, ErrNotFound
 	}
 	return t, exp, nil
@@ -599,6 +616,16 @@ func (b *Badger) PendingUpstream(ctx context.Context) ([]Task, error) {
 }
 
 func (b *Badger) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor string) (Page, error) {
+	return b.listTasks(ctx, sc, pageSize, cursor, false)
+}
+
+// ListTasksFull reads the page's whole records in the same read
+// transaction as its index entries.
+func (b *Badger) ListTasksFull(ctx context.Context, sc Scope, pageSize int, cursor string) (Page, error) {
+	return b.listTasks(ctx, sc, pageSize, cursor, true)
+}
+
+func (b *Badger) listTasks(ctx context.Context, sc Scope, pageSize int, cursor string, full bool) (Page, error) {
 	if !sc.Valid() {
 		return Page{}, invalid("list scope needs a principal or a session")
 	}
@@ -646,10 +673,28 @@ func (b *Badger) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor s
 			}
 			if len(page.Tasks) == n {
 				page.NextCursor = encodeCursor(b.secret, sc, posOf(page.Tasks[n-1]))
-				return nil
+				break
 			}
 			page.Tasks = append(page.Tasks, t)
 		}
+		if !full {
+			return nil
+		}
+		// The whole records, in the same transaction: the same snapshot
+		// as the index entries, so nothing can vanish in between.
+		recs := page.Tasks[:0]
+		for _, s := range page.Tasks {
+			t, _, err := b.visibleTask(txn, sc, s.ID)
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				b.opt.logger.Warn("sessionmap: skipping unreadable task in a list", "err", err)
+				continue
+			}
+			recs = append(recs, t)
+		}
+		page.Tasks = recs
 		return nil
 	})
 	if err != nil {

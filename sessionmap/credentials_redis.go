@@ -84,7 +84,7 @@ func (r *Redis) PutCredential(ctx context.Context, c Credential) (Credential, bo
 		nanoText(c.Expires), nanoText(c.WrittenAt), encodeCredential(c),
 		ttlUntil(c.Expires, now).Milliseconds(), nanoText(now)).Slice()
 	if err != nil {
-		return Credential{}, false, r.fail("put credential", err)
+		return Credential{}, false, r.fail(ctx, "put credential", err)
 	}
 	if len(res) != 4 {
 		return Credential{}, false, fmt.Errorf("%w: credential script answer", ErrCorrupt)
@@ -108,7 +108,7 @@ func (r *Redis) GetCredential(ctx context.Context, principal, upstream string) (
 		return Credential{}, ErrNotFound
 	}
 	if err != nil {
-		return Credential{}, r.fail("get credential", err)
+		return Credential{}, r.fail(ctx, "get credential", err)
 	}
 	c, err := decodeCredential([]byte(v))
 	if err != nil || c.Principal != principal || c.Upstream != upstream || c.Expired(r.now()) {

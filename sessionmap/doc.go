@@ -13,8 +13,11 @@
 //   - Principal is a stable hash of the credential that authenticated the
 //     request: [PrincipalFromAuthorization] (SHA-256 of the Authorization header
 //     value) or [PrincipalFromMTLSSubject] (SHA-256 of the client certificate
-//     subject), both domain-separated and hex-encoded. The raw secret is never
-//     stored, logged or printed; only its hash is.
+//     subject), both domain-separated and hex-encoded, then keyed with the
+//     store's principal key ([KeyPrincipal], principal_key.go) by the server
+//     so that a weak credential cannot be guessed back from a stored or
+//     logged principal. The raw secret is never stored, logged or printed;
+//     only its keyed hash is.
 //   - With a principal, a task belongs to that principal: any session of the same
 //     principal can read, list and cancel it (the spec expects clients to resume
 //     after reconnecting with a new session; legacy-tasks.md §7, L-68, L-69, L-53).

@@ -62,7 +62,7 @@ func (r *Redis) OpenStream(ctx context.Context, rec StreamRecord, ttl time.Durat
 	if err != nil {
 		return err
 	}
-	return r.fail("open stream", r.retry(ctx, "open stream", func(bool) error {
+	return r.fail(ctx, "open stream", r.retry(ctx, "open stream", func(bool) error {
 		return r.rdb.Set(ctx, r.keys.stream(rec.ID), b, ttl).Err()
 	}))
 }
@@ -77,7 +77,7 @@ func (r *Redis) SetStreamTask(ctx context.Context, streamID, taskID string, ttl 
 		return err
 	})
 	if err != nil {
-		return r.fail("stream task", err)
+		return r.fail(ctx, "stream task", err)
 	}
 	var rec StreamRecord
 	if err := json.Unmarshal(raw, &rec); err != nil {
@@ -94,7 +94,7 @@ func (r *Redis) SetStreamTask(ctx context.Context, streamID, taskID string, ttl 
 		return err
 	})
 	if err != nil {
-		return r.fail("stream task", err)
+		return r.fail(ctx, "stream task", err)
 	}
 	if n == 0 {
 		return ErrNotFound
@@ -117,7 +117,7 @@ func (r *Redis) AppendEvent(ctx context.Context, streamID string, data []byte, t
 		return err
 	})
 	if err != nil {
-		return "", r.fail("append event", err)
+		return "", r.fail(ctx, "append event", err)
 	}
 	if n < 0 {
 		return "", ErrNotFound
@@ -154,7 +154,7 @@ func (r *Redis) EventsAfter(ctx context.Context, sc Scope, lastEventID string) (
 		return StreamRecord{}, nil, ErrNotFound
 	}
 	if err != nil {
-		return StreamRecord{}, nil, r.fail("read events", err)
+		return StreamRecord{}, nil, r.fail(ctx, "read events", err)
 	}
 	var rec StreamRecord
 	if json.Unmarshal([]byte(get.Val()), &rec) != nil || !sameScope(rec.Scope, sc) {

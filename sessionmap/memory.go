@@ -16,6 +16,7 @@ import (
 type Memory struct {
 	opt    options
 	secret []byte
+	pkey   []byte // principal_key.go
 
 	mu       sync.Mutex
 	sessions map[string]Session
@@ -39,7 +40,7 @@ func NewMemory(opts ...Option) *Memory {
 	o := buildOptions(opts)
 	ev := NewMemoryEvents()
 	ev.clock = o.clock
-	return &Memory{opt: o, secret: secret,
+	return &Memory{opt: o, secret: secret, pkey: newPrincipalKey(),
 		sessions: map[string]Session{}, tasks: map[string]Task{}, events: ev}
 }
 
@@ -66,7 +67,7 @@ func (m *Memory) GetSession(ctx context.Context, sc Scope) (Session, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, ok := m.sessions[sc.Session]
-	if !ok || !sessionVisible(s, sc, m.now()) {
+	if !ok || !sessionVisibleKeyed(m.pkey, s, sc, m.now()) {
 		return Session{}, ErrNotFound
 	}
 	return cloneSession(s), nil
@@ -76,7 +77,7 @@ func (m *Memory) TouchSession(ctx context.Context, sc Scope, logLevel *string) (
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, ok := m.sessions[sc.Session]
-	if !ok || !sessionVisible(s, sc, m.now()) {
+	if !ok || !sessionVisibleKeyed(m.pkey, s, sc, m.now()) {
 		return Session{}, ErrNotFound
 	}
 	s, changed := touchSession(s, logLevel, m.now())
@@ -90,7 +91,7 @@ func (m *Memory) DeleteSession(ctx context.Context, sc Scope) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, ok := m.sessions[sc.Session]
-	if !ok || !sessionVisible(s, sc, m.now()) {
+	if !ok || !sessionVisibleKeyed(m.pkey, s, sc, m.now()) {
 		return ErrNotFound
 	}
 	delete(m.sessions, s.ID)
@@ -114,7 +115,7 @@ func (m *Memory) CreateTask(ctx context.Context, t Task) error {
 // visible returns the task if sc owns it and it is live. Caller holds mu.
 func (m *Memory) visible(sc Scope, id string) (Task, bool) {
 	t, ok := m.tasks[id]
-	if !ok || !sc.Valid() || !sc.Owns(t) || t.Expired(m.now()) {
+	if !ok || !sc.Valid() || !ownedBy(m.pkey, sc, t.Scope) || t.Expired(m.now()) {
 		return Task{}, false
 	}
 	return t, true
@@ -218,6 +219,14 @@ func (m *Memory) PendingUpstream(ctx context.Context) ([]Task, error) {
 }
 
 func (m *Memory) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor string) (Page, error) {
+	return m.listTasks(sc, pageSize, cursor, listView)
+}
+
+func (m *Memory) ListTasksFull(ctx context.Context, sc Scope, pageSize int, cursor string) (Page, error) {
+	return m.listTasks(sc, pageSize, cursor, cloneTask)
+}
+
+func (m *Memory) listTasks(sc Scope, pageSize int, cursor string, view func(Task) Task) (Page, error) {
 	if !sc.Valid() {
 		return Page{}, invalid("list scope needs a principal or a session")
 	}
@@ -234,7 +243,7 @@ func (m *Memory) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor s
 	now := m.now()
 	for _, t := range m.tasks {
 		if sc.Owns(t) && !t.Expired(now) && (after == nil || comparePos(posOf(t), *after) > 0) {
-			all = append(all, listView(t))
+			all = append(all, view(t))
 		}
 	}
 	m.mu.Unlock()
@@ -312,3 +321,10 @@ func (m *Memory) LookupTask(ctx context.Context, id string) (Task, error) {
 	}
 	return cloneTask(t), nil
 }
+
+// CheckEpoch: a memory store lives and dies with its process, so it is
+// never lost while open.
+func (m *Memory) CheckEpoch(ctx context.Context) error { return ctx.Err() }
+
+// PrincipalKey returns the memory store's principal key (principal_key.go).
+func (m *Memory) PrincipalKey() []byte { return m.pkey }

@@ -37,6 +37,11 @@ import (
 //
 //	P:meta:layout               layout version ("2"); read and set alone, no tag needed
 //	P:meta:secret               cursor MAC secret (32 random bytes), shared by every replica; alone
+//	P:meta:principal-key        the key of principal hashes (32 random bytes, principal_key.go),
+//	                            shared by every replica (SET NX); alone
+//	P:meta:epoch                the store's epoch (128 random bits, hex), written once with
+//	                            SET NX by the first bridge on an empty prefix; read alone
+//	                            (epoch.go: a bridge that finds it gone or changed stops)
 //	P:s:{<session id>}          session record (expires with the session's idle timeout);
 //	                            tag: the session, as it is WATCHed and written alone
 //	P:t:{<task id>}             task record (expires at CreatedAt+TTL); tag: the task,
@@ -95,7 +100,11 @@ type Redis struct {
 	addr   string // the topology and addresses (RedisTarget.String), never the credentials
 	keys   redisKeys
 	secret []byte
+	pkey   []byte // principal_key.go
+	epoch  *epochGuard
 	closed atomic.Bool
+	// stopEpoch ends the loop that reads the epoch (nil: no loop).
+	stopEpoch chan struct{}
 }
 
 var (
@@ -163,6 +172,8 @@ type redisKeys struct{ base string }
 // The hash tag of each key is said in the Redis type's comment.
 func (k redisKeys) layout() string           { return k.base + "meta:layout" }
 func (k redisKeys) secret() string           { return k.base + "meta:secret" }
+func (k redisKeys) epoch() string            { return k.base + "meta:epoch" }
+func (k redisKeys) principalKey() string     { return k.base + "meta:principal-key" }
 func (k redisKeys) session(id string) string { return k.base + "s:{" + id + "}" }
 func (k redisKeys) task(id string) string    { return k.base + "t:{" + id + "}" }
 func (k redisKeys) scopeTag(sc Scope) string {
@@ -259,6 +270,14 @@ func OpenRedis(ctx context.Context, cfg RedisConfig, opts ...Option) (*Redis, er
 		_ = r.rdb.Close()
 		return nil, err
 	}
+	if !o.readOnly {
+		r.stopEpoch = make(chan struct{})
+		every := redisEpochCheckInterval
+		if o.epochEvery > 0 {
+			every = o.epochEvery
+		}
+		go r.epochLoop(every, r.stopEpoch)
+	}
 	return r, nil
 }
 
@@ -308,6 +327,36 @@ func (r *Redis) init(ctx context.Context) error {
 		if err := r.rdb.SetNX(ctx, r.keys.layout(), redisLayoutVersion, 0).Err(); err != nil {
 			return fmt.Errorf("sessionmap: cannot use the %s: %w", where, err)
 		}
+		// Also for a store written before epochs existed: it gets one now.
+		if err := r.rdb.SetNX(ctx, r.keys.epoch(), newEpoch(), 0).Err(); err != nil {
+			return fmt.Errorf("sessionmap: cannot use the %s: %w", where, err)
+		}
+	}
+	if !r.opt.readOnly {
+		if err := r.rdb.SetNX(ctx, r.keys.principalKey(), newPrincipalKey(), 0).Err(); err != nil {
+			return fmt.Errorf("sessionmap: cannot use the %s: %w", where, err)
+		}
+	}
+	switch v, err := r.rdb.Get(ctx, r.keys.principalKey()).Bytes(); {
+	case err == nil && len(v) == principalKeyLen:
+		r.pkey = v
+	case errors.Is(err, redis.Nil) && r.opt.readOnly:
+		// An admin view of a store no keying bridge has opened: nothing is keyed.
+	case err == nil:
+		return fmt.Errorf("%w: principal key under prefix %q in the %s", ErrCorrupt, r.cfg.Prefix, where)
+	default:
+		return fmt.Errorf("sessionmap: cannot use the %s: %w", where, err)
+	}
+	r.epoch = &epochGuard{where: fmt.Sprintf("%s (key prefix %q)", where, r.cfg.Prefix), log: r.opt.logger}
+	switch ep, err := r.rdb.Get(ctx, r.keys.epoch()).Result(); {
+	case err == nil:
+		r.epoch.opened = ep
+	case errors.Is(err, redis.Nil) && r.opt.readOnly:
+		// An admin view of a store no bridge has opened since epochs exist.
+	case errors.Is(err, redis.Nil):
+		return fmt.Errorf("sessionmap: the %s lost the store's epoch while the bridge started; start it again", where)
+	default:
+		return fmt.Errorf("sessionmap: cannot use the %s: %w", where, err)
 	}
 	v, err := r.rdb.Get(ctx, r.keys.secret()).Bytes()
 	switch {
@@ -332,6 +381,9 @@ func infoField(info, name string) string {
 	}
 	return ""
 }
+
+// PrincipalKey returns the store's principal key (principal_key.go).
+func (r *Redis) PrincipalKey() []byte { return r.pkey }
 
 // Addr names the Redis topology and its addresses (no credentials).
 func (r *Redis) Addr() string { return r.addr }
@@ -362,6 +414,9 @@ func (r *Redis) Close() error {
 	if r.closed.Swap(true) {
 		return nil
 	}
+	if r.stopEpoch != nil {
+		close(r.stopEpoch)
+	}
 	if err := r.rdb.Close(); err != nil {
 		return fmt.Errorf("sessionmap: close Redis connection to %s: %w", r.addr, err)
 	}
@@ -371,10 +426,16 @@ func (r *Redis) Close() error {
 func (r *Redis) now() time.Time { return r.opt.clock() }
 
 // fail wraps a Redis error with the operation and the server address.
-func (r *Redis) fail(op string, err error) error {
+func (r *Redis) fail(ctx context.Context, op string, err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, ErrNotFound):
+		// A miss may be the first sign that the store was emptied or
+		// replaced: answer that, not "not found" (epoch.go).
+		return r.missOrLost(ctx, err)
+	case errors.Is(err, ErrStoreLost):
+		return err
 	case errors.Is(err, redis.ErrClosed) || r.closed.Load():
 		return ErrClosed
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded),
@@ -389,6 +450,9 @@ func (r *Redis) fail(op string, err error) error {
 func (r *Redis) enter(ctx context.Context) error {
 	if r.closed.Load() {
 		return ErrClosed
+	}
+	if err := r.epoch.lostErr(); err != nil {
+		return err
 	}
 	return ctx.Err()
 }
@@ -521,7 +585,7 @@ func (r *Redis) watched(ctx context.Context, op string, fn func(tx *watchTx) err
 	if err := r.writable(); err != nil {
 		return err
 	}
-	return r.fail(op, r.retry(ctx, op, func(unsure bool) error {
+	return r.fail(ctx, op, r.retry(ctx, op, func(unsure bool) error {
 		for attempt := 0; ; attempt++ {
 			err := r.rdb.Watch(ctx, func(tx *redis.Tx) error {
 				w := &watchTx{Tx: tx, unsure: unsure}
@@ -579,7 +643,7 @@ func (r *Redis) visibleSession(ctx context.Context, c redis.Cmdable, sc Scope) (
 	if err != nil {
 		return Session{}, err
 	}
-	if !sessionVisible(s, sc, r.now()) {
+	if !sessionVisibleKeyed(r.pkey, s, sc, r.now()) {
 		return Session{}, ErrNotFound
 	}
 	return s, nil
@@ -622,7 +686,7 @@ func (r *Redis) GetSession(ctx context.Context, sc Scope) (Session, error) {
 		s, err = r.visibleSession(ctx, r.rdb, sc)
 		return err
 	})
-	return s, r.fail("read session", err)
+	return s, r.fail(ctx, "read session", err)
 }
 
 func (r *Redis) TouchSession(ctx context.Context, sc Scope, logLevel *string) (Session, error) {
@@ -730,7 +794,7 @@ func (r *Redis) CreateTask(ctx context.Context, t Task) error {
 			return r.waitReplicas(ctx, c)
 		})
 	})
-	return r.fail("create task", err)
+	return r.fail(ctx, "create task", err)
 }
 
 func (r *Redis) loadTask(ctx context.Context, c redis.Cmdable, id string) (Task, error) {
@@ -751,7 +815,7 @@ func (r *Redis) visibleTask(ctx context.Context, c redis.Cmdable, sc Scope, id s
 	if err != nil {
 		return Task{}, err
 	}
-	if !sc.Owns(t) || t.Expired(r.now()) {
+	if !ownedBy(r.pkey, sc, t.Scope) || t.Expired(r.now()) {
 		return Task{}, ErrNotFound
 	}
 	return t, nil
@@ -766,7 +830,7 @@ func (r *Redis) GetTask(ctx context.Context, sc Scope, id string) (Task, error) 
 		t, err = r.visibleTask(ctx, r.rdb, sc, id)
 		return err
 	})
-	return t, r.fail("read task", err)
+	return t, r.fail(ctx, "read task", err)
 }
 
 // mutateTask reads a visible task under WATCH, applies fn and, when fn
@@ -944,6 +1008,17 @@ func (r *Redis) forgetAnswered(ctx context.Context, sc Scope, id string, keys []
 }
 
 func (r *Redis) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor string) (Page, error) {
+	return r.listTasks(ctx, sc, pageSize, cursor, listView)
+}
+
+// ListTasksFull costs what ListTasks costs: the list reads the records
+// themselves already (one ZRANGEBYLEX on the scope's slot, then one
+// pipeline of GETs for the page, split by node on a Cluster).
+func (r *Redis) ListTasksFull(ctx context.Context, sc Scope, pageSize int, cursor string) (Page, error) {
+	return r.listTasks(ctx, sc, pageSize, cursor, func(t Task) Task { return t })
+}
+
+func (r *Redis) listTasks(ctx context.Context, sc Scope, pageSize int, cursor string, view func(Task) Task) (Page, error) {
 	if !sc.Valid() {
 		return Page{}, invalid("list scope needs a principal or a session")
 	}
@@ -972,7 +1047,7 @@ func (r *Redis) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor st
 			return err
 		})
 		if err != nil {
-			return Page{}, r.fail("list tasks", err)
+			return Page{}, r.fail(ctx, "list tasks", err)
 		}
 		if len(members) == 0 {
 			return page, nil
@@ -983,7 +1058,7 @@ func (r *Redis) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor st
 		}
 		vals, err := r.getMany(ctx, "list tasks", keys)
 		if err != nil {
-			return Page{}, r.fail("list tasks", err)
+			return Page{}, r.fail(ctx, "list tasks", err)
 		}
 		var gone []any
 		for i, v := range vals {
@@ -1005,7 +1080,7 @@ func (r *Redis) ListTasks(ctx context.Context, sc Scope, pageSize int, cursor st
 				page.NextCursor = encodeCursor(r.secret, sc, posOf(page.Tasks[n-1]))
 				break
 			}
-			page.Tasks = append(page.Tasks, listView(t))
+			page.Tasks = append(page.Tasks, view(t))
 		}
 		if len(gone) > 0 && !r.opt.readOnly {
 			// Index entries outlive their record by at most one list read.
@@ -1062,7 +1137,7 @@ func (r *Redis) DeleteSessionTasks(ctx context.Context, sc Scope) (int, error) {
 		return err
 	})
 	if err != nil {
-		return 0, r.fail("delete session tasks", err)
+		return 0, r.fail(ctx, "delete session tasks", err)
 	}
 	if len(members) == 0 {
 		return 0, nil
@@ -1104,7 +1179,7 @@ func (r *Redis) DeleteSessionTasks(ctx context.Context, sc Scope) (int, error) {
 			return r.waitReplicas(ctx, c)
 		})
 	})
-	return n, r.fail("delete session tasks", err)
+	return n, r.fail(ctx, "delete session tasks", err)
 }
 
 // --- admin (operator view across scopes) ---
@@ -1170,7 +1245,7 @@ func (r *Redis) AllSessions(ctx context.Context) ([]Session, error) {
 		}
 	})
 	if err != nil {
-		return nil, r.fail("list sessions", err)
+		return nil, r.fail(ctx, "list sessions", err)
 	}
 	slices.SortFunc(out, func(a, b Session) int { return b.CreatedAt.Compare(a.CreatedAt) })
 	return out, errors.Join(bad...)
@@ -1191,7 +1266,7 @@ func (r *Redis) AllTasks(ctx context.Context, f TaskFilter) ([]Task, error) {
 		}
 	})
 	if err != nil {
-		return nil, r.fail("list tasks", err)
+		return nil, r.fail(ctx, "list tasks", err)
 	}
 	slices.SortFunc(out, newerFirst)
 	return out, errors.Join(bad...)
@@ -1209,7 +1284,7 @@ func (r *Redis) LookupSession(ctx context.Context, id string) (Session, error) {
 	if err == nil && sessionExpired(s, r.now()) {
 		err = ErrNotFound
 	}
-	return s, r.fail("read session", err)
+	return s, r.fail(ctx, "read session", err)
 }
 
 func (r *Redis) LookupTask(ctx context.Context, id string) (Task, error) {
@@ -1224,5 +1299,5 @@ func (r *Redis) LookupTask(ctx context.Context, id string) (Task, error) {
 	if err == nil && t.Expired(r.now()) {
 		err = ErrNotFound
 	}
-	return t, r.fail("read task", err)
+	return t, r.fail(ctx, "read task", err)
 }

@@ -4,7 +4,8 @@ package sessionmap
 // (the upstream's era, the legacy upstream sessions it shares between
 // replicas, pending input requests of modern-face tasks). No client can have
 // it: client principals are hex SHA-256 digests (PrincipalFromAuthorization,
-// PrincipalFromMTLSSubject) or empty, and GetSession matches the principal,
+// PrincipalFromMTLSSubject), "k" and a hex HMAC of one (KeyPrincipal), or
+// empty, and GetSession matches the principal,
 // so no client request can read these records. They need nothing beyond the
 // Store interface, so every backend shares them between the processes that
 // share the store.

@@ -64,6 +64,12 @@ type Store interface {
 	// entry needs: ID, Scope, Status, StatusMessage, CreatedAt, LastUpdatedAt,
 	// TTLMs, PollIntervalMs and CancelPinned; GetTask has the rest.
 	ListTasks(ctx context.Context, sc Scope, pageSize int, cursor string) (Page, error)
+	// ListTasksFull is ListTasks whose tasks are whole records, as GetTask
+	// returns them (payloads, upstream ids, direction): what a face needs to
+	// render a page, read in one round trip to the store per page instead
+	// of one GetTask per listed task. Same order, cursors and scope rule
+	// as ListTasks; the cursors of both are interchangeable.
+	ListTasksFull(ctx context.Context, sc Scope, pageSize int, cursor string) (Page, error)
 	// SettleUpstream clears the task's UpstreamCancelPending (the upstream
 	// acknowledged the cancel, or answered that the task is over there), on
 	// any status, durably. It returns the record.
@@ -75,6 +81,13 @@ type Store interface {
 	// DeleteSessionTasks deletes the tasks owned by exactly sc (principal and
 	// session), e.g. on an HTTP DELETE of the session, and returns how many.
 	DeleteSessionTasks(ctx context.Context, sc Scope) (int, error)
+	// CheckEpoch compares the store's epoch with the one it had when this
+	// Store was opened (epoch.go): nil while they agree; an error wrapping
+	// ErrStoreLost when the store was emptied or replaced since (logged at
+	// ERROR once; from then on every operation fails with ErrStoreLost until
+	// the bridge is restarted); another error when the store cannot be
+	// read right now. /readyz calls it.
+	CheckEpoch(ctx context.Context) error
 
 	Close() error
 }
@@ -125,6 +138,7 @@ type options struct {
 	gcInterval time.Duration
 	syncWrites bool
 	gcHook     func(GCResult) // tests: observe each pass of the GC loop
+	epochEvery time.Duration  // tests: how often Redis reads its epoch (0: redisEpochCheckInterval)
 }
 
 func defaultOptions() options {
@@ -152,6 +166,8 @@ func WithGCInterval(d time.Duration) Option { return func(o *options) { o.gcInte
 func WithSyncWrites(on bool) Option { return func(o *options) { o.syncWrites = on } }
 
 func withGCHook(f func(GCResult)) Option { return func(o *options) { o.gcHook = f } }
+
+func withEpochInterval(d time.Duration) Option { return func(o *options) { o.epochEvery = d } }
 
 func buildOptions(opts []Option) options {
 	o := defaultOptions()

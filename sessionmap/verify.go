@@ -15,10 +15,12 @@ import (
 )
 
 // Damaged data is never silent. Badger's iterators stop quietly at a block
-// they cannot read, so a list over a damaged table file just comes out short.
-// The store therefore checks every table file against the checksums written
-// with it before it opens (OpenBadger), and refuses a damaged store with an
-// error naming the file; Verify is the same check for `bridge store verify`.
+// they cannot read, so a list over a damaged table file just comes out short;
+// and a read-write open cuts a damaged value log without a word. The store
+// therefore checks every table file and every value log against the
+// checksums written with them before it opens (OpenBadger), and refuses a
+// damaged store with an error naming the file; Verify is the same check for
+// `bridge store verify`.
 
 // ErrDamaged means a file of the store does not match its checksums.
 var ErrDamaged = errors.New("sessionmap: the store is damaged")
@@ -31,9 +33,11 @@ type Damage struct {
 
 // VerifyReport is the result of Verify.
 type VerifyReport struct {
-	Dir     string   `json:"dir"`
-	Tables  int      `json:"tables"` // table files checked
-	Damaged []Damage `json:"damaged"`
+	Dir    string `json:"dir"`
+	Tables int    `json:"tables"` // table files checked
+	// ValueLogs is how many value log files were checked (verify_vlog.go).
+	ValueLogs int      `json:"valueLogs"`
+	Damaged   []Damage `json:"damaged"`
 }
 
 // Err is nil for a clean store, else ErrDamaged naming the damaged files.
@@ -50,8 +54,9 @@ func (r VerifyReport) Err() error {
 		ErrDamaged, r.Dir, strings.Join(parts, "; "), r.Dir)
 }
 
-// Verify checks the store in dir without opening it: its manifest, and every
-// table file the manifest lists against the checksums of each block. It only
+// Verify checks the store in dir without opening it: its manifest, every
+// table file the manifest lists against the checksums of each block, and
+// every value log entry against its own checksum. It only
 // reads files, so it may run next to a bridge that has the store open. The
 // error is for a directory that holds no store or cannot be read; damage is
 // reported in the VerifyReport.
@@ -85,6 +90,9 @@ func Verify(dir string) (VerifyReport, error) {
 			rep.Damaged = append(rep.Damaged, Damage{File: name, Problem: problem})
 		}
 	}
+	var vdamage []Damage
+	rep.ValueLogs, vdamage = verifyValueLogs(dir)
+	rep.Damaged = append(rep.Damaged, vdamage...)
 	if len(missing) > 0 {
 		// A running bridge may have compacted the table away since the
 		// manifest was read: only a table still listed is missing.

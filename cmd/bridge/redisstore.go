@@ -25,12 +25,15 @@ func storeFlags(withWait bool) []cli.Flag {
 	fs := []cli.Flag{
 		&cli.StringFlag{Name: "store", EnvVars: []string{"TASKSBRIDGE_STORE"},
 			Usage: "keep sessions and tasks in the Redis at `URL` instead of --data-dir, so several bridges share them: " +
-				"redis://[USER:PASSWORD@]HOST:PORT/DB (one server), redis+sentinel://[USER:PASSWORD@]HOST:PORT,HOST:PORT/MASTER/DB " +
-				"(Redis Sentinel) or redis+cluster://[USER:PASSWORD@]HOST:PORT,HOST:PORT (Redis Cluster); rediss… for TLS"},
+				"redis://[USER@]HOST:PORT/DB (one server), redis+sentinel://[USER@]HOST:PORT,HOST:PORT/MASTER/DB " +
+				"(Redis Sentinel) or redis+cluster://[USER@]HOST:PORT,HOST:PORT (Redis Cluster); rediss… for TLS. " +
+				"Give the password with --redis-password-file or TASKSBRIDGE_REDIS_PASSWORD: a password in this URL " +
+				"(USER:PASSWORD@) works but shows in ps when passed on the command line"},
 		&cli.StringFlag{Name: "redis-prefix", Value: sessionmap.DefaultRedisPrefix, EnvVars: []string{"TASKSBRIDGE_REDIS_PREFIX"},
 			Usage: "prefix of every Redis key; bridges with different prefixes can share one Redis database"},
 		&cli.StringFlag{Name: "redis-password-file", EnvVars: []string{"TASKSBRIDGE_REDIS_PASSWORD_FILE"},
-			Usage: "read the Redis password from `FILE` (first line) instead of the URL; TASKSBRIDGE_REDIS_PASSWORD also works"},
+			Usage: "read the Redis password from `FILE` (first line), the way to give it (or TASKSBRIDGE_REDIS_PASSWORD); " +
+				"it wins over a password in --store, which would show in ps"},
 		&cli.StringFlag{Name: "redis-sentinel-password-file", EnvVars: []string{"TASKSBRIDGE_REDIS_SENTINEL_PASSWORD_FILE"},
 			Usage: "read the sentinels' own password from `FILE` when they have one (with --redis-sentinel-user for an ACL user)"},
 		&cli.StringFlag{Name: "redis-sentinel-user", EnvVars: []string{"TASKSBRIDGE_REDIS_SENTINEL_USER"},

@@ -276,8 +276,9 @@ func TestServeRequireAuth(t *testing.T) {
 	t.Cleanup(stopUp)
 	runCtx, stop := context.WithCancel(ctx)
 	auditPath := filepath.Join(t.TempDir(), "audit.log")
+	dataDir := t.TempDir()
 	lines, _, done := runApp(runCtx, t, nil, "serve", "--upstream", upURL, "--upstream-era", "legacy",
-		"--require-auth", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--log-level", "error", "--audit-log", auditPath)
+		"--require-auth", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--log-level", "error", "--audit-log", auditPath)
 	url := awaitLine(ctx, t, lines, done, "bridge: ")
 	post := func(auth, method, params string) int {
 		body := `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{` + params + `"_meta":{` +
@@ -319,7 +320,15 @@ func TestServeRequireAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `"action":"task.create","era":"modern","principal":"` + sessionmap.PrincipalFromAuthorization("Bearer alice") + `"`
+	// The principal is keyed with the store's principal key.
+	ro, err := sessionmap.OpenBadger(dataDir, sessionmap.ReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := ro.PrincipalKey()
+	_ = ro.Close()
+	want := `"action":"task.create","era":"modern","principal":"` +
+		sessionmap.KeyPrincipal(key, sessionmap.PrincipalFromAuthorization("Bearer alice")) + `"`
 	if !strings.Contains(string(b), want) || strings.Contains(string(b), "alice") {
 		t.Errorf("audit log %q; want a modern task.create by the principal hash, never the token", b)
 	}

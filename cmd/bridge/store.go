@@ -21,9 +21,11 @@ func init() {
 				Name:  "verify",
 				Usage: "check every file of the store against its checksums (exit 0 clean, 1 damaged, 2 cannot check)",
 				Description: "Reads the store's manifest and every table file it lists and checks each block\n" +
-					"against the checksum written with it. It opens nothing for writing, so it may run\n" +
-					"while the bridge runs. For what to do with a damaged store, see docs/MIGRATION.md\n" +
-					"(troubleshooting).",
+					"against the checksum written with it, and every entry of every value log (*.vlog,\n" +
+					"where values of 1 MiB or more live) against its own checksum: the same check\n" +
+					"`bridge serve` makes before it opens the store. It opens nothing for writing, so it\n" +
+					"may run while the bridge runs. For what to do with a damaged store, see\n" +
+					"docs/MIGRATION.md (troubleshooting).",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "data-dir", Value: defaultDataDir, EnvVars: []string{"TASKSBRIDGE_DATA_DIR"},
 						Usage: "the bridge's data directory"},
@@ -46,10 +48,10 @@ func runStoreVerify(c *cli.Context) error {
 			return err
 		}
 	} else if len(rep.Damaged) == 0 {
-		fmt.Fprintf(w, "store in %s: %d table files checked, no damage found\n", rep.Dir, rep.Tables)
+		fmt.Fprintf(w, "store in %s: %d table files and %d value logs checked, no damage found\n", rep.Dir, rep.Tables, rep.ValueLogs)
 	} else {
-		fmt.Fprintf(w, "store in %s is DAMAGED (%d of %d table files checked are bad):\n",
-			rep.Dir, len(rep.Damaged), rep.Tables)
+		fmt.Fprintf(w, "store in %s is DAMAGED (%d of the %d table files and %d value logs checked are bad):\n",
+			rep.Dir, len(rep.Damaged), rep.Tables, rep.ValueLogs)
 		for _, d := range rep.Damaged {
 			fmt.Fprintf(w, "  %s %s\n", d.File, d.Problem)
 		}

@@ -12,7 +12,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -30,6 +29,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/internal/identity"
 	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -165,14 +165,21 @@ func (r *Request) PublicURL() string {
 // Message is the POST body decoded once (internal/mcpio.DecodeMessage; its
 // params and result share Body's bytes), for the goroutine serving the
 // request. A body that is no single JSON-RPC
-// message gives the decoder's error.
+// message gives the decoder's error, one nested deeper than
+// rawjson.DefaultMaxDepth a *rawjson.DepthError.
 func (r *Request) Message() (jsonrpc.Message, error) {
 	if !r.msgDone {
 		r.msgDone = true
-		if r.Body == nil {
+		switch {
+		case r.Body == nil:
 			r.msgErr = errors.New("no body")
-		} else {
-			r.msg, r.msgErr = mcpio.DecodeMessage(r.Body)
+		default:
+			// Nothing recursive reads a body nested deeper than the
+			// bridge's limit (the router refuses it first; a face served
+			// on its own relies on this).
+			if r.msgErr = rawjson.CheckDepth(r.Body, rawjson.DefaultMaxDepth); r.msgErr == nil {
+				r.msg, r.msgErr = mcpio.DecodeMessage(r.Body)
+			}
 		}
 	}
 	return r.msg, r.msgErr
@@ -272,11 +279,14 @@ func (e *Edge) Begin(w http.ResponseWriter, r *http.Request, er *Request) bool {
 		b, err := readBody(w, r, e.live.Load().MaxBodyBytes)
 		if err != nil {
 			var mbe *http.MaxBytesError
+			// JSON-RPC bodies, as every other refusal of a client's input.
 			if errors.As(err, &mbe) {
-				http.Error(w, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+				mcpio.WriteRPCErrorRaw(w, http.StatusRequestEntityTooLarge, json.RawMessage("null"), rpc.Errorf(rpc.CodeInvalidRequest,
+					"Invalid Request: the body is larger than this bridge's limit of %d bytes (--max-body-bytes); send a smaller request", mbe.Limit))
 				return false
 			}
-			http.Error(w, "Bad Request: cannot read the body", http.StatusBadRequest)
+			mcpio.WriteRPCErrorRaw(w, http.StatusBadRequest, json.RawMessage("null"), rpc.Errorf(rpc.CodeParseError,
+				"Parse error: the body could not be read to its end; send the request again"))
 			return false
 		}
 		er.Body = b

@@ -223,8 +223,10 @@ func TestBodyAndMessage(t *testing.T) {
 
 	big := strings.Repeat("x", 65)
 	r = httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(big))
-	if _, w, ok := begin(t, e, r); ok || w.Code != http.StatusRequestEntityTooLarge {
-		t.Errorf("oversized: ok %v status %d", ok, w.Code)
+	if _, w, ok := begin(t, e, r); ok || w.Code != http.StatusRequestEntityTooLarge ||
+		w.Header().Get("Content-Type") != "application/json" || !strings.Contains(w.Body.String(), `"code":-32600`) ||
+		!strings.Contains(w.Body.String(), "larger than this bridge's limit of 64 bytes (--max-body-bytes)") {
+		t.Errorf("oversized: ok %v status %d %s %s", ok, w.Code, w.Header().Get("Content-Type"), w.Body)
 	}
 	r = httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(big))
 	r.ContentLength = -1 // chunked

@@ -209,3 +209,24 @@ func TestRefusalTextsStandAlone(t *testing.T) {
 		}
 	}
 }
+
+// A refusal line says the concrete reason the client was given, not a
+// generic "e.g.", and never a credential the message may carry.
+func TestRefusalSaysTheConcreteReason(t *testing.T) {
+	var buf bytes.Buffer
+	r := &Refusals{Log: slog.New(slog.NewTextHandler(&buf, nil))}
+	r.ObserveReason("legacy", "initialize", "invalid_request", "c",
+		"Invalid Request: this session is already initialized; start a new session without Mcp-Session-Id to initialize again")
+	r.ObserveReason("legacy", "tools/call", "invalid_params", "c", "upstream said: bad token Bearer abc.def and key sk_live_0123456789abcdef0123456789abcdef")
+	out := buf.String()
+	for _, want := range []string{"invalid request (-32600): Invalid Request: this session is already initialized", "[redacted]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+	for _, bad := range []string{"e.g.", "abc.def", "sk_live"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("log shows %q:\n%s", bad, out)
+		}
+	}
+}

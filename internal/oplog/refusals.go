@@ -2,6 +2,7 @@ package oplog
 
 import (
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,9 +16,9 @@ var refusalText = map[string]struct {
 	warn bool
 }{
 	metrics.OutcomeParseError:          {"the body is not valid JSON-RPC (-32700)", false},
-	metrics.OutcomeInvalidRequest:      {"invalid request (-32600), e.g. a capability the client did not declare", false},
+	metrics.OutcomeInvalidRequest:      {"invalid request (-32600)", false},
 	metrics.OutcomeMethodNotFound:      {"method not found (-32601)", false},
-	metrics.OutcomeInvalidParams:       {"invalid params (-32602), e.g. an unknown, expired or foreign task id", false},
+	metrics.OutcomeInvalidParams:       {"invalid params (-32602)", false},
 	metrics.OutcomeResourceNotFound:    {"resource not found (-32002)", false},
 	metrics.OutcomeHeaderMismatch:      {"HTTP headers disagree with the body (-32020)", false},
 	metrics.OutcomeMissingCapability:   {"a client capability the request needs was not declared (-32021)", false},
@@ -52,6 +53,14 @@ type refusalSeen struct {
 // Observe records the outcome of one client request (a metrics.Outcome*
 // value); outcomes that are not refusals or failures are ignored.
 func (r *Refusals) Observe(era, method, outcome, client string) {
+	r.ObserveReason(era, method, outcome, client, "")
+}
+
+// ObserveReason is Observe with the concrete reason the client was given
+// (the JSON-RPC error's message; "" when there is none), logged after the
+// outcome's words, cut short and with anything shaped like a credential
+// (a Bearer token, a long opaque word) replaced.
+func (r *Refusals) ObserveReason(era, method, outcome, client, reason string) {
 	if r == nil || r.Log == nil {
 		return
 	}
@@ -84,7 +93,11 @@ func (r *Refusals) Observe(era, method, outcome, client string) {
 	}
 	r.last[key] = &refusalSeen{at: at}
 	r.mu.Unlock()
-	args := []any{"era", era, "method", metrics.Method(method), "client", metrics.ClientName(client), "reason", t.text}
+	text := t.text
+	if reason = plainReason(reason); reason != "" {
+		text += ": " + reason
+	}
+	args := []any{"era", era, "method", metrics.Method(method), "client", metrics.ClientName(client), "reason", text}
 	if suppressed > 0 {
 		args = append(args, "similar_since_last", suppressed)
 	}
@@ -93,4 +106,34 @@ func (r *Refusals) Observe(era, method, outcome, client string) {
 	} else {
 		r.Log.Info("refused a client request", args...)
 	}
+}
+
+// plainReason is a client's error message fit for the log: one line of at
+// most 240 characters, every word of 32 or more token characters (a bearer
+// token, a key, an id) and the word after "Bearer" replaced by "[redacted]".
+func plainReason(msg string) string {
+	words := strings.Fields(msg)
+	for i, w := range words {
+		if i > 0 && strings.EqualFold(words[i-1], "bearer") || tokenLike(w) {
+			words[i] = "[redacted]"
+		}
+	}
+	out := strings.Join(words, " ")
+	if r := []rune(out); len(r) > 240 {
+		out = string(r[:240]) + "…"
+	}
+	return out
+}
+
+func tokenLike(w string) bool {
+	w = strings.Trim(w, `"'(),;:.`)
+	if len(w) < 32 {
+		return false
+	}
+	for _, c := range w {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-._~+/=", c)) {
+			return false
+		}
+	}
+	return true
 }

@@ -209,6 +209,20 @@ func KeyBytes(rawKey []byte) []byte {
 // last duplicate win too). ms is not changed.
 func Dedup(ms []Member) []Member {
 	out := make([]Member, 0, len(ms))
+	if len(ms) > 16 {
+		// An object of many members (a client's body can hold 100,000) is
+		// deduplicated in linear time: the last index of every key first.
+		last := make(map[string]int, len(ms))
+		for i, m := range ms {
+			last[m.Key] = i
+		}
+		for i, m := range ms {
+			if last[m.Key] == i {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
 	for i, m := range ms {
 		if lastIndex(ms[i+1:], m.Key) < 0 {
 			out = append(out, m)
@@ -292,6 +306,16 @@ func Append(dst []byte, ms []Member) []byte {
 // whitespace removed; nothing else changes). A value that is not valid JSON
 // is an error naming its key.
 func AppendCompact(dst []byte, ms []Member) ([]byte, error) {
+	// Sized once: compacting never lengthens a value, and growing the
+	// buffer value by value cost about twice a large object (a client's
+	// 1 MB arguments are written out more than once on their way).
+	need := 2
+	for _, m := range ms {
+		need += len(m.RawKey) + len(m.Val) + 2
+	}
+	if cap(dst)-len(dst) < need {
+		dst = append(make([]byte, 0, len(dst)+need), dst...)
+	}
 	b := bytes.NewBuffer(dst)
 	b.WriteByte('{')
 	for i, m := range ms {
@@ -390,4 +414,53 @@ func (o Object) Bytes() json.RawMessage {
 		b, _ = AppendCompact(nil, ms)
 	}
 	return b
+}
+
+// DefaultMaxDepth is the nesting limit of the bridge's request decoders:
+// 128 levels of objects and arrays. MCP messages nest a handful of levels
+// (a tool call's arguments, a schema or an elicitation form a few dozen at
+// most), so no honest request comes near it, while every recursive decoder
+// behind it (encoding/json into any, go-sdk's jsonrpc, the faces' param
+// parsing) then works on a tree at most 128 levels deep: bounded stack,
+// bounded per-level work, whatever the body's size.
+const DefaultMaxDepth = 128
+
+// DepthExceeds returns the offset of the first '{' or '[' of b that opens
+// nesting level limit+1 (the outermost value is level 1), or -1 when b
+// stays within limit. It reads b once, skipping string literals, allocates
+// nothing and does not need b to be valid JSON, so that a caller can refuse
+// a too-deep body before anything recursive decodes it.
+func DepthExceeds(b []byte, limit int) int {
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			i = skipString(b, i) - 1
+		case '{', '[':
+			if depth++; depth > limit {
+				return i
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return -1
+}
+
+// DepthError is CheckDepth's refusal: the body nests deeper than Limit
+// levels, level Limit+1 opening at Offset. It may well be valid JSON; callers
+// answer it with -32600, not as a parse error.
+type DepthError struct{ Limit, Offset int }
+
+func (e *DepthError) Error() string {
+	return fmt.Sprintf("request nesting is deeper than %d levels (level %d opens at offset %d); "+
+		"send a request whose objects and arrays nest at most %d levels deep", e.Limit, e.Limit+1, e.Offset, e.Limit)
+}
+
+// CheckDepth is DepthExceeds as an error: nil when b stays within limit.
+func CheckDepth(b []byte, limit int) error {
+	if off := DepthExceeds(b, limit); off >= 0 {
+		return &DepthError{Limit: limit, Offset: off}
+	}
+	return nil
 }

@@ -3,7 +3,9 @@ package rawjson
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -184,5 +186,46 @@ func TestAll(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("All allocated %.0f times per walk, want 0", allocs)
+	}
+}
+
+// Dedup of an object of many members keeps the last of each key at its
+// position, in linear time: 200,000 members took minutes with the pairwise
+// scan, so this test would time out on it.
+func TestDedupManyMembers(t *testing.T) {
+	var b strings.Builder
+	b.WriteByte('{')
+	const n = 200_000
+	for i := range n {
+		fmt.Fprintf(&b, `"k%d":%d,`, i, i)
+	}
+	b.WriteString(`"k7":"last"}`)
+	ms, err := Members([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := Dedup(ms)
+	if len(out) != n || out[len(out)-1].Key != "k7" || string(out[len(out)-1].Val) != `"last"` || out[7].Key != "k8" {
+		t.Fatalf("Dedup: %d members, last %q=%s", len(out), out[len(out)-1].Key, out[len(out)-1].Val)
+	}
+}
+
+func TestDepthExceeds(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		limit int
+		want  int
+	}{
+		{`{}`, 1, -1},
+		{`{"a":[]}`, 1, 5},
+		{`[[["[[[[[[", "]]]]]"]]]`, 3, -1},
+		{`[[["\"[[[[[["]]]`, 3, -1},
+		{`[[[[`, 3, 3},
+		{`"unterminated [[[[`, 1, -1},
+		{strings.Repeat("[", 1_000_000), 128, 128},
+	} {
+		if got := DepthExceeds([]byte(tc.in), tc.limit); got != tc.want {
+			t.Errorf("DepthExceeds(%.40q, %d) = %d, want %d", tc.in, tc.limit, got, tc.want)
+		}
 	}
 }

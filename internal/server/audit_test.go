@@ -46,7 +46,9 @@ func TestModernFaceAudit(t *testing.T) {
 		t.Fatalf("tasks/cancel of an unknown id: %v; want an error", r)
 	}
 
-	principal := sessionmap.PrincipalFromAuthorization(token)
+	// The principal is keyed with the store's principal key.
+	principal := sessionmap.KeyPrincipal(br.srv.Store().(sessionmap.PrincipalKeyer).PrincipalKey(),
+		sessionmap.PrincipalFromAuthorization(token))
 	type key struct{ action, task, outcome string }
 	got := map[key]int{}
 	for _, e := range sink.Events() {

@@ -48,8 +48,11 @@
 // checkBody and the wire meter share) and judged once, before any path sees
 // it, by checkBody (validate.go, pure and table-tested): a body that is not
 // one UTF-8 JSON value (trailing data included) is -32700, a value that is
-// not a JSON-RPC message (null, an empty batch, a duplicate member name, a
-// bad id) -32600, params a face would misread (a non-string tool name, a
+// not a JSON-RPC message (null, a batch, a duplicate member name, a bad id,
+// more than 64 members or 1,024 in params or _meta) -32600, so is a body
+// nested deeper than 128 levels (JSON or not: it is never read further), in
+// work linear in its size (docs/RELIABILITY.md "Hostile input"), params a
+// face would misread (a non-string tool name, a
 // fractional ttl) -32602, a method the face taking the request does not serve
 // -32601 (HTTP 404 for modern clients, M-42), and an unknown notification is
 // accepted with 202 and dropped. Passthrough requests are judged as messages

@@ -92,10 +92,15 @@ type wireMsg struct {
 	Result    resultView
 	hasResult bool // a non-null result
 	ErrorCode int64
-	hasError  bool // a non-null error
+	// ErrorMessage is the error's message (for the refusal log line).
+	ErrorMessage string
+	hasError     bool // a non-null error
 	// taskCancelled: the error is "Task was cancelled" (L-41), the
 	// expected answer to tasks/result of a cancelled task, not a failure.
 	taskCancelled bool
+	// members counts the message's own members; Params.members those of
+	// params and of params._meta (checkBody bounds them).
+	members int
 }
 
 type implView struct {
@@ -118,6 +123,8 @@ type paramsView struct {
 	ClientInfo    implView
 	hasClientInfo bool
 	TaskID        string
+	// members and metaMembers count the members of params and of _meta.
+	members, metaMembers int
 	// raw keeps the members checkBody and the meter judge or walk later.
 	raw struct {
 		meta, name, arguments, task, taskID, inputResponses []byte
@@ -155,6 +162,7 @@ func decodeWire(b []byte, m *wireMsg) bool {
 func (m *wireMsg) read(obj []byte, raw *rawMembers) bool {
 	var d viewDec
 	for k, v := range rawjson.All(obj) {
+		m.members++
 		switch string(rawjson.KeyBytes(k)) {
 		case "jsonrpc":
 			raw.jsonrpc = v
@@ -185,6 +193,8 @@ func (m *wireMsg) read(obj []byte, raw *rawMembers) bool {
 						m.ErrorCode = d.int(ev)
 					case "message":
 						m.taskCancelled = bytes.HasPrefix(ev, []byte(`"Task was cancelled`))
+						var lenient viewDec // a message of another type is not the meter's concern
+						m.ErrorMessage = lenient.str(ev)
 					}
 				}
 			}
@@ -195,6 +205,7 @@ func (m *wireMsg) read(obj []byte, raw *rawMembers) bool {
 
 func (p *paramsView) read(obj []byte, d *viewDec) {
 	for k, v := range rawjson.All(obj) {
+		p.members++
 		switch string(rawjson.KeyBytes(k)) {
 		case "_meta":
 			p.raw.meta = v
@@ -202,6 +213,7 @@ func (p *paramsView) read(obj []byte, d *viewDec) {
 				continue
 			}
 			for mk, mv := range rawjson.All(v) {
+				p.metaMembers++
 				switch string(rawjson.KeyBytes(mk)) {
 				case modern.MetaKeyProtocolVersion:
 					p.MetaProtocolVersion, p.metaProtocolVersion = d.str(mv), true

@@ -269,7 +269,7 @@ func TestTokenRefreshJWTAcrossReplicasOnRedis(t *testing.T) {
 	tokB := is.mint(t, is.key, "alice", refreshPublicURL, now, now.Add(time.Hour)) // refreshed: later exp, other jti and iat
 	tokBob := is.mint(t, is.key, "bob", refreshPublicURL, now, now.Add(time.Hour))
 	authA, authB, authBob := "Bearer "+tokA, "Bearer "+tokB, "Bearer "+tokBob
-	alice := sessionmap.PrincipalFromSubject(is.srv.URL, "alice")
+	alice := sessionmap.KeyPrincipal(stores[0].PrincipalKey(), sessionmap.PrincipalFromSubject(is.srv.URL, "alice"))
 
 	// Tokens the bridge must refuse itself, on every replica.
 	forger, err := rsa.GenerateKey(rand.Reader, 2048)

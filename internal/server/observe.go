@@ -98,6 +98,8 @@ type exchange struct {
 	outcome   string
 	forced    string
 	finished  bool
+	// reason is the answer's error message: the refusal log line says it.
+	reason string
 }
 
 // request starts observing one client message (read once by the router,
@@ -244,6 +246,9 @@ func (ex *exchange) answer(msg *wireMsg) {
 	}
 	ex.mu.Lock()
 	ex.outcome = outcome
+	if msg.hasError {
+		ex.reason = msg.ErrorMessage
+	}
 	ex.mu.Unlock()
 	if !msg.hasResult {
 		return
@@ -323,7 +328,7 @@ func (ex *exchange) finish(status int, overflow, cancelled bool) {
 		return
 	}
 	ex.finished = true
-	outcome := ex.forced
+	outcome, reason := ex.forced, ex.reason
 	switch {
 	case outcome != "":
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
@@ -351,7 +356,7 @@ func (ex *exchange) finish(status int, overflow, cancelled bool) {
 	if outcome == metrics.OutcomeInternal && ex.mt.stopping.Load() {
 		ex.mt.handedBack.Add(1)
 	} else {
-		ex.mt.refusals.Observe(ex.clientEra, ex.method, outcome, ex.client.Name)
+		ex.mt.refusals.ObserveReason(ex.clientEra, ex.method, outcome, ex.client.Name, reason)
 	}
 	switch {
 	case ex.clientEra == metrics.EraLegacy && ex.method == legacy.MethodTasksResult:

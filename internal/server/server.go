@@ -311,6 +311,7 @@ func New(cfg Config) (*Server, error) {
 			Logger:          cfg.Logger,
 		})
 	}
+	cfg.Resolver = keyedResolver(cfg.Resolver, st) // principal_key.go
 	if s.edge, err = newEdge(cfg, s.relay); err != nil {
 		return fail(fmt.Errorf("server: %w", err))
 	}

@@ -83,6 +83,9 @@ func (s *meteredStore) op(name string, fn func() error) error {
 	if err == nil || metrics.StoreOutcome(err) != metrics.StoreError {
 		return err // not found, exists, terminal, invalid argument or cursor, cancelled: the request's own outcome
 	}
+	if errors.Is(err, sessionmap.ErrStoreLost) {
+		return err // its text is for clients ("the bridge lost its task store"); the store logged the detail at ERROR
+	}
 	s.warnMu.Lock()
 	if now := s.now(); now.Sub(s.lastWarn) >= storeWarnEvery {
 		s.log.Warn("task store operation failed; clients are told the store is unavailable",

@@ -2,12 +2,13 @@ package server
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -80,19 +81,26 @@ func checkBody(cm *clientMsg, route bodyRoute, clientEra legacyup.Era) verdict {
 		return parseError("the body is empty; send one JSON-RPC message")
 	}
 	dup := cm.dup // offsets in messages count from the body's first byte
+	if deep, ok := cm.syntax.(*nestingError); ok {
+		// Not a parse error: the body may well be JSON, only too deep to
+		// read.
+		return invalidRequest(nullID, "%v", deep)
+	}
 	if cm.syntax != nil {
 		return verdict{err: rpc.Errorf(rpc.CodeParseError, "Parse error: %v", cm.syntax), id: nullID}
 	}
 	switch t[0] {
 	case '{':
 	case '[':
-		if bytes.Equal(bytes.Join(bytes.Fields(t), nil), []byte("[]")) {
+		if len(bytes.TrimLeft(t[1:], " \t\r\n")) == 1 { // "[", blanks, "]"
 			return invalidRequest(nullID, "the body is an empty batch; send one JSON-RPC request object")
 		}
-		if dup != "" {
-			return invalidRequest(nullID, "member %q appears twice in a batch message; each name may appear once per object", dup)
-		}
-		return verdict{} // a 2025-03-26 batch: the faces and the upstream judge it
+		// JSON-RPC batches were removed from MCP in 2025-06-18; neither
+		// era the bridge speaks (2025-11-25, 2026-07-28) has them, so every
+		// path takes one message per POST (a same-era upstream would refuse
+		// a batch too, in its own words: go-sdk with a plain-text 400).
+		return invalidRequest(nullID, "batches are not supported by %s or %s (MCP removed JSON-RPC batching in 2025-06-18); "+
+			"send each JSON-RPC message in its own POST", legacy.ProtocolVersion, modern.ProtocolVersion)
 	case 'n':
 		return invalidRequest(nullID, "the body is JSON null; send a JSON-RPC request object")
 	default:
@@ -108,6 +116,12 @@ func checkBody(cm *clientMsg, route bodyRoute, clientEra legacyup.Era) verdict {
 	}
 	if dup != "" && !strings.HasPrefix(dup, "params.") {
 		return invalidRequest(id, "member %q appears twice; each name may appear once per object", dup)
+	}
+	if n := cm.wire.members; n > maxMessageMembers {
+		return invalidRequest(id, "the message has %d members; a JSON-RPC message has at most %d (jsonrpc, id, method, params, …)", n, maxMessageMembers)
+	}
+	if p := &cm.wire.Params; p.members > maxParamsMembers || p.metaMembers > maxParamsMembers {
+		return invalidRequest(id, "params or params._meta has more than %d members (%d, %d); send the data a tool takes in params.arguments", maxParamsMembers, p.members, p.metaMembers)
 	}
 	if string(m.jsonrpc) != `"2.0"` {
 		return invalidRequest(id, `"jsonrpc" must be "2.0"`)
@@ -210,7 +224,7 @@ func checkParams(method string, p *paramsView, clientEra legacyup.Era) string {
 			}
 		}
 		if ttl != nil && string(ttl) != "null" && !isMillis(ttl) {
-			return fmt.Sprintf("params.task.ttl must be a whole, non-negative number of milliseconds (got %s)", ttl)
+			return fmt.Sprintf("params.task.ttl must be a whole, non-negative number of milliseconds (got %s)", clip(ttl))
 		}
 	case legacy.MethodTasksGet, legacy.MethodTasksResult, legacy.MethodTasksCancel, modern.MethodTasksUpdate:
 		if !isString(p.raw.taskID) {
@@ -220,77 +234,191 @@ func checkParams(method string, p *paramsView, clientEra legacyup.Era) string {
 	return ""
 }
 
-// scanJSON checks that t is exactly one JSON value and reports the first
-// member name that appears twice in one object (as a dotted path).
+// maxNesting is how deep a request body may nest objects and arrays
+// (rawjson.DefaultMaxDepth, 128 levels): deeper bodies are refused before
+// anything recursive decodes them.
+const maxNesting = rawjson.DefaultMaxDepth
+
+// The faces split a message, its params and params._meta member by member
+// (about 64 bytes each, several times over), so their member counts are
+// bounded: no MCP request has more than a handful of each, and a client's
+// own data goes in a tool's arguments, which are forwarded as they are.
+const (
+	maxMessageMembers = 64
+	maxParamsMembers  = 1024
+)
+
+// nestingError is scanJSON's refusal of a body nested deeper than
+// maxNesting: valid JSON or not, it is too deep to be read (-32600, not
+// -32700: it may well be JSON).
+type nestingError = rawjson.DepthError
+
+// scanJSON checks that t is exactly one JSON value nested at most
+// maxNesting levels deep (else a *nestingError) and reports the first
+// member name that appears twice in one object (as a dotted path). Its work
+// is linear in len(t): one depth pass, json.Valid, and one pass over the
+// bytes that keeps the open objects' names as offsets (a dotted path is
+// built once, for the duplicate it reports); an object of many members is
+// checked by sorting its names when it closes, not by comparing each name
+// with every other.
 func scanJSON(t []byte) (dup string, err error) {
-	if dup, ok := scanValidJSON(t); ok {
-		return dup, nil
+	if err := rawjson.CheckDepth(t, maxNesting); err != nil {
+		return "", err
 	}
-	return scanJSONTokens(t)
+	if !json.Valid(t) {
+		return "", syntaxError(t)
+	}
+	return scanValidJSON(t), nil
 }
 
-// scanValidJSON is scanJSON's allocation-light path, run on every POST: when
-// t is one valid JSON value (json.Valid) it walks the bytes once and compares
-// member names as they are written, keeping the names of the open objects
-// in one stack (on the goroutine's stack for ordinary messages); the dotted
-// path is only built for a duplicate. It gives up (ok false) on invalid
-// JSON, whose error message scanJSONTokens words, and on a member name with
-// an escape, whose decoded spelling only the token decoder compares.
-func scanValidJSON(t []byte) (dup string, ok bool) {
-	if !json.Valid(t) {
-		return "", false
+// syntaxError words what is wrong with t, which json.Valid refused and
+// which nests at most maxNesting levels. encoding/json's validity check runs
+// before Unmarshal decodes anything, so this is one more linear pass that
+// allocates only the error.
+func syntaxError(t []byte) error {
+	var v struct{}
+	err := json.Unmarshal(t, &v)
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return errors.New("invalid JSON")
 	}
-	// Names are kept as offsets into t, so that the stacks of an ordinary
-	// message take a few hundred bytes of the goroutine's stack.
-	type span struct{ off, end int32 }
-	type frame struct {
-		name  span // the member name this container is the value of
-		named bool // (false at the top and for array elements)
-		obj   bool
-		keys  int32 // names[keys:] are this object's names so far
+	switch {
+	case strings.HasPrefix(se.Error(), "unexpected end of JSON input"):
+		return errors.New("the JSON ends before the message is complete")
+	case strings.Contains(se.Error(), "after top-level value"):
+		return fmt.Errorf("unexpected data after the JSON-RPC message at offset %d; send exactly one JSON value per request", se.Offset-1)
 	}
+	return fmt.Errorf("invalid JSON at offset %d: %s", se.Offset-1, se.Error())
+}
+
+// smallObject is how many names of one object are compared with each
+// other as they come; an object with more is checked once, when it
+// closes, by sorting its names (n log n, not n²).
+const smallObject = 16
+
+// nameSpan is a member name scanValidJSON keeps, in 8 bytes (an object of
+// many members keeps one per member): t[off:end] of the body, or, when off
+// is negative, decoded[-off-1:end] of the side buffer, for a name with an
+// escape or invalid UTF-8 (compared as encoding/json decodes it), which
+// holds its offset in the body in the 4 bytes before it.
+type nameSpan struct{ off, end int32 }
+
+// at is the offset of the name's opening quote in the body.
+func (s nameSpan) at(decoded []byte) int32 {
+	if s.off < 0 {
+		return int32(binary.LittleEndian.Uint32(decoded[-s.off-5:]))
+	}
+	return s.off - 1
+}
+
+// scanFrame is one open object or array of scanValidJSON.
+type scanFrame struct {
+	name  nameSpan // the member name this container is the value of
+	named bool     // (false at the top and for array elements)
+	obj   bool
+	keys  int32 // names[keys:] are this object's names so far
+}
+
+// nameText is the name s spells.
+func nameText(t, decoded []byte, s nameSpan) []byte {
+	if s.off < 0 {
+		return decoded[-s.off-1 : s.end]
+	}
+	return t[s.off:s.end]
+}
+
+// dupPath is the dotted path of name inside the open containers.
+func dupPath(t, decoded []byte, stack []scanFrame, name nameSpan) string {
+	var path []byte
+	join := func(name []byte) {
+		if len(path) > 0 {
+			path = append(path, '.')
+		}
+		path = append(path, name...)
+	}
+	for _, f := range stack {
+		if f.named {
+			join(nameText(t, decoded, f.name))
+		}
+	}
+	join(nameText(t, decoded, name))
+	return string(path)
+}
+
+// scanValidJSON is scanJSON's duplicate scan over t, one valid JSON value
+// nested at most maxNesting levels, in one pass. Names are kept as offsets,
+// so the stacks of an ordinary message take a few hundred bytes of the
+// goroutine's stack. Of several duplicates it reports the one whose second
+// occurrence comes first, with its dotted path (an empty name twice at the
+// top has the empty path, which reads as none, as it always did).
+func scanValidJSON(t []byte) (dup string) {
 	if int64(len(t)) > math.MaxInt32 {
-		return "", false
+		return "" // beyond any body limit
 	}
-	var stackBuf [16]frame
-	var namesBuf [48]span
+	var decoded []byte
+	var stackBuf [16]scanFrame
+	var namesBuf [48]nameSpan
 	stack, names := stackBuf[:0], namesBuf[:0]
-	var lastKey span // the name whose value comes next (object)
+	dupAt := int32(-1)
+	var lastKey nameSpan // the name whose value comes next (object)
+	expectKey := false   // the next string is a member name
 	for i := 0; i < len(t); i++ {
 		switch c := t[i]; c {
 		case '{', '[':
-			f := frame{obj: c == '{', keys: int32(len(names))}
+			f := scanFrame{obj: c == '{', keys: int32(len(names))}
 			if n := len(stack); n > 0 && stack[n-1].obj {
 				f.name, f.named = lastKey, true
 			}
 			stack = append(stack, f)
+			expectKey = c == '{'
+		case ',':
+			expectKey = stack[len(stack)-1].obj
 		case '}', ']':
-			names = names[:stack[len(stack)-1].keys]
+			f := stack[len(stack)-1]
+			if own := names[f.keys:]; len(own) > smallObject {
+				// Sorted, equal names sit side by side, the later one
+				// (stable sort) being the duplicate.
+				slices.SortStableFunc(own, func(a, b nameSpan) int {
+					return bytes.Compare(nameText(t, decoded, a), nameText(t, decoded, b))
+				})
+				for k := 1; k < len(own); k++ {
+					if at := own[k].at(decoded); (dupAt < 0 || at < dupAt) && bytes.Equal(nameText(t, decoded, own[k-1]), nameText(t, decoded, own[k])) {
+						if p := dupPath(t, decoded, stack, own[k]); p != "" {
+							dupAt, dup = at, p
+						}
+					}
+				}
+			}
+			names = names[:f.keys]
 			stack = stack[:len(stack)-1]
+			expectKey = false
 		case '"':
-			j := i + 1
+			j, esc := i+1, false
 			for t[j] != '"' {
 				if t[j] == '\\' {
+					esc = true
 					j++
 				}
 				j++
 			}
-			n := len(stack)
-			if n > 0 && stack[n-1].obj && isKeyPosition(t, i) {
-				name := span{int32(i + 1), int32(j)}
-				if bytes.IndexByte(t[name.off:name.end], '\\') >= 0 {
-					return "", false
+			if expectKey {
+				expectKey = false
+				name := nameSpan{off: int32(i + 1), end: int32(j)}
+				if esc || !utf8.Valid(t[i+1:j]) {
+					var s string
+					_ = json.Unmarshal(t[i:j+1], &s) // a valid string literal
+					decoded = binary.LittleEndian.AppendUint32(decoded, uint32(i))
+					name = nameSpan{off: -int32(len(decoded)) - 1, end: int32(len(decoded) + len(s))}
+					decoded = append(decoded, s...)
 				}
-				if dup == "" {
-					for _, k := range names[stack[n-1].keys:] {
-						if bytes.Equal(t[k.off:k.end], t[name.off:name.end]) {
-							path := ""
-							for _, f := range stack {
-								if f.named {
-									path = joinPath(path, t[f.name.off:f.name.end])
+				if own := names[stack[len(stack)-1].keys:]; len(own) < smallObject {
+					for _, k := range own {
+						if bytes.Equal(nameText(t, decoded, k), nameText(t, decoded, name)) {
+							if at := name.at(decoded); dupAt < 0 || at < dupAt {
+								if p := dupPath(t, decoded, stack, name); p != "" {
+									dupAt, dup = at, p
 								}
 							}
-							dup = joinPath(path, t[name.off:name.end])
 							break
 						}
 					}
@@ -301,90 +429,7 @@ func scanValidJSON(t []byte) (dup string, ok bool) {
 			i = j
 		}
 	}
-	return dup, true
-}
-
-// isKeyPosition reports whether the string at t[i] is a member name: the
-// previous significant byte opens the object or separates members.
-func isKeyPosition(t []byte, i int) bool {
-	for i--; i >= 0; i-- {
-		switch t[i] {
-		case ' ', '\t', '\r', '\n':
-			continue
-		case '{', ',':
-			return true
-		}
-		return false
-	}
-	return false
-}
-
-func joinPath(path string, name []byte) string {
-	if path == "" {
-		return string(name)
-	}
-	return path + "." + string(name)
-}
-
-// scanJSONTokens is scanJSON with encoding/json's token decoder.
-func scanJSONTokens(t []byte) (dup string, err error) {
-	dec := json.NewDecoder(bytes.NewReader(t))
-	dec.UseNumber()
-	var walk func(path string) error
-	walk = func(path string) error {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		switch tok {
-		case json.Delim('{'):
-			seen := map[string]bool{}
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return err
-				}
-				name, _ := k.(string)
-				p := name
-				if path != "" {
-					p = path + "." + name
-				}
-				if seen[name] && dup == "" {
-					dup = p
-				}
-				seen[name] = true
-				if err := walk(p); err != nil {
-					return err
-				}
-			}
-			_, err = dec.Token()
-			return err
-		case json.Delim('['):
-			for dec.More() {
-				if err := walk(path); err != nil {
-					return err
-				}
-			}
-			_, err = dec.Token()
-			return err
-		}
-		return nil
-	}
-	if err := walk(""); err != nil {
-		var se *json.SyntaxError
-		switch {
-		case errors.As(err, &se):
-			return "", fmt.Errorf("invalid JSON at offset %d: %s", se.Offset, se.Error())
-		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-			return "", errors.New("the JSON ends before the message is complete")
-		}
-		return "", fmt.Errorf("invalid JSON: %s", err.Error())
-	}
-	rest := t[dec.InputOffset():]
-	if extra := bytes.TrimLeft(rest, " \t\r\n"); len(extra) > 0 {
-		return "", fmt.Errorf("unexpected data after the JSON-RPC message at offset %d; send exactly one JSON value per request", len(t)-len(extra))
-	}
-	return dup, nil
+	return dup
 }
 
 func invalidUTF8(b []byte) int {
@@ -418,9 +463,22 @@ func invalidParams(id json.RawMessage, format string, args ...any) verdict {
 func kindOf(raw json.RawMessage) string {
 	k := modern.JSONKind(raw)
 	if k == "a number" {
-		return k + " (" + string(bytes.TrimSpace(raw)) + ")"
+		n := bytes.TrimSpace(raw)
+		if len(n) > 40 { // a hostile number is not echoed whole
+			return fmt.Sprintf("%s (%s…, %d digits)", k, n[:24], len(n))
+		}
+		return k + " (" + string(n) + ")"
 	}
 	return k
+}
+
+// clip is raw for a message, cut when it is long (a hostile value is not
+// echoed whole).
+func clip(raw []byte) string {
+	if len(raw) > 40 {
+		return fmt.Sprintf("%s… (%d bytes)", raw[:24], len(raw))
+	}
+	return string(raw)
 }
 
 func isObject(raw json.RawMessage) bool {

@@ -1,9 +1,12 @@
 package server
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
@@ -39,7 +42,16 @@ func TestCheckBody(t *testing.T) {
 		{"two objects", call("tools/list", `{}`) + call("tools/list", `{}`), routeUpstream, M, rpc.CodeParseError, 400, "exactly one JSON value"},
 		{"null body", "null", routeUpstream, L, rpc.CodeInvalidRequest, 400, "the body is JSON null"},
 		{"empty batch", "[ ]", routeUpstream, L, rpc.CodeInvalidRequest, 400, "empty batch"},
-		{"batch passes on", "[" + call("ping", `{}`) + "]", routeLegacyFace, L, pass, 0, ""},
+		{"batch to the upstream", "[" + call("ping", `{}`) + "]", routeUpstream, L, rpc.CodeInvalidRequest, 400, "batches are not supported"},
+		{"batch, legacy face", "[" + call("ping", `{}`) + "]", routeLegacyFace, L, rpc.CodeInvalidRequest, 400, "batches are not supported by 2025-11-25 or 2026-07-28 (MCP removed JSON-RPC batching in 2025-06-18)"},
+		{"batch, modern face", "[" + call("ping", `{}`) + "]", routeModernFace, M, rpc.CodeInvalidRequest, 400, "send each JSON-RPC message in its own POST"},
+		{"deep arrays, valid JSON", call("tools/call", `{"name":"echo","arguments":{"a":`+deep("[", "]", 60000)+`}}`), routeLegacyFace, L, rpc.CodeInvalidRequest, 400, "request nesting is deeper than 128 levels"},
+		{"deep objects, valid JSON", call("tools/call", `{"name":"echo","arguments":`+deep(`{"a":`, "}", 60000)+`}`), routeModernFace, M, rpc.CodeInvalidRequest, 400, "request nesting is deeper than 128 levels (level 129 opens at offset"},
+		{"deep and truncated", `{"a":` + strings.Repeat("[", 200), routeUpstream, L, rpc.CodeInvalidRequest, 400, "request nesting is deeper than 128 levels"},
+		{"129 levels", call("tools/call", `{"name":"echo","arguments":{"a":`+deep("[", "]", 126)+`}}`), routeLegacyFace, L, rpc.CodeInvalidRequest, 400, "deeper than 128 levels"},
+		{"128 levels", call("tools/call", `{"name":"echo","arguments":{"a":`+deep("[", "]", 125)+`}}`), routeLegacyFace, L, pass, 0, ""},
+		{"many members", call("tools/call", `{"name":"echo","arguments":{`+manyNames(5000)+`}}`), routeLegacyFace, L, pass, 0, ""},
+		{"many members, one twice", call("tools/call", `{"name":"echo","arguments":{`+manyNames(5000)+`,"n4999":1}}`), routeLegacyFace, L, rpc.CodeInvalidParams, 200, `member "params.arguments.n4999" appears twice`},
 		{"number body", "5", routeUpstream, M, rpc.CodeInvalidRequest, 400, "the body is a number (5); send a JSON-RPC request object"},
 		{"string body", `"x"`, routeUpstream, L, rpc.CodeInvalidRequest, 400, "a string"},
 		{"duplicate id", `{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}`, routeLegacyFace, L, rpc.CodeInvalidRequest, 200, `member "id" appears twice`},
@@ -130,6 +142,14 @@ func TestScanValidJSONMatchesTokens(t *testing.T) {
 		strings.Repeat(`{"k":`, 40) + `{"a":1,"a":2}` + strings.Repeat(`}`, 40),
 		`{` + strings.Repeat(`"x":[{"y":1}],`, 70) + `"z":1}`,
 		`{"p":{` + strings.Repeat(`"a":1,`, 60) + `"b":{"c":1,"c":2}},"q":[` + strings.Repeat(`{"d":1,"d":2},`, 5) + `1]}`,
+		// Objects past smallObject names, checked when they close: the
+		// duplicate whose second occurrence comes first wins, in or out.
+		`{"o":{` + manyNames(40) + `,"n7":1,"x":{"a":1,"a":2}}}`,
+		`{"o":{` + manyNames(40) + `,"x":{"a":1,"a":2},"n7":1}}`,
+		`{"o":{` + manyNames(40) + `,"n\u0037":1}}`,
+		`{"o":{` + manyNames(40) + `},"p":{` + manyNames(40) + `}}`,
+		"{\"\xff\":1,\"\xfe\":2}",
+		`[` + strings.Repeat(`[`, maxNesting-1) + strings.Repeat(`]`, maxNesting-1) + `]`,
 	} {
 		want, wantErr := scanJSONTokens([]byte(body))
 		got, gotErr := scanJSON([]byte(body))
@@ -143,10 +163,34 @@ func FuzzScanJSON(f *testing.F) {
 	f.Add(`{"a":1,"b":{"a":[{"c":1,"c":2}]},"a":2}`)
 	f.Add(`[{"a":"\"a\""},{"a":1}]`)
 	f.Fuzz(func(t *testing.T, body string) {
+		if rawjson.DepthExceeds([]byte(body), maxNesting) >= 0 {
+			var ne *nestingError
+			if _, err := scanJSON([]byte(body)); !errors.As(err, &ne) {
+				t.Fatalf("scanJSON(%q) = %v, want the nesting refusal", body, err)
+			}
+			return
+		}
 		want, wantErr := scanJSONTokens([]byte(body))
 		got, gotErr := scanJSON([]byte(body))
 		if got != want || (gotErr == nil) != (wantErr == nil) {
 			t.Fatalf("scanJSON(%q) = %q, %v; token decoder says %q, %v", body, got, gotErr, want, wantErr)
 		}
 	})
+}
+
+// manyNames is n distinct members "n0":0, "n1":1, ….
+func manyNames(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"n%d":%d`, i, i)
+	}
+	return b.String()
+}
+
+// deep is n times open, a 0, n times close.
+func deep(open, close string, n int) string {
+	return strings.Repeat(open, n) + "0" + strings.Repeat(close, n)
 }

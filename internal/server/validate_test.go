@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/tasksbridge/tasksbridge/internal/server"
+	"github.com/tasksbridge/tasksbridge/internal/syncbuf"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
@@ -123,4 +125,48 @@ func TestJSONRPCErrorsAtTheRouter(t *testing.T) {
 			t.Errorf("tools/list: %v", r)
 		}
 	})
+}
+
+// Client mistakes get a JSON-RPC error that says what to do, not an internal
+// error, a plain-text 400 or advice meant for the other era: a second
+// initialize on a session (-32600, no ERROR line), a request without any era
+// (the modern client is told about _meta, M-01, not only about initialize),
+// a batch (removed in 2025-06-18) and a body nested too deep (-32600 naming
+// the limit, HTTP 400, not "not JSON").
+func TestClientMistakesInPlainWords(t *testing.T) {
+	ctx := ctxT(t)
+	var logs syncbuf.Buffer
+	br := startBridge(t, server.Config{Upstream: startModern(t), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	c := newLegacyClient(t, br.url, "legacy-app")
+	mustOK(t, "initialize", c.initialize(ctx))
+
+	init := []byte(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+	postRaw(t, ctx, c, "initialize", init).want(t, "second initialize", http.StatusOK, rpc.CodeInvalidRequest,
+		"this session is already initialized; start a new session without Mcp-Session-Id to initialize again")
+	if strings.Contains(logs.String(), "level=ERROR") {
+		t.Errorf("a client's second initialize logged an ERROR line:\n%s", logs.String())
+	}
+	// The refusal line says why, not a generic "e.g.".
+	if l := logs.String(); !strings.Contains(l, "invalid request (-32600): Invalid Request: this session is already initialized") || strings.Contains(l, "e.g.") {
+		t.Errorf("the refusal line does not say the concrete reason:\n%s", l)
+	}
+
+	// A modern client that forgot both its _meta version and the header
+	// carries no era: the router hands it to the legacy face.
+	m := newModernClient(t, br.url, "modern-app")
+	m.headers = map[string]string{modern.HeaderProtocolVersion: ""}
+	a := postRaw(t, ctx, m, "tools/list", []byte(`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}`))
+	a.want(t, "no era", http.StatusBadRequest, rpc.CodeInvalidRequest, `params._meta["io.modelcontextprotocol/protocolVersion"]: a 2026-07-28 client sends "2026-07-28" there on every request`)
+	if a.err != nil && strings.Contains(a.err.Message, "send initialize first") {
+		t.Errorf("no era: %q tells a modern client to send initialize first", a.err.Message)
+	}
+
+	batch := []byte(`[{"jsonrpc":"2.0","id":4,"method":"ping"},{"jsonrpc":"2.0","id":5,"method":"ping"}]`)
+	postRaw(t, ctx, c, "", batch).want(t, "legacy batch", http.StatusBadRequest, rpc.CodeInvalidRequest,
+		"batches are not supported by 2025-11-25 or 2026-07-28 (MCP removed JSON-RPC batching in 2025-06-18)")
+
+	deep := []byte(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{"a":` +
+		strings.Repeat("[", 150_000) + strings.Repeat("]", 150_000) + `}}}`)
+	postRaw(t, ctx, c, "tools/call", deep).want(t, "deep valid JSON", http.StatusBadRequest, rpc.CodeInvalidRequest,
+		"request nesting is deeper than 128 levels")
 }

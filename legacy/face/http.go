@@ -17,6 +17,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/internal/edge"
 	"github.com/tasksbridge/tasksbridge/internal/httpguard"
 	"github.com/tasksbridge/tasksbridge/internal/mcpio"
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
@@ -98,7 +99,9 @@ func (b *Bridge) servePOST(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "Bad Request: cannot read the body", http.StatusBadRequest)
 			return
 		}
-		msg, err = mcpio.DecodeMessage(body) // params share body's bytes: body is this request's own
+		if err = rawjson.CheckDepth(body, rawjson.DefaultMaxDepth); err == nil { // as the edge does
+			msg, err = mcpio.DecodeMessage(body) // params share body's bytes: body is this request's own
+		}
 	}
 	// go-sdk reads the body again from memory.
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -107,8 +110,13 @@ func (b *Bridge) servePOST(w http.ResponseWriter, r *http.Request) {
 	// One message per POST from 2025-06-18 on; batches (2025-03-26) go to
 	// go-sdk as they are, without a request record.
 	var req *jsonrpc.Request
+	var deep *rawjson.DepthError
 	if err == nil {
 		req, _ = msg.(*jsonrpc.Request)
+	} else if errors.As(err, &deep) {
+		// Too deep to read, JSON or not: never "not JSON".
+		writeRPCError(w, http.StatusBadRequest, nil, rpc.Errorf(rpc.CodeInvalidRequest, "Invalid Request: %v", deep))
+		return
 	} else if t := bytes.TrimSpace(body); !json.Valid(t) {
 		writeRPCError(w, http.StatusBadRequest, nil, rpc.Errorf(rpc.CodeParseError, "Parse error: the body is not JSON"))
 		return
@@ -118,8 +126,13 @@ func (b *Bridge) servePOST(w http.ResponseWriter, r *http.Request) {
 	principal := principalOf(r)
 	if sid == "" {
 		if req == nil || req.Method != legacy.MethodInitialize {
+			// The router sends here whatever carries no era of its own, a
+			// 2026-07-28 request without its _meta version too: say what
+			// each era must send (M-01 for the modern one).
 			writeRPCError(w, http.StatusBadRequest, req, rpc.Errorf(rpc.CodeInvalidRequest,
-				"Bad Request: no Mcp-Session-Id header; send initialize first"))
+				"Bad Request: the request has neither an Mcp-Session-Id header nor params._meta[%q]: "+
+					"a %s client sends \"%s\" there on every request; a %s client opens a session with initialize "+
+					"and sends its Mcp-Session-Id", modern.MetaKeyProtocolVersion, modern.ProtocolVersion, modern.ProtocolVersion, legacy.ProtocolVersion))
 			return
 		}
 		if req.IsCall() {
@@ -149,6 +162,14 @@ func (b *Bridge) servePOST(w http.ResponseWriter, r *http.Request) {
 			release()
 		}
 	}()
+	if req != nil && req.Method == legacy.MethodInitialize && req.IsCall() {
+		// A client's mistake, not the bridge's: answered here rather than
+		// by go-sdk's session (-32603 and an ERROR line). The legacy rule
+		// of the router: a request's JSON-RPC error comes with HTTP 200.
+		writeRPCError(w, http.StatusOK, req, rpc.Errorf(rpc.CodeInvalidRequest,
+			"Invalid Request: this session is already initialized; start a new session without Mcp-Session-Id to initialize again"))
+		return
+	}
 	if resp, ok := msg.(*jsonrpc.Response); ok && (b.deliverAnswer(s, resp, body) || b.answerStored(r, s, resp, body)) {
 		w.WriteHeader(http.StatusAccepted)
 		return

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/modern/upstream"
@@ -250,11 +251,26 @@ func (s *session) paramHeaders(ctx context.Context, params json.RawMessage, opts
 	if !s.b.sendsHeaders() {
 		return nil
 	}
+	// Read in place (rawjson.All): a call's arguments can be a client's
+	// whole body, and decoding them into a map cost ~10× their size; only
+	// the few bound members are ever looked at. As in encoding/json, the
+	// last of a duplicated member wins.
 	var call struct {
-		Name      string                     `json:"name"`
-		Arguments map[string]json.RawMessage `json:"arguments"`
+		Name      string
+		Arguments json.RawMessage
 	}
-	if json.Unmarshal(params, &call) != nil || call.Name == "" {
+	for k, v := range rawjson.All(params) {
+		switch string(rawjson.KeyBytes(k)) {
+		case "name":
+			call.Name = ""
+			if json.Unmarshal(v, &call.Name) != nil {
+				return nil
+			}
+		case "arguments":
+			call.Arguments = v
+		}
+	}
+	if call.Name == "" || (len(call.Arguments) > 0 && !rawjson.IsObject(call.Arguments) && !rawjson.IsNull(call.Arguments)) {
 		return nil
 	}
 	bindings, known, complete := s.b.params.lookup(call.Name)
@@ -333,19 +349,24 @@ func (b *Bridge) fillParams(ctx context.Context, opts upstream.CallOptions, refr
 }
 
 // lookupArg follows path through nested argument objects.
-func lookupArg(args map[string]json.RawMessage, path []string) (json.RawMessage, bool) {
-	cur, ok := args[path[0]]
-	for _, p := range path[1:] {
-		if !ok {
+func lookupArg(args json.RawMessage, path []string) (json.RawMessage, bool) {
+	cur := args
+	for _, p := range path {
+		if !rawjson.IsObject(cur) {
 			return nil, false
 		}
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(cur, &obj) != nil {
+		var next json.RawMessage
+		for k, v := range rawjson.All(cur) {
+			if string(rawjson.KeyBytes(k)) == p {
+				next = v // the last of a duplicated name, as encoding/json
+			}
+		}
+		if next == nil {
 			return nil, false
 		}
-		cur, ok = obj[p]
+		cur = next
 	}
-	return cur, ok
+	return cur, true
 }
 
 // mergeHeader returns a copy of base with extra's values set over it.

@@ -177,6 +177,29 @@ func TestParseError(t *testing.T) {
 	}
 }
 
+// A face served on its own refuses a body nested deeper than 128 levels
+// with -32600 naming the limit (never "not JSON", though encoding/json's
+// own limit of 10,000 makes json.Valid refuse it), in linear work.
+func TestTooDeepOnItsOwn(t *testing.T) {
+	ctx := ctxT(t, 20*time.Second)
+	up := startUpstream(t, demo.Options{})
+	br := startBridge(t, up, face.Config{})
+	c := newRawClient(t, br.url)
+	c.initialize(ctx, nil)
+	for _, depth := range []int{200, 20_000} {
+		body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"a":` +
+			strings.Repeat("[", depth) + strings.Repeat("]", depth) + `}}}`)
+		r, err := c.post(ctx, body, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != http.StatusBadRequest || r.Err == nil || r.Err.Code != rpc.CodeInvalidRequest ||
+			!strings.Contains(r.Err.Message, "request nesting is deeper than 128 levels") {
+			t.Errorf("depth %d: HTTP %d %s", depth, r.Status, r.Body)
+		}
+	}
+}
+
 // Hooks see every legacy request (method, outcome, code), every upstream
 // request and the session lifecycle, without ids.
 func TestHooks(t *testing.T) {

@@ -333,8 +333,11 @@ func (s *session) tasksList(ctx context.Context, ri *reqInfo, raw json.RawMessag
 	if err != nil {
 		return nil, err
 	}
+	// Whole records in one store round trip per page (not one read per
+	// listed task): the legacy view needs them, as an isError result makes
+	// a completed task failed.
 	sctx, cancel := context.WithTimeout(ctx, storeTimeout) // a frozen store fails, retryable
-	page, err := s.b.store.ListTasks(sctx, s.scope(), s.b.cfg.ListPageSize, p.Cursor)
+	page, err := s.b.store.ListTasksFull(sctx, s.scope(), s.b.cfg.ListPageSize, p.Cursor)
 	cancel()
 	if err != nil {
 		if errors.Is(err, sessionmap.ErrInvalidCursor) {
@@ -342,19 +345,10 @@ func (s *session) tasksList(ctx context.Context, ri *reqInfo, raw json.RawMessag
 		}
 		return nil, storeUnavailable(err)
 	}
-	// A page holds list views (no payload, no upstream id); the legacy view
-	// needs the full record (an isError result makes a completed task
-	// failed).
 	recs := make([]sessionmap.Task, 0, len(page.Tasks))
-	for _, r := range page.Tasks {
-		full, err := s.b.readRecord(ctx, sessionmap.Task{Scope: s.scope(), ID: r.ID})
-		if err != nil && !errors.Is(err, sessionmap.ErrNotFound) {
-			// A page silently short of live tasks would tell the client
-			// they are gone.
-			return nil, storeUnavailable(err)
-		}
-		if err != nil || full.Direction != sessionmap.LegacyToModern {
-			continue // expired or deleted since the page was read, or not ours
+	for _, full := range page.Tasks {
+		if full.Direction != sessionmap.LegacyToModern {
+			continue // not this face's
 		}
 		recs = append(recs, full)
 	}

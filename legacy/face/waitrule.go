@@ -139,6 +139,11 @@ func terminalSnapshotOf(target string, snap watch.Snapshot) (sessionmap.Snapshot
 // any other failure (a store that did not answer in time) gets the same
 // words, never the store's own.
 func storeUnavailable(err error) *rpc.Error {
+	if errors.Is(err, sessionmap.ErrStoreLost) {
+		// Not retryable: the store was emptied or replaced; its text says
+		// so for the client (sessionmap/epoch.go).
+		return rpc.Errorf(rpc.CodeInternalError, "%s", err.Error())
+	}
 	msg := err.Error()
 	if !strings.Contains(msg, "try again") {
 		msg = "the bridge's task store is unavailable; try again"

@@ -85,11 +85,14 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "cannot read the request body", http.StatusBadRequest)
 			return
 		}
-		msg, err = mcpio.DecodeMessage(body)
+		if err = rawjson.CheckDepth(body, rawjson.DefaultMaxDepth); err == nil { // as the edge does
+			msg, err = mcpio.DecodeMessage(body)
+		}
 	}
 	if err != nil {
 		code := rpc.CodeParseError
-		if json.Valid(body) {
+		var deep *rawjson.DepthError
+		if errors.As(err, &deep) || json.Valid(body) { // too deep to read is not a parse error
 			code = rpc.CodeInvalidRequest
 		}
 		mcpio.WriteRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, rpc.Errorf(code, "%s: %v", map[int64]string{rpc.CodeParseError: "Parse error", rpc.CodeInvalidRequest: "Invalid Request"}[code], err))
@@ -124,6 +127,10 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			f.serveLean(w, r, req, params, meta, principal, authz)
 			return
 		}
+	}
+	if e, status := mediaRefusal(r.Header); e != nil {
+		mcpio.WriteRPCError(w, status, req.ID, e) // not go-sdk's plain text
+		return
 	}
 	_, sdk, err := f.gosdk()
 	if err != nil {

@@ -61,6 +61,24 @@ func splitParams(params json.RawMessage) (rawjson.Object, bool) {
 	return o, err == nil
 }
 
+// mediaRefusal is the JSON-RPC error (and its HTTP status) for a request
+// whose Content-Type is not JSON or whose Accept does not name both answer
+// types: the refusals go-sdk's handler would write as plain text, with the
+// same statuses (415, 400), so that a client gets words in a JSON-RPC body.
+func mediaRefusal(h http.Header) (*rpc.Error, int) {
+	if ct := h.Get("Content-Type"); ct != "application/json" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return rpc.Errorf(rpc.CodeInvalidRequest, "Invalid Request: the Content-Type must be application/json (got %q)", ct),
+				http.StatusUnsupportedMediaType
+		}
+	}
+	if !acceptsJSONAndSSE(h.Values("Accept")) {
+		return rpc.Errorf(rpc.CodeInvalidRequest, "Invalid Request: the Accept header must name both application/json and "+
+			"text/event-stream (got %q)", strings.Join(h.Values("Accept"), ", ")), http.StatusBadRequest
+	}
+	return nil, 0
+}
+
 // acceptsJSONAndSSE reports whether Accept values name both answer types a
 // 2026-07-28 server may choose (go-sdk answers 400 otherwise).
 func acceptsJSONAndSSE(values []string) bool {

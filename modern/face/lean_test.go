@@ -117,3 +117,43 @@ func TestLeanBadInput(t *testing.T) {
 		t.Fatalf("Accept without text/event-stream: HTTP %d %s", r.status, r.body)
 	}
 }
+
+// The face on its own refuses a body nested deeper than 128 levels with
+// -32600 naming the limit, not a parse error (it may be valid JSON).
+func TestTooDeepOnItsOwn(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	ctx := ctxT(t)
+	for _, depth := range []int{200, 20_000} {
+		body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"echo","arguments":{"a":` +
+			strings.Repeat("[", depth) + strings.Repeat("]", depth) + `}}}`)
+		r := e.request(ctx, body, map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": "echo", "Mcp-Protocol-Version": "2026-07-28"})
+		if r.status != http.StatusBadRequest || r.errCode != -32600 || !strings.Contains(r.errMsg, "request nesting is deeper than 128 levels") {
+			t.Errorf("depth %d: HTTP %d %s", depth, r.status, r.body)
+		}
+	}
+}
+
+// A wrong Content-Type or Accept gets go-sdk's statuses (415, 400) with a
+// JSON-RPC error body saying what to send, not go-sdk's plain text.
+func TestMediaRefusalsAreJSONRPC(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	ctx := ctxT(t)
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	for _, tc := range []struct {
+		header map[string]string
+		status int
+		says   string
+	}{
+		{map[string]string{"Content-Type": "text/plain"}, http.StatusUnsupportedMediaType, `the Content-Type must be application/json (got "text/plain")`},
+		{map[string]string{"Accept": "text/html"}, http.StatusBadRequest, `the Accept header must name both application/json and text/event-stream (got "text/html")`},
+	} {
+		h := map[string]string{"Mcp-Method": "tools/list", "Mcp-Protocol-Version": "2026-07-28"}
+		for k, v := range tc.header {
+			h[k] = v
+		}
+		r := e.request(ctx, body, h)
+		if r.status != tc.status || r.errCode != -32600 || !strings.Contains(r.errMsg, tc.says) {
+			t.Errorf("%v: HTTP %d %s", tc.header, r.status, r.body)
+		}
+	}
+}

@@ -69,6 +69,8 @@ func Run(t *testing.T, f Factory) {
 		{"PaginationNewestFirstStable_L49_L50_L54", testPagination},
 		{"CursorTamper_L51", testCursorTamper},
 		{"ListMatchesGet_L52", testListMatchesGet},
+		{"ListFullIsGetTask_L52", testListFull},
+		{"PrincipalKeyMigration", testPrincipalKeyMigration},
 		{"Expiry_L64_L65", testExpiry},
 		{"DeleteSessionTasks", testDeleteSessionTasks},
 		{"UnknownIDs", testUnknownIDs},
