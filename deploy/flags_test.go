@@ -121,7 +121,7 @@ func TestDeployNamesCheckCatchesUnknown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, bogus := range []string{"$TASKSBRIDGE_CONFIG]", "  --config "} {
+	for _, bogus := range []string{"$TASKSBRIDGE_NO_SUCH_SETTING]", "  --no-such-setting "} {
 		if strings.Contains(string(out), bogus) {
 			t.Fatalf("bridge serve --help has %q: pick another name for this check", bogus)
 		}

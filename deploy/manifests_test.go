@@ -178,9 +178,10 @@ func TestKubernetesManifests(t *testing.T) {
 		t.Fatalf("%d containers", len(ps.Containers))
 	}
 	c := ps.Containers[0]
-	if !slices.Equal(c.Args, []string{"serve"}) || c.Command != nil {
-		t.Errorf("container runs %v %v, want the image's /bridge with args [serve]", c.Command, c.Args)
+	if !slices.Equal(c.Args, []string{"serve", "--config", configPath}) || c.Command != nil {
+		t.Errorf("container runs %v %v, want the image's /bridge with args [serve --config %s]", c.Command, c.Args, configPath)
 	}
+	cfg := configOf(t, b.cm)
 	port := ""
 	for _, p := range c.Ports {
 		if p.ContainerPort == 8080 {
@@ -190,20 +191,27 @@ func TestKubernetesManifests(t *testing.T) {
 	if port == "" || b.svc.Spec.Ports[0].TargetPort != intstr.FromString(port) {
 		t.Errorf("the Service's targetPort %v is not the container's 8080 port %q", b.svc.Spec.Ports[0].TargetPort, port)
 	}
-	if b.cm.Data["TASKSBRIDGE_LISTEN"] != "0.0.0.0:8080" {
-		t.Errorf("TASKSBRIDGE_LISTEN = %q, want 0.0.0.0:8080 (the port the probes and the Service use)", b.cm.Data["TASKSBRIDGE_LISTEN"])
+	if cfg["listen"] != "0.0.0.0:8080" {
+		t.Errorf("listen = %q, want 0.0.0.0:8080 (the port the probes and the Service use)", cfg["listen"])
 	}
 	for probe, want := range map[*corev1.Probe]string{c.ReadinessProbe: "/readyz", c.LivenessProbe: "/healthz"} {
 		if probe == nil || probe.HTTPGet == nil || probe.HTTPGet.Path != want || probe.HTTPGet.Port != intstr.FromString(port) {
 			t.Errorf("probe %+v, want GET %s on port %s", probe, want, port)
 		}
 	}
-	envFromCM := false
-	for _, ef := range c.EnvFrom {
-		envFromCM = envFromCM || (ef.ConfigMapRef != nil && ef.ConfigMapRef.Name == b.cm.Name)
+	// The ConfigMap is mounted whole (no subPath: that would never see
+	// an edit) where --config reads it.
+	mounted := false
+	for _, m := range c.VolumeMounts {
+		for _, v := range ps.Volumes {
+			if v.Name == m.Name && v.ConfigMap != nil && v.ConfigMap.Name == b.cm.Name && m.SubPath == "" && m.ReadOnly &&
+				filepath.Join(m.MountPath, "config.yaml") == configPath {
+				mounted = true
+			}
+		}
 	}
-	if !envFromCM {
-		t.Errorf("the container does not take its environment from ConfigMap %s", b.cm.Name)
+	if !mounted {
+		t.Errorf("ConfigMap %s is not mounted read-only at %s", b.cm.Name, filepath.Dir(configPath))
 	}
 	var store *corev1.EnvVar
 	for i := range c.Env {
@@ -214,20 +222,20 @@ func TestKubernetesManifests(t *testing.T) {
 	if store == nil || store.Value != "" || store.ValueFrom == nil || store.ValueFrom.SecretKeyRef == nil {
 		t.Errorf("TASKSBRIDGE_STORE must come from a Secret, got %+v", store)
 	}
-	if _, inCM := b.cm.Data["TASKSBRIDGE_STORE"]; inCM {
-		t.Error("the ConfigMap sets TASKSBRIDGE_STORE: the Redis URL may hold a password")
+	if _, inCM := cfg["store"]; inCM {
+		t.Error("the ConfigMap sets store: the Redis URL may hold a password")
 	}
 	// The grace period covers the shutdown delay and the shutdown timeout,
 	// with time for the process to exit; the delay covers the readiness
 	// probe's reaction (period x failureThreshold), so the pod leaves the
 	// Service before its listener closes.
-	timeout, err := time.ParseDuration(b.cm.Data["TASKSBRIDGE_SHUTDOWN_TIMEOUT"])
+	timeout, err := time.ParseDuration(fmt.Sprint(cfg["shutdown-timeout"]))
 	if err != nil {
-		t.Fatalf("TASKSBRIDGE_SHUTDOWN_TIMEOUT: %v", err)
+		t.Fatalf("shutdown-timeout: %v", err)
 	}
-	delay, err := time.ParseDuration(b.cm.Data["TASKSBRIDGE_SHUTDOWN_DELAY"])
+	delay, err := time.ParseDuration(fmt.Sprint(cfg["shutdown-delay"]))
 	if err != nil {
-		t.Fatalf("TASKSBRIDGE_SHUTDOWN_DELAY: %v", err)
+		t.Fatalf("shutdown-delay: %v", err)
 	}
 	if g := ps.TerminationGracePeriodSeconds; g == nil || time.Duration(*g)*time.Second < delay+timeout+5*time.Second {
 		t.Errorf("terminationGracePeriodSeconds %v does not cover the %v shutdown delay plus the %v shutdown timeout plus 5 s to exit", g, delay, timeout)
@@ -258,6 +266,48 @@ func TestKubernetesManifests(t *testing.T) {
 		if req.IsZero() || lim.IsZero() || req.Cmp(lim) > 0 {
 			t.Errorf("%s request %v / limit %v", r, req.String(), lim.String())
 		}
+	}
+}
+
+// configPath is where the deployment mounts the ConfigMap's config.yaml.
+const configPath = "/etc/tasksbridge/config.yaml"
+
+// configOf decodes the ConfigMap's config.yaml (bridge serve --config).
+func configOf(t *testing.T, cm *corev1.ConfigMap) map[string]any {
+	t.Helper()
+	text, ok := cm.Data["config.yaml"]
+	if !ok || len(cm.Data) != 1 {
+		t.Fatalf("ConfigMap %s: want one key, config.yaml; has %d keys", cm.Name, len(cm.Data))
+	}
+	var cfg map[string]any
+	if err := yaml.UnmarshalStrict([]byte(text), &cfg); err != nil {
+		t.Fatalf("config.yaml: %v", err)
+	}
+	return cfg
+}
+
+// The ConfigMap's config.yaml is one `bridge config check` accepts (every
+// key a flag of bridge serve, every value one it takes), with the store
+// from the Secret's environment variable as in the pod; a key it does not
+// know fails the check.
+func TestConfigMapPassesConfigCheck(t *testing.T) {
+	b := loadBase(t)
+	configOf(t, b.cm)
+	check := func(text string) (string, error) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bridgeBinary(t), "config", "check", "--config", path)
+		cmd.Env = []string{"TASKSBRIDGE_STORE=redis://:secret@redis:6379/0"}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := check(b.cm.Data["config.yaml"]); err != nil {
+		t.Fatalf("bridge config check: %v\n%s", err, out)
+	}
+	if out, err := check(b.cm.Data["config.yaml"] + "log-levle: debug\n"); err == nil || !strings.Contains(out, "log-levle: unknown key") {
+		t.Fatalf("bridge config check of an unknown key: %v\n%s", err, out)
 	}
 }
 

@@ -34,7 +34,7 @@ const (
 )
 
 func init() {
-	register(&cli.Command{
+	serve := &cli.Command{
 		Name:      "serve",
 		Usage:     "serve MCP clients of either era (2025-11-25 legacy, 2026-07-28 modern) in front of a server of either era",
 		UsageText: "bridge serve --upstream URL [--listen 127.0.0.1:8080] [--data-dir ./tasksbridge-data] [--upstream-era auto|legacy|modern] [--metrics-listen ADDR]\n   bridge serve --upstream-command \"prog args\" [--stdio] [...]",
@@ -68,8 +68,11 @@ func init() {
 			"stays open and new requests get HTTP 503 with Retry-After and a JSON-RPC error while requests in flight\n" +
 			"and blocked waits go on; then blocked waits are handed back (clients call tasks/result again), requests\n" +
 			"in flight finish within --shutdown-timeout, the store is closed and one \"stopped\" line is logged. A\n" +
-			"second SIGINT or SIGTERM stops at once. SIGHUP reloads the configuration.\n\n" +
-			"Every flag can also be set from the environment variable shown with it.",
+			"second SIGINT or SIGTERM stops at once. SIGHUP re-reads the --config file: the log level, the limits\n" +
+			"and the Host, Origin and trusted-proxy lists change at once, TLS certificates are read again; it never\n" +
+			"stops the bridge.\n\n" +
+			"Every flag can also be set from the environment variable shown with it, or as a key of the --config\n" +
+			"file (bridge config reference lists them).",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "upstream", Usage: "the upstream server's Streamable HTTP endpoint URL", EnvVars: []string{"TASKSBRIDGE_UPSTREAM"}},
 			&cli.StringFlag{Name: "upstream-command", Usage: "run a stdio upstream server instead: \"prog args\" (quotes group words)", EnvVars: []string{"TASKSBRIDGE_UPSTREAM_COMMAND"}},
@@ -97,7 +100,9 @@ func init() {
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: defaultShutdownTimeout, Usage: "after the shutdown delay, how long blocked waits and requests in flight have to finish before they are cut", EnvVars: []string{"TASKSBRIDGE_SHUTDOWN_TIMEOUT"}},
 		}, append(append(append(append(edgeFlags(), storeFlags(true)...), credentialKeyFlag), lifecycleFlags()...), tlsFlags()...)...),
 		Action: runServe,
-	})
+	}
+	register(serve)
+	registerConfig(serve) // --config, and `bridge config` with serve's flags
 	startDemoBridge = func(c *cli.Context, upstreamURL, listen, dataDir string) (string, func() error, error) {
 		cleanup := func() error { return nil }
 		if dataDir == "" {
@@ -137,6 +142,8 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 }
 
 func runServe(c *cli.Context) error {
+	hup, stopHUP := catchSIGHUP() // from the start: SIGHUP must never end the process (reload.go)
+	defer stopHUP()
 	up, cmd := c.String("upstream"), c.String("upstream-command")
 	switch {
 	case up == "" && cmd == "":
@@ -151,7 +158,9 @@ func runServe(c *cli.Context) error {
 	if _, err := legacyup.ParseEraMode(c.String("upstream-era")); err != nil {
 		return fmt.Errorf("serve: --upstream-era: %w", err)
 	}
-	h, err := oplog.NewHandler(c.App.ErrWriter, c.String("log-format"), level, c.Bool("log-libraries"))
+	levelVar := new(slog.LevelVar) // SIGHUP may change it (reload.go)
+	levelVar.Set(level)
+	h, err := oplog.NewHandler(c.App.ErrWriter, c.String("log-format"), levelVar, c.Bool("log-libraries"))
 	if err != nil {
 		return fmt.Errorf("serve: --log-format %q: want text or json", c.String("log-format"))
 	}
@@ -263,6 +272,8 @@ func runServe(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
+	reloads := newReloader(c, hup, levelVar, logger, s.Reconfigure)
+	defer reloads.start()()
 	lo, err := listenOptionsOf(c)
 	if err != nil {
 		_ = s.Close()
@@ -309,6 +320,7 @@ func runServe(c *cli.Context) error {
 		_ = s.Close()
 		return fmt.Errorf("serve: %w", err)
 	}
+	reloads.addHook(hs.ReloadTLS) // SIGHUP reads the listener's certificate files again (tls.go)
 	fmt.Fprintf(c.App.Writer, "bridge: %s\n", hs.url)
 	if hs.metrics != nil {
 		fmt.Fprintf(c.App.Writer, "metrics: %s\n", hs.metrics.url)

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -84,7 +85,11 @@ type Config struct {
 
 // Edge applies Config to requests. Its methods are safe for concurrent use.
 type Edge struct {
-	cfg         Config
+	cfg Config
+	// live holds Policy, TrustedProxies and MaxBodyBytes, which Reconfigure
+	// swaps while requests are served (SIGHUP); one atomic load per request,
+	// no allocation (live.go).
+	live        atomic.Pointer[Live]
 	defaultAuth bool // Resolver is identity.AuthorizationHeader: no audience needed
 	log         *slog.Logger
 }
@@ -109,7 +114,9 @@ func New(cfg Config) (*Edge, error) {
 	}
 	cfg.IdentityHeaders = idh
 	_, def := cfg.Resolver.(identity.AuthorizationHeader)
-	return &Edge{cfg: cfg, defaultAuth: def, log: cfg.Logger}, nil
+	e := &Edge{cfg: cfg, defaultAuth: def, log: cfg.Logger}
+	e.Reconfigure(Live{Policy: cfg.Policy, TrustedProxies: cfg.TrustedProxies, MaxBodyBytes: cfg.MaxBodyBytes})
+	return e, nil
 }
 
 // Request is what the edge knows about one request; the paths read it with
@@ -269,7 +276,7 @@ func (e *Edge) Begin(w http.ResponseWriter, r *http.Request, er *Request) bool {
 		return false
 	}
 	if r.Method == http.MethodPost {
-		b, err := readBody(w, r, e.cfg.MaxBodyBytes)
+		b, err := readBody(w, r, e.live.Load().MaxBodyBytes)
 		if err != nil {
 			var mbe *http.MaxBytesError
 			// JSON-RPC bodies, as every other refusal of a client's input.
@@ -307,14 +314,15 @@ func (e *Edge) guard(w http.ResponseWriter, r *http.Request, er *Request) bool {
 	if r.TLS != nil {
 		er.scheme = "https"
 	}
-	if ref := e.cfg.Policy.Admit(r.Host, r.Header.Get("Origin"), loopbackListener(r)); ref != nil {
+	lv := e.live.Load()
+	if ref := lv.Policy.Admit(r.Host, r.Header.Get("Origin"), loopbackListener(r)); ref != nil {
 		e.log.Info("refused a request: its "+ref.Header+" header is not allowed", "header", ref.Header, "value", ref.Value, "peer", r.RemoteAddr)
 		http.Error(w, ref.Error(), http.StatusForbidden)
 		return false
 	}
 	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
 		er.Peer = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
-		for _, p := range e.cfg.TrustedProxies {
+		for _, p := range lv.TrustedProxies {
 			if p.Contains(er.Peer.Addr()) {
 				er.Trusted = true
 				break

@@ -56,12 +56,14 @@ func libraryOf(pc uintptr) *library {
 }
 
 // NewHandler returns the handler of the bridge's logs on w: format is text
-// or json (slog's handlers), level the minimum level. Records logged by a
+// or json (slog's handlers), level the minimum level: a *slog.LevelVar
+// lets the level change while the process runs (bridge serve's SIGHUP
+// re-reads --log-level), a slog.Level fixes it. Records logged by a
 // library (go-sdk, Badger) are internals an operator cannot act on (such as
 // go-sdk's advice to "set StreamableHTTPOptions.Stateless"): they are
 // dropped below Error (below Warn for the store engine's warnings) unless
 // withLibraries, and always carry library=<name>.
-func NewHandler(w io.Writer, format string, level slog.Level, withLibraries bool) (slog.Handler, error) {
+func NewHandler(w io.Writer, format string, level slog.Leveler, withLibraries bool) (slog.Handler, error) {
 	opts := &slog.HandlerOptions{Level: level}
 	var h slog.Handler
 	switch format {

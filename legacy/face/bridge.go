@@ -92,6 +92,10 @@ type Bridge struct {
 	readyErr  error
 	bgWG      sync.WaitGroup
 	nonceSeed string
+
+	// liveMaxSessions and liveSessionShare are Config.MaxSessions and
+	// MaxSessionsPerPrincipal, changed by SetLimits (live.go).
+	liveMaxSessions, liveSessionShare atomic.Int64
 }
 
 type discoverEntry struct {
@@ -115,7 +119,8 @@ func New(cfg Config) (*Bridge, error) {
 		nonceSeed:  randomID(),
 	}
 	b.drain, b.cancelDrain = context.WithCancel(context.Background())
-	b.limits = limits{maxTasks: cfg.MaxTasksPerPrincipal, maxWaiters: cfg.MaxWaitersPerPrincipal, refused: cfg.Hooks.Refused}
+	b.limits.refused = cfg.Hooks.Refused
+	b.SetLimits(Limits{MaxSessions: cfg.MaxSessions, MaxSessionsPerPrincipal: cfg.MaxSessionsPerPrincipal, MaxTasksPerPrincipal: cfg.MaxTasksPerPrincipal, MaxWaitersPerPrincipal: cfg.MaxWaitersPerPrincipal})
 
 	switch n := countSet(cfg.Upstream != "", cfg.UpstreamCommand != "", cfg.UpstreamClient != nil); {
 	case n == 0:

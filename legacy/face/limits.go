@@ -2,6 +2,7 @@ package face
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
@@ -27,7 +28,7 @@ const (
 )
 
 type limits struct {
-	maxTasks, maxWaiters int
+	maxTasks, maxWaiters atomic.Int64 // SetLimits changes them while serving (live.go)
 	refused              func(RefusedEvent)
 
 	mu      sync.Mutex
@@ -62,10 +63,9 @@ func (l *limits) acquire(m *map[string]int, max int, key, what string) error {
 	return nil
 }
 
-func (l *limits) release(m *map[string]int, max int, key string) {
-	if max <= 0 {
-		return
-	}
+func (l *limits) release(m *map[string]int, key string) {
+	// Not skipped when unbounded: a bound lifted while calls were counted
+	// (SetLimits) must still see them released.
 	l.mu.Lock()
 	if (*m)[key] <= 1 {
 		delete(*m, key)
@@ -76,13 +76,13 @@ func (l *limits) release(m *map[string]int, max int, key string) {
 }
 
 func (l *limits) acquireTask(key string) error {
-	return l.acquire(&l.tasks, l.maxTasks, key, LimitTasks)
+	return l.acquire(&l.tasks, int(l.maxTasks.Load()), key, LimitTasks)
 }
 
-func (l *limits) releaseTask(key string) { l.release(&l.tasks, l.maxTasks, key) }
+func (l *limits) releaseTask(key string) { l.release(&l.tasks, key) }
 
 func (l *limits) acquireWaiter(key string) error {
-	return l.acquire(&l.waiters, l.maxWaiters, key, LimitWaiters)
+	return l.acquire(&l.waiters, int(l.maxWaiters.Load()), key, LimitWaiters)
 }
 
-func (l *limits) releaseWaiter(key string) { l.release(&l.waiters, l.maxWaiters, key) }
+func (l *limits) releaseWaiter(key string) { l.release(&l.waiters, key) }

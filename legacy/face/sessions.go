@@ -59,8 +59,8 @@ func (b *Bridge) expiredLocked(s *session, now time.Time) bool {
 // errTooManySessions is the answer beyond Config.MaxSessions (HTTP 503: the
 // process's limit, not the client's).
 func (b *Bridge) errTooManySessions() *rpc.Error {
-	return rpc.LimitError(limitNameSessions, rpc.LimitScopeProcess, b.cfg.MaxSessions, sessionsRetryAfter,
-		"the bridge holds its maximum of %d sessions (--max-sessions); close unused sessions (HTTP DELETE) or retry later", b.cfg.MaxSessions)
+	return rpc.LimitError(limitNameSessions, rpc.LimitScopeProcess, b.maxSessions(), sessionsRetryAfter,
+		"the bridge holds its maximum of %d sessions (--max-sessions); close unused sessions (HTTP DELETE) or retry later", b.maxSessions())
 }
 
 // countLocked is the number of sessions the table holds, whole and dormant
@@ -99,14 +99,14 @@ func (b *Bridge) admitSession(s *session, share bool) (wasDormant bool, _ *rpc.E
 	var evicted *session
 	refused := ""
 	if !wasDormant {
-		if b.countLocked() >= b.cfg.MaxSessions && now.Sub(b.pool.lastFullSweep) >= fullSweepEvery {
+		if b.countLocked() >= b.maxSessions() && now.Sub(b.pool.lastFullSweep) >= fullSweepEvery {
 			b.pool.lastFullSweep = now
 			expired = b.sweepLocked(now)
 		}
 		switch {
 		case share && b.shareFullLocked(s.source):
 			refused = limitNameSessionShare
-		case b.countLocked() < b.cfg.MaxSessions:
+		case b.countLocked() < b.maxSessions():
 		default:
 			if evicted = b.evictLocked(s.source); evicted == nil {
 				refused = limitNameSessions

@@ -245,8 +245,8 @@ func (b *Bridge) anonHeldLocked(k sessionKey) bool {
 // shareFullLocked reports whether src holds its whole share (b.mu held). A
 // share as big as the pool is none: the pool's own bound answers then.
 func (b *Bridge) shareFullLocked(src source) bool {
-	share := b.cfg.MaxSessionsPerPrincipal
-	return share > 0 && share < b.cfg.MaxSessions && b.pool.held[src] >= share
+	share := b.maxSessionShare()
+	return share > 0 && share < b.maxSessions() && b.pool.held[src] >= share
 }
 
 // evictScan bounds how many queue entries one eviction looks at past those
@@ -327,9 +327,9 @@ func (b *Bridge) errSessionShare(anon bool) *rpc.Error {
 	if anon {
 		who = "this client address (clients without credentials count by address)"
 	}
-	return rpc.LimitError(limitNameSessionShare, rpc.LimitScopePrincipal, b.cfg.MaxSessionsPerPrincipal, sessionsRetryAfter,
+	return rpc.LimitError(limitNameSessionShare, rpc.LimitScopePrincipal, b.maxSessionShare(), sessionsRetryAfter,
 		"%s holds its maximum of %d sessions (--max-sessions-per-principal); close unused sessions (HTTP DELETE) or retry later",
-		who, b.cfg.MaxSessionsPerPrincipal)
+		who, b.maxSessionShare())
 }
 
 // logRefused logs a refused session (rate-limited).
@@ -344,11 +344,11 @@ func (b *Bridge) logRefused(share bool, src source) {
 			who = "client address " + strings.TrimPrefix(src.Value(), "a:")
 		}
 		b.log.Warn("face: refused a new legacy session: "+who+" holds its whole share of the session pool",
-			"max_sessions_per_principal", b.cfg.MaxSessionsPerPrincipal, "refusals_not_logged", skipped)
+			"max_sessions_per_principal", b.maxSessionShare(), "refusals_not_logged", skipped)
 		return
 	}
 	b.log.Warn("face: refused a new legacy session: the session limit is reached and no idle session without credentials can make room",
-		"max_sessions", b.cfg.MaxSessions, "refusals_not_logged", skipped)
+		"max_sessions", b.maxSessions(), "refusals_not_logged", skipped)
 }
 
 // logEvicted logs an eviction (rate-limited).
@@ -358,5 +358,5 @@ func (b *Bridge) logEvicted() {
 		return
 	}
 	b.log.Warn("face: the session limit is reached: ended the least recently used idle session without credentials to make room for a new one (it answers 404 and its client initializes again)",
-		"max_sessions", b.cfg.MaxSessions, "evictions_not_logged", skipped)
+		"max_sessions", b.maxSessions(), "evictions_not_logged", skipped)
 }
