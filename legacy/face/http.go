@@ -243,7 +243,10 @@ func (b *Bridge) serveGET(w http.ResponseWriter, r *http.Request) {
 	}
 	sw := newStreamWriter(w)
 	sw.res = b.newListenStream(s)
-	s.setGETStream(sw)
+	if !s.claimGETStream(sw) {
+		b.serveSecondListen(w, r, s, sw)
+		return
+	}
 	b.sdk.ServeHTTP(sw, r)
 	s.clearGETStream(sw)
 	sw.close()

@@ -296,9 +296,47 @@ func (b *Bridge) resumeListen(w http.ResponseWriter, r *http.Request, s *session
 	sw := newStreamWriter(w)
 	sw.res = &resumable{b: b, rec: rec, open: true}
 	sw.replay = evs
-	s.setGETStream(sw)
+	if !s.claimGETStream(sw) {
+		b.serveSecondListen(w, r, s, sw)
+		return
+	}
 	r.Header.Del("Last-Event-ID") // go-sdk serves it as the session's standalone stream
 	b.sdk.ServeHTTP(sw, r)
 	s.clearGETStream(sw)
+	sw.close()
+}
+
+// serveSecondListen serves a GET stream of a session whose standalone
+// stream is open on this replica already. go-sdk keeps one standalone
+// stream per session and answers a second GET with 409 Conflict, but the
+// Streamable HTTP transport (2025-11-25) lets a server answer a GET only with
+// an event stream or 405, and lets a client hold several streams at once,
+// each server message going out on only one of them. A client comes here
+// legitimately: the TypeScript SDK reconnects a resumed stream that broke
+// before its first event id without Last-Event-ID (it keeps only the ids
+// of the stream it reads), while its own standalone stream is still open
+// here; a 409 made it give up after its retries. This stream carries its
+// own record (primed with an id, resumable like any listen stream) and
+// keep-alives; server messages keep going out on the first stream, so none
+// is sent twice. It ends with the client, the session or the bridge.
+func (b *Bridge) serveSecondListen(w http.ResponseWriter, r *http.Request, s *session, sw *streamWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Connection", "keep-alive")
+	sw.markReady()
+	sw.WriteHeader(http.StatusOK) // primes the stream, or replays a resumed one's events
+	if sw.res == nil {
+		_, _ = sw.Write([]byte(": ok\n\n"))
+	}
+	sw.Flush()
+	b.log.Info("face: a client opened a second listening stream on its session; server messages stay on the first")
+	b.alive.add(sw)
+	select {
+	case <-r.Context().Done():
+	case <-s.done():
+	case <-b.drain.Done():
+	}
+	b.alive.remove(sw)
 	sw.close()
 }

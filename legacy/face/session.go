@@ -593,10 +593,16 @@ func (b *Bridge) upstreamError(method string, taskAugmented bool, err error) err
 // statusText is "404 Not Found" and the like, for plain-text HTTP errors.
 func statusText(code int) string { return fmt.Sprintf("%d %s", code, http.StatusText(code)) }
 
-func (s *session) setGETStream(sw *streamWriter) {
+// claimGETStream makes sw the session's standalone GET stream unless one is
+// open already on this replica (then it reports false).
+func (s *session) claimGETStream(sw *streamWriter) bool {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.getStream != nil {
+		return false
+	}
 	s.getStream = sw
-	s.mu.Unlock()
+	return true
 }
 
 func (s *session) clearGETStream(sw *streamWriter) {
