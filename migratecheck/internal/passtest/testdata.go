@@ -3,9 +3,12 @@ package passtest
 import (
 	"bufio"
 	"bytes"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,11 +24,12 @@ const SharedSrc = "../../testdata/src"
 // expectations the pass's test adds to lines of the shared stubs.
 const StubWants = "stubwants.txt"
 
-// Testdata builds the analysistest tree of the calling pass's test and
-// returns its root (pass it to analysistest.Run in place of
-// analysistest.TestData()). The tree is a t.TempDir() holding:
+// Testdata builds the analysistest tree of the calling pass's test for the
+// packages pkgs it checks, and returns its root (pass it to analysistest.Run
+// in place of analysistest.TestData()). The tree is a t.TempDir() holding:
 //
-//   - the shared tree SharedSrc, with its "// want" comments removed: they
+//   - from the shared tree SharedSrc, the packages pkgs import, directly or
+//     not, and pkgs themselves, with their "// want" comments removed: those
 //     are the umbrella tests' expectations of the root analyzer, not a
 //     pass's. Removing a trailing comment moves no code, so positions are
 //     unchanged. Its .golden files are left out for the same reason;
@@ -35,9 +39,11 @@ const StubWants = "stubwants.txt"
 //   - the pass's own testdata/src (its example.com test packages and its
 //     .golden files), copied byte for byte over the rest.
 //
-// The copy keeps a pass test independent of the others and of the umbrella
-// expectations while each stub exists once in the repository.
-func Testdata(t testing.TB) string {
+// Only the import closure is copied because some passes read the files
+// around a package (modscan's fix guard looks for other packages of the
+// same module that still speak 2025-11-25): an unrelated sibling stub
+// package would change what they find.
+func Testdata(t testing.TB, pkgs ...string) string {
 	t.Helper()
 	dst := t.TempDir()
 	shared, err := filepath.Abs(SharedSrc)
@@ -47,30 +53,38 @@ func Testdata(t testing.TB) string {
 	if _, err := os.Stat(shared); err != nil {
 		t.Fatalf("passtest: the shared stubs are not at %s (run the test from its pass directory): %v", shared, err)
 	}
-	src := filepath.Join(dst, "src")
-	err = filepath.WalkDir(shared, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasSuffix(path, ".golden") {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if strings.HasSuffix(path, ".go") {
-			data = stripWants(data)
-		}
-		rel, _ := filepath.Rel(shared, path)
-		return write(filepath.Join(src, rel), data)
-	})
-	if err != nil {
-		t.Fatalf("passtest: copying the shared stubs: %v", err)
-	}
 	own, err := filepath.Abs("testdata")
 	if err != nil {
 		t.Fatal(err)
 	}
-	applyStubWants(t, filepath.Join(own, StubWants), src)
 	ownSrc := filepath.Join(own, "src")
+	src := filepath.Join(dst, "src")
+	for _, pkg := range closure(t, pkgs, ownSrc, shared) {
+		dir := filepath.Join(shared, filepath.FromSlash(pkg))
+		entries, err := os.ReadDir(dir)
+		if os.IsNotExist(err) {
+			continue // the pass's own package
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.IsDir() || strings.HasSuffix(e.Name(), ".golden") {
+				continue
+			}
+			data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasSuffix(e.Name(), ".go") {
+				data = stripWants(data)
+			}
+			if err := write(filepath.Join(src, filepath.FromSlash(pkg), e.Name()), data); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	applyStubWants(t, filepath.Join(own, StubWants), src)
 	err = filepath.WalkDir(ownSrc, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -86,6 +100,50 @@ func Testdata(t testing.TB) string {
 		t.Fatalf("passtest: copying the pass's testdata: %v", err)
 	}
 	return dst
+}
+
+// closure returns pkgs and the packages they import, directly or not, that
+// exist under one of the roots (standard library imports have none), in
+// the order found.
+func closure(t testing.TB, pkgs []string, roots ...string) []string {
+	t.Helper()
+	seen := map[string]bool{}
+	var out []string
+	work := slices.Clone(pkgs)
+	for len(work) > 0 {
+		pkg := work[0]
+		work = work[1:]
+		if seen[pkg] {
+			continue
+		}
+		seen[pkg] = true
+		found := false
+		for _, root := range roots {
+			dir := filepath.Join(root, filepath.FromSlash(pkg))
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				continue
+			}
+			found = true
+			for _, e := range entries {
+				if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") {
+					continue
+				}
+				f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, e.Name()), nil, parser.ImportsOnly)
+				if err != nil {
+					t.Fatalf("passtest: %v", err)
+				}
+				for _, imp := range f.Imports {
+					p, _ := strconv.Unquote(imp.Path.Value)
+					work = append(work, p)
+				}
+			}
+		}
+		if found {
+			out = append(out, pkg)
+		}
+	}
+	return out
 }
 
 func write(path string, data []byte) error {

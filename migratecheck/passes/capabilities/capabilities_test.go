@@ -48,7 +48,7 @@ var packages = []string{
 // applies: its positives, its false-positive traps (packages and lines with
 // no want comment stay silent).
 func TestCapabilities(t *testing.T) {
-	analysistest.Run(t, passtest.Testdata(t), passtest.Findings(capabilities.Analyzer, notes), packages...)
+	analysistest.Run(t, passtest.Testdata(t, packages...), passtest.Findings(capabilities.Analyzer, notes), packages...)
 }
 
 // notes reports each extension advertisement the pass records (the root

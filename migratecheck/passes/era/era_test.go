@@ -40,7 +40,7 @@ var packages = []string{
 // positives, its false-positive traps (packages and lines with no want
 // comment stay silent).
 func TestEra(t *testing.T) {
-	analysistest.Run(t, passtest.Testdata(t), passtest.Findings(era.Analyzer, notes), packages...)
+	analysistest.Run(t, passtest.Testdata(t, packages...), passtest.Findings(era.Analyzer, notes), packages...)
 }
 
 // notes reports what the pass records: a package that implements the

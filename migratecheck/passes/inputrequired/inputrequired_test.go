@@ -32,5 +32,5 @@ var packages = []string{
 // applies: its positives, its false-positive traps (packages and lines with
 // no want comment stay silent).
 func TestInputrequired(t *testing.T) {
-	analysistest.Run(t, passtest.Testdata(t), passtest.Findings(inputrequired.Analyzer), packages...)
+	analysistest.Run(t, passtest.Testdata(t, packages...), passtest.Findings(inputrequired.Analyzer), packages...)
 }

@@ -53,7 +53,7 @@ var packages = []string{
 // its positives, its false-positive traps (packages and lines with no want
 // comment stay silent).
 func TestLibapi(t *testing.T) {
-	analysistest.Run(t, passtest.Testdata(t), passtest.Findings(libapi.Analyzer, notes), packages...)
+	analysistest.Run(t, passtest.Testdata(t, packages...), passtest.Findings(libapi.Analyzer, notes), packages...)
 }
 
 // notes reports each use of a catalogue entry that only shows a 2025-11-25

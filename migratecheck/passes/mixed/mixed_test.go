@@ -37,5 +37,5 @@ var packages = []string{
 // its positives, its false-positive traps (packages and lines with no want
 // comment stay silent).
 func TestMixed(t *testing.T) {
-	analysistest.Run(t, passtest.Testdata(t), passtest.Findings(mixed.Analyzer), packages...)
+	analysistest.Run(t, passtest.Testdata(t, packages...), passtest.Findings(mixed.Analyzer), packages...)
 }

@@ -37,5 +37,5 @@ var packages = []string{
 // applies: its positives, its false-positive traps (packages and lines with
 // no want comment stay silent).
 func TestNestedresult(t *testing.T) {
-	analysistest.Run(t, passtest.Testdata(t), passtest.Findings(nestedresult.Analyzer), packages...)
+	analysistest.Run(t, passtest.Testdata(t, packages...), passtest.Findings(nestedresult.Analyzer), packages...)
 }

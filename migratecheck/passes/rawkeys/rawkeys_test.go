@@ -32,5 +32,5 @@ var packages = []string{
 // its positives, its false-positive traps (packages and lines with no want
 // comment stay silent).
 func TestRawkeys(t *testing.T) {
-	analysistest.Run(t, passtest.Testdata(t), passtest.Findings(rawkeys.Analyzer), packages...)
+	analysistest.Run(t, passtest.Testdata(t, packages...), passtest.Findings(rawkeys.Analyzer), packages...)
 }

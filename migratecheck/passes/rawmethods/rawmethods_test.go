@@ -70,7 +70,7 @@ var packages = []string{
 // its positives, its false-positive traps (packages and lines with no want
 // comment stay silent) and the fixes it offers against the .golden files.
 func TestRawmethods(t *testing.T) {
-	analysistest.RunWithSuggestedFixes(t, passtest.Testdata(t), passtest.Findings(rawmethods.Analyzer, notes), packages...)
+	analysistest.RunWithSuggestedFixes(t, passtest.Testdata(t, packages...), passtest.Findings(rawmethods.Analyzer, notes), packages...)
 }
 
 // notes reports why a package still serves 2025-11-25 peers, the guard every

@@ -34,5 +34,5 @@ var packages = []string{
 // object, accessors that read a catalogued per-request task field, and no
 // fact for look-alikes (the traps and already-migrated packages).
 func TestReexport(t *testing.T) {
-	analysistest.Run(t, passtest.Testdata(t), reexport.Analyzer, packages...)
+	analysistest.Run(t, passtest.Testdata(t, packages...), reexport.Analyzer, packages...)
 }

@@ -34,5 +34,5 @@ var packages = []string{
 // its positives, its false-positive traps (packages and lines with no want
 // comment stay silent).
 func TestTaskparams(t *testing.T) {
-	analysistest.Run(t, passtest.Testdata(t), passtest.Findings(taskparams.Analyzer), packages...)
+	analysistest.Run(t, passtest.Testdata(t, packages...), passtest.Findings(taskparams.Analyzer), packages...)
 }

@@ -34,5 +34,5 @@ var packages = []string{
 // applies: its positives, its false-positive traps (packages and lines with
 // no want comment stay silent).
 func TestTasksupport(t *testing.T) {
-	analysistest.Run(t, passtest.Testdata(t), passtest.Findings(tasksupport.Analyzer), packages...)
+	analysistest.Run(t, passtest.Testdata(t, packages...), passtest.Findings(tasksupport.Analyzer), packages...)
 }

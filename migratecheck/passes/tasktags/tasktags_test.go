@@ -43,5 +43,5 @@ var packages = []string{
 // its positives, its false-positive traps (packages and lines with no want
 // comment stay silent) and the fixes it offers against the .golden files.
 func TestTasktags(t *testing.T) {
-	analysistest.RunWithSuggestedFixes(t, passtest.Testdata(t), passtest.Findings(tasktags.Analyzer), packages...)
+	analysistest.RunWithSuggestedFixes(t, passtest.Testdata(t, packages...), passtest.Findings(tasktags.Analyzer), packages...)
 }
