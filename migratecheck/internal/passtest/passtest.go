@@ -4,7 +4,9 @@
 // enablement, the dual-target severity policy, fix opt-in and suppression.
 // Findings wraps a pass in an analyzer that reports every candidate as is,
 // so a pass's test pins what the pass itself finds (positives, silent traps
-// and the fixes it offers) independently of that policy.
+// and the fixes it offers) independently of that policy. Testdata builds the
+// analysistest tree of a pass's test from the one shared copy of the library
+// stubs and the pass's own test packages.
 package passtest
 
 import (

@@ -10,11 +10,12 @@ import (
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/capabilities"
 )
 
-// packages are the testdata packages checked for rule R4 (MCP004, MCP013):
-// the packages where the pass finds something, the false-positive traps
+// packages are the testdata packages checked for rule R4 (MCP004, MCP013): the
+// packages where the pass finds something, the false-positive traps
 // (example.com/traps/...) and already-migrated code
-// (example.com/raw/migrated). The other packages under testdata/src are the
-// library stubs and helpers they import.
+// (example.com/raw/migrated). The library stubs and helpers they import, and
+// the packages this pass shares unchanged with the umbrella tests, live once
+// in migratecheck/testdata/src (see passtest.Testdata).
 var packages = []string{
 	"example.com/mixed/delegate/kit",
 	"example.com/mixed/dualstack",
@@ -47,7 +48,7 @@ var packages = []string{
 // applies: its positives, its false-positive traps (packages and lines with
 // no want comment stay silent).
 func TestCapabilities(t *testing.T) {
-	analysistest.Run(t, analysistest.TestData(), passtest.Findings(capabilities.Analyzer, notes), packages...)
+	analysistest.Run(t, passtest.Testdata(t, packages...), passtest.Findings(capabilities.Analyzer, notes), packages...)
 }
 
 // notes reports each extension advertisement the pass records (the root

@@ -12,10 +12,12 @@ import (
 )
 
 // packages are the testdata packages checked for dual-era detection (no rule
-// of its own: it lowers legacy findings to notes): the packages where the
-// pass finds something, the false-positive traps (example.com/traps/...) and
-// already-migrated code (example.com/raw/migrated). The other packages under
-// testdata/src are the library stubs and helpers they import.
+// of its own: it lowers legacy findings to notes): the packages where the pass
+// finds something, the false-positive traps (example.com/traps/...) and
+// already-migrated code (example.com/raw/migrated). The library stubs and
+// helpers they import, and the packages this pass shares unchanged with the
+// umbrella tests, live once in migratecheck/testdata/src (see
+// passtest.Testdata).
 var packages = []string{
 	"example.com/mixed/dualstack",
 	"example.com/raw/mcp010",
@@ -38,7 +40,7 @@ var packages = []string{
 // positives, its false-positive traps (packages and lines with no want
 // comment stay silent).
 func TestEra(t *testing.T) {
-	analysistest.Run(t, analysistest.TestData(), passtest.Findings(era.Analyzer, notes), packages...)
+	analysistest.Run(t, passtest.Testdata(t, packages...), passtest.Findings(era.Analyzer, notes), packages...)
 }
 
 // notes reports what the pass records: a package that implements the

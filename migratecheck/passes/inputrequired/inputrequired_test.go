@@ -11,8 +11,10 @@ import (
 
 // packages are the testdata packages checked for MCP010: the packages where
 // the pass finds something, the false-positive traps (example.com/traps/...)
-// and already-migrated code (example.com/raw/migrated). The other packages
-// under testdata/src are the library stubs and helpers they import.
+// and already-migrated code (example.com/raw/migrated). The library stubs and
+// helpers they import, and the packages this pass shares unchanged with the
+// umbrella tests, live once in migratecheck/testdata/src (see
+// passtest.Testdata).
 var packages = []string{
 	"example.com/raw/mcp010",
 	"example.com/raw/migrated",
@@ -30,5 +32,5 @@ var packages = []string{
 // applies: its positives, its false-positive traps (packages and lines with
 // no want comment stay silent).
 func TestInputrequired(t *testing.T) {
-	analysistest.Run(t, analysistest.TestData(), passtest.Findings(inputrequired.Analyzer), packages...)
+	analysistest.Run(t, passtest.Testdata(t, packages...), passtest.Findings(inputrequired.Analyzer), packages...)
 }

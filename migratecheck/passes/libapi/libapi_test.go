@@ -11,11 +11,12 @@ import (
 )
 
 // packages are the testdata packages checked for the library catalogue
-// (MCP001–MCP015 through mark3labs/mcp-go, mcpkit, finemcp, apptheory,
-// tmc/mcp and user wrappers): the packages where the pass finds something,
-// the false-positive traps (example.com/traps/...) and already-migrated code
-// (example.com/raw/migrated). The other packages under testdata/src are the
-// library stubs and helpers they import.
+// (MCP001–MCP015 through mark3labs/mcp-go, mcpkit, finemcp, apptheory, tmc/mcp
+// and user wrappers): the packages where the pass finds something, the
+// false-positive traps (example.com/traps/...) and already-migrated code
+// (example.com/raw/migrated). The library stubs and helpers they import, and
+// the packages this pass shares unchanged with the umbrella tests, live once
+// in migratecheck/testdata/src (see passtest.Testdata).
 var packages = []string{
 	"example.com/apptheoryuse",
 	"example.com/dotimport",
@@ -52,7 +53,7 @@ var packages = []string{
 // its positives, its false-positive traps (packages and lines with no want
 // comment stay silent).
 func TestLibapi(t *testing.T) {
-	analysistest.Run(t, analysistest.TestData(), passtest.Findings(libapi.Analyzer, notes), packages...)
+	analysistest.Run(t, passtest.Testdata(t, packages...), passtest.Findings(libapi.Analyzer, notes), packages...)
 }
 
 // notes reports each use of a catalogue entry that only shows a 2025-11-25

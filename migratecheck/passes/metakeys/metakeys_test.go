@@ -12,8 +12,9 @@ import (
 // packages are the testdata packages checked for rule R7 (MCP011): the
 // packages where the pass finds something, the false-positive traps
 // (example.com/traps/...) and already-migrated code
-// (example.com/raw/migrated). The other packages under testdata/src are the
-// library stubs and helpers they import.
+// (example.com/raw/migrated). The library stubs and helpers they import, and
+// the packages this pass shares unchanged with the umbrella tests, live once
+// in migratecheck/testdata/src (see passtest.Testdata).
 var packages = []string{
 	"example.com/raw/migrated",
 	"example.com/raw/r7",
@@ -33,5 +34,5 @@ var packages = []string{
 // its positives, its false-positive traps (packages and lines with no want
 // comment stay silent).
 func TestMetakeys(t *testing.T) {
-	analysistest.Run(t, analysistest.TestData(), passtest.Findings(metakeys.Analyzer), packages...)
+	analysistest.Run(t, passtest.Testdata(t, packages...), passtest.Findings(metakeys.Analyzer), packages...)
 }

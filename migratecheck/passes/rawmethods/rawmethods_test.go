@@ -13,8 +13,9 @@ import (
 // packages are the testdata packages checked for rule R1 (MCP001, MCP002,
 // MCP003 and its opt-in literal fix): the packages where the pass finds
 // something, the false-positive traps (example.com/traps/...) and already-
-// migrated code (example.com/raw/migrated). The other packages under
-// testdata/src are the library stubs and helpers they import.
+// migrated code (example.com/raw/migrated). The library stubs and helpers they
+// import, and the packages this pass shares unchanged with the umbrella tests,
+// live once in migratecheck/testdata/src (see passtest.Testdata).
 var packages = []string{
 	"example.com/apptheoryuse",
 	"example.com/crossfix/server",
@@ -69,7 +70,7 @@ var packages = []string{
 // its positives, its false-positive traps (packages and lines with no want
 // comment stay silent) and the fixes it offers against the .golden files.
 func TestRawmethods(t *testing.T) {
-	analysistest.RunWithSuggestedFixes(t, analysistest.TestData(), passtest.Findings(rawmethods.Analyzer, notes), packages...)
+	analysistest.RunWithSuggestedFixes(t, passtest.Testdata(t, packages...), passtest.Findings(rawmethods.Analyzer, notes), packages...)
 }
 
 // notes reports why a package still serves 2025-11-25 peers, the guard every

@@ -5,14 +5,16 @@ import (
 
 	"golang.org/x/tools/go/analysis/analysistest"
 
+	"github.com/tasksbridge/tasksbridge/migratecheck/internal/passtest"
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/reexport"
 )
 
 // packages are the testdata packages checked for wrapper facts (rules
 // catalogue §2.8): the packages where the pass finds something, the false-
 // positive traps (example.com/traps/...) and already-migrated code
-// (example.com/raw/migrated). The other packages under testdata/src are the
-// library stubs and helpers they import.
+// (example.com/raw/migrated). The library stubs and helpers they import, and
+// the packages this pass shares unchanged with the umbrella tests, live once
+// in migratecheck/testdata/src (see passtest.Testdata).
 var packages = []string{
 	"example.com/mcpgouse",
 	"example.com/raw/migrated",
@@ -32,5 +34,5 @@ var packages = []string{
 // object, accessors that read a catalogued per-request task field, and no
 // fact for look-alikes (the traps and already-migrated packages).
 func TestReexport(t *testing.T) {
-	analysistest.Run(t, analysistest.TestData(), reexport.Analyzer, packages...)
+	analysistest.Run(t, passtest.Testdata(t, packages...), reexport.Analyzer, packages...)
 }

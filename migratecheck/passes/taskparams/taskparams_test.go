@@ -9,11 +9,12 @@ import (
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/taskparams"
 )
 
-// packages are the testdata packages checked for rule R5 (MCP005, MCP013):
-// the packages where the pass finds something, the false-positive traps
+// packages are the testdata packages checked for rule R5 (MCP005, MCP013): the
+// packages where the pass finds something, the false-positive traps
 // (example.com/traps/...) and already-migrated code
-// (example.com/raw/migrated). The other packages under testdata/src are the
-// library stubs and helpers they import.
+// (example.com/raw/migrated). The library stubs and helpers they import, and
+// the packages this pass shares unchanged with the umbrella tests, live once
+// in migratecheck/testdata/src (see passtest.Testdata).
 var packages = []string{
 	"example.com/raw/migrated",
 	"example.com/raw/r5",
@@ -33,5 +34,5 @@ var packages = []string{
 // its positives, its false-positive traps (packages and lines with no want
 // comment stay silent).
 func TestTaskparams(t *testing.T) {
-	analysistest.Run(t, analysistest.TestData(), passtest.Findings(taskparams.Analyzer), packages...)
+	analysistest.Run(t, passtest.Testdata(t, packages...), passtest.Findings(taskparams.Analyzer), packages...)
 }

@@ -12,8 +12,9 @@ import (
 // packages are the testdata packages checked for rule R2 (MCP006, MCP007,
 // MCP005 and the opt-in tag rename fix): the packages where the pass finds
 // something, the false-positive traps (example.com/traps/...) and already-
-// migrated code (example.com/raw/migrated). The other packages under
-// testdata/src are the library stubs and helpers they import.
+// migrated code (example.com/raw/migrated). The library stubs and helpers they
+// import, and the packages this pass shares unchanged with the umbrella tests,
+// live once in migratecheck/testdata/src (see passtest.Testdata).
 var packages = []string{
 	"example.com/crossfix/wire",
 	"example.com/fixes/serveslegacy",
@@ -42,5 +43,5 @@ var packages = []string{
 // its positives, its false-positive traps (packages and lines with no want
 // comment stay silent) and the fixes it offers against the .golden files.
 func TestTasktags(t *testing.T) {
-	analysistest.RunWithSuggestedFixes(t, analysistest.TestData(), passtest.Findings(tasktags.Analyzer), packages...)
+	analysistest.RunWithSuggestedFixes(t, passtest.Testdata(t, packages...), passtest.Findings(tasktags.Analyzer), packages...)
 }
