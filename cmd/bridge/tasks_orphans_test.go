@@ -50,7 +50,6 @@ func writeIntents(t *testing.T) (dir string, lost, failed string) {
 	return dir, lost, failed
 }
 
-
 // `bridge tasks orphans` lists the lost create (candidate, no upstream id),
 // and the undelivered tasks with their upstream ids and what the bridge did;
 // not the delivered create nor the one still under way. Exit 1 while
