@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/redis/go-redis/v9"
 )
 
 // Intent is the record a face writes before it sends a task-creating call
@@ -56,11 +57,14 @@ const IntentTTL = 7 * 24 * time.Hour
 // implementations keep compiling; the faces type-assert it and, without
 // it, write no intents. Memory, Badger and Redis implement it.
 type IntentStore interface {
-	// PutIntent stores in (replacing the record of the same id), durably.
-	// Zero CreatedAt is now. The record expires IntentTTL after CreatedAt.
-	PutIntent(ctx context.Context, in Intent) error
-	// DeleteIntent removes the intent id; an unknown id is not an error.
-	DeleteIntent(ctx context.Context, id string) error
+	// PutIntent stores in (replacing the record of the same id), durably,
+	// and in the same write deletes the intents settled (their task
+	// records are written): the deletions ride on a write the create path
+	// makes anyway, so settling costs no store round of its own. Zero
+	// CreatedAt is now. The record expires IntentTTL after CreatedAt.
+	PutIntent(ctx context.Context, in Intent, settled ...string) error
+	// DeleteIntents removes the intents ids; unknown ids are not an error.
+	DeleteIntents(ctx context.Context, ids ...string) error
 	// AllIntents returns every unexpired intent, oldest first (read-only:
 	// `bridge tasks orphans`).
 	AllIntents(ctx context.Context) ([]Intent, error)
@@ -111,7 +115,7 @@ type intentTable struct {
 }
 
 // PutIntent implements IntentStore.
-func (m *Memory) PutIntent(ctx context.Context, in Intent) error {
+func (m *Memory) PutIntent(ctx context.Context, in Intent, settled ...string) error {
 	now := m.now()
 	in, err := prepareIntent(in, now)
 	if err != nil {
@@ -127,15 +131,20 @@ func (m *Memory) PutIntent(ctx context.Context, in Intent) error {
 	if m.intents.m == nil {
 		m.intents.m = map[string]Intent{}
 	}
+	for _, id := range settled {
+		delete(m.intents.m, id)
+	}
 	m.intents.m[in.ID] = in
 	return nil
 }
 
-// DeleteIntent implements IntentStore.
-func (m *Memory) DeleteIntent(ctx context.Context, id string) error {
+// DeleteIntents implements IntentStore.
+func (m *Memory) DeleteIntents(ctx context.Context, ids ...string) error {
 	m.intents.mu.Lock()
 	defer m.intents.mu.Unlock()
-	delete(m.intents.m, id)
+	for _, id := range ids {
+		delete(m.intents.m, id)
+	}
 	return nil
 }
 
@@ -161,7 +170,7 @@ func (m *Memory) AllIntents(ctx context.Context) ([]Intent, error) {
 func intentKey(id string) []byte { return append([]byte("u/"), id...) }
 
 // PutIntent implements IntentStore.
-func (b *Badger) PutIntent(ctx context.Context, in Intent) error {
+func (b *Badger) PutIntent(ctx context.Context, in Intent, settled ...string) error {
 	done, err := b.enter(ctx)
 	if err != nil {
 		return err
@@ -176,6 +185,13 @@ func (b *Badger) PutIntent(ctx context.Context, in Intent) error {
 		return err
 	}
 	err = b.update(ctx, func(txn *wtxn) error {
+		for _, id := range settled {
+			if id != in.ID {
+				if err := txn.Delete(intentKey(id)); err != nil {
+					return err
+				}
+			}
+		}
 		return setWithExpiry(txn, intentKey(in.ID), v, b.physicalExpiry(in.expires(), now))
 	})
 	if err != nil {
@@ -184,14 +200,24 @@ func (b *Badger) PutIntent(ctx context.Context, in Intent) error {
 	return nil
 }
 
-// DeleteIntent implements IntentStore.
-func (b *Badger) DeleteIntent(ctx context.Context, id string) error {
+// DeleteIntents implements IntentStore.
+func (b *Badger) DeleteIntents(ctx context.Context, ids ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
 	done, err := b.enter(ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	err = b.update(ctx, func(txn *wtxn) error { return txn.Delete(intentKey(id)) })
+	err = b.update(ctx, func(txn *wtxn) error {
+		for _, id := range ids {
+			if err := txn.Delete(intentKey(id)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("sessionmap: delete intent: %w", err)
 	}
@@ -244,7 +270,7 @@ func (k redisKeys) intent(id string) string { return k.base + "u:{" + id + "}" }
 func (k redisKeys) intentPattern() string   { return k.base + "u:{*" }
 
 // PutIntent implements IntentStore.
-func (r *Redis) PutIntent(ctx context.Context, in Intent) error {
+func (r *Redis) PutIntent(ctx context.Context, in Intent, settled ...string) error {
 	if err := r.enter(ctx); err != nil {
 		return err
 	}
@@ -260,14 +286,29 @@ func (r *Redis) PutIntent(ctx context.Context, in Intent) error {
 	if err != nil {
 		return err
 	}
+	// One round trip: a plain pipeline, not MULTI, since the keys hash to
+	// different Cluster slots; the deletions need no atomicity (a settled
+	// intent left behind is still settled by its task record).
 	err = r.retry(ctx, "put intent", func(bool) error {
-		return r.rdb.Set(ctx, r.keys.intent(in.ID), v, ttlUntil(in.expires(), now)).Err()
+		_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, id := range settled {
+				if id != in.ID {
+					p.Del(ctx, r.keys.intent(id))
+				}
+			}
+			p.Set(ctx, r.keys.intent(in.ID), v, ttlUntil(in.expires(), now))
+			return nil
+		})
+		return err
 	})
 	return r.fail(ctx, "put intent", err)
 }
 
-// DeleteIntent implements IntentStore.
-func (r *Redis) DeleteIntent(ctx context.Context, id string) error {
+// DeleteIntents implements IntentStore.
+func (r *Redis) DeleteIntents(ctx context.Context, ids ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
 	if err := r.enter(ctx); err != nil {
 		return err
 	}
@@ -275,7 +316,13 @@ func (r *Redis) DeleteIntent(ctx context.Context, id string) error {
 		return err
 	}
 	err := r.retry(ctx, "delete intent", func(bool) error {
-		return r.rdb.Del(ctx, r.keys.intent(id)).Err()
+		_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, id := range ids {
+				p.Del(ctx, r.keys.intent(id))
+			}
+			return nil
+		})
+		return err
 	})
 	return r.fail(ctx, "delete intent", err)
 }

@@ -76,11 +76,17 @@ func TestIntents(t *testing.T) {
 				all[1].Outcome != sessionmap.IntentCancelled || !all[0].CreatedAt.Equal(now.Add(-time.Second)) {
 				t.Fatalf("AllIntents = %+v", all)
 			}
-			if err := s.DeleteIntent(ctx, a.ID); err != nil {
+			// A put settles (deletes) earlier intents in the same write.
+			now = now.Add(time.Second)
+			c := sessionmap.Intent{ID: sessionmap.NewTaskID(), Scope: sc, ToolName: "third"}
+			if err := s.PutIntent(ctx, c, a.ID, "unknown"); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.DeleteIntent(ctx, "unknown"); err != nil {
-				t.Fatalf("deleting an unknown intent: %v", err)
+			if all, _ = s.AllIntents(ctx); len(all) != 2 || all[0].ID != b.ID || all[1].ID != c.ID {
+				t.Fatalf("after a settling put: %+v", all)
+			}
+			if err := s.DeleteIntents(ctx, c.ID, "unknown"); err != nil {
+				t.Fatal(err)
 			}
 			if all, _ = s.AllIntents(ctx); len(all) != 1 || all[0].ID != b.ID {
 				t.Fatalf("after delete: %+v", all)

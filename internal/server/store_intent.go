@@ -22,20 +22,20 @@ func (s *meteredStore) intents() (sessionmap.IntentStore, bool) {
 // asks before it relies on them).
 func (s *meteredStore) HasIntents() bool { _, ok := s.intents(); return ok }
 
-func (s *meteredStore) PutIntent(ctx context.Context, in sessionmap.Intent) error {
+func (s *meteredStore) PutIntent(ctx context.Context, in sessionmap.Intent, settled ...string) error {
 	is, ok := s.intents()
 	if !ok {
 		return nil
 	}
-	return s.op("put_intent", func() error { return is.PutIntent(ctx, in) })
+	return s.op("put_intent", func() error { return is.PutIntent(ctx, in, settled...) })
 }
 
-func (s *meteredStore) DeleteIntent(ctx context.Context, id string) error {
+func (s *meteredStore) DeleteIntents(ctx context.Context, ids ...string) error {
 	is, ok := s.intents()
 	if !ok {
 		return nil
 	}
-	return s.op("delete_intent", func() error { return is.DeleteIntent(ctx, id) })
+	return s.op("delete_intents", func() error { return is.DeleteIntents(ctx, ids...) })
 }
 
 func (s *meteredStore) AllIntents(ctx context.Context) (out []sessionmap.Intent, err error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -17,8 +18,8 @@ import (
 // goes upstream the face writes, durably, who asked for which tool and
 // when, under the local task id it will give the task. The task record
 // written before the client's answer (L-12, durable creation) carries the
-// same id and settles the intent; the intent record itself is deleted
-// after the answer, off the client's path. When the upstream's answer is
+// same id and settles the intent; the intent record itself is deleted by
+// the next intent write (settleIntent). When the upstream's answer is
 // lost (a reset or 5xx after it created the task, the process killed, a
 // stop past the shutdown timeout) the intent stays, and `bridge tasks
 // orphans` reports it: without the upstream's task id the bridge cannot
@@ -27,7 +28,8 @@ import (
 // cancels the upstream task at once and records that on the intent.
 //
 // Cost on the create path: one durable store write (the intent) before the
-// upstream call; the deletion runs in the background.
+// upstream call; the deletion of settled intents rides on the next intent
+// write (or Close), so it adds none.
 
 // intentStore returns the store's intent part, if it has one (a metered
 // wrapper over a store without intents reports none).
@@ -58,10 +60,12 @@ func (s *session) writeIntent(ctx context.Context, ri *reqInfo, tool string) (st
 		RequestID: requestIDText(ri.id),
 		ToolName:  tool,
 	}
+	settled := s.b.settled.take()
 	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
-	err := is.PutIntent(sctx, in)
+	err := is.PutIntent(sctx, in, settled...)
 	cancel()
 	if err != nil {
+		s.b.settled.add(settled...) // the next write deletes them
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
@@ -77,23 +81,61 @@ func requestIDText(id jsonrpc.ID) string {
 	return fmt.Sprint(id.Raw())
 }
 
-// settleIntent deletes the intent id in the background: the call's
-// outcome is known (its task record is written, or the upstream refused
-// the call before creating anything). A deletion that fails leaves a record
-// whose task record exists (settled) or a refusal reported as a candidate;
-// the record expires after sessionmap.IntentTTL.
+// settleIntent marks the intent id settled: the call's outcome is known
+// (its task record is written, or the upstream refused the call before
+// creating anything). The record is deleted by the next intent write, in
+// the same store write (sessionmap.IntentStore.PutIntent), or when the
+// bridge closes: settling costs the create path no write of its own. A
+// settled intent still in the store is no orphan (`bridge tasks orphans`
+// skips an intent whose task record exists) and expires after
+// sessionmap.IntentTTL.
 func (s *session) settleIntent(id string) {
-	is, ok := s.b.intentStore()
-	if id == "" || !ok {
+	if id == "" {
 		return
 	}
-	s.b.goBackground(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		defer cancel()
-		if err := is.DeleteIntent(ctx, id); err != nil {
-			s.b.log.Debug("face: create intent not deleted; it expires by itself", "err", err)
+	s.b.settled.add(id)
+}
+
+// intentQueue holds settled intents whose records are still to delete.
+type intentQueue struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+// maxSettledQueue bounds the queue: beyond it a settled id is dropped (its
+// record expires by itself).
+const maxSettledQueue = 4096
+
+func (q *intentQueue) add(ids ...string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, id := range ids {
+		if len(q.ids) < maxSettledQueue {
+			q.ids = append(q.ids, id)
 		}
-	})
+	}
+}
+
+func (q *intentQueue) take() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	ids := q.ids
+	q.ids = nil
+	return ids
+}
+
+// flushIntents deletes the settled intents still queued (Close).
+func (b *Bridge) flushIntents() {
+	is, ok := b.intentStore()
+	ids := b.settled.take()
+	if !ok || len(ids) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := is.DeleteIntents(ctx, ids...); err != nil {
+		b.log.Debug("face: settled create intents not deleted; they expire by themselves", "err", err)
+	}
 }
 
 // settledByAnswer reports whether an upstream error says the upstream

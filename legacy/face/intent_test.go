@@ -163,8 +163,8 @@ func TestUndeliveredTaskIsCancelledUpstream(t *testing.T) {
 }
 
 // A normal create leaves no intent behind (its record carries the intent's
-// id and the intent is deleted after the answer), and a call the upstream
-// refused leaves none either.
+// id, and the intent is deleted with the next intent write or at Close),
+// and a call the upstream refused leaves none either.
 func TestNormalCreateLeavesNoIntent(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	up := startUpstream(t, demo.Options{})
@@ -180,8 +180,17 @@ func TestNormalCreateLeavesNoIntent(t *testing.T) {
 	if _, err := lookupTask(br, id); err != nil {
 		t.Fatal(err)
 	}
-	// The deletion runs after the answer, in the background.
-	eventually(t, ctx, "no intent left", func() bool { return len(intentsOf(t, st)) == 0 })
+	// The second call's intent write deleted the first's (settled) intent
+	// in the same store write; the bridge's Close deletes the last.
+	if all := intentsOf(t, st); len(all) != 1 || all[0].ID == id {
+		t.Fatalf("intents before Close = %+v, want only the refused call's", all)
+	}
+	if err := br.b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if all := intentsOf(t, st); len(all) != 0 {
+		t.Fatalf("intents left after Close: %+v", all)
+	}
 }
 
 // eventually polls external state until cond holds or ctx ends.
