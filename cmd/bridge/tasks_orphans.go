@@ -93,8 +93,9 @@ func runTasksOrphans(c *cli.Context) error {
 			case now.Sub(in.CreatedAt) < olderThan:
 				continue // may still be under way
 			default:
-				// The task record settles the intent (its deletion is
-				// done after the answer and may not have happened yet).
+				// The task record settles the intent (the record of a
+				// settled intent goes with the bridge's next intent write,
+				// or when it stops).
 				_, err := s.LookupTask(ctx, in.ID)
 				if err == nil {
 					continue
