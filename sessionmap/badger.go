@@ -31,6 +31,7 @@ import (
 //	j/<owner hash 32><task id>                 tasks of one exact (principal, session) pair
 //	x/<expiry 8><task id>                      expiry index for the GC loop
 //	c/<owner digest 32>                        upstream credential record (credentials.go)
+//	u/<task id>                                create intent (intent.go)
 //
 // Index keys carry the same Badger TTL as their record, so even without the
 // GC loop nothing outlives its task; the loop makes removal prompt and exact

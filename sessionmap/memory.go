@@ -24,7 +24,8 @@ type Memory struct {
 
 	events *MemoryEvents // resumable streams, shared by every bridge on this store
 
-	creds credTable // upstream credentials (credentials.go)
+	creds   credTable   // upstream credentials (credentials.go)
+	intents intentTable // create intents (intent.go)
 }
 
 var (

@@ -34,6 +34,7 @@ func init() {
 				Flags:     adminFlags(),
 				Action:    runTasksShow,
 			},
+			orphansCommand(),
 		},
 	})
 }

@@ -37,6 +37,7 @@ type Bridge struct {
 	// eventsOutlive: the events are kept outside this process (a shared
 	// store), so a stream can be resumed after this process is gone.
 	eventsOutlive bool
+	settled       intentQueue // settled create intents still to delete (intent.go)
 	up            *upstream.Client
 	target        string // the upstream's name in errors and watcher keys
 
@@ -280,6 +281,7 @@ func (b *Bridge) Close() error {
 	b.watch.Close()
 	b.outbox.Close()
 	b.bgWG.Wait()
+	b.flushIntents()
 	var errs []error
 	if b.ownUp {
 		if err := b.up.Close(); err != nil {

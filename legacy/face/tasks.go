@@ -71,10 +71,24 @@ func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error
 	// task's later requests (built here, unstamped) use opts as it is.
 	stamped := opts
 	stamped.Stamped = true
+	intentID := ""
+	if asTask {
+		// Durable before the upstream can create anything (intent.go).
+		if intentID, err = s.writeIntent(ctx, ri, call.Name); err != nil {
+			relay.stop()
+			return nil, err
+		}
+	}
 	kind, raw, err := s.callToolUpstream(ctx, up.Params, stamped)
 	relay.stop()
 	if err != nil {
+		if settledByAnswer(err) {
+			s.settleIntent(intentID)
+		}
 		return nil, s.b.upstreamError(legacy.MethodToolsCall, asTask, err)
+	}
+	if kind != translate.CallTask {
+		defer s.settleIntent(intentID) // nothing left running upstream
 	}
 
 	switch kind {
@@ -93,11 +107,17 @@ func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error
 			return nil, rpc.Errorf(rpc.CodeInternalError, "upstream %s sent an invalid CreateTaskResult: %s", s.b.target, rpc.As(err).Message)
 		}
 		rec := s.newRecord(ct.Task, call.Name, up.RequestedTTL)
+		if intentID != "" {
+			rec.ID = intentID // the record settles the intent (intent.go)
+		}
 		if err := s.b.store.CreateTask(ctx, rec); err != nil {
-			// The upstream task runs on; without a durable record the id
-			// must not reach the client (invariant 1).
+			// Without a durable record the id must not reach the client
+			// (invariant 1), so nobody could follow the upstream task:
+			// cancel it rather than leave it running (intent.go).
+			s.cancelUndelivered(intentID, ct.Task, call.Name, opts)
 			return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: cannot record the task: %v", err)
 		}
+		s.settleIntent(intentID)
 		s.b.bind(rec, opts)
 		if !asTask {
 			ri.out.bindTask(rec.ID) // a resumed stream waits on it too
@@ -122,6 +142,15 @@ func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error
 				s.b.abandon(rec, opts)
 			}
 			return res, err
+		}
+		if ctx.Err() != nil && (errors.Is(context.Cause(ctx), errCallCancelled) || !ri.out.resumable()) {
+			// The client went away (or cancelled the call) before the
+			// CreateTaskResult could reach it, on a stream it cannot
+			// resume: nobody will ever know the task's id, so it is
+			// cancelled upstream instead of left running, as for a
+			// plain call above.
+			s.b.abandon(rec, opts)
+			return nil, ctx.Err()
 		}
 		res, err := translate.LegacyCreateTaskResult(detailedOf(rec).Task, translate.CreateOptions{})
 		if err != nil {
