@@ -128,7 +128,10 @@ var errAddrInUse = errors.New("address in use")
 // flags with a fresh data dir and waits for its "bridge: URL" line.
 func launchBridge(bin, addr, upstream, dataDir string, stderr io.Writer, flags ...string) (*bridgeProc, error) {
 	args := append([]string{"serve", "--listen", addr, "--upstream", upstream, "--upstream-era", "auto",
-		"--data-dir", dataDir, "--log-level", "debug"}, flags...)
+		"--data-dir", dataDir, "--log-level", "debug",
+		// Tests stop bridges between steps: no shutdown delay (a load
+		// balancer has nothing to notice here).
+		"--shutdown-delay", "0"}, flags...)
 	b := &bridgeProc{cmd: exec.Command(bin, args...), stderr: &syncbuf.Buffer{}, exited: make(chan struct{})}
 	b.cmd.Env = append(os.Environ(), "GORACE=halt_on_error=1")
 	b.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
