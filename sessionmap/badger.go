@@ -1004,74 +1004,58 @@ func (b *Badger) gcLoop(every time.Duration) {
 // --- admin (operator view across scopes) ---
 
 func (b *Badger) AllSessions(ctx context.Context) ([]Session, error) {
-	done, err := b.enter(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	var out []Session
-	var bad []error
-	now := b.now()
-	err = b.view(func(txn *badger.Txn) error {
-		prefix := []byte("s/")
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true})
-		defer it.Close()
-		for it.Rewind(); it.ValidForPrefix(prefix); it.Next() {
-			v, err := it.Item().ValueCopy(nil)
-			if err != nil {
-				return err
-			}
-			s, err := decodeSession(fmt.Sprintf("session %q", it.Item().Key()[2:]), v)
-			if err != nil {
-				bad = append(bad, err)
-				continue
-			}
-			if !sessionExpired(s, now) {
-				out = append(out, s)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("sessionmap: list sessions: %w", err)
-	}
+	out, err := badgerScan(ctx, b, "s/", "sessions", func(key, v []byte) (Session, error) {
+		return decodeSession(fmt.Sprintf("session %q", key), v)
+	}, func(s Session, now time.Time) bool { return !sessionExpired(s, now) })
 	slices.SortFunc(out, func(a, b Session) int { return b.CreatedAt.Compare(a.CreatedAt) })
-	return out, errors.Join(bad...)
+	return out, err
 }
 
 func (b *Badger) AllTasks(ctx context.Context, f TaskFilter) ([]Task, error) {
+	out, err := badgerScan(ctx, b, "t/", "tasks", func(key, v []byte) (Task, error) {
+		return decodeTask(fmt.Sprintf("task %q", key), v)
+	}, func(t Task, now time.Time) bool { return !t.Expired(now) && f.match(t) })
+	slices.SortFunc(out, newerFirst)
+	return out, err
+}
+
+// badgerScan is the operator views' walk over every record under prefix in
+// one read transaction: the records decode turns into values and keep
+// accepts at the store's now, and every record that does not decode joined
+// into the error beside them (a damaged record does not hide the others).
+// A failed read of the store itself returns no records.
+func badgerScan[T any](ctx context.Context, b *Badger, prefix, what string, decode func(key, v []byte) (T, error), keep func(T, time.Time) bool) ([]T, error) {
 	done, err := b.enter(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	var out []Task
+	var out []T
 	var bad []error
 	now := b.now()
 	err = b.view(func(txn *badger.Txn) error {
-		prefix := []byte("t/")
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true})
+		p := []byte(prefix)
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: p, PrefetchValues: true})
 		defer it.Close()
-		for it.Rewind(); it.ValidForPrefix(prefix); it.Next() {
+		for it.Rewind(); it.ValidForPrefix(p); it.Next() {
 			v, err := it.Item().ValueCopy(nil)
 			if err != nil {
 				return err
 			}
-			t, err := decodeTask(fmt.Sprintf("task %q", it.Item().Key()[2:]), v)
+			rec, err := decode(it.Item().Key()[len(p):], v)
 			if err != nil {
 				bad = append(bad, err)
 				continue
 			}
-			if !t.Expired(now) && f.match(t) {
-				out = append(out, t)
+			if keep(rec, now) {
+				out = append(out, rec)
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("sessionmap: list tasks: %w", err)
+		return nil, fmt.Errorf("sessionmap: list %s: %w", what, err)
 	}
-	slices.SortFunc(out, newerFirst)
 	return out, errors.Join(bad...)
 }
 

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -226,39 +225,10 @@ func (b *Badger) DeleteIntents(ctx context.Context, ids ...string) error {
 
 // AllIntents implements IntentStore.
 func (b *Badger) AllIntents(ctx context.Context) ([]Intent, error) {
-	done, err := b.enter(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	var out []Intent
-	var bad []error
-	now := b.now()
-	err = b.view(func(txn *badger.Txn) error {
-		prefix := []byte("u/")
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true})
-		defer it.Close()
-		for it.Rewind(); it.ValidForPrefix(prefix); it.Next() {
-			v, err := it.Item().ValueCopy(nil)
-			if err != nil {
-				return err
-			}
-			in, err := decodeIntent(v)
-			if err != nil {
-				bad = append(bad, err)
-				continue
-			}
-			if !in.expired(now) {
-				out = append(out, in)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("sessionmap: list intents: %w", err)
-	}
+	out, err := badgerScan(ctx, b, "u/", "intents", func(_, v []byte) (Intent, error) { return decodeIntent(v) },
+		func(in Intent, now time.Time) bool { return !in.expired(now) })
 	slices.SortFunc(out, olderFirst)
-	return out, errors.Join(bad...)
+	return out, err
 }
 
 // --- Redis ---

@@ -67,16 +67,8 @@ func (o *Outbox) DeliverOnce(key, kind string, fresh bool, send SendOnce) bool {
 }
 
 func (o *Outbox) deliverOnce(key, kind string, send Send) bool {
-	o.mu.Lock()
-	if o.closed || o.active[key] {
-		o.mu.Unlock()
+	if !o.admit(key, kind) {
 		return false
-	}
-	o.active[key] = true
-	o.wg.Add(1)
-	o.mu.Unlock()
-	if o.cfg.Pending != nil {
-		o.cfg.Pending(kind, 1)
 	}
 	release := func() {}
 	if o.cfg.Leases != nil {

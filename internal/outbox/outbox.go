@@ -123,7 +123,9 @@ func (o *Outbox) DeliverFirst(key, kind string, send Send) bool {
 	return o.deliver(key, kind, send, true)
 }
 
-func (o *Outbox) deliver(key, kind string, send Send, inline bool) bool {
+// admit marks key as being delivered (false: it already is, or the
+// outbox is closed) and counts it as pending.
+func (o *Outbox) admit(key, kind string) bool {
 	o.mu.Lock()
 	if o.closed || o.active[key] {
 		o.mu.Unlock()
@@ -134,6 +136,13 @@ func (o *Outbox) deliver(key, kind string, send Send, inline bool) bool {
 	o.mu.Unlock()
 	if o.cfg.Pending != nil {
 		o.cfg.Pending(kind, 1)
+	}
+	return true
+}
+
+func (o *Outbox) deliver(key, kind string, send Send, inline bool) bool {
+	if !o.admit(key, kind) {
+		return false
 	}
 	release := func() {}
 	if o.cfg.Leases != nil {

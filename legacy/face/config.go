@@ -224,29 +224,12 @@ func (c *Config) defaults() {
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
-	switch {
-	case c.MaxSessions == 0:
-		c.MaxSessions = defaultMaxSessions()
-	case c.MaxSessions < 0:
-		c.MaxSessions = int(^uint(0) >> 1)
-	}
-	switch {
-	case c.MaxSessionsPerPrincipal == 0:
-		c.MaxSessionsPerPrincipal = max(c.MaxSessions/DefaultSessionShareDivisor, min(c.MaxSessions, DefaultSessionShareFloor))
-	case c.MaxSessionsPerPrincipal < 0:
-		c.MaxSessionsPerPrincipal = int(^uint(0) >> 1)
-	}
+	c.normalizeLimits() // the limits' rules, shared with SetLimits (live.go)
 	switch {
 	case c.MaxIdleCached == 0:
 		c.MaxIdleCached = DefaultMaxIdleCached
 	case c.MaxIdleCached < 0:
 		c.MaxIdleCached = int(^uint(0) >> 1)
-	}
-	if c.MaxTasksPerPrincipal == 0 {
-		c.MaxTasksPerPrincipal = DefaultMaxTasksPerPrincipal
-	}
-	if c.MaxWaitersPerPrincipal == 0 {
-		c.MaxWaitersPerPrincipal = DefaultMaxWaitersPerPrincipal
 	}
 	if c.LiveSessionTimeout == 0 {
 		c.LiveSessionTimeout = DefaultLiveSessionTimeout
