@@ -123,7 +123,9 @@ func (s *session) callUpstream(ctx context.Context, method string, params json.R
 
 // fulfil asks the client every input request of an MRTR InputRequiredResult,
 // concurrently, on the current request's stream (the handler's ctx routes
-// them there, go-sdk.md §7.1).
+// them there: go-sdk sends a server→client request on the stream of the
+// request whose context it is given; docs/ARCHITECTURE.md, What go-sdk
+// v1.8.0 leaves to the bridge).
 func (s *session) fulfil(ctx context.Context, inputRequired json.RawMessage) (modern.InputResponses, error) {
 	ir, err := modern.DecodeInputRequiredResult(inputRequired)
 	if err != nil {
