@@ -5,7 +5,7 @@ package modern
 const ProtocolVersion = "2026-07-28"
 
 // TasksExtensionID is the identifier of the tasks extension, the key under
-// capabilities.extensions on both sides (modern-tasks.md §1.1).
+// capabilities.extensions on both sides (M-20, M-49).
 const TasksExtensionID = "io.modelcontextprotocol/tasks"
 
 // Method names of the 2026-07-28 core and of the tasks extension.

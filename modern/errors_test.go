@@ -29,7 +29,7 @@ func allConstructors() map[string]*rpc.Error {
 	}
 }
 
-// README fact 1 / M-45: no constructor emits -32003 or any code of the
+// M-45: no constructor emits -32003 or any code of the
 // implementation-defined block -32000..-32019.
 func TestNoConstructorEmitsDraftCodes(t *testing.T) {
 	allowed := map[int64]bool{

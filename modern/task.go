@@ -66,8 +66,9 @@ func ParseTime(s string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-// Task is the flat base shape of a modern task (§2.3). TTLMs is always
-// written, null meaning unlimited (README fact 5).
+// Task is the flat base shape of a modern task. TTLMs is always
+// written, null meaning unlimited (ttl renamed ttlMs, required and nullable
+// in both eras; L-21).
 type Task struct {
 	TaskID        string
 	Status        TaskStatus
@@ -200,7 +201,7 @@ func (t Task) MarshalJSON() ([]byte, error) {
 func (t *Task) UnmarshalJSON(data []byte) error { return decodeInto(t, DecodeTask, data) }
 
 // CreateTaskResult is the flat result of a task-augmented tools/call:
-// Result & Task & {resultType:"task"} (§2.5, README fact 4). A server must not
+// Result & Task & {resultType:"task"} (M-52; legacy nests it as {task}, L-12). A server must not
 // send it before tasks/get would resolve the taskId (M-53).
 type CreateTaskResult struct {
 	Task
@@ -374,7 +375,7 @@ func writeDetailed(w *writer, d DetailedTask) {
 }
 
 // ResultIsError reports whether a completed task's result is a CallToolResult
-// with isError:true — completed in modern, failed in legacy (README fact 2).
+// with isError:true — completed in modern, failed in legacy (M-56, L-29).
 func (d DetailedTask) ResultIsError() bool {
 	return d.Status == StatusCompleted && CallToolResultIsError(d.Result)
 }

@@ -34,7 +34,7 @@ func TestTaskStatusHelpers(t *testing.T) {
 	}
 }
 
-// README fact 5: ttlMs is always present, null meaning unlimited.
+// L-21: ttlMs is always present, null meaning unlimited.
 func TestTaskTTLAlwaysPresent(t *testing.T) {
 	tk := baseTask(StatusWorking)
 	tk.TTLMs = nil
@@ -196,7 +196,7 @@ func TestDecodeTaskErrors(t *testing.T) {
 	}
 }
 
-// README fact 4: flat creation result, resultType "task".
+// M-52: flat creation result, resultType "task".
 func TestCreateTaskResult(t *testing.T) {
 	c := CreateTaskResult{Task: baseTask(StatusWorking)}
 	c.StatusMessage = "The operation is now in progress."
@@ -247,7 +247,7 @@ func TestGetTaskResultErratum(t *testing.T) {
 	}
 }
 
-// README fact 2: isError:true stays completed in modern.
+// M-56: isError:true stays completed in modern.
 func TestResultIsError(t *testing.T) {
 	d := DetailedTask{Task: baseTask(StatusCompleted), Result: json.RawMessage(`{"content":[],"isError":true}`)}
 	if !d.ResultIsError() {
