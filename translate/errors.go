@@ -53,7 +53,7 @@ func ErrorToLegacy(method string, taskAugmented bool, e *rpc.Error) *rpc.Error {
 		switch {
 		case !ok && e.Code == modern.CodeDraftMissingCapability:
 			// -32003 without the data has no defined meaning; the bridge never
-			// emits -32003 (spec README fact 1).
+			// emits -32003 (M-45: its final number is -32021).
 			return internalData(e.Data, "upstream %s failed with error -32003: %s", method, e.Message)
 		case ok && !caps.HasTasksExtension():
 			return &rpc.Error{Code: rpc.CodeInvalidRequest, Data: e.Data, Message: fmt.Sprintf(

@@ -61,7 +61,7 @@ type ResultOutcome struct {
 //     L-43), as ErrorToLegacy maps it for the task-augmented tools/call that
 //     created the task: the few 2026-only codes (-32020, -32021, -32022) and
 //     the draft -32003 mean nothing to a legacy client and are never passed
-//     on (spec README fact 1);
+//     on (M-45);
 //   - working → keep waiting (L-42);
 //   - input_required → keep waiting and present the keys not yet presented
 //     (L-46; each key at most once per session, M-30).
