@@ -15,9 +15,10 @@ import (
 	"github.com/tasksbridge/tasksbridge/internal/transcript"
 )
 
-// EnvSpecDir overrides where the checklist specs (legacy-tasks.md,
-// modern-tasks.md) are read from; default ../shared/spec beside the module
-// root, like the schemas.
+// EnvSpecDir overrides the folder the two checklist specs are read from (the
+// project's spec reference, not vendored; the file names are in
+// TestConformanceMatrix); by default the spec folder beside the module root,
+// like the schemas.
 const EnvSpecDir = "TASKSBRIDGE_SPEC_DIR"
 
 func moduleRoot(t *testing.T) string {

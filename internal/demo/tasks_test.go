@@ -200,7 +200,7 @@ func TestErrorTaskIsCompletedWithIsError_M56(t *testing.T) {
 	d, raw := getTask(t, url, id)
 	v.Check(t, schemacheck.Ext, "GetTaskResult", raw)
 	if d.Status != modern.StatusCompleted || d.Error != nil {
-		t.Fatalf("error_task must be completed, not failed (fact 2): %s", raw)
+		t.Fatalf("error_task must be completed, not failed (M-56): %s", raw)
 	}
 	if text, isErr := textOf(t, d.Result); !isErr || text != "bad input file" {
 		t.Errorf("result %s", d.Result)
@@ -460,7 +460,7 @@ func TestUnlimitedTTLIsNull(t *testing.T) {
 	id, created := createTask(t, url, "slow_task", map[string]any{"ms": 10, "text": "x"}, rawCall{})
 	v.Check(t, schemacheck.Ext, "CreateTaskResult", created)
 	if !strings.Contains(string(created), `"ttlMs":null`) {
-		t.Errorf("unlimited TTL not sent as null (fact 5): %s", created)
+		t.Errorf("unlimited TTL not sent as null (L-21: ttl is required and nullable): %s", created)
 	}
 	_, raw := getTask(t, url, id)
 	if !strings.Contains(string(raw), `"ttlMs":null`) {

@@ -8,7 +8,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/interop/peers"
 )
 
-// Direct baseline cross-checks without the bridge (interop-peers.md §1): they
+// Direct baseline cross-checks without the bridge: they
 // prove the peers themselves work, so a failing bridge interop test points at
 // the bridge.
 
