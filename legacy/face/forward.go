@@ -50,7 +50,7 @@ func (s *session) forward(ctx context.Context, ri *reqInfo, method string) (mcp.
 // toolsList forwards tools/list and, on a 2025-11-25 session, advertises
 // execution.taskSupport "optional" on every tool: the bridge accepts both
 // task and plain calls for any tool, because a modern server decides per
-// request (L-09, modern-tasks §5.1).
+// request (L-09, M-50).
 func (s *session) toolsList(ctx context.Context, ri *reqInfo) (mcp.Result, error) {
 	opts, meta, err := s.callOptions(ri)
 	if err != nil {
@@ -276,7 +276,7 @@ func (s *session) deliver(ctx context.Context, ri *reqInfo, method string, param
 
 // legacyResult is an upstream result as a legacy client gets it: without
 // the 2026-only members (translate.ResultToLegacy) and without the
-// 2026-only _meta serverInfo (modern-tasks §5.3: strip or keep; legacy
+// 2026-only _meta serverInfo (the bridge may strip or keep it; legacy
 // clients have no use for it).
 func legacyResult(raw json.RawMessage) (json.RawMessage, error) {
 	out, err := translate.ResultToLegacy(raw)

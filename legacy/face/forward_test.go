@@ -217,7 +217,7 @@ func TestForwardedMethods(t *testing.T) {
 		}
 	}
 	// resources/read of an unknown resource: the upstream's 2026 -32602 is
-	// the 2025-11-25 -32002 (modern-tasks §5.3).
+	// the 2025-11-25 -32002 (the code legacy clients expect).
 	r := c.call(ctx, "resources/read", map[string]any{"uri": "test://missing"})
 	if r.Err == nil || r.Err.Code != rpc.CodeLegacyResourceNotFound {
 		t.Errorf("resources/read of a missing resource: %s", r.Envelope)

@@ -202,8 +202,7 @@ func (s *session) newRecord(t modern.Task, tool string, requestedTTL *int64) ses
 
 // synthesize answers a task-augmented call that the upstream answered
 // synchronously with a task that is already completed and holds the result
-// (modern-tasks §5.2 flow 1: an accepted task-augmented request MUST get a
-// CreateTaskResult).
+// (L-12: an accepted task-augmented request MUST get a CreateTaskResult).
 func (s *session) synthesize(ctx context.Context, tool string, result json.RawMessage, requestedTTL *int64) (mcp.Result, error) {
 	id := sessionmap.NewTaskID()
 	poll := s.b.cfg.Watch.DefaultPollInterval.Milliseconds()
