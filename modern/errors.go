@@ -49,7 +49,7 @@ func ErrTasksExtensionRequired(method string) *rpc.Error {
 
 // RequiredCapabilitiesOf extracts data.requiredCapabilities from a -32021
 // error. A -32003 carrying the same data (a non-conforming pre-release server,
-// §1.4) is recognised too and reported with draft = true.
+// M-45) is recognised too and reported with draft = true.
 func RequiredCapabilitiesOf(e *rpc.Error) (caps ClientCapabilities, draft bool, ok bool) {
 	if e == nil || (e.Code != rpc.CodeMissingRequiredClientCapability && e.Code != CodeDraftMissingCapability) || isNull(e.Data) {
 		return ClientCapabilities{}, false, false

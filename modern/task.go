@@ -9,7 +9,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
-// TaskStatus is the status of a modern task (§2.3).
+// TaskStatus is the status of a modern task.
 type TaskStatus string
 
 // The five statuses of the extension (same strings as 2025-11-25).
@@ -31,7 +31,7 @@ func (s TaskStatus) Valid() bool {
 }
 
 // IsTerminal reports whether s is completed, failed or cancelled: once
-// reached, a task's status never changes (§2.4).
+// reached, a task's status never changes (as in legacy, L-26).
 func (s TaskStatus) IsTerminal() bool {
 	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
 }
@@ -85,7 +85,7 @@ type Task struct {
 func Int64(v int64) *int64 { return &v }
 
 // PollInterval returns the suggested poll interval, or def when it is absent,
-// zero or negative (§2.3: validate defensively, M-24).
+// zero or negative (validate defensively, M-24).
 func (t Task) PollInterval(def time.Duration) time.Duration {
 	if t.PollIntervalMs == nil || *t.PollIntervalMs <= 0 {
 		return def
@@ -247,7 +247,7 @@ func (c *CreateTaskResult) UnmarshalJSON(data []byte) error {
 	return decodeInto(c, DecodeCreateTaskResult, data)
 }
 
-// DetailedTask is the Task plus the payload of its status (§2.4), as carried
+// DetailedTask is the Task plus the payload of its status (M-55), as carried
 // by tasks/get results and notifications/tasks:
 //   - input_required: InputRequests (required; all outstanding requests, M-55);
 //   - completed: Result, the raw result of the original request, which may be
@@ -419,14 +419,14 @@ func (d *DetailedTask) UnmarshalJSON(data []byte) error {
 }
 
 // GetTaskResult is the result of tasks/get: Result & DetailedTask &
-// {resultType:"complete"} (§2.6, M-55).
+// {resultType:"complete"} (M-55).
 type GetTaskResult struct {
 	DetailedTask
 	Meta Object
 }
 
 // DecodeGetTaskResult decodes a tasks/get result. resultType may be missing,
-// "complete", or — tolerating the spec examples' erratum — "task" (§2.6).
+// "complete", or — tolerating the spec examples' erratum — "task" (M-04).
 func DecodeGetTaskResult(data []byte) (GetTaskResult, error) {
 	r, err := topReader("tasks/get result", data)
 	if err != nil {

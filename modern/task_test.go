@@ -225,7 +225,7 @@ func TestCreateTaskResult(t *testing.T) {
 	wantErr(t, err, rpc.CodeInternalError, "taskId is required")
 }
 
-// §2.6 erratum: accept resultType "task" on tasks/get, always emit "complete".
+// The spec examples' erratum: accept resultType "task" on tasks/get, always emit "complete".
 func TestGetTaskResultErratum(t *testing.T) {
 	in := `{"resultType":"task","taskId":"a","status":"working","createdAt":"` + t0 + `","lastUpdatedAt":"` + t0 + `","ttlMs":null}`
 	g, err := DecodeGetTaskResult([]byte(in))

@@ -128,7 +128,7 @@ func TestHeaderValidation_M43_M67(t *testing.T) {
 		t.Errorf("a rejected request reached the handler")
 	}
 
-	// The =?base64?…?= encoding is decoded before comparing (§2.12).
+	// The =?base64?…?= encoding is decoded before comparing (M-10).
 	enc := "=?base64?" + base64.StdEncoding.EncodeToString([]byte(id)) + "?="
 	if r := with(get, hdr("Mcp-Name", enc)).do(t, url); r.Status != http.StatusOK {
 		t.Errorf("base64 Mcp-Name for tasks/get: HTTP %d %s", r.Status, r.Body)

@@ -201,7 +201,7 @@ func principalFrom(ctx context.Context) string {
 	return p
 }
 
-// metaOf decodes a request's per-request _meta (§3.1) from go-sdk's
+// metaOf decodes a request's per-request _meta (M-01, M-02) from go-sdk's
 // generic map; an undecodable one reads as empty (nothing declared).
 func metaOf(m map[string]any) modern.RequestMeta {
 	b, err := json.Marshal(map[string]any{"_meta": m})

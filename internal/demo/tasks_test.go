@@ -119,7 +119,7 @@ func TestSlowTaskDurableBeforeReply_M53(t *testing.T) {
 	if got := s.GetCount(id); got != 3 {
 		t.Errorf("GetCount = %d, want 3", got)
 	}
-	// Terminal states never change (§2.4).
+	// Terminal states never change.
 	clk.Advance(30 * time.Second) // still within the 1 min TTL
 	if d, _ := getTask(t, url, id); d.Status != modern.StatusCompleted {
 		t.Errorf("status changed after completion: %s", d.Status)
@@ -233,7 +233,7 @@ func TestElicitTask_M55_M57_M58(t *testing.T) {
 			t.Errorf("input request %s", req)
 		}
 	}
-	// The same key on every poll until answered (§2.6).
+	// The same key on every poll until answered (M-55).
 	if d2, _ := getTask(t, url, id); d2.InputRequests[key] == nil {
 		t.Errorf("key %s not repeated on the next poll", key)
 	}

@@ -137,7 +137,7 @@ func TestClientReportsFailure(t *testing.T) {
 	}
 }
 
-// The loopback preload (§10.1) moves host-less listen() calls to 127.0.0.1;
+// The loopback preload moves host-less listen() calls to 127.0.0.1;
 // the conformance harness depends on it.
 func TestLoopbackPreload(t *testing.T) {
 	t.Parallel()

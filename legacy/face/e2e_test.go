@@ -138,7 +138,7 @@ func TestLogLevelStampedUpstream(t *testing.T) {
 	if len(calls) != 1 || !bytes.Contains(calls[0].Body, []byte(`"io.modelcontextprotocol/logLevel":"warning"`)) {
 		t.Errorf("tools/call upstream lacks the log level: %s", calls)
 	}
-	// The client's own capabilities travel upstream (§5.2 flow 7).
+	// The client's own capabilities travel upstream (M-01).
 	if !bytes.Contains(calls[0].Body, []byte(`"elicitation":{"form":{}}`)) || !bytes.Contains(calls[0].Body, []byte(`"sampling":{}`)) ||
 		!bytes.Contains(calls[0].Body, []byte(`"raw-legacy-client"`)) {
 		t.Errorf("tools/call upstream lacks the client's capabilities or clientInfo: %s", calls[0].Body)

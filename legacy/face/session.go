@@ -126,8 +126,8 @@ func (s *session) serverSession() *mcp.ServerSession {
 	return s.ss
 }
 
-// requestMeta is the per-request _meta the session stamps upstream (§5.2
-// flow 7): the client's own capabilities plus the tasks extension,
+// requestMeta is the per-request _meta the session stamps upstream (M-01,
+// M-02, M-20): the client's own capabilities plus the tasks extension,
 // its clientInfo and its log level.
 //
 // It is cached prepared (encoded and validated once, M-01): every forwarded

@@ -87,8 +87,8 @@ func TestFailedAndIsError(t *testing.T) {
 	}
 }
 
-// elicit_task: the caller's elicitation capability reaches the upstream (§5.2
-// flow 7); input_required → tasks/update under the same key → completed (M-28).
+// elicit_task: the caller's elicitation capability reaches the upstream
+// (M-01); input_required → tasks/update under the same key → completed (M-28).
 func TestElicitTaskInputRequiredUpdate(t *testing.T) {
 	env := startDemo(t, demo.Options{})
 	c := env.client
