@@ -14,7 +14,7 @@
 // reports:
 //
 //	passes/libapi        library identifiers of mcp-go, mcpkit, finemcp, apptheory and tmc/mcp, resolved by object
-//	passes/reexport      facts for user wrappers that re-declare library objects (catalogue §2.8)
+//	passes/reexport      facts for user wrappers that re-declare library objects
 //	passes/rawmethods    R1: "tasks/result", "tasks/list", "notifications/tasks/status" in JSON-RPC method position
 //	passes/tasktags      R2: ttl/pollInterval tags in task-shaped structs; the TaskMetadata {ttl} shape
 //	passes/nestedresult  R3: nested CreateTaskResult decoding and encoding

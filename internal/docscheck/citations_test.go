@@ -22,7 +22,7 @@ var (
 	// numbered fact or invariant of one, or an issue number.
 	// (Spaces are written [ ] so that a grep for these citations does not
 	// find this line.)
-	outsideRE = regexp.MustCompile(`\.md[ ]§|README[ ]fact|\bfact[ ][0-9]|[Ii]nvariants?[ ][0-9]|[Ii]ssue[ ][0-9]+`)
+	outsideRE = regexp.MustCompile(`\.md[ ]§|README[ ]fact|\bfact[ ][0-9]|[Ii]nvariants?[ ][0-9]|[Ii]ssue[ ][0-9]+|catalogue[ ]§`)
 	// outsideFileRE: the outside documents by name.
 	outsideFileRE = regexp.MustCompile(`SCALE[-]OUT|(?:legacy|modern)[-]tasks(?:\.md)?|go[-]sdk\.md|authorization\.md|interop[-]peers(?:\.md)?|shared/(?:design|spec)`)
 	// archRE: a mention of the architecture document; in a comment it must
@@ -204,6 +204,7 @@ func TestCitationChecksDetect(t *testing.T) {
 		{"outside section", "// See legacy-tasks.md §4.2.", "legacy-tasks.md"},
 		{"section sign", "// As other.md §3 says.", ".md §"},
 		{"outside section without .md", "// The renames (modern-tasks §5.1).", "modern-tasks"},
+		{"rules catalogue", "// Re-exports (rules catalogue §2.8).", "catalogue §"},
 		{"numbered invariant", "// Monotonic (invariant 3).", "invariant 3"},
 		{"numbered fact", "// Durable first (README fact 7).", "README fact"},
 		{"issue", "// Issue 4 item 4: the cache.", "Issue 4"},

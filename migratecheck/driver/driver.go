@@ -63,7 +63,7 @@ type Options struct {
 	SrcRoot     string // SARIF %SRCROOT%; "" = git root above Dir, else module root, else Dir
 	ShowIgnored bool   // text: also print suppressed findings
 	// AllDeps type-checks every dependency from source so that facts
-	// (re-export wrappers, catalogue §2.8) flow from other modules too. By
+	// (re-export wrappers, passes/reexport) flow from other modules too. By
 	// default only packages of the analysed module are loaded from source and
 	// the rest come from export data, like go vet (much faster).
 	AllDeps bool

@@ -1,4 +1,4 @@
-// Package catalog is the library API table of the rules catalogue §2 as
+// Package catalog is the library API table of the rules (docs/rules) as
 // data: every identifier of mcp-go, mcpkit, finemcp, apptheory and tmc/mcp
 // that migrate-check reports or counts as legacy task-engine use, keyed by
 // (family, sub-package, object key).
@@ -13,7 +13,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
 
-// Entry is one identifier of the rules catalogue §2.
+// Entry is one identifier of the library API table.
 type Entry struct {
 	Family string // settings.Family*
 	Pkg    string // package path below the family's prefix ("mcp", "server", "" for the root)
