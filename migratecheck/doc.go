@@ -71,7 +71,7 @@
 //
 // # Fixes
 //
-// Only the fixes allowed by the catalogue's §4 exist, and only when opted in:
+// Only the fixes docs/rules/README.md ("Fixes") allows exist, and only when opted in:
 // MCP006/MCP007 json tag renames in task-shaped wire structs whose tags have
 // only json keys, in packages that neither serve nor talk to 2025-11-25 peers
 // (-migratecheck.fix-tags), and the MCP003 "notifications/tasks/status" →
