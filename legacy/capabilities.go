@@ -8,7 +8,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
-// Capabilities (legacy-tasks.md §1). Every leaf is an object whose presence
+// Capabilities (L-01..L-04, L-11). Every leaf is an object whose presence
 // means "supported" (the prose says boolean, the schema says object): decoding
 // accepts any object or true as present, and false or null as absent;
 // encoding always emits {} (L-03). Unknown members of "tasks" and of

@@ -34,7 +34,8 @@
 //   - capabilities.go: ServerTasksCapability, ClientTasksCapability and the
 //     raw patch helpers for capabilities and initialize messages (L-01..L-04, L-11).
 //   - tools.go: TaskSupport, tools/list patching, DecideToolCall (L-05..L-10).
-//   - errors.go: the era's JSON-RPC errors (§3.5).
+//   - errors.go: the era's JSON-RPC errors (L-38, L-45, L-55, L-56, L-65, L-66).
 //
-// Checklist ids (L-xx) refer to ../shared/spec/legacy-tasks.md §9.
+// Checklist ids (L-xx) are the rows of docs/CONFORMANCE.md, each with the
+// test that proves it.
 package legacy

@@ -7,7 +7,8 @@ import (
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
-// The error vocabulary of the 2025-11-25 era (legacy-tasks.md §3.5). Messages
+// The error vocabulary of the 2025-11-25 era (L-38, L-45, L-55, L-56, L-65,
+// L-66). Messages
 // are one sentence that tells the reader what to do next (L-67). Identifiers a
 // peer sent are quoted and cut to a bounded length so an error never echoes an
 // arbitrarily large input.
@@ -31,7 +32,8 @@ func quote(s string) string {
 // tasks/cancel when the task does not exist, was purged, or belongs to another
 // authorization context (L-38, L-45, L-56, L-65, L-69). The text depends only
 // on the id the caller sent, so a foreign task is indistinguishable from an
-// unknown one (spec README fact 10).
+// unknown one (L-38, L-69; docs/ARCHITECTURE.md, A foreign id answers like
+// an unknown one).
 func TaskNotFoundError(taskID string) *rpc.Error {
 	return rpc.Errorf(rpc.CodeInvalidParams,
 		"Task not found: no task with taskId %s is available to this client; use the taskId returned by the task-creating request",
@@ -98,7 +100,7 @@ func TaskAugmentationRequiredError(method string) *rpc.Error {
 
 // MethodNotSupportedError is the -32601 answer for a tasks/* method the
 // receiver did not declare (tasks/list without tasks.list, tasks/cancel
-// without tasks.cancel; legacy-tasks.md §3.5).
+// without tasks.cancel; L-03: the receiver answers only what it declared).
 func MethodNotSupportedError(method string) *rpc.Error {
 	return rpc.Errorf(rpc.CodeMethodNotFound,
 		"Method not found: %s is not supported by this server (not declared in capabilities.tasks)", quote(method))

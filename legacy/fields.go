@@ -99,7 +99,7 @@ func (f fields) millis(key string) (*int64, error) {
 
 // parseMillis converts a raw JSON number to a non-negative int64. Unusual
 // values (negative, fractional, huge) are clamped rather than rejected:
-// legacy-tasks.md §2.1 recommends it, since receivers MAY override ttl (L-20)
+// receivers MAY override ttl (L-20)
 // and the spec defines no error for them. Only a non-number is an error.
 func parseMillis(v []byte) (int64, string) {
 	const want = "must be a number of milliseconds"

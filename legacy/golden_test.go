@@ -38,7 +38,7 @@ var goldenCodecs = map[string]func([]byte) (any, error){
 	},
 }
 
-// TestGoldenExamples decodes the spec's example messages (legacy-tasks.md,
+// TestGoldenExamples decodes the 2025-11-25 spec's example messages (the
 // section in the file name), checks them against the official schema, and
 // requires the re-encoding to be the same JSON value.
 func TestGoldenExamples(t *testing.T) {

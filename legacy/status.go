@@ -34,7 +34,7 @@ func (s TaskStatus) IsTerminal() bool {
 // a terminal status. Staying in the same status is not a transition and
 // reports false; a caller that only updates statusMessage need not ask.
 // Callers drop refused transitions silently (a late completion after cancel is
-// not a protocol error, legacy-tasks.md §6.1).
+// not a protocol error: L-26, L-59).
 func CanTransition(from, to TaskStatus) bool {
 	if !from.Valid() || !to.Valid() || from == to {
 		return false

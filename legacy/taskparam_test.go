@@ -133,7 +133,7 @@ func TestDecodeTaskMetadata(t *testing.T) {
 	if err != nil || m.TTL == nil || *m.TTL != 1000 {
 		t.Errorf("got %+v, %v", m, err)
 	}
-	// legacy-tasks.md §2.1: unusual ttls are clamped, not rejected (L-20 lets the receiver override).
+	// Unusual ttls are clamped, not rejected (L-20 lets the receiver override).
 	for _, raw := range []string{`{"ttl":-3}`, `{"ttl":-0.5}`, `{"ttl":-1e400}`} {
 		var viaStd TaskMetadata
 		if err := json.Unmarshal([]byte(raw), &viaStd); err != nil || viaStd.TTL == nil || *viaStd.TTL != 0 {

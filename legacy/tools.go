@@ -7,7 +7,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
-// TaskSupport is a tool's execution.taskSupport (legacy-tasks.md §1.4).
+// TaskSupport is a tool's execution.taskSupport (L-05..L-10).
 type TaskSupport string
 
 // The three values of execution.taskSupport; absent means forbidden.
@@ -188,8 +188,8 @@ func hasTaskSupport(tf fields) bool {
 	return ok
 }
 
-// DecideToolCall applies the tool-level negotiation table of legacy-tasks.md
-// §1.4 to one tools/call: serverToolsCall is whether the server declared
+// DecideToolCall applies the tool-level negotiation rules (L-05..L-10) to
+// one tools/call: serverToolsCall is whether the server declared
 // tasks.requests.tools.call, support the tool's effective taskSupport, and
 // taskPresent whether params.task was present (L-24). It reports whether to
 // run the call as a task, or the error to answer:

@@ -139,7 +139,7 @@ func TestPatchListToolsTaskSupportRewritesOddValues(t *testing.T) {
 	}
 }
 
-// TestDecideToolCall walks the table of legacy-tasks.md §1.4.
+// TestDecideToolCall walks the tool-level negotiation table (L-05..L-10).
 func TestDecideToolCall(t *testing.T) {
 	for _, tc := range []struct {
 		name       string

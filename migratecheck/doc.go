@@ -14,7 +14,7 @@
 // reports:
 //
 //	passes/libapi        library identifiers of mcp-go, mcpkit, finemcp, apptheory and tmc/mcp, resolved by object
-//	passes/reexport      facts for user wrappers that re-declare library objects (catalogue §2.8)
+//	passes/reexport      facts for user wrappers that re-declare library objects
 //	passes/rawmethods    R1: "tasks/result", "tasks/list", "notifications/tasks/status" in JSON-RPC method position
 //	passes/tasktags      R2: ttl/pollInterval tags in task-shaped structs; the TaskMetadata {ttl} shape
 //	passes/nestedresult  R3: nested CreateTaskResult decoding and encoding
@@ -71,7 +71,7 @@
 //
 // # Fixes
 //
-// Only the fixes allowed by the catalogue's §4 exist, and only when opted in:
+// Only the fixes docs/rules/README.md ("Fixes") allows exist, and only when opted in:
 // MCP006/MCP007 json tag renames in task-shaped wire structs whose tags have
 // only json keys, in packages that neither serve nor talk to 2025-11-25 peers
 // (-migratecheck.fix-tags), and the MCP003 "notifications/tasks/status" →

@@ -5,7 +5,7 @@ package modern
 const ProtocolVersion = "2026-07-28"
 
 // TasksExtensionID is the identifier of the tasks extension, the key under
-// capabilities.extensions on both sides (modern-tasks.md §1.1).
+// capabilities.extensions on both sides (M-20, M-49).
 const TasksExtensionID = "io.modelcontextprotocol/tasks"
 
 // Method names of the 2026-07-28 core and of the tasks extension.
@@ -26,7 +26,7 @@ const (
 	MethodTasksUpdate = "tasks/update"
 	MethodTasksCancel = "tasks/cancel"
 
-	// Server→client request methods that travel inside inputRequests (MRTR, §4).
+	// Server→client request methods that travel inside inputRequests (MRTR, M-48).
 	MethodElicitationCreate     = "elicitation/create"
 	MethodSamplingCreateMessage = "sampling/createMessage"
 	MethodRootsList             = "roots/list"
@@ -49,7 +49,7 @@ const (
 	NotificationResourcesUpdated          = "notifications/resources/updated"
 )
 
-// Reserved _meta keys (basic/index.mdx "Per-request protocol fields", §3.1).
+// Reserved _meta keys (the 2026-07-28 per-request protocol fields, M-01, M-02).
 const (
 	MetaKeyProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
 	MetaKeyClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
@@ -64,7 +64,7 @@ const (
 	MetaKeyProgressToken = "progressToken"
 )
 
-// HTTP header names of the Streamable HTTP transport (§2.12). Header names are
+// HTTP header names of the Streamable HTTP transport (M-10, M-43). Header names are
 // case-insensitive; these are the spellings of the specification.
 const (
 	HeaderProtocolVersion = "MCP-Protocol-Version"

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 )
 
-// DiscoverResult is the result of server/discover (§3.2, M-36). Server
+// DiscoverResult is the result of server/discover (M-36). Server
 // identity travels in _meta["io.modelcontextprotocol/serverInfo"]; the
 // top-level serverInfo field was removed after SEP finalisation (#3002) and is
 // only read, as a fallback, from older servers.

@@ -9,7 +9,7 @@ import (
 
 // Error constructors for the 2026-07-28 era. Every one returns a *rpc.Error
 // whose message tells the reader what to change. None emits -32003 (the draft
-// number of MissingRequiredClientCapability, README fact 1) or any other code
+// number of MissingRequiredClientCapability, now -32021) or any other code
 // in -32000..-32019 (M-45).
 
 // CodeDraftMissingCapability is -32003, the pre-release number of
@@ -49,7 +49,7 @@ func ErrTasksExtensionRequired(method string) *rpc.Error {
 
 // RequiredCapabilitiesOf extracts data.requiredCapabilities from a -32021
 // error. A -32003 carrying the same data (a non-conforming pre-release server,
-// §1.4) is recognised too and reported with draft = true.
+// M-45) is recognised too and reported with draft = true.
 func RequiredCapabilitiesOf(e *rpc.Error) (caps ClientCapabilities, draft bool, ok bool) {
 	if e == nil || (e.Code != rpc.CodeMissingRequiredClientCapability && e.Code != CodeDraftMissingCapability) || isNull(e.Data) {
 		return ClientCapabilities{}, false, false
@@ -156,7 +156,8 @@ func quoteShort(s string) string {
 
 // ErrTaskNotFound is -32602 for a taskId that is unknown, expired, purged or
 // owned by another principal. The text is the same in every case so that
-// existence does not leak (M-60, M-65, README fact 10).
+// existence does not leak (M-60, M-65; docs/ARCHITECTURE.md, A foreign id
+// answers like an unknown one).
 func ErrTaskNotFound(taskID string) *rpc.Error {
 	return rpc.Errorf(rpc.CodeInvalidParams,
 		"Task not found: no task %s is available to this caller (it may never have existed or may have expired); create a new task with tools/call",

@@ -29,7 +29,7 @@ func allConstructors() map[string]*rpc.Error {
 	}
 }
 
-// README fact 1 / M-45: no constructor emits -32003 or any code of the
+// M-45: no constructor emits -32003 or any code of the
 // implementation-defined block -32000..-32019.
 func TestNoConstructorEmitsDraftCodes(t *testing.T) {
 	allowed := map[int64]bool{
@@ -105,7 +105,7 @@ func TestMissingCapabilityData(t *testing.T) {
 	if !ok || draft || !caps.HasTasksExtension() {
 		t.Errorf("RequiredCapabilitiesOf = %+v %v %v", caps, draft, ok)
 	}
-	// A non-conforming pre-release server's -32003 is recognised on input (§1.4).
+	// A non-conforming pre-release server's -32003 is recognised on input (M-45).
 	pre := &rpc.Error{Code: -32003, Message: "Missing required client capability", Data: e.Data}
 	if caps, draft, ok := RequiredCapabilitiesOf(pre); !ok || !draft || !caps.HasTasksExtension() {
 		t.Errorf("-32003 not recognised: %v %v", draft, ok)

@@ -10,7 +10,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
-// Streamable HTTP request headers of 2026-07-28 (§2.12) as pure functions:
+// Streamable HTTP request headers of 2026-07-28 (M-10, M-32, M-43) as pure functions:
 // which headers a request needs, how values are encoded, and the server-side
 // validation that answers -32020 HeaderMismatch (M-10, M-32, M-43, M-67).
 

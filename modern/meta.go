@@ -9,7 +9,7 @@ import (
 )
 
 // RequestMeta is params._meta of a 2026-07-28 request: the per-request
-// protocol fields that replace initialize (§3.1). Keys this type does not model
+// protocol fields that replace initialize (M-01, M-02). Keys this type does not model
 // (traceparent, relatedTaskIds, vendor keys, ...) pass through in Other.
 type RequestMeta struct {
 	// ProtocolVersion is required on every request (M-01).
@@ -270,7 +270,7 @@ func metaMembers(meta RequestMeta) ([]rawjson.Member, error) {
 
 // PreparedMeta is a RequestMeta encoded, split and validated once, for a
 // sender that stamps the same _meta on many requests (a legacy session's
-// upstream calls, §5.2 flow 7: the session's capabilities, clientInfo and log
+// upstream calls: the session's capabilities, clientInfo and log
 // level change only with the session). StampPreparedMeta with it gives what
 // StampRequestMeta gives with Meta(), byte for byte and error for error. It
 // is never changed after PrepareRequestMeta, so requests share it freely.

@@ -7,7 +7,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 )
 
-// MRTR (multi round-trip requests, §4): a server that needs client input
+// MRTR (multi round-trip requests, M-17, M-18, M-48): a server that needs client input
 // answers with InputRequiredResult; the client fulfils each input request and
 // retries the same request with inputResponses and the echoed requestState.
 // Tasks reuse the InputRequests map in their input_required status and take
@@ -292,7 +292,7 @@ const (
 )
 
 // ClassifyInputResponse tells the three response shapes apart the way go-sdk
-// does: "action" → elicitation, "role" → sampling, "roots" → roots (§4). A
+// does: "action" → elicitation, "role" → sampling, "roots" → roots (M-48). A
 // value that is none of them is -32602; an elicitation with an unknown action
 // is -32602 too.
 func ClassifyInputResponse(raw []byte) (InputKind, error) {

@@ -7,7 +7,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
-// ResultType is the resultType discriminator every 2026-07-28 result carries (§2.2).
+// ResultType is the resultType discriminator every 2026-07-28 result carries (M-41).
 type ResultType string
 
 // Known result types: two from the core, one from the tasks extension.
@@ -81,11 +81,11 @@ func ClassifyResultFor(method string, raw []byte, tasksNegotiated bool) (ResultT
 }
 
 // TaskCapable reports whether a request method may be answered with a
-// CreateTaskResult. Only tools/call today (§2.1); SEP-2663 expects more later (M-23).
+// CreateTaskResult. Only tools/call today (M-52); SEP-2663 expects more later (M-23).
 func TaskCapable(method string) bool { return method == MethodToolsCall }
 
 // MRTRCapable reports whether a request method may be answered with
-// input_required (§4, M-48).
+// input_required (M-48).
 func MRTRCapable(method string) bool {
 	return method == MethodToolsCall || method == MethodPromptsGet || method == MethodResourcesRead
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // subscriptions/listen (core) with the tasks extension's notifications.taskIds
-// (§2.11), the notifications/subscriptions/acknowledged that opens the stream,
+// (M-33), the notifications/subscriptions/acknowledged that opens the stream,
 // notifications/tasks on it, and the listen result that closes it.
 
 // SubscriptionFilter is the notifications object of subscriptions/listen and

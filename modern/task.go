@@ -9,7 +9,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
-// TaskStatus is the status of a modern task (§2.3).
+// TaskStatus is the status of a modern task.
 type TaskStatus string
 
 // The five statuses of the extension (same strings as 2025-11-25).
@@ -31,7 +31,7 @@ func (s TaskStatus) Valid() bool {
 }
 
 // IsTerminal reports whether s is completed, failed or cancelled: once
-// reached, a task's status never changes (§2.4).
+// reached, a task's status never changes (as in legacy, L-26).
 func (s TaskStatus) IsTerminal() bool {
 	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
 }
@@ -66,8 +66,9 @@ func ParseTime(s string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-// Task is the flat base shape of a modern task (§2.3). TTLMs is always
-// written, null meaning unlimited (README fact 5).
+// Task is the flat base shape of a modern task. TTLMs is always
+// written, null meaning unlimited (ttl renamed ttlMs, required and nullable
+// in both eras; L-21).
 type Task struct {
 	TaskID        string
 	Status        TaskStatus
@@ -84,7 +85,7 @@ type Task struct {
 func Int64(v int64) *int64 { return &v }
 
 // PollInterval returns the suggested poll interval, or def when it is absent,
-// zero or negative (§2.3: validate defensively, M-24).
+// zero or negative (validate defensively, M-24).
 func (t Task) PollInterval(def time.Duration) time.Duration {
 	if t.PollIntervalMs == nil || *t.PollIntervalMs <= 0 {
 		return def
@@ -200,7 +201,7 @@ func (t Task) MarshalJSON() ([]byte, error) {
 func (t *Task) UnmarshalJSON(data []byte) error { return decodeInto(t, DecodeTask, data) }
 
 // CreateTaskResult is the flat result of a task-augmented tools/call:
-// Result & Task & {resultType:"task"} (§2.5, README fact 4). A server must not
+// Result & Task & {resultType:"task"} (M-52; legacy nests it as {task}, L-12). A server must not
 // send it before tasks/get would resolve the taskId (M-53).
 type CreateTaskResult struct {
 	Task
@@ -246,7 +247,7 @@ func (c *CreateTaskResult) UnmarshalJSON(data []byte) error {
 	return decodeInto(c, DecodeCreateTaskResult, data)
 }
 
-// DetailedTask is the Task plus the payload of its status (§2.4), as carried
+// DetailedTask is the Task plus the payload of its status (M-55), as carried
 // by tasks/get results and notifications/tasks:
 //   - input_required: InputRequests (required; all outstanding requests, M-55);
 //   - completed: Result, the raw result of the original request, which may be
@@ -374,7 +375,7 @@ func writeDetailed(w *writer, d DetailedTask) {
 }
 
 // ResultIsError reports whether a completed task's result is a CallToolResult
-// with isError:true — completed in modern, failed in legacy (README fact 2).
+// with isError:true — completed in modern, failed in legacy (M-56, L-29).
 func (d DetailedTask) ResultIsError() bool {
 	return d.Status == StatusCompleted && CallToolResultIsError(d.Result)
 }
@@ -418,14 +419,14 @@ func (d *DetailedTask) UnmarshalJSON(data []byte) error {
 }
 
 // GetTaskResult is the result of tasks/get: Result & DetailedTask &
-// {resultType:"complete"} (§2.6, M-55).
+// {resultType:"complete"} (M-55).
 type GetTaskResult struct {
 	DetailedTask
 	Meta Object
 }
 
 // DecodeGetTaskResult decodes a tasks/get result. resultType may be missing,
-// "complete", or — tolerating the spec examples' erratum — "task" (§2.6).
+// "complete", or — tolerating the spec examples' erratum — "task" (M-04).
 func DecodeGetTaskResult(data []byte) (GetTaskResult, error) {
 	r, err := topReader("tasks/get result", data)
 	if err != nil {

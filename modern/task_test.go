@@ -34,7 +34,7 @@ func TestTaskStatusHelpers(t *testing.T) {
 	}
 }
 
-// README fact 5: ttlMs is always present, null meaning unlimited.
+// L-21: ttlMs is always present, null meaning unlimited.
 func TestTaskTTLAlwaysPresent(t *testing.T) {
 	tk := baseTask(StatusWorking)
 	tk.TTLMs = nil
@@ -196,7 +196,7 @@ func TestDecodeTaskErrors(t *testing.T) {
 	}
 }
 
-// README fact 4: flat creation result, resultType "task".
+// M-52: flat creation result, resultType "task".
 func TestCreateTaskResult(t *testing.T) {
 	c := CreateTaskResult{Task: baseTask(StatusWorking)}
 	c.StatusMessage = "The operation is now in progress."
@@ -225,7 +225,7 @@ func TestCreateTaskResult(t *testing.T) {
 	wantErr(t, err, rpc.CodeInternalError, "taskId is required")
 }
 
-// §2.6 erratum: accept resultType "task" on tasks/get, always emit "complete".
+// The spec examples' erratum: accept resultType "task" on tasks/get, always emit "complete".
 func TestGetTaskResultErratum(t *testing.T) {
 	in := `{"resultType":"task","taskId":"a","status":"working","createdAt":"` + t0 + `","lastUpdatedAt":"` + t0 + `","ttlMs":null}`
 	g, err := DecodeGetTaskResult([]byte(in))
@@ -247,7 +247,7 @@ func TestGetTaskResultErratum(t *testing.T) {
 	}
 }
 
-// README fact 2: isError:true stays completed in modern.
+// M-56: isError:true stays completed in modern.
 func TestResultIsError(t *testing.T) {
 	d := DetailedTask{Task: baseTask(StatusCompleted), Result: json.RawMessage(`{"content":[],"isError":true}`)}
 	if !d.ResultIsError() {

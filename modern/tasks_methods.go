@@ -80,7 +80,7 @@ func (p *TaskIDParams) UnmarshalJSON(data []byte) error {
 	return decodeInto(p, func(b []byte) (TaskIDParams, error) { return decodeTaskIDParams("task params", b) }, data)
 }
 
-// UpdateTaskParams are the params of tasks/update (§2.7): the answers to a
+// UpdateTaskParams are the params of tasks/update (M-28, M-58): the answers to a
 // task's outstanding input requests, under the same keys (M-28, M-30).
 type UpdateTaskParams struct {
 	TaskID         string

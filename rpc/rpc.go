@@ -24,7 +24,7 @@ const (
 	CodeInternalError  int64 = -32603
 )
 
-// MCP codes. The -32020..-32022 block is 2026-07-28 (modern-tasks.md §1.4);
+// MCP codes. The -32020..-32022 block is 2026-07-28 (M-38, M-45, M-51, M-67);
 // -32002 is the 2025-11-25 "resource not found" that 2026 servers must not emit.
 const (
 	CodeLegacyResourceNotFound          int64 = -32002

@@ -496,7 +496,8 @@ func (b *Badger) loadTask(txn *badger.Txn, id string) (Task, uint64, error) {
 	return t, it.ExpiresAt(), err
 }
 
-// visibleTask is the scope and expiry check (invariant 4): anything the
+// visibleTask is the scope and expiry check (docs/ARCHITECTURE.md, A foreign
+// id answers like an unknown one): anything the
 // caller may not see is the bare ErrNotFound.
 func (b *Badger) visibleTask(txn *badger.Txn, sc Scope, id string) (Task, uint64, error) {
 	if !sc.Valid() {

@@ -27,8 +27,8 @@ import (
 // The store therefore runs Badger in managed mode without SyncWrites and
 // does both jobs itself. txnClock hands out timestamps; a transaction reads at
 // the newest timestamp below which every commit is durable, so readers never
-// wait and never see a write that a crash could still take back (invariant 1,
-// L-12: no handle before it is durable; and no status a client saw
+// wait and never see a write that a crash could still take back (L-12;
+// docs/ARCHITECTURE.md, No handle before it is durable; and no status a client saw
 // can move back after a restart). groupSync makes commits durable: a writer whose commit Badger
 // has applied waits for one fsync that started after that, and whoever finds
 // none running starts it for everyone waiting. One fsync thus covers every

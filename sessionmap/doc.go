@@ -3,7 +3,7 @@
 //
 // Modern MCP has no sessions and no tasks/list, while legacy clients need both,
 // and both eras require that a task handle is durable before it reaches a client
-// (modern-tasks.md §2.5, README fact 7). Faces therefore write every session and
+// (L-12, M-53; docs/ARCHITECTURE.md, No handle before it is durable). Faces therefore write every session and
 // task to a [Store] first, and read them back from it after a restart.
 //
 // # Scope rule
@@ -20,19 +20,21 @@
 //     only its keyed hash is.
 //   - With a principal, a task belongs to that principal: any session of the same
 //     principal can read, list and cancel it (the spec expects clients to resume
-//     after reconnecting with a new session; legacy-tasks.md §7, L-68, L-69, L-53).
+//     after reconnecting with a new session; L-68, L-69, L-53).
 //   - With no credential (stdio, unauthenticated HTTP), Principal is "" and the
 //     scope is the session alone: only that session sees the task. A session id
 //     is not an authorization context, so in that case unguessable 128-bit task
 //     ids (see [NewTaskID], L-70) are the protection, as the spec requires.
 //
 // A task outside the caller's scope is reported exactly like an unknown one:
-// the same [ErrNotFound] value, so existence never leaks (README fact 10).
+// the same [ErrNotFound] value, so existence never leaks (L-38, M-60;
+// docs/ARCHITECTURE.md, A foreign id answers like an unknown one).
 // Foreign list cursors are rejected with [ErrInvalidCursor] (L-51).
 //
 // # Status rules
 //
-// Status is monotonic (architecture invariant 3): a terminal status
+// Status is monotonic (docs/ARCHITECTURE.md, Status is monotonic and a
+// pinned cancel sticks): a terminal status
 // (completed, failed, cancelled) never changes, and a cancel pinned by
 // [Store.PinCancel] wins over any later upstream state (L-58, L-59).
 //

@@ -222,7 +222,8 @@ func normalizeKeys(keys []string) []string {
 	return slices.Compact(out)
 }
 
-// applySnapshot is the monotonic status rule (invariant 3, L-59): it returns
+// applySnapshot is the monotonic status rule (L-26, L-59; docs/ARCHITECTURE.md,
+// Status is monotonic and a pinned cancel sticks): it returns
 // the effective record and whether anything changed.
 func applySnapshot(cur Task, s Snapshot, now time.Time) (Task, bool, error) {
 	if !s.Status.Valid() {
@@ -236,7 +237,7 @@ func applySnapshot(cur Task, s Snapshot, now time.Time) (Task, bool, error) {
 	}
 	if cur.Status.Terminal() {
 		// Terminal is absorbing, and a pinned cancel is terminal: a late
-		// completion is dropped silently (legacy-tasks.md §6.1).
+		// completion is dropped silently (L-26: terminal never changes).
 		return cur, false, nil
 	}
 	at := s.LastUpdatedAt
@@ -302,7 +303,8 @@ func settleUpstream(cur Task, now time.Time) (Task, bool) {
 }
 
 // recordAnswered returns the updated task and the keys that were new, in the
-// caller's order (invariant 5).
+// caller's order (docs/ARCHITECTURE.md, Each input key is asked once and
+// answered once).
 func recordAnswered(cur Task, keys []string, now time.Time) (Task, []string) {
 	if cur.Status.Terminal() {
 		return cur, nil

@@ -805,7 +805,8 @@ func (r *Redis) loadTask(ctx context.Context, c redis.Cmdable, id string) (Task,
 	return decodeTask("task record", v)
 }
 
-// visibleTask is the scope and expiry check (invariant 4): anything the
+// visibleTask is the scope and expiry check (docs/ARCHITECTURE.md, A foreign
+// id answers like an unknown one): anything the
 // caller may not see is the bare ErrNotFound.
 func (r *Redis) visibleTask(ctx context.Context, c redis.Cmdable, sc Scope, id string) (Task, error) {
 	if !sc.Valid() {

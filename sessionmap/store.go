@@ -28,7 +28,8 @@ type Store interface {
 	DeleteSession(ctx context.Context, sc Scope) error
 
 	// CreateTask stores a new task and returns only once it is durable, so that
-	// a GetTask after a crash finds it (README fact 7). ErrExists if the id is
+	// a GetTask after a crash finds it (L-12, M-53; docs/ARCHITECTURE.md, No
+	// handle before it is durable). ErrExists if the id is
 	// taken. Zero Status is working; zero CreatedAt is now; zero LastUpdatedAt
 	// is CreatedAt.
 	CreateTask(ctx context.Context, t Task) error

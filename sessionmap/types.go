@@ -203,7 +203,7 @@ func hashPrincipal(domain, v string) string {
 }
 
 // NewTaskID returns a fresh task id: 144 bits from crypto/rand, base64url
-// without padding (24 characters). L-70, modern-tasks.md §2.13.
+// without padding (24 characters). L-70, M-65.
 func NewTaskID() string {
 	var b [18]byte
 	for {

@@ -34,7 +34,7 @@ const CancelledStatusMessage = "The task was cancelled by request."
 
 // CancelDecision is the explicit "pinned cancelled" decision for a legacy
 // tasks/cancel in front of a modern upstream, whose own tasks/cancel is only a
-// cooperative acknowledgement (spec README fact 3).
+// cooperative acknowledgement (L-58, L-59 against M-59).
 type CancelDecision struct {
 	Action CancelAction
 	// Error is the reply for CancelReject.

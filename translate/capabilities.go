@@ -21,7 +21,7 @@ type InitializeOptions struct {
 
 // InitializeResultFromDiscover builds the legacy InitializeResult the bridge
 // sends a legacy client from the upstream's server/discover result
-// (modern-tasks §5.3): protocolVersion 2025-11-25; the upstream's
+// (L-01..L-04): protocolVersion 2025-11-25; the upstream's
 // capabilities (tools, prompts, resources, logging, completions,
 // experimental and unknown keys) without the 2026-only "extensions"; plus the
 // legacy tasks capability the bridge emulates — cancel and
@@ -148,7 +148,7 @@ func DiscoverResultFromInitialize(initResult []byte, opts DiscoverOptions) (mode
 
 // UpstreamRequestMeta builds the per-request _meta the bridge stamps (with
 // modern.StampRequestMeta) on every request it sends a modern upstream for a
-// legacy client (modern-tasks §5.2 flow 7): protocolVersion 2026-07-28; the
+// legacy client (M-01, M-02, M-20): protocolVersion 2026-07-28; the
 // client capabilities the legacy client declared at initialize —
 // elicitation (form/url as declared), sampling, roots (without the removed
 // listChanged) and experimental — so the upstream only asks for input the

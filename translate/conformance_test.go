@@ -15,9 +15,10 @@ import (
 	"github.com/tasksbridge/tasksbridge/internal/transcript"
 )
 
-// EnvSpecDir overrides where the checklist specs (legacy-tasks.md,
-// modern-tasks.md) are read from; default ../shared/spec beside the module
-// root, like the schemas.
+// EnvSpecDir overrides the folder the two checklist specs are read from (the
+// project's spec reference, not vendored; the file names are in
+// TestConformanceMatrix); by default the spec folder beside the module root,
+// like the schemas.
 const EnvSpecDir = "TASKSBRIDGE_SPEC_DIR"
 
 func moduleRoot(t *testing.T) string {
@@ -55,7 +56,7 @@ var (
 	// testNameRe is a cited Go test: `TestName`, `dir.TestName` (a test
 	// defined in several packages) or `TestName/Subtest`.
 	testNameRe = regexp.MustCompile("`(?:([a-z0-9_/]+)\\.)?((?:Test|Fuzz)[A-Z][A-Za-z0-9_]*)(?:/([A-Za-z0-9_.-]+))?`")
-	statusRe   = regexp.MustCompile(`^(translate|face \(issue [45]\)|sessionmap \(issue 3\)|rollout \(issue 7\)|n/a)( \+ (translate|face \(issue [45]\)|sessionmap \(issue 3\)|rollout \(issue 7\)))*$`)
+	statusRe   = regexp.MustCompile(`^(translate|legacy face|modern face|sessionmap|rollout|n/a)( \+ (translate|legacy face|modern face|sessionmap|rollout))*$`)
 	// notProvenRe and untestedRe are the summary's lists of ids.
 	notProvenRe = regexp.MustCompile(`(?m)^Not proven: ([LM0-9, -]*) —`)
 	untestedRe  = regexp.MustCompile(`\("Untested: …"\): ([LM0-9, -]*)\.`)
@@ -398,14 +399,14 @@ func TestConformanceMatrixDetectsGaps(t *testing.T) {
 		{"bare transcript", "| L-01 | MUST | x | translate | here | initialize-from-discover.txtar | test |\n", "as a link"},
 		{"missing transcript", "| L-01 | MUST | x | translate | here | [nope.txtar](../translate/testdata/nope.txtar) | test |\n", "cited transcript"},
 		{"transcript of another id", "| L-02 | MUST | x | translate | here | [cancel-terminal-rejected.txtar](../translate/testdata/cancel-terminal-rejected.txtar) | test |\n", "does not list L-02"},
-		{"face transcript of another id", "| L-02 | MUST | x | face (issue 4) | here | [list.txtar](../legacy/face/testdata/list.txtar) | face |\n", "does not list L-02"},
+		{"face transcript of another id", "| L-02 | MUST | x | legacy face | here | [list.txtar](../legacy/face/testdata/list.txtar) | face |\n", "does not list L-02"},
 		{"missing test", "| L-01 | MUST | x | translate | here | `TestNoSuchThing` | test |\n", "does not exist"},
 		{"ambiguous test", "| L-01 | MUST | x | translate | here | `TestTranscripts` | test |\n", "cite it as"},
 		{"wrong package", "| L-01 | MUST | x | translate | here | `modern/face.TestConformanceMatrix` | test |\n", "is defined in"},
-		{"missing subtest", "| L-01 | MUST | x | sessionmap (issue 3) | here | `TestMemoryConformance/NoSuchSubtest` | test |\n", "no subtest"},
+		{"missing subtest", "| L-01 | MUST | x | sessionmap | here | `TestMemoryConformance/NoSuchSubtest` | test |\n", "no subtest"},
 		{"face without face proof", "| L-01 | MUST | x | translate | here | `TestConformanceMatrix` | face |\n", "cites no transcript or test of"},
-		{"no without reason", "| L-01 | MUST | x | face (issue 4) | here | — | no |\n", "must start with"},
-		{"n/a mismatch", "| L-01 | MUST | x | face (issue 4) | here | — | n/a |\n", "Proven is n/a"},
+		{"no without reason", "| L-01 | MUST | x | legacy face | here | — | no |\n", "must start with"},
+		{"n/a mismatch", "| L-01 | MUST | x | legacy face | here | — | n/a |\n", "Proven is n/a"},
 	} {
 		m := checkMatrix(tc.rows, r)
 		if !slices.ContainsFunc(m.problems, func(p string) bool { return strings.Contains(p, tc.want) }) {
@@ -413,7 +414,7 @@ func TestConformanceMatrixDetectsGaps(t *testing.T) {
 		}
 	}
 	// A not-proven row missing from the summary's list.
-	no := "| L-72 | SHOULD | x | face (issue 4) | here | not proven: not implemented | no |\n"
+	no := "| L-72 | SHOULD | x | legacy face | here | not proven: not implemented | no |\n"
 	if m := checkMatrix(no+summary(0, 0, 1, 0)+"\nNot proven: L-73 — why\n", r); !slices.ContainsFunc(m.problems, func(p string) bool { return strings.Contains(p, "Not proven list") }) {
 		t.Errorf("a wrong Not proven list passed: %v", m.problems)
 	}
@@ -422,7 +423,7 @@ func TestConformanceMatrixDetectsGaps(t *testing.T) {
 		t.Errorf("a wrong summary passed: %v", m.problems)
 	}
 	// Proof in a face package counts as face proof, qualified or not.
-	face := "| L-40 | SHOULD NOT | x | face (issue 4) | here | `TestTasksGetIsJSON_L40`, `legacy/face.TestTranscripts` | face |\n"
+	face := "| L-40 | SHOULD NOT | x | legacy face | here | `TestTasksGetIsJSON_L40`, `legacy/face.TestTranscripts` | face |\n"
 	if m := checkMatrix(face+summary(0, 1, 0, 0), r); len(m.problems) != 0 {
 		t.Errorf("face proof refused: %v", m.problems)
 	}

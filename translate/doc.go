@@ -33,6 +33,7 @@
 // spelling, number spelling and string escapes are kept (forward_test.go).
 //
 // Each exported function's doc comment names the checklist rows it implements
-// (L-xx: legacy-tasks.md §9, M-xx: modern-tasks.md §6); docs/CONFORMANCE.md
+// (L-xx: the 2025-11-25 receiver checklist, M-xx: the 2026-07-28 and tasks
+// extension checklist); docs/CONFORMANCE.md
 // maps every row to its function and test.
 package translate

@@ -18,13 +18,13 @@ const codeURLElicitationRequired int64 = -32042
 // taskAugmented says whether the legacy client sent "task" on it. data is
 // kept in every case (error data survives translation).
 //   - -32602 "not found" on resources/read → -32002, the 2025-11-25
-//     resource-not-found code (modern-tasks §5.3; legacy clients expect it);
+//     resource-not-found code (legacy clients expect it);
 //   - -32021 MissingRequiredClientCapability (or the draft -32003 with
 //     data.requiredCapabilities; the bridge never emits -32003):
 //   - requiring the tasks extension (or not saying what it requires): for
 //     a caller that did not send "task", -32600 "Task augmentation required"
-//     (the legacy code for a request type that needs a task, L-06;
-//     modern-tasks §5.1); for a task caller it can only mean the bridge
+//     (the legacy code for a request type that needs a task, L-06); for a
+//     task caller it can only mean the bridge
 //     failed to declare the extension it always declares: -32603;
 //   - requiring anything else (elicitation, sampling, roots, ...): the bridge
 //     declares upstream exactly what the legacy client declared at
@@ -53,7 +53,7 @@ func ErrorToLegacy(method string, taskAugmented bool, e *rpc.Error) *rpc.Error {
 		switch {
 		case !ok && e.Code == modern.CodeDraftMissingCapability:
 			// -32003 without the data has no defined meaning; the bridge never
-			// emits -32003 (spec README fact 1).
+			// emits -32003 (M-45: its final number is -32021).
 			return internalData(e.Data, "upstream %s failed with error -32003: %s", method, e.Message)
 		case ok && !caps.HasTasksExtension():
 			return &rpc.Error{Code: rpc.CodeInvalidRequest, Data: e.Data, Message: fmt.Sprintf(
@@ -106,7 +106,8 @@ func internalData(data []byte, format string, a ...any) *rpc.Error {
 // ErrorToModern maps a JSON-RPC error from a legacy upstream to what a modern
 // client should see. A 2026-07-28 implementation must never emit -32002 or
 // -32042 nor any code in -32020..-32099 that the spec does not define (M-45):
-//   - -32002 resource not found → -32602 (modern-tasks §3.5), message and data
+//   - -32002 resource not found → -32602 (M-45: 2026 servers must not emit
+//     -32002), message and data
 //     kept;
 //   - -32042 URL elicitation required → -32603 (2026 expresses it through
 //     MRTR; a face that can, should ask instead of failing);

@@ -22,16 +22,16 @@ type SideRequest struct {
 
 // InputRequestToLegacy turns one upstream inputRequests entry (key → {method,
 // params}) into the legacy server→client request the bridge sends on the
-// waiting tasks/result stream (modern-tasks §5.2 flow 4):
+// waiting tasks/result stream (L-46; docs/ARCHITECTURE.md, The one wait rule):
 //   - the params go over unchanged — the legacy client applies its own trust
 //     model and UI to them, exactly as for a standalone request (M-19, M-29) —
 //     minus any "task" member (the bridge never task-augments requests towards
-//     a client, legacy-tasks §8);
+//     a client);
 //   - _meta["io.modelcontextprotocol/related-task"] = {taskId} is merged into
 //     params._meta (L-32, L-33); taskID "" (an MRTR round of an ordinary
 //     request) adds none;
 //   - a URL-mode elicitation gets the elicitationId 2025-11-25 requires and
-//     2026 dropped, minted from ids (modern-tasks §5.2 flow 6);
+//     2026 dropped, minted from ids;
 //   - the JSON-RPC id is minted from ids: non-null, never reused in the
 //     session when ids is session-unique (L-84);
 //   - a request the client did not declare a capability for (elicitation
@@ -120,7 +120,7 @@ func CheckInputCapability(key string, req modern.InputRequest, caps modern.Clien
 //   - a result must have the shape of req's kind (ElicitResult for
 //     elicitation/create, CreateMessageResult for sampling, ListRootsResult for
 //     roots/list), else -32602; any related-task _meta is dropped (TS clients
-//     add none anyway; correlation is by JSON-RPC id, legacy-tasks §4.2);
+//     add none anyway; correlation is by JSON-RPC id, L-84);
 //   - an error response to an elicitation is answered upstream as
 //     {"action":"cancel"} (the user could not act); for sampling and roots
 //     there is no such value: -32603 carrying the client's error as data, so
@@ -167,7 +167,7 @@ func answerFor(req modern.InputRequest, answer []byte, dropMeta ...string) (json
 }
 
 // TasksUpdateParams builds the tasks/update params that send answers upstream
-// under the keys the upstream used (modern-tasks §5.2 flow 4). meta must
+// under the keys the upstream used (M-28, M-30). meta must
 // declare the tasks extension (M-20); the face adds Mcp-Name: taskId (M-32).
 //
 // Implements M-20, M-28.

@@ -49,10 +49,10 @@ type ResultOutcome struct {
 }
 
 // TasksResultOutcome decides what a blocked legacy tasks/result does with a
-// snapshot d of the upstream task (modern-tasks §5.2 flow 4):
+// snapshot d of the upstream task (docs/ARCHITECTURE.md, The one wait rule):
 //   - pinned cancelled (or upstream cancelled) → the error "Task was
-//     cancelled" (-32603; the legacy spec names no payload, legacy-tasks
-//     §4.5), even when the upstream finished later (L-59);
+//     cancelled" (-32603; the legacy spec names no payload for a cancelled
+//     task), even when the upstream finished later (L-59);
 //   - completed → the upstream result exactly (isError:true included, L-29),
 //     without the modern-only resultType, with
 //     _meta["io.modelcontextprotocol/related-task"] merged into its existing
@@ -61,7 +61,7 @@ type ResultOutcome struct {
 //     L-43), as ErrorToLegacy maps it for the task-augmented tools/call that
 //     created the task: the few 2026-only codes (-32020, -32021, -32022) and
 //     the draft -32003 mean nothing to a legacy client and are never passed
-//     on (spec README fact 1);
+//     on (M-45);
 //   - working → keep waiting (L-42);
 //   - input_required → keep waiting and present the keys not yet presented
 //     (L-46; each key at most once per session, M-30).
@@ -119,7 +119,7 @@ func PayloadToLegacy(result []byte, taskID string) (legacy.GetTaskPayloadResult,
 // ResultToLegacy drops the 2026-only members of an upstream result that mean
 // nothing to a legacy client (resultType, and the CacheableResult pair ttlMs /
 // cacheScope) and keeps every other member as it came. Use it for plain
-// results of forwarded requests (modern-tasks §5.3 "strip or keep").
+// results of forwarded requests (the bridge may strip or keep 2026-only members).
 //
 // Implements M-04 (the caller has classified the result as "complete").
 func ResultToLegacy(result []byte) (json.RawMessage, error) {

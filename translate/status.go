@@ -16,7 +16,7 @@ type Status interface {
 // upstream for a task the bridge holds at local. It is monotonic:
 //   - a terminal local status sticks (L-26): a late completion after a
 //     cancel, or a flip between terminal states, is dropped silently
-//     (legacy-tasks §6.1);
+//     (not a protocol error);
 //   - otherwise a pinned cancel wins over anything the upstream says (L-59;
 //     the legacy task moved to cancelled before the cancel reply, L-58; a pin
 //     is only ever set on a non-terminal task, so the two rules agree);

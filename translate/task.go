@@ -15,11 +15,11 @@ import (
 // the key is never dropped), pollIntervalMs → pollInterval, statusMessage
 // verbatim, timestamps as timestamp() passes them, status copied as is (status semantics are applied
 // by LegacyTaskFromDetailed). A negative ttlMs becomes 0 and a zero or
-// negative pollIntervalMs is dropped (modern-tasks §2.3: validate
-// defensively), so the result always passes legacy.Task.Validate when the
+// negative pollIntervalMs is dropped (validate defensively, M-24), so the result always passes legacy.Task.Validate when the
 // timestamps are ISO 8601.
 //
-// Implements L-18, L-19, L-21, L-22 (renames of modern-tasks §5.1).
+// Implements L-18, L-19, L-21, L-22 (ttl → ttlMs, pollInterval →
+// pollIntervalMs).
 func TaskToLegacy(t modern.Task) legacy.Task {
 	out := legacy.Task{
 		TaskID:        t.TaskID,
@@ -48,7 +48,8 @@ const maxSafeInt = 1<<53 - 1
 // clamps huge values to math.MaxInt64) is clamped to 2^53-1 — about 285,000
 // years — so the task stays usable instead of failing the strict encoder.
 //
-// Implements the renames of modern-tasks §5.1 for the modern face (M-55).
+// Implements the field renames (ttl → ttlMs, pollInterval → pollIntervalMs)
+// for the modern face (M-55).
 func TaskToModern(t legacy.Task) modern.Task {
 	out := modern.Task{
 		TaskID:        t.TaskID,
@@ -100,11 +101,11 @@ type CreateOptions struct {
 // CreateTaskResultToLegacy turns an upstream flat CreateTaskResult
 // ({"resultType":"task", taskId, ...}) into the legacy nested one
 // ({"task": {...}}). The legacy task always reports status working
-// (modern-tasks §5.1 "Initial status": the extension only says "typically");
+// (L-17; the extension says a task only "typically" starts working);
 // when the upstream seeded another status its statusMessage is dropped with
 // it, and the real status shows on the next tasks/get. resultType and the
 // upstream's _meta (serverInfo) are not carried over; related-task metadata is
-// never added (legacy-tasks §2.3).
+// never added (L-35: not on creation and status results).
 //
 // Implements L-12, L-14, L-17, L-18, L-19, L-21, L-22, L-23.
 func CreateTaskResultToLegacy(raw []byte, opts CreateOptions) (legacy.CreateTaskResult, error) {
@@ -164,8 +165,8 @@ func CreateTaskResultToModern(raw []byte) (modern.CreateTaskResult, error) {
 }
 
 // SynthesizeTask builds the local task the bridge creates when a legacy client
-// asked for a task but the upstream answered synchronously (modern-tasks
-// §5.2 flow 1: "receivers that accept a task-augmented request MUST return a
+// asked for a task but the upstream answered synchronously (L-12:
+// "receivers that accept a task-augmented request MUST return a
 // CreateTaskResult"): already completed, holding result. taskID must be a
 // fresh unguessable id (L-70, minted by the face). ttl is the retention the
 // bridge grants (the requested one clamped to maxTTL when maxTTL > 0, L-20,
@@ -210,12 +211,12 @@ func clampTTL(requested *int64, maxTTL int64) *int64 {
 // maxStatusMessage bounds a statusMessage copied from a tool's output.
 const maxStatusMessage = 1024
 
-// LegacyTaskFromDetailed applies the status semantics of modern-tasks §5.1 to
+// LegacyTaskFromDetailed applies the legacy status semantics (L-29, L-30) to
 // one snapshot of an upstream task and returns the legacy Task a legacy client
 // sees (tasks/get, tasks/list, status notifications):
 //   - completed with result.isError:true → failed, with statusMessage copied
 //     from the first text content of the result (TS clients see a failed task
-//     only through statusMessage, legacy-tasks §10.3), else the upstream's
+//     only through statusMessage, L-31), else the upstream's
 //     statusMessage, else "Tool execution failed";
 //   - failed (a JSON-RPC error) → failed, with the upstream statusMessage or
 //     the error's message as diagnostics;

@@ -13,8 +13,7 @@ import (
 // accepts both task and non-task calls for any tool (L-09), since a modern
 // server decides per request — except "required" for tools the bridge knows
 // need a task (the upstream marked them so, or required(name) says it learned
-// that the tool answers -32021 without the extension; modern-tasks §5.1
-// "Per-tool declaration"). Every other tool member is kept verbatim; the
+// that the tool answers -32021 without the extension; L-08, M-51). Every other tool member is kept verbatim; the
 // 2026-only resultType, ttlMs and cacheScope are dropped. required may be nil.
 //
 // Implements L-09, L-10.
@@ -100,7 +99,7 @@ type UpstreamRequest struct {
 	// face answers with a legacy CreateTaskResult whatever the upstream does.
 	TaskRequested bool
 	// RequestedTTL is the ttl the client asked for (nil = none); the
-	// upstream cannot be told (modern-tasks §5.1 "Requested TTL"), the bridge
+	// upstream cannot be told (2026-07-28 has no requested ttl), the bridge
 	// may cap its own bookkeeping to it (L-20).
 	RequestedTTL *int64
 }
@@ -114,7 +113,7 @@ var legacyOnly = map[string]bool{
 }
 
 // RequestToModern prepares a legacy client's request for a modern upstream
-// (modern-tasks §5.2 flows 1–2):
+// (docs/ARCHITECTURE.md, The four paths):
 //   - "task" is removed whatever the method (M-34: never send params.task to
 //     a 2026 server); only on tools/call is it the opt-in, "task": {}
 //     included and null excluded (L-24); on any other method it is ignored

@@ -15,7 +15,7 @@
 //     httputil.ReverseProxy (CPU per call of each proxy process);
 //  2. GetRate: upstream tasks/get requests for one task with 100 blocked
 //     tasks/result waiters against one task with a single waiter, over the
-//     same window (one watcher per upstream task, ARCHITECTURE invariant 2);
+//     same window (docs/ARCHITECTURE.md, One watcher per upstream task);
 //  3. ManyWaiters: the resident memory of a bridge process holding N blocked
 //     tasks/result streams;
 //  4. ResultDelay: time from the upstream completing a task (demo.CompleteNow)

@@ -425,7 +425,7 @@ func TestUsage(t *testing.T) {
 }
 
 // TestFactsAcrossPackages: uses of a wrapper that re-exports the legacy API
-// are found through analysis facts (catalogue §2.8), also when only the
+// are found through analysis facts (passes/reexport), also when only the
 // using package is named: its module-local dependency is then analysed for
 // facts but not reported on.
 func TestFactsAcrossPackages(t *testing.T) {

@@ -24,7 +24,7 @@ func TestPurePackagesDoNoIO(t *testing.T) {
 		for _, imp := range info.Imports {
 			for _, bad := range forbidden {
 				if imp == bad {
-					t.Errorf("package %s imports %s; it must stay free of I/O (ARCHITECTURE.md)", pkg, imp)
+					t.Errorf("package %s imports %s; it must stay free of I/O (docs/ARCHITECTURE.md, Layout rule: imports run one way)", pkg, imp)
 				}
 			}
 		}

@@ -128,7 +128,7 @@ func TestHeaderValidation_M43_M67(t *testing.T) {
 		t.Errorf("a rejected request reached the handler")
 	}
 
-	// The =?base64?…?= encoding is decoded before comparing (§2.12).
+	// The =?base64?…?= encoding is decoded before comparing (M-10).
 	enc := "=?base64?" + base64.StdEncoding.EncodeToString([]byte(id)) + "?="
 	if r := with(get, hdr("Mcp-Name", enc)).do(t, url); r.Status != http.StatusOK {
 		t.Errorf("base64 Mcp-Name for tasks/get: HTTP %d %s", r.Status, r.Body)
@@ -275,7 +275,7 @@ func TestTasksAreBoundToThePrincipal(t *testing.T) {
 			if e.Code != rpc.CodeInvalidParams || r.Status != http.StatusBadRequest {
 				t.Errorf("%s %s: HTTP %d %v", name, m, r.Status, e)
 			}
-			// A foreign id reads exactly like an unknown one (fact 10), apart from the id itself.
+			// A foreign id reads exactly like an unknown one (M-60, M-65), apart from the id itself.
 			if strings.ReplaceAll(e.Message, id, "X") != strings.ReplaceAll(unknown.Message, "0123456789abcdef0123456789abcdef", "X") {
 				t.Errorf("%s %s: message %q differs from the unknown-id message %q", name, m, e.Message, unknown.Message)
 			}

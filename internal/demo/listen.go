@@ -15,7 +15,8 @@ import (
 // Task push (M-47, M-63) is served here rather than by go-sdk: v1.8.0 parses
 // subscriptions/listen into a typed filter without taskIds, acknowledges only
 // its own notification types, and has no exported way to send a custom
-// notification such as notifications/tasks (go-sdk.md §2, §5). Its
+// notification such as notifications/tasks (docs/ARCHITECTURE.md, What
+// go-sdk v1.8.0 leaves to the bridge). Its
 // StreamableServerTransport cannot be used outside StreamableHTTPHandler for
 // 2026-07-28 either (the protocol version travels in an unexported context
 // key). So a listen that asks for taskIds is taken before go-sdk sees it:

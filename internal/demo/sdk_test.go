@@ -19,7 +19,8 @@ import (
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
-// The go-sdk v1.8.0 client gaps of go-sdk.md §5 are bridged in these tests
+// The go-sdk v1.8.0 client gaps (docs/ARCHITECTURE.md, What go-sdk v1.8.0
+// leaves to the bridge) are bridged in these tests
 // the way the bridge's upstream client must bridge them: an Mcp-Name
 // RoundTripper for tasks/*, and a connection wrapper that keeps a
 // CreateTaskResult from being swallowed by ClientSession.CallTool.
@@ -233,7 +234,7 @@ func TestGoSDKClientFullFlow(t *testing.T) {
 }
 
 // TestGoSDKClientWithoutMcpNameIsRejected shows why the RoundTripper is
-// needed: go-sdk v1.8.0 does not set Mcp-Name for tasks/* (fact 9).
+// needed: go-sdk v1.8.0 does not set Mcp-Name for tasks/* (M-32).
 func TestGoSDKClientWithoutMcpNameIsRejected_M67(t *testing.T) {
 	_, _, url := startServer(t, Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), guard)

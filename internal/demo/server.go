@@ -157,7 +157,7 @@ func New(opts Options) *Server {
 	// answers -32601, HTTP 404 (M-66).
 
 	s.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
-		Stateless:    true, // 2026-07-28 over HTTP needs a stateless handler (go-sdk.md §3)
+		Stateless:    true, // go-sdk v1.8.0 serves 2026-07-28 over HTTP only statelessly
 		JSONResponse: opts.JSONResponse,
 		Logger:       opts.Logger,
 	})
@@ -201,7 +201,7 @@ func principalFrom(ctx context.Context) string {
 	return p
 }
 
-// metaOf decodes a request's per-request _meta (§3.1) from go-sdk's
+// metaOf decodes a request's per-request _meta (M-01, M-02) from go-sdk's
 // generic map; an undecodable one reads as empty (nothing declared).
 func metaOf(m map[string]any) modern.RequestMeta {
 	b, err := json.Marshal(map[string]any{"_meta": m})
@@ -227,7 +227,7 @@ func declaredCaps(rm modern.RequestMeta) modern.ClientCapabilities {
 }
 
 // sdkResult adapts a modern result type (which writes resultType and
-// _meta itself; go-sdk does so only for its own result types, go-sdk.md §8,
+// _meta itself; go-sdk does so only for its own result types,
 // M-41) to go-sdk's mcp.Result.
 type sdkResult struct {
 	mcp.ResultBase
@@ -293,7 +293,7 @@ func (s *Server) legacyRefusal(requested string) *rpc.Error {
 }
 
 // callTaskTool creates the task durably, starts its work, and answers with
-// the flat CreateTaskResult (fact 4, M-53).
+// the flat CreateTaskResult (M-52, M-53).
 func (s *Server) callTaskTool(ctx context.Context, p *mcp.CallToolParamsRaw, tt *taskTool) (mcp.Result, error) {
 	caps := declaredCaps(metaOf(p.Meta))
 	var required modern.ClientCapabilities

@@ -72,7 +72,7 @@ func (t *task) base() modern.Task {
 	}
 }
 
-// newTaskID returns 128 bits from crypto/rand, hex encoded (fact 10, M-65).
+// newTaskID returns 128 bits from crypto/rand, hex encoded (M-65).
 func newTaskID() string {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -113,7 +113,7 @@ func newStore() *store {
 }
 
 // lookupLocked finds id for owner. A foreign, unknown or expired id is
-// reported alike as not found, so existence does not leak (fact 10, M-60).
+// reported alike as not found, so existence does not leak (M-60, M-65).
 func (s *Server) lookupLocked(id, owner string) (*task, *rpc.Error) {
 	if id == "" {
 		return nil, rpc.Errorf(rpc.CodeInvalidParams, "Invalid params: taskId is required")

@@ -119,7 +119,7 @@ func TestSlowTaskDurableBeforeReply_M53(t *testing.T) {
 	if got := s.GetCount(id); got != 3 {
 		t.Errorf("GetCount = %d, want 3", got)
 	}
-	// Terminal states never change (§2.4).
+	// Terminal states never change.
 	clk.Advance(30 * time.Second) // still within the 1 min TTL
 	if d, _ := getTask(t, url, id); d.Status != modern.StatusCompleted {
 		t.Errorf("status changed after completion: %s", d.Status)
@@ -200,7 +200,7 @@ func TestErrorTaskIsCompletedWithIsError_M56(t *testing.T) {
 	d, raw := getTask(t, url, id)
 	v.Check(t, schemacheck.Ext, "GetTaskResult", raw)
 	if d.Status != modern.StatusCompleted || d.Error != nil {
-		t.Fatalf("error_task must be completed, not failed (fact 2): %s", raw)
+		t.Fatalf("error_task must be completed, not failed (M-56): %s", raw)
 	}
 	if text, isErr := textOf(t, d.Result); !isErr || text != "bad input file" {
 		t.Errorf("result %s", d.Result)
@@ -233,7 +233,7 @@ func TestElicitTask_M55_M57_M58(t *testing.T) {
 			t.Errorf("input request %s", req)
 		}
 	}
-	// The same key on every poll until answered (§2.6).
+	// The same key on every poll until answered (M-55).
 	if d2, _ := getTask(t, url, id); d2.InputRequests[key] == nil {
 		t.Errorf("key %s not repeated on the next poll", key)
 	}
@@ -460,7 +460,7 @@ func TestUnlimitedTTLIsNull(t *testing.T) {
 	id, created := createTask(t, url, "slow_task", map[string]any{"ms": 10, "text": "x"}, rawCall{})
 	v.Check(t, schemacheck.Ext, "CreateTaskResult", created)
 	if !strings.Contains(string(created), `"ttlMs":null`) {
-		t.Errorf("unlimited TTL not sent as null (fact 5): %s", created)
+		t.Errorf("unlimited TTL not sent as null (L-21: ttl is required and nullable): %s", created)
 	}
 	_, raw := getTask(t, url, id)
 	if !strings.Contains(string(raw), `"ttlMs":null`) {

@@ -269,7 +269,7 @@ func TestDocsStructure(t *testing.T) {
 			t.Errorf("MIGRATION.md does not mention %q", must)
 		}
 	}
-	// -32003 is the draft number of -32021 (spec README fact 1): the guide
+	// -32003 is the draft number of -32021 (M-45): the guide
 	// may name it only to say it is wrong.
 	for _, l := range strings.Split(string(guide), "\n") {
 		if strings.Contains(l, "-32003") && !regexp.MustCompile(`(?i)draft|never|not `).MatchString(l) {

@@ -7,7 +7,8 @@
 // `bridge rollout` depend on them. Every label value comes from a fixed set
 // (eras, MCP method names, outcomes, code buckets, statuses, store ops) or
 // from a bounded, sanitised clientInfo table, so no label can carry a task id,
-// session id or secret, and cardinality is bounded (architecture invariant 7).
+// session id or secret, and cardinality is bounded (docs/ARCHITECTURE.md, No
+// secret or id in logs and labels).
 // No method takes an id.
 //
 // # Usage

@@ -17,7 +17,8 @@ import (
 // Every label value is drawn from a fixed set below, or from the bounded
 // client/version tables (clients.go). Anything else is folded into Other (or
 // Unknown for eras), so no caller can put a task id, session id or secret into
-// a label by mistake (architecture invariant 7).
+// a label by mistake (docs/ARCHITECTURE.md, No secret or id in logs and
+// labels).
 
 // Other is the value of a label whose input is not in the label's known set,
 // or is beyond a bound.

@@ -246,7 +246,8 @@ func labelValues(t *testing.T, g prometheus.Gatherer, label string) map[string]m
 
 // TestClientCardinalityBound: 1,000 distinct client names give at most 51
 // client label values (50 by first sight + "other") in every family, and each
-// kept client at most MaxVersionsPerClient+1 versions (invariant 7).
+// kept client at most MaxVersionsPerClient+1 versions (docs/ARCHITECTURE.md,
+// No secret or id in logs and labels).
 func TestClientCardinalityBound(t *testing.T) {
 	m := New(Options{})
 	for i := range 1000 {
@@ -299,7 +300,7 @@ var injected = []string{
 
 // TestNoIDsOrSecretsInLabels passes ids and secrets wherever a buggy face or
 // a hostile client could put them, and checks no label value equals (or
-// contains) one (invariant 7).
+// contains) one (docs/ARCHITECTURE.md, No secret or id in logs and labels).
 func TestNoIDsOrSecretsInLabels(t *testing.T) {
 	m, _ := script(t)
 	// A fresh task id goes wherever an id could be passed by mistake; the

@@ -11,7 +11,8 @@ import (
 // TestLooksSecretDetectionRates measures the heuristic on the id shapes the
 // bridge and its peers mint, from a seeded generator (deterministic): hex,
 // UUID and rand.Text (base32) ids are always caught; random base64url ids
-// (sessionmap.NewTaskID) at least 99.8% of the time (invariant 7).
+// (sessionmap.NewTaskID) at least 99.8% of the time (docs/ARCHITECTURE.md,
+// No secret or id in logs and labels).
 func TestLooksSecretDetectionRates(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 42))
 	bytes := func(n int) []byte {

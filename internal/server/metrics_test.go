@@ -77,7 +77,7 @@ func legacyTraffic(ctx context.Context, t *testing.T, url string) (ids []string,
 
 // modernTraffic is a modern (2026-07-28 + tasks extension) client: the
 // go-sdk client discovers, lists, calls echo and a task tool (go-sdk drops
-// the CreateTaskResult, go-sdk.md §4, but the wire carries it); a raw client
+// the CreateTaskResult, but the wire carries it); a raw client
 // with the same clientInfo creates one more task and reads it with tasks/get.
 func modernTraffic(ctx context.Context, t *testing.T, url string) (ids []string) {
 	t.Helper()
@@ -268,7 +268,7 @@ tasksbridge_tasks_active{status="working"} 0
 	if n, _ := sample(fams, "tasksbridge_store_operation_duration_seconds"); n != total(fams, "tasksbridge_store_operations_total") {
 		t.Errorf("store duration count %v != store operations %v", n, total(fams, "tasksbridge_store_operations_total"))
 	}
-	// Invariant 7: no id in any label.
+	// No id in any label (docs/ARCHITECTURE.md, No secret or id in logs and labels).
 	for _, id := range ids {
 		if id != "" && strings.Contains(text, id) {
 			t.Errorf("/metrics carries the id %q", id)

@@ -40,7 +40,7 @@ const DefaultProbeTimeout = 10 * time.Second
 // SupportedVersions are the protocol versions the bridge's endpoint serves,
 // newest first: the modern revision (the modern face, or a modern upstream
 // passed through) and the legacy revisions (the legacy face, or a legacy
-// upstream passed through). -32022 errors name them (modern-tasks.md §3.3).
+// upstream passed through). -32022 errors name them (M-38).
 var SupportedVersions = []string{modern.ProtocolVersion, legacy.ProtocolVersion, "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // Config configures a Server. Exactly one of Upstream and UpstreamCommand

@@ -30,7 +30,8 @@ import (
 // _polls_total count every JSON-RPC request that went upstream, whoever
 // sent it (a face, a watcher, a readiness probe, a passthrough client).
 //
-// The HTTP meter also feeds the era cache (modern-tasks.md §3.4, M-08): an
+// The HTTP meter also feeds the era cache (docs/ARCHITECTURE.md, Era
+// detection; M-08): an
 // upstream that stops behaving like the era it was probed as — a transport
 // failure, a modern request refused with 400/404/405 and no JSON-RPC body
 // (a legacy server), a legacy initialize refused with a modern error — makes

@@ -138,7 +138,8 @@ func TestDemoPushPath(t *testing.T) {
 	}
 }
 
-// Invariant 2 against the real upstream: 100 waiters cost the same tasks/get
+// docs/ARCHITECTURE.md, One watcher per upstream task, against the real
+// upstream: 100 waiters cost the same tasks/get
 // count as one (the demo counts them per task).
 func TestDemo100WaitersOnePollStream(t *testing.T) {
 	d := startDemo(t, demo.Options{DisablePush: true})
@@ -174,7 +175,7 @@ func TestDemo100WaitersOnePollStream(t *testing.T) {
 	}
 	one, many := run(1), run(100)
 	if diff := many - one; diff < 0 || float64(diff) > 0.1*float64(one) {
-		t.Fatalf("tasks/get: 1 waiter %d, 100 waiters %d (want within 10%%, invariant 2)", one, many)
+		t.Fatalf("tasks/get: 1 waiter %d, 100 waiters %d (want within 10%%: one watcher per upstream task)", one, many)
 	}
 }
 

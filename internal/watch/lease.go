@@ -15,7 +15,8 @@ import "time"
 // change, so silence cannot tell a dead holder from a quiet task without a
 // heartbeat, which costs the same Redis round trips as a renewal; and
 // followers polling on their own would multiply the upstream's tasks/get
-// by the number of replicas (invariant 2). The cost of the short lease is
+// by the number of replicas (docs/ARCHITECTURE.md, One watcher per upstream
+// task). The cost of the short lease is
 // Redis work: 3 renewals per second per task being watched, plus 3
 // acquisition attempts per second per following replica — small next to
 // the store traffic of the waits themselves, and nothing for the upstream.

@@ -13,8 +13,8 @@ import (
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
-// One watcher per task across replicas (ARCHITECTURE.md invariant 2 with
-// Config.Coord): every replica with subscribers runs a watcher for the task,
+// One watcher per task across replicas (docs/ARCHITECTURE.md, One watcher
+// per upstream task, and Replica takeover; with Config.Coord): every replica with subscribers runs a watcher for the task,
 // but only the one holding the task's lease reads the upstream. It shares
 // each snapshot on the task's topic; the others relay those to their own
 // subscribers, forward their "read now" requests to the holder, and try to

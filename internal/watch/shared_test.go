@@ -91,7 +91,7 @@ func holdAndFollow(t testing.TB, a, b *Manager, cb coord.Coordinator, k Key) (sa
 	return sa, sb
 }
 
-// Invariant 2 across replicas: waiters for one task spread over 3 replicas
+// One watcher per upstream task across replicas: waiters for one task spread over 3 replicas
 // cost the upstream the tasks/get of ONE watcher (fan-in ratio 1, goal ≤ 1.1).
 func TestSharedOnePollStreamAcrossReplicas(t *testing.T) {
 	for _, tc := range []struct {

@@ -1,6 +1,7 @@
 // Package watch follows upstream tasks: one watcher per upstream task, shared
-// by every waiter and every read of that task (ARCHITECTURE.md invariants 2,
-// 5, 6). A watcher reads the task through notifications/tasks when the
+// by every waiter and every read of that task (docs/ARCHITECTURE.md, One
+// watcher per upstream task; Each input key is asked once and answered once;
+// A client giving up ends only its own wait). A watcher reads the task through notifications/tasks when the
 // upstream offers them and otherwise polls tasks/get at the task's
 // pollIntervalMs (M-24, M-25), hands every snapshot to a Sink (the face
 // persists it) and then to its subscribers, and stops on a terminal state, on
@@ -137,7 +138,7 @@ type Config struct {
 	// (modern/upstream's ErrUnavailable).
 	Retryable func(error) bool
 	// Logger defaults to slog.Default(). Task ids are logged at debug level
-	// only (invariant 7).
+	// only (docs/ARCHITECTURE.md, No secret or id in logs and labels).
 	Logger *slog.Logger
 
 	// Coord shares each task's watcher among the replicas that use the same
@@ -214,7 +215,8 @@ func Temporary(err error) bool {
 	return errors.As(err, &t) && t.Temporary()
 }
 
-// Manager owns the watchers of one process: at most one per Key (invariant 2).
+// Manager owns the watchers of one process: at most one per Key
+// (docs/ARCHITECTURE.md, One watcher per upstream task).
 type Manager struct {
 	cfg    Config
 	ctx    context.Context
@@ -320,7 +322,8 @@ func (s *Subscription) offer(snap Snapshot) {
 	s.ch <- snap
 }
 
-// Close ends this subscription only (invariant 6): the watcher and the other
+// Close ends this subscription only (docs/ARCHITECTURE.md, A client giving
+// up ends only its own wait): the watcher and the other
 // subscribers carry on. Safe to call more than once.
 func (s *Subscription) Close() {
 	s.mu.Lock()
@@ -582,7 +585,8 @@ func (m *Manager) Refresh(key Key) {
 // with tasks/update, retrying retryable failures with backoff until the
 // upstream acknowledges or ctx ends (M-28, M-30). The caller has recorded the
 // keys durably first; the upstream ignores keys it already has, so a resend
-// after a crash is harmless (invariant 5). After the acknowledgement the
+// after a crash is harmless (M-30; docs/ARCHITECTURE.md, Each input key is
+// asked once and answered once). After the acknowledgement the
 // watcher polls at once to pick up the task's next state.
 func (m *Manager) Answer(ctx context.Context, key Key, responses modern.InputResponses) error {
 	if len(responses) == 0 {

@@ -77,8 +77,8 @@ func waitGets(t testing.TB, f *fakeSource, n int) {
 	}
 }
 
-// Invariant 2: N waiters cost exactly one upstream poll stream.
-func TestInvariant2_ManyWaitersOnePollStream(t *testing.T) {
+// One watcher per upstream task: N waiters cost exactly one upstream poll stream.
+func TestManyWaitersOnePollStream(t *testing.T) {
 	run := func(n int) int {
 		src := newFakeSource()
 		src.set(task("T", modern.StatusWorking, 1000))
@@ -126,7 +126,7 @@ func TestInvariant2_ManyWaitersOnePollStream(t *testing.T) {
 		t.Errorf("single waiter: %d tasks/get, want 7 (first read, 5 polls, terminal)", one)
 	}
 	if many != one {
-		t.Errorf("100 waiters: %d tasks/get, single waiter: %d; want equal (invariant 2)", many, one)
+		t.Errorf("100 waiters: %d tasks/get, single waiter: %d; want equal (one watcher per upstream task)", many, one)
 	}
 }
 
@@ -274,8 +274,8 @@ func TestTransportErrorIsNotGone(t *testing.T) {
 	}
 }
 
-// Invariant 6, L-48, L-86: one waiter giving up ends only its subscription.
-func TestInvariant6_CancelOneWaiter(t *testing.T) {
+// L-48, L-86: one waiter giving up ends only its subscription.
+func TestCancelOneWaiter(t *testing.T) {
 	src := newFakeSource()
 	src.set(task("T", modern.StatusWorking, 1000))
 	m, clk := newTestManager(t, src, nil)
@@ -344,7 +344,7 @@ func TestIdleWatcherStops(t *testing.T) {
 	}
 }
 
-// Issue 4 item 4: Get serves the cache while it is younger than the poll
+// Get serves the cache while it is younger than the poll
 // interval and refreshes once when older; concurrent Gets share the refresh.
 func TestGetServesCacheWithinPollInterval(t *testing.T) {
 	src := newFakeSource()

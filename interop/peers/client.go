@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Steps of the TypeScript legacy client (interop-peers.md §3.5, plus iserror
+// Steps of the TypeScript legacy client (interop/ts/legacy-client.mjs, plus iserror
 // and sample); the mcp-go client knows MCPGoSteps.
 var (
 	TSSteps    = []string{"init", "list", "task", "stream", "plain", "tasklist", "cancel", "fail", "iserror", "elicit", "sample"}

@@ -1,7 +1,7 @@
 // Package peers runs the real third-party MCP peers of interop/ — the
 // official TypeScript SDK v1 legacy server and client, mcp-go v1.2.1's legacy
 // server and client, and the Node 22 conformance harness — as child processes
-// for tasksbridge's interop tests (interop-peers.md). It only locates files,
+// for tasksbridge's interop tests (interop/README.md). It only locates files,
 // starts and stops processes and parses their reports; it imports no MCP SDK.
 //
 // The peers are installed by `make interop-deps` (part of `make test`). When
@@ -135,7 +135,8 @@ func TSScript(t testing.TB, name string) string {
 }
 
 // LoopbackPreload returns the absolute path of the preload module that forces
-// listen() calls without a host onto 127.0.0.1 (interop-peers.md §10.1); pass
+// listen() calls without a host onto 127.0.0.1 (some peers listen on every
+// interface otherwise; tests stay on loopback); pass
 // it as `node -r PATH` or NODE_OPTIONS="-r PATH" (for tools that spawn node
 // children, like the conformance harness).
 func LoopbackPreload(t testing.TB) string {

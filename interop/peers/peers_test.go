@@ -8,7 +8,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/interop/peers"
 )
 
-// Direct baseline cross-checks without the bridge (interop-peers.md §1): they
+// Direct baseline cross-checks without the bridge: they
 // prove the peers themselves work, so a failing bridge interop test points at
 // the bridge.
 
@@ -137,7 +137,7 @@ func TestClientReportsFailure(t *testing.T) {
 	}
 }
 
-// The loopback preload (§10.1) moves host-less listen() calls to 127.0.0.1;
+// The loopback preload moves host-less listen() calls to 127.0.0.1;
 // the conformance harness depends on it.
 func TestLoopbackPreload(t *testing.T) {
 	t.Parallel()

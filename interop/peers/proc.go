@@ -170,7 +170,7 @@ type TSServerOptions struct {
 }
 
 // StartTSServer starts interop/ts/legacy-server.mjs (TypeScript SDK 1.32.2
-// legacy fixture, tools of interop-peers.md §3.4) on an ephemeral 127.0.0.1
+// legacy fixture, tools of interop/README.md "Tools") on an ephemeral 127.0.0.1
 // port. It is stopped on t.Cleanup.
 func StartTSServer(t testing.TB, o TSServerOptions) *Server {
 	t.Helper()

@@ -1,5 +1,5 @@
 // Legacy (MCP 2025-11-25 experimental tasks) client test on the official
-// TypeScript SDK v1 (`client.experimental.tasks`), interop-peers.md §3.5. It
+// TypeScript SDK v1 (`client.experimental.tasks`). It
 // runs against any legacy server: tasksbridge's legacy face, the TS fixture
 // server (legacy-server.mjs), the mcp-go fixture server.
 //
@@ -139,7 +139,7 @@ overall.unref?.();
 // Tee every SSE body and note, per message, the method of the request whose
 // response carried it ("GET" for the standalone stream), so `elicit` and
 // `sample` can check the legacy side channel really is the tasks/result
-// stream (legacy-tasks.md §4).
+// stream (L-46).
 async function observe(body, on) {
   const lines = body.pipeThrough(new TextDecoderStream());
   let buf = '';
@@ -273,7 +273,7 @@ async function listAllTools() {
 }
 
 // createTask sends tools/call with params.task and checks the
-// CreateTaskResult fields TS clients need (legacy-tasks.md §10.3).
+// CreateTaskResult fields TS clients need (L-12, L-21, L-22).
 async function createTask(t) {
   const res = await client.request(
     { method: 'tools/call', params: { name: t.name, arguments: t.args } },

@@ -1,7 +1,7 @@
 // Legacy (MCP 2025-11-25 experimental tasks) fixture server on the official
 // TypeScript SDK v1. tasksbridge's tests put the bridge's modern face in front
-// of it (interop-peers.md §3.4) and drive it directly with the legacy clients
-// as a baseline (§1).
+// of it (tools: interop/README.md) and drive it directly with the legacy clients
+// as a baseline.
 //
 // Usage: node legacy-server.mjs [--port 0] [--poll-ms 100] [--time-scale 1]
 //                                [--compose ask-first|task-first]
@@ -194,7 +194,7 @@ function buildServer() {
   );
   const tasks = mcp.experimental.tasks;
 
-  // --- tasksbridge's own legacy tool set (interop-peers.md §3.4) ---
+  // --- tasksbridge's own legacy tool set (interop/README.md, Tools) ---
   mcp.registerTool(
     'echo',
     { description: 'Synchronous: returns text unchanged.', inputSchema: { text: z.string() } },

@@ -2,7 +2,7 @@
 // that makes every net.Server.listen() call without a host bind 127.0.0.1
 // instead of all interfaces. Third-party peers such as server-everything and
 // the conformance harness's own test servers call listen(port) or listen(0)
-// with no host (interop-peers.md §10.1); tests must stay on loopback.
+// with no host; tests must stay on loopback.
 // Calls that name a host, a unix socket path or a handle are left alone.
 'use strict';
 

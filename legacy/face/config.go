@@ -45,7 +45,8 @@ type Config struct {
 	Store sessionmap.Store
 
 	// Logger receives the bridge's logs (default: slog.Default()). Task and
-	// session ids are logged at debug level only (ARCHITECTURE invariant 7).
+	// session ids are logged at debug level only (docs/ARCHITECTURE.md, No
+	// secret or id in logs and labels).
 	Logger *slog.Logger
 
 	// MaxBodyBytes bounds an HTTP request body; larger ones get 413.
@@ -153,7 +154,7 @@ type Config struct {
 
 // Hooks let a metrics layer observe the face without this package importing
 // one. Callbacks must be fast and must not block; they carry no task or
-// session ids (invariant 7).
+// session ids (docs/ARCHITECTURE.md, No secret or id in logs and labels).
 type Hooks struct {
 	// Request is called once per legacy request the face answered.
 	Request func(RequestEvent)

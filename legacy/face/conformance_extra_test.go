@@ -2,7 +2,7 @@ package face_test
 
 // Conformance rows of docs/CONFORMANCE.md that no other end-to-end test of
 // the legacy face pinned down on its own: each test names the checklist ids
-// (legacy-tasks.md §9, modern-tasks.md §6) it proves and fails when the
+// (L-xx, M-xx; docs/CONFORMANCE.md) it proves and fails when the
 // face breaks them.
 
 import (

@@ -1,7 +1,8 @@
 // Package face is the bridge's legacy face: it serves MCP 2025-11-25 clients,
 // including their experimental tasks (tasks/get, the blocking tasks/result,
 // tasks/list, tasks/cancel), in front of a modern 2026-07-28 server that
-// speaks the io.modelcontextprotocol/tasks extension (modern-tasks.md §5).
+// speaks the io.modelcontextprotocol/tasks extension (docs/ARCHITECTURE.md,
+// The four paths).
 //
 // # Shape
 //
@@ -99,7 +100,8 @@
 // The principal is the SHA-256 of the request's Authorization header
 // (sessionmap.PrincipalFromAuthorization) when there is one, else the
 // session. Every task read goes through the scope check, and a foreign id is
-// answered exactly like an unknown one (-32602, README fact 10). Without an
+// answered exactly like an unknown one (-32602, L-38, L-69; docs/ARCHITECTURE.md,
+// A foreign id answers like an unknown one). Without an
 // Authorization header, tasks/list is scoped to the session: after a restart
 // the same session (same Mcp-Session-Id) still sees its tasks, but a new
 // session does not (L-04, L-71). Task ids are 144-bit random values either

@@ -19,7 +19,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
-// Item 1: initialize is answered from the upstream's server/discover plus
+// initialize is answered from the upstream's server/discover plus
 // the emulated legacy tasks capability, and the session is durable before
 // the reply (L-01..L-03).
 func TestInitializeFromDiscover_L01(t *testing.T) {
@@ -110,7 +110,7 @@ func TestOlderProtocolHasNoTasks(t *testing.T) {
 	}
 }
 
-// Item 2: logging/setLevel is stored per session and stamped on later
+// logging/setLevel is stored per session and stamped on later
 // upstream requests; ping is answered locally.
 func TestLogLevelStampedUpstream(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
@@ -138,14 +138,14 @@ func TestLogLevelStampedUpstream(t *testing.T) {
 	if len(calls) != 1 || !bytes.Contains(calls[0].Body, []byte(`"io.modelcontextprotocol/logLevel":"warning"`)) {
 		t.Errorf("tools/call upstream lacks the log level: %s", calls)
 	}
-	// The client's own capabilities travel upstream (§5.2 flow 7).
+	// The client's own capabilities travel upstream (M-01).
 	if !bytes.Contains(calls[0].Body, []byte(`"elicitation":{"form":{}}`)) || !bytes.Contains(calls[0].Body, []byte(`"sampling":{}`)) ||
 		!bytes.Contains(calls[0].Body, []byte(`"raw-legacy-client"`)) {
 		t.Errorf("tools/call upstream lacks the client's capabilities or clientInfo: %s", calls[0].Body)
 	}
 }
 
-// Item 3: a tools/call without "task" that the upstream turns into a task is
+// A tools/call without "task" that the upstream turns into a task is
 // polled here; the client gets the plain result and, having given a
 // progressToken, progress notifications while it waits (L-62).
 func TestPlainCallOfTaskToolIsPolled(t *testing.T) {
@@ -180,7 +180,7 @@ func TestPlainCallOfTaskToolIsPolled(t *testing.T) {
 	c.checkReceived(t)
 }
 
-// Item 4: tasks/get is served from the watcher's cache: many polls within
+// tasks/get is served from the watcher's cache: many polls within
 // the task's pollInterval cost one upstream tasks/get.
 func TestTasksGetThrottled(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
@@ -211,7 +211,7 @@ func TestTasksGetThrottled(t *testing.T) {
 	}
 }
 
-// Item 5: one watcher per upstream task, shared by every waiter: twenty
+// One watcher per upstream task, shared by every waiter: twenty
 // blocked tasks/result cost the upstream polls of one.
 func TestOneWatcherForManyWaiters(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
@@ -256,8 +256,9 @@ func TestOneWatcherForManyWaiters(t *testing.T) {
 	}
 }
 
-// Item 5: an input key is answered upstream exactly once, however many
-// sessions wait on the task (answered keys persisted first; invariant 5).
+// An input key is answered upstream exactly once, however many
+// sessions wait on the task (answered keys persisted first; docs/ARCHITECTURE.md,
+// Each input key is asked once and answered once).
 func TestInputAnsweredExactlyOnce(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	up := startUpstream(t, demo.Options{})
@@ -297,7 +298,7 @@ func TestInputAnsweredExactlyOnce(t *testing.T) {
 		t.Errorf("upstream tasks/update %d, input responses %d, duplicates %d; want exactly one", cn.TasksUpdate, cn.InputResponses, cn.DuplicateKeys)
 	}
 	// Each session was shown the question at most once, not once per
-	// waiter (invariant 5), and somebody was shown it.
+	// waiter (M-30), and somebody was shown it.
 	shown := func(c *rawClient) int {
 		n := 0
 		for _, m := range c.allReceived() {
@@ -318,7 +319,8 @@ func TestInputAnsweredExactlyOnce(t *testing.T) {
 	b.checkReceived(t)
 }
 
-// Item 5, invariant 6: a client that gives up on its tasks/result
+// docs/ARCHITECTURE.md, A client giving up ends only its own wait: a client
+// that gives up on its tasks/result
 // (disconnect, or notifications/cancelled) ends only its own wait; the task
 // and the other waiters carry on.
 func TestCancelledWaitEndsOnlyItself_L86(t *testing.T) {
@@ -376,7 +378,7 @@ func TestCancelledWaitEndsOnlyItself_L86(t *testing.T) {
 	}
 }
 
-// Item 5: keep-alives flow on a long tasks/result stream, so idle proxies do
+// Keep-alives flow on a long tasks/result stream, so idle proxies do
 // not cut it; the answer still arrives on the same stream.
 func TestKeepAlivesOnLongWait(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
@@ -397,7 +399,7 @@ func TestKeepAlivesOnLongWait(t *testing.T) {
 	}
 }
 
-// Item 10 / L-69: with an Authorization header the principal owns its tasks:
+// L-69: with an Authorization header the principal owns its tasks:
 // another principal's tasks/get, tasks/result and tasks/cancel get exactly
 // the unknown-id answer, and its tasks/list omits them; a second session of
 // the same principal sees them.
@@ -467,7 +469,7 @@ func TestSessionScopeWithoutCredentials(t *testing.T) {
 	}
 }
 
-// Item 10: HTTP-level refusals: an oversized body gets 413, a foreign Host
+// HTTP-level refusals: an oversized body gets 413, a foreign Host
 // or Origin 403 (DNS rebinding), an unknown session 404, a request without a
 // session that is not initialize 400, an unsupported method 405.
 func TestHTTPRefusals(t *testing.T) {
@@ -544,7 +546,7 @@ func TestDeleteSession(t *testing.T) {
 	}
 }
 
-// Item 10: an unreachable or failing upstream is a clear -32603 naming it;
+// An unreachable or failing upstream is a clear -32603 naming it;
 // task records are kept, and the watcher recovers with backoff once the
 // upstream is back.
 func TestUpstreamDown(t *testing.T) {
@@ -616,7 +618,7 @@ func TestHealthAndReady(t *testing.T) {
 	}
 }
 
-// Item 8: with StatusNotifications, a client with an open GET stream gets
+// With StatusNotifications, a client with an open GET stream gets
 // notifications/tasks/status when its task changes (L-61).
 func TestStatusNotificationsOnGETStream_L61(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)

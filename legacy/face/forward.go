@@ -50,7 +50,7 @@ func (s *session) forward(ctx context.Context, ri *reqInfo, method string) (mcp.
 // toolsList forwards tools/list and, on a 2025-11-25 session, advertises
 // execution.taskSupport "optional" on every tool: the bridge accepts both
 // task and plain calls for any tool, because a modern server decides per
-// request (L-09, modern-tasks §5.1).
+// request (L-09, M-50).
 func (s *session) toolsList(ctx context.Context, ri *reqInfo) (mcp.Result, error) {
 	opts, meta, err := s.callOptions(ri)
 	if err != nil {
@@ -123,7 +123,9 @@ func (s *session) callUpstream(ctx context.Context, method string, params json.R
 
 // fulfil asks the client every input request of an MRTR InputRequiredResult,
 // concurrently, on the current request's stream (the handler's ctx routes
-// them there, go-sdk.md §7.1).
+// them there: go-sdk sends a server→client request on the stream of the
+// request whose context it is given; docs/ARCHITECTURE.md, What go-sdk
+// v1.8.0 leaves to the bridge).
 func (s *session) fulfil(ctx context.Context, inputRequired json.RawMessage) (modern.InputResponses, error) {
 	ir, err := modern.DecodeInputRequiredResult(inputRequired)
 	if err != nil {
@@ -274,7 +276,7 @@ func (s *session) deliver(ctx context.Context, ri *reqInfo, method string, param
 
 // legacyResult is an upstream result as a legacy client gets it: without
 // the 2026-only members (translate.ResultToLegacy) and without the
-// 2026-only _meta serverInfo (modern-tasks §5.3: strip or keep; legacy
+// 2026-only _meta serverInfo (the bridge may strip or keep it; legacy
 // clients have no use for it).
 func legacyResult(raw json.RawMessage) (json.RawMessage, error) {
 	out, err := translate.ResultToLegacy(raw)

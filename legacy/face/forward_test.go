@@ -89,7 +89,7 @@ func startCustomUpstream(t *testing.T) *customUpstream {
 	return &customUpstream{srv: srv, rec: rec, url: hs.URL + "/mcp"}
 }
 
-// Item 2: an upstream MRTR input_required on an ordinary request becomes a
+// An upstream MRTR input_required on an ordinary request becomes a
 // real elicitation/create on the request's own stream (no related-task
 // _meta: there is no task); the request is retried upstream with the answer,
 // the echoed requestState and a new JSON-RPC id.
@@ -141,7 +141,7 @@ func TestMRTROnOrdinaryRequest(t *testing.T) {
 	c.checkReceived(t)
 }
 
-// Item 2: progress (on the client's own token) and log notifications of an
+// Progress (on the client's own token) and log notifications of an
 // upstream request reach the client on the request's stream; the log level
 // set by logging/setLevel was stamped upstream.
 func TestProgressAndLogNotifications(t *testing.T) {
@@ -182,7 +182,7 @@ func TestProgressAndLogNotifications(t *testing.T) {
 	c.checkReceived(t)
 }
 
-// Item 2: prompts, resources and completions are carried across the eras;
+// Prompts, resources and completions are carried across the eras;
 // every answer is a valid 2025-11-25 result without 2026-only members.
 func TestForwardedMethods(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
@@ -217,7 +217,7 @@ func TestForwardedMethods(t *testing.T) {
 		}
 	}
 	// resources/read of an unknown resource: the upstream's 2026 -32602 is
-	// the 2025-11-25 -32002 (modern-tasks §5.3).
+	// the 2025-11-25 -32002 (the code legacy clients expect).
 	r := c.call(ctx, "resources/read", map[string]any{"uri": "test://missing"})
 	if r.Err == nil || r.Err.Code != rpc.CodeLegacyResourceNotFound {
 		t.Errorf("resources/read of a missing resource: %s", r.Envelope)
@@ -225,7 +225,7 @@ func TestForwardedMethods(t *testing.T) {
 	c.checkReceived(t)
 }
 
-// Item 2: resources/subscribe opens an upstream subscriptions/listen with the
+// resources/subscribe opens an upstream subscriptions/listen with the
 // session's resource URIs; the upstream's notifications/resources/updated
 // reaches the legacy client (on its GET stream); resources/unsubscribe
 // closes it.

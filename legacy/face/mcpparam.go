@@ -17,7 +17,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/translate"
 )
 
-// M-11 (modern-tasks §3.5, §6.1): a 2026-07-28 client mirrors every tool
+// M-11: a 2026-07-28 client mirrors every tool
 // argument whose inputSchema property carries "x-mcp-header": "Name" into an
 // Mcp-Param-Name HTTP header, and hides tools whose annotations are invalid.
 // Legacy clients know nothing of this, so the face does it for them: it

@@ -18,7 +18,8 @@ import (
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
-// Invariant 5: two waiters of one session see one elicitation for a key.
+// docs/ARCHITECTURE.md, Each input key is asked once and answered once: two
+// waiters of one session see one elicitation for a key.
 func TestOneElicitationPerSession(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
@@ -103,7 +104,8 @@ func (f *failingStore) CreateTask(ctx context.Context, tk sessionmap.Task) error
 	return f.Memory.CreateTask(ctx, tk)
 }
 
-// Invariant 1 / README fact 7: no task id reaches a client before it is
+// L-12, docs/ARCHITECTURE.md, No handle before it is durable: no task id
+// reaches a client before it is
 // durable; when the record cannot be written the client gets -32603 and no
 // task.
 func TestNoTaskIDBeforeDurable(t *testing.T) {

@@ -29,7 +29,8 @@ import (
 // by a hash of the client session and the question's JSON-RPC id. A process
 // receiving an answer it has no waiter for reads that record and sends the
 // answer upstream itself, through the same once-per-key path (OweAnswers,
-// then the outbox; M-30, invariant 5). The process that asked stops waiting
+// then the outbox; M-30, docs/ARCHITECTURE.md, Each input key is asked once
+// and answered once). The process that asked stops waiting
 // for a key once the store holds its answer (await).
 
 // storedQuestion is one recorded question.
@@ -135,7 +136,7 @@ func (b *Bridge) answerStored(r *http.Request, s *session, resp *jsonrpc.Respons
 }
 
 // takeAnswer translates the client's answer resp to key of rec and sends it
-// upstream, exactly once per key (invariant 5).
+// upstream, exactly once per key (M-30).
 func (s *session) takeAnswer(rec sessionmap.Task, key string, req modern.InputRequest, resp []byte, opts upstream.CallOptions) {
 	answer, err := translate.InputResponseFromLegacy(req, resp)
 	if err != nil {

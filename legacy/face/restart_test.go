@@ -106,7 +106,7 @@ func startChild(t *testing.T, upstreamURL, dataDir string) (url string, kill fun
 	return "http://" + addr + "/mcp", kill
 }
 
-// Item 9: after kill -9 and a restart on the same data directory, a legacy
+// After kill -9 and a restart on the same data directory, a legacy
 // client that keeps its Mcp-Session-Id continues without re-initializing:
 // tasks/list, tasks/get and tasks/result (including an input_required task,
 // whose watcher restarts lazily) work on its earlier tasks, and the session's

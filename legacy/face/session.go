@@ -126,8 +126,8 @@ func (s *session) serverSession() *mcp.ServerSession {
 	return s.ss
 }
 
-// requestMeta is the per-request _meta the session stamps upstream (§5.2
-// flow 7): the client's own capabilities plus the tasks extension,
+// requestMeta is the per-request _meta the session stamps upstream (M-01,
+// M-02, M-20): the client's own capabilities plus the tasks extension,
 // its clientInfo and its log level.
 //
 // It is cached prepared (encoded and validated once, M-01): every forwarded
@@ -269,7 +269,9 @@ func (b *Bridge) lookupReqInfo(req mcp.Request) *reqInfo {
 
 // rawResult is a result whose JSON the bridge built itself (legacy shapes the
 // typed go-sdk results cannot express). The bytes come from json.Marshal or
-// from validated translations, so they are always valid JSON (go-sdk.md §6).
+// from validated translations, so they are always valid JSON (go-sdk never
+// answers a request whose result is not; docs/ARCHITECTURE.md, What go-sdk
+// v1.8.0 leaves to the bridge).
 type rawResult struct {
 	mcp.ResultBase
 	raw json.RawMessage
@@ -311,7 +313,8 @@ func (p *rawParams) bytes() json.RawMessage {
 }
 
 // sdkLogger passes go-sdk's warnings and errors on; its info logs name
-// session ids, which must not appear at info level (invariant 7).
+// session ids, which must not appear at info level (docs/ARCHITECTURE.md,
+// No secret or id in logs and labels).
 func (b *Bridge) sdkLogger() *slog.Logger {
 	return slog.New(minLevel{h: b.log.Handler(), min: slog.LevelWarn})
 }

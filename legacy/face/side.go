@@ -40,7 +40,7 @@ func presentIDs(taskID, key string) translate.IDSource {
 // ask sends one legacy server→client request (elicitation/create,
 // sampling/createMessage or roots/list) through go-sdk with ctx, which routes
 // it onto the stream of the request being handled (the tasks/result stream,
-// legacy-tasks §4.2), and returns the client's answer as a whole JSON-RPC
+// L-46), and returns the client's answer as a whole JSON-RPC
 // response, the shape translate.InputResponseFromLegacy reads. A context
 // error means nobody got an answer: the caller may ask again later.
 func (s *session) ask(ctx context.Context, side translate.SideRequest) ([]byte, error) {

@@ -110,7 +110,7 @@ func (c *stdioClient) call(ctx context.Context, method string, params any) *repl
 	}
 }
 
-// Item 1 (stdio): `bridge serve --stdio` serves one legacy client with the
+// Over stdio, `bridge serve --stdio` serves one legacy client with the
 // same server: the handshake, task creation, notifications/tasks/status
 // (which go-sdk cannot send over HTTP; here the bridge writes it on the
 // connection, L-61) and the input_required side channel during tasks/result.

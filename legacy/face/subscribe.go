@@ -16,7 +16,8 @@ import (
 )
 
 // subscriptions carries a legacy session's resources/subscribe over to the
-// 2026-07-28 subscriptions/listen (modern-tasks §5.3): one upstream listen
+// 2026-07-28 subscriptions/listen (2026-07-28 has no sessions to hold a
+// subscription): one upstream listen
 // per session, opened with the session's resource URIs and the list-changed
 // flags while the session has at least one subscription, reopened when the
 // set changes, and re-listened after the stream breaks (M-14).

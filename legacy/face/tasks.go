@@ -22,8 +22,8 @@ import (
 
 // toolsCall runs a legacy tools/call:
 //   - with "task" (a 2025-11-25 session): an upstream task is recorded
-//     durably, then answered with the nested CreateTaskResult (L-12, README
-//     fact 7); a synchronous upstream answer becomes a synthesized task that
+//     durably, then answered with the nested CreateTaskResult (L-12,
+//     docs/ARCHITECTURE.md, No handle before it is durable); a synchronous upstream answer becomes a synthesized task that
 //     is already completed;
 //   - without "task": a plain result, or, when the upstream made a task
 //     anyway, the final result after polling it here (with progress
@@ -112,7 +112,7 @@ func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error
 		}
 		if err := s.b.store.CreateTask(ctx, rec); err != nil {
 			// Without a durable record the id must not reach the client
-			// (invariant 1), so nobody could follow the upstream task:
+			// (L-12), so nobody could follow the upstream task:
 			// cancel it rather than leave it running (intent.go).
 			s.cancelUndelivered(intentID, ct.Task, call.Name, opts)
 			return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: cannot record the task: %v", err)
@@ -202,8 +202,7 @@ func (s *session) newRecord(t modern.Task, tool string, requestedTTL *int64) ses
 
 // synthesize answers a task-augmented call that the upstream answered
 // synchronously with a task that is already completed and holds the result
-// (modern-tasks §5.2 flow 1: an accepted task-augmented request MUST get a
-// CreateTaskResult).
+// (L-12: an accepted task-augmented request MUST get a CreateTaskResult).
 func (s *session) synthesize(ctx context.Context, tool string, result json.RawMessage, requestedTTL *int64) (mcp.Result, error) {
 	id := sessionmap.NewTaskID()
 	poll := s.b.cfg.Watch.DefaultPollInterval.Milliseconds()
@@ -238,7 +237,8 @@ func (s *session) synthesize(ctx context.Context, tool string, result json.RawMe
 }
 
 // lookup reads a task through the scope check: unknown, expired, foreign
-// and other-direction ids all get the same -32602 (README fact 10, L-38,
+// and other-direction ids all get the same -32602 (docs/ARCHITECTURE.md, A
+// foreign id answers like an unknown one; L-38,
 // L-45, L-56, L-69).
 func (s *session) lookup(ctx context.Context, id string) (sessionmap.Task, error) {
 	// Bounded: a store that froze answers the retryable storeUnavailable
@@ -542,7 +542,8 @@ func payload(r legacy.GetTaskPayloadResult) (mcp.Result, error) {
 // await blocks on the task's shared watcher until it is terminal (L-42),
 // presenting each new input key to the client on this request's stream
 // (L-46). The wait ends early, without touching the task, when the client
-// cancels the request or goes away (L-48, L-86, invariant 6), or when the
+// cancels the request or goes away (L-48, L-86; docs/ARCHITECTURE.md, A
+// client giving up ends only its own wait), or when the
 // bridge shuts down.
 func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, mode awaitMode, progressToken json.RawMessage) (mcp.Result, error) {
 	if !live(rec) {
@@ -731,7 +732,7 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 
 // present shows one upstream input request to the client as a legacy
 // server→client request with related-task _meta (L-33) and sends the answer
-// upstream (exactly once per key, invariant 5).
+// upstream (exactly once per key, M-30).
 func (s *session) present(ctx context.Context, rec sessionmap.Task, key string, req modern.InputRequest, opts upstream.CallOptions) {
 	side, err := translate.InputRequestToLegacy(rec.ID, key, req, s.clientCaps(), presentIDs(rec.ID, key))
 	if err != nil {

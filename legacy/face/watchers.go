@@ -128,7 +128,7 @@ func (b *Bridge) watchSource(key watch.Key) (watch.Source, error) {
 
 // observe is the watchers' Sink: every snapshot with news is merged into the
 // durable record (monotonic: terminal sticks, a pinned cancel wins,
-// invariant 3). Non-terminal snapshots are recorded before any waiter sees
+// L-26, L-59). Non-terminal snapshots are recorded before any waiter sees
 // them. A terminal one reaches the waiters first (watch.Config.EarlyTerminal)
 // and is recorded right after, so a completion is not answered one durable
 // write late. That is safe: a terminal upstream state never changes (the
@@ -243,7 +243,8 @@ func detailedOf(rec sessionmap.Task) modern.DetailedTask {
 
 // legacyTask is what a legacy client sees of a record (tasks/get,
 // tasks/list, tasks/cancel, status notifications): isError ⇒ failed,
-// input_required kept, ttl always present (L-21, L-29, README fact 2).
+// input_required kept, ttl always present (L-21, L-29; isError is completed
+// in modern, M-56).
 func legacyTask(rec sessionmap.Task) legacy.Task {
 	return translate.LegacyTaskFromDetailed(detailedOf(rec))
 }
@@ -286,7 +287,7 @@ func (b *Bridge) signalPin(id string) {
 }
 
 // claimSent marks key of task id as answered by this process; false when it
-// already was (another waiter answered it: exactly once, invariant 5).
+// already was (another waiter answered it: exactly once, M-30).
 func (b *Bridge) claimSent(id, key string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -321,7 +322,8 @@ func (b *Bridge) forgetSent(id string) {
 }
 
 // answer sends the client's answer to one input key upstream, exactly once
-// per key (invariant 5, M-30): the key is claimed in this process, then
+// per key (M-30; docs/ARCHITECTURE.md, Each input key is asked once and
+// answered once): the key is claimed in this process, then
 // recorded answered with its payload owed in one durable write
 // (OweAnswers), then the outbox delivers it as tasks/update until the
 // upstream acknowledges it (answerUpstream), even if the waiter that

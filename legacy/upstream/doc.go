@@ -19,19 +19,20 @@
 //   - stdio (CommandTransport, or any mcp.Transport): calls are multiplexed on
 //     the go-sdk connection under string ids the SDK never uses; server→client
 //     requests are routed by their related-task _meta
-//     ("io.modelcontextprotocol/related-task", legacy-tasks.md §2.3), else to
+//     ("io.modelcontextprotocol/related-task", L-33), else to
 //     the one in-flight call that accepts them. The process exiting ends the
 //     session.
 //
 // Server→client requests (elicitation/create, sampling/createMessage,
 // roots/list) are handed to the call's OnRequest as SideRequest values; the
 // caller answers them whenever it likes with Session.Respond, correlated by
-// the upstream's JSON-RPC id (legacy-tasks.md §4.2: clients correlate by id).
+// the upstream's JSON-RPC id (L-84: legacy clients correlate answers by id,
+// they do not echo related-task _meta).
 //
 // Errors: a JSON-RPC error the upstream sent comes back unchanged as
 // *rpc.Error; a transport failure is an *Error (-32603 naming the upstream)
 // that matches ErrUnavailable (retryable), ErrSessionGone or ErrBadResponse.
 //
 // EraSelector decides (and caches) whether an upstream is legacy or modern
-// (modern-tasks.md §3.4), for the dispatcher that serves both.
+// (docs/ARCHITECTURE.md, Era detection), for the dispatcher that serves both.
 package upstream

@@ -9,7 +9,7 @@ import (
 	modernup "github.com/tasksbridge/tasksbridge/modern/upstream"
 )
 
-// Era is the protocol era of a peer (modern-tasks.md §3.4); it is
+// Era is the protocol era of a peer (docs/ARCHITECTURE.md, Era detection); it is
 // modern/upstream's type, shared so that a dispatcher compares client and
 // upstream eras with one vocabulary.
 type Era = modernup.Era

@@ -25,8 +25,8 @@ const (
 // maxMessage bounds one JSON-RPC message (an SSE event or a JSON body).
 const maxMessage = 16 << 20
 
-// httpWire sends every call as its own POST on the session (go-sdk.md §5.2,
-// but with the session's Mcp-Session-Id): the call's response stream then
+// httpWire sends every call as its own POST on the session (raw JSON-RPC
+// over HTTP, with the session's Mcp-Session-Id): the call's response stream then
 // carries exactly the messages that belong to it.
 type httpWire struct {
 	endpoint string

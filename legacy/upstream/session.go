@@ -24,7 +24,7 @@ const ProtocolVersion = legacy.ProtocolVersion
 
 // SideRequest is a server→client request the upstream sent while a call was
 // in flight: an elicitation/create, sampling/createMessage or roots/list,
-// typically on the stream of a blocking tasks/result (legacy-tasks.md §4.2)
+// typically on the stream of a blocking tasks/result (L-46)
 // or of a tools/call that asks before it creates its task. Answer it with
 // Session.Respond under ID.
 type SideRequest struct {
@@ -314,7 +314,7 @@ func progressTokenOf(params json.RawMessage) string {
 }
 
 // isSideMethod reports whether a server→client request is one the bridge
-// relays (legacy-tasks.md §4.2); others (ping aside) are refused.
+// relays (L-46: elicitation, sampling, roots); others (ping aside) are refused.
 func isSideMethod(method string) bool {
 	switch method {
 	case legacy.MethodElicitationCreate, legacy.MethodSamplingCreateMessage, legacy.MethodRootsList:
@@ -547,10 +547,9 @@ func (s *Session) CancelTask(ctx context.Context, taskID string) (json.RawMessag
 }
 
 // TaskResult sends the blocking tasks/result for taskID and returns the
-// whole JSON-RPC response once the task is terminal (legacy-tasks.md §4.1),
+// whole JSON-RPC response once the task is terminal (L-41, L-42),
 // as translate.LegacyOutcomeFromResponse reads it. Server→client requests the
-// upstream sends for the task meanwhile go to onRequest (legacy-tasks.md
-// §4.2). Only transport failures are errors.
+// upstream sends for the task meanwhile go to onRequest (L-46). Only transport failures are errors.
 func (s *Session) TaskResult(ctx context.Context, taskID string, onRequest func(*SideRequest)) (json.RawMessage, error) {
 	res, err := s.Call(ctx, legacy.MethodTasksResult, taskIDParams(taskID), CallOptions{OnRequest: onRequest, RelatedTask: taskID})
 	return responseOf(res, err)

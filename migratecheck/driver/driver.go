@@ -63,7 +63,7 @@ type Options struct {
 	SrcRoot     string // SARIF %SRCROOT%; "" = git root above Dir, else module root, else Dir
 	ShowIgnored bool   // text: also print suppressed findings
 	// AllDeps type-checks every dependency from source so that facts
-	// (re-export wrappers, catalogue §2.8) flow from other modules too. By
+	// (re-export wrappers, passes/reexport) flow from other modules too. By
 	// default only packages of the analysed module are loaded from source and
 	// the rest come from export data, like go vet (much faster).
 	AllDeps bool
@@ -410,7 +410,7 @@ func collect(graph *checker.Graph, r *settings.Resolved, errs []string, withhold
 	seen := map[key]bool{}
 	// Wire types that some package of the run still serves to 2025-11-25
 	// peers: a tag fix on them would break those peers, and the declaring
-	// package cannot see its importers (spec §4 fix guard).
+	// package cannot see its importers (the fix guard; docs/rules/README.md, Fixes).
 	legacy := map[string]bool{}
 	for _, act := range graph.Roots {
 		if rep, ok := act.Result.(*migratecheck.Report); ok && rep != nil {
@@ -957,7 +957,7 @@ func finishFix(o Options, res *Result) int {
 			continue
 		}
 		rule, ok := rules.Lookup(f.Rule)
-		// Policy (spec §4): only opt-in fixes, only when their flag is set.
+		// Policy (docs/rules/README.md, Fixes): only opt-in fixes, only when their flag is set.
 		if !ok || rule.Fix != rules.FixOptIn || !enabledFix[rule.FixFlag] || len(f.Fixes) == 0 {
 			without++
 			continue

@@ -1,5 +1,5 @@
 // Package sarif encodes migrate-check findings as a SARIF 2.1.0 log that GitHub
-// code scanning accepts (spec §5.5): one rule per check with help text and
+// code scanning accepts: one rule per check with help text and
 // helpUri, results with a relative artifact URI under %SRCROOT%, 1-based
 // regions, and an explicit (possibly empty) suppressions array.
 //
@@ -285,7 +285,7 @@ func (b *Builder) AddRule(r Rule) {
 		},
 	}
 	if d.Name == r.ID {
-		d.Name = "" // §5.5: never name a rule by its id
+		d.Name = "" // GitHub code scanning: never name a rule by its id
 	}
 	if r.Title != "" {
 		d.ShortDescription = &Message{Text: Flatten(r.Title)}

@@ -49,7 +49,7 @@ func sample(t *testing.T) []byte {
 	return buf.Bytes()
 }
 
-// TestEncodeGitHubShape asserts the §5.5 fields GitHub code scanning needs.
+// TestEncodeGitHubShape asserts the fields GitHub code scanning needs.
 func TestEncodeGitHubShape(t *testing.T) {
 	data := sample(t)
 	var log sarif.Log

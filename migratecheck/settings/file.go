@@ -47,8 +47,8 @@ type Config struct {
 	Raw []byte `yaml:"-" json:"-"`
 }
 
-// FixConfig opts rules into their automatic fixes (spec §4: fixes are
-// opt-in per rule, never on by default).
+// FixConfig opts rules into their automatic fixes (docs/rules/README.md,
+// Fixes: opt-in per rule, never on by default).
 type FixConfig struct {
 	Tags     *bool `yaml:"tags" json:"tags"`
 	Literals *bool `yaml:"literals" json:"literals"`

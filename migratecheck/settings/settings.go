@@ -82,7 +82,8 @@ func DefaultMethodCallFuncs() []string {
 		"HandleMethod", "Handle", "RegisterMethod", "On", "AddNotificationHandler"}
 }
 
-// DefaultLibraries returns the library prefixes of the rules catalogue §2.
+// DefaultLibraries returns the library prefixes of the library API table
+// (migratecheck/internal/catalog).
 func DefaultLibraries() map[string][]string {
 	return map[string][]string{
 		FamilyMCPGo:     {"github.com/mark3labs/mcp-go"},

@@ -2,7 +2,7 @@ package face_test
 
 // Conformance rows of docs/CONFORMANCE.md that no other test of the modern
 // face pinned down on its own: each test names the checklist ids
-// (modern-tasks.md §6) it proves and fails when the face breaks them.
+// (M-xx, docs/CONFORMANCE.md) it proves and fails when the face breaks them.
 
 import (
 	"bytes"

@@ -15,7 +15,7 @@ import (
 // The official conformance suite's task scenarios
 // (@modelcontextprotocol/conformance@0.2.0-alpha.12, server mode, Node 22)
 // against the bridge's modern face in front of a legacy upstream
-// (interop-peers.md §7.3). Each scenario's checks.json is read and every
+// (interop/README.md). Each scenario's checks.json is read and every
 // check must be SUCCESS (or SKIPPED/INFO where the harness itself skips).
 
 // expectedFailures are the scenarios that cannot pass against a given

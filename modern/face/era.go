@@ -20,8 +20,8 @@ const (
 )
 
 // DetectClientEra decides, for one HTTP request to a dual-era endpoint, which
-// face serves it (modern-tasks.md §3.4: a dual-era server picks semantics from
-// how the client opens; versioning.mdx). It reads only the headers and the
+// face serves it (docs/ARCHITECTURE.md, Era detection: a dual-era server
+// picks semantics from how the client opens, M-44). It reads only the headers and the
 // body, so a dispatcher can route each request before any face sees it:
 //
 //   - a body whose _meta carries "io.modelcontextprotocol/protocolVersion" is

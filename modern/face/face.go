@@ -268,7 +268,7 @@ func (p *rawParams) UnmarshalJSON(b []byte) error {
 }
 
 // rawResult returns JSON built by this package through go-sdk. It must be
-// valid JSON (go-sdk never answers otherwise, go-sdk.md §6).
+// valid JSON (go-sdk never answers otherwise).
 type rawResult struct {
 	mcp.ResultBase
 	raw json.RawMessage

@@ -62,7 +62,7 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method != http.MethodPost {
-		// No GET stream and no sessions in 2026-07-28 (§3.5).
+		// No GET stream and no sessions in 2026-07-28 (M-40).
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "Method Not Allowed: MCP 2026-07-28 uses POST only", http.StatusMethodNotAllowed)
 		return

@@ -56,7 +56,8 @@ func TestInteropGoFixtureLegacyServer(t *testing.T) {
 	})
 }
 
-// runLegacyUpstreamSuite drives the tools of interop-peers.md §3.4.
+// runLegacyUpstreamSuite drives the legacy fixture tools (interop/README.md,
+// Tools).
 func runLegacyUpstreamSuite(t *testing.T, bridge string, inputs bool) {
 	ctx := ctxT(t)
 	m := connectModern(t, ctx, bridge)

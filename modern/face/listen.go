@@ -16,10 +16,12 @@ import (
 
 // Task push (M-33, M-47, M-63) is served by the face itself: go-sdk v1.8.0
 // parses subscriptions/listen into a filter without taskIds and cannot send a
-// custom notification (go-sdk.md §2). A listen that asks for taskIds is taken
+// custom notification (docs/ARCHITECTURE.md, What go-sdk v1.8.0 leaves to
+// the bridge). A listen that asks for taskIds is taken
 // before go-sdk sees it (HTTP front, stdio connection wrapper); its
 // notifications come from the shared watcher of each task (one upstream poll
-// stream per task however many listeners, ARCHITECTURE.md invariant 2).
+// stream per task however many listeners; docs/ARCHITECTURE.md, One watcher
+// per upstream task).
 
 // checkListen validates a task listen (M-37, M-61) and returns the task ids
 // the face agrees to report: the caller's own (others are left out silently,

@@ -18,7 +18,7 @@ import (
 )
 
 // A modern (2026-07-28 + tasks extension) client written with go-sdk v1.8.0,
-// as go-sdk.md §5 describes: pinned protocol version, the extension declared
+// as such a client must be built on it: pinned protocol version, the extension declared
 // in its capabilities (sent per request), tasks/get|update|cancel as custom
 // methods, a RoundTripper that adds Mcp-Name = taskId (which go-sdk does not),
 // and a connection wrapper that keeps a CreateTaskResult alive through

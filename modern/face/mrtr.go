@@ -23,7 +23,7 @@ import (
 // server→client requests on that request's stream (an elicitation before a
 // task is created, or during a synchronous tool). A 2026-07-28 server cannot
 // send requests; it answers input_required with inputRequests and a
-// requestState, and the client retries with inputResponses (MRTR, §4). The
+// requestState, and the client retries with inputResponses (MRTR, M-48). The
 // bridge keeps the upstream call open in this process between the rounds;
 // requestState names it, HMAC-protected and bound to the principal, the
 // method and the tool (M-48: requestState is attacker input). A retry whose

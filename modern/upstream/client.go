@@ -74,7 +74,7 @@ type Client struct {
 // stamps on one upstream request.
 type CallOptions struct {
 	// Capabilities are the caller's own client capabilities (the legacy
-	// client's elicitation / sampling / roots, §5.2 flow 7); the tasks
+	// client's elicitation / sampling / roots, M-01); the tasks
 	// extension is always added (M-20) and a legacy top-level "tasks" key is
 	// dropped (M-66).
 	Capabilities modern.ClientCapabilities
@@ -323,7 +323,7 @@ func (c *Client) newRequest(method string, params json.RawMessage, opts *CallOpt
 	return &jsonrpc.Request{ID: id, Method: method, Params: stamped}, p, nil
 }
 
-// requestMeta is the per-request _meta of one call (§3.1).
+// requestMeta is the per-request _meta of one call (M-01, M-02).
 func (c *Client) requestMeta(opts *CallOptions) modern.RequestMeta {
 	caps := opts.Capabilities
 	caps.Extensions = cloneExtensions(caps.Extensions)

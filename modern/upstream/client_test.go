@@ -69,7 +69,7 @@ func TestSlowTaskLifecycle(t *testing.T) {
 }
 
 // fail_task → failed with the inline JSON-RPC error; error_task → completed
-// with isError (README fact 2).
+// with isError (M-56).
 func TestFailedAndIsError(t *testing.T) {
 	env := startDemo(t, demo.Options{})
 	c := env.client
@@ -87,8 +87,8 @@ func TestFailedAndIsError(t *testing.T) {
 	}
 }
 
-// elicit_task: the caller's elicitation capability reaches the upstream (§5.2
-// flow 7); input_required → tasks/update under the same key → completed (M-28).
+// elicit_task: the caller's elicitation capability reaches the upstream
+// (M-01); input_required → tasks/update under the same key → completed (M-28).
 func TestElicitTaskInputRequiredUpdate(t *testing.T) {
 	env := startDemo(t, demo.Options{})
 	c := env.client
@@ -157,7 +157,7 @@ func TestUnknownTaskIsInvalidParams(t *testing.T) {
 }
 
 // The legacy client's Authorization reaches the upstream, which binds tasks
-// to it: another principal cannot read the task (fact 10).
+// to it: another principal cannot read the task (M-65).
 func TestAuthorizationForwarded(t *testing.T) {
 	env := startDemo(t, demo.Options{})
 	c := env.client

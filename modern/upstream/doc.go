@@ -2,7 +2,7 @@
 // (2026-07-28 + the io.modelcontextprotocol/tasks extension): raw JSON-RPC
 // over go-sdk's transports (Streamable HTTP or a stdio command), so that a
 // CreateTaskResult, an MRTR input request or an exact error body is never lost
-// (go-sdk.md §5.2).
+// (docs/ARCHITECTURE.md, What go-sdk v1.8.0 leaves to the bridge).
 //
 // Every request carries the per-request _meta (M-01, M-02, M-20) and, on HTTP,
 // the MCP-Protocol-Version / Mcp-Method / Mcp-Name headers including

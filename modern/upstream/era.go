@@ -10,7 +10,8 @@ import (
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
-// Era is the protocol era an upstream speaks (modern-tasks.md §3.4).
+// Era is the protocol era an upstream speaks (docs/ARCHITECTURE.md, Era
+// detection).
 type Era int
 
 const (

@@ -19,7 +19,8 @@ const (
 )
 
 // headerRoundTripper completes the Streamable HTTP request headers that go-sdk
-// v1.8.0 leaves out (go-sdk.md §2, §5.3):
+// v1.8.0 leaves out (docs/ARCHITECTURE.md, What go-sdk v1.8.0 leaves to the
+// bridge):
 //
 //   - Mcp-Name = params.taskId on tasks/get|update|cancel (M-32); go-sdk sets it
 //     only for tools/call, prompts/get and resources/read.

@@ -23,7 +23,7 @@ import (
 // mcp.Connection: Write POSTs the already-encoded request, Read yields the
 // messages of its answer (one application/json body, or the events of a
 // text/event-stream). A 2026-07-28 upstream is stateless (no session id, no
-// GET stream, §3.5), so a call is exactly one POST and this is all the
+// GET stream, M-40), so a call is exactly one POST and this is all the
 // transport the Client needs; go-sdk's streamable client connection costs a
 // goroutine per answer and decodes every message twice through a fresh
 // 32 KiB buffer, which made it the largest part of the bridge's CPU per call.

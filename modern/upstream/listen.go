@@ -200,7 +200,7 @@ func (t *TaskStream) Err() error {
 func (t *TaskStream) Close() { t.s.Close() }
 
 // ListenTasks subscribes to notifications/tasks for taskIDs (the tasks
-// extension's filter field, §2.11). Notifications that do not decode are
+// extension's filter field, M-33). Notifications that do not decode are
 // dropped (a poll will catch the state).
 func (c *Client) ListenTasks(ctx context.Context, taskIDs []string, opts CallOptions) (*TaskStream, error) {
 	if taskIDs == nil {

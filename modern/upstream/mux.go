@@ -90,7 +90,7 @@ func (m *mux) read() {
 }
 
 // refuse answers a server→client request: 2026-07-28 servers send none (MRTR
-// replaced them, §3.5). Only stdio can carry a reply; on HTTP a client MUST
+// replaced them). Only stdio can carry a reply; on HTTP a client MUST
 // NOT POST responses (M-09), so the request is dropped.
 func (m *mux) refuse(req *jsonrpc.Request) {
 	if !m.stdio {

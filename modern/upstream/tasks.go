@@ -113,7 +113,7 @@ func (c *Client) UpdateTask(ctx context.Context, taskID string, responses modern
 }
 
 // CancelTask sends tasks/cancel (never notifications/cancelled, M-31). The
-// acknowledgement does not mean the task is cancelled (cooperative, §2.8).
+// acknowledgement does not mean the task is cancelled (cooperative, M-59).
 func (c *Client) CancelTask(ctx context.Context, taskID string, opts CallOptions) error {
 	params, err := taskParams(taskID)
 	if err != nil {

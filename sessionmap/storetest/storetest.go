@@ -60,10 +60,10 @@ func Run(t *testing.T, f Factory) {
 		{"TaskValidation", testTaskValidation},
 		{"ScopeIsolation_L68_L69_L53", testScopeIsolation},
 		{"NoCredentialScopeIsSession", testNoCredentialScope},
-		{"MonotonicStatus_Invariant3", testMonotonic},
+		{"MonotonicStatus", testMonotonic},
 		{"PinnedCancelWins_L58_L59_L55", testPinCancel},
 		{"UpstreamCancelOwedDurably_L57", testUpstreamCancelOwed},
-		{"AnsweredKeysIdempotent_Invariant5", testAnsweredKeys},
+		{"AnsweredKeysIdempotent", testAnsweredKeys},
 		{"AnsweredKeysConcurrent", testAnsweredConcurrent},
 		{"InputAnswersOwedDurably_M28_M30", testAnswersOwed},
 		{"PaginationNewestFirstStable_L49_L50_L54", testPagination},
@@ -160,7 +160,8 @@ func sameTask(t *testing.T, want, got sessionmap.Task) {
 }
 
 // sameNotFound asserts err is exactly what an unknown id gives: the same
-// value, type and text (README fact 10: existence must not leak).
+// value, type and text (docs/ARCHITECTURE.md, A foreign id answers like an
+// unknown one: existence must not leak).
 func sameNotFound(t *testing.T, what string, err error) {
 	t.Helper()
 	ref := sessionmap.ErrNotFound

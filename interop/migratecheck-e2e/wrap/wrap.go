@@ -1,5 +1,5 @@
 // Package wrap re-exports mcp-go's legacy task API behind project names
-// (rules catalogue §2.8): the declarations here are findings, and so are the
+// (as toolkits do): the declarations here are findings, and so are the
 // uses in other packages, which migrate-check sees through analysis facts.
 package wrap
 

@@ -1,4 +1,4 @@
-// Package catalog is the library API table of the rules catalogue §2 as
+// Package catalog is the library API table of the rules (docs/rules) as
 // data: every identifier of mcp-go, mcpkit, finemcp, apptheory and tmc/mcp
 // that migrate-check reports or counts as legacy task-engine use, keyed by
 // (family, sub-package, object key).
@@ -13,7 +13,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
 
-// Entry is one identifier of the rules catalogue §2.
+// Entry is one identifier of the library API table.
 type Entry struct {
 	Family string // settings.Family*
 	Pkg    string // package path below the family's prefix ("mcp", "server", "" for the root)
@@ -60,7 +60,7 @@ const (
 // (mcp.MethodTasksGet/Cancel, NewTask, TaskStatus*, Hooks.*GetTask/CancelTask,
 // mcpkit core.ToolExecution/TaskSupport*, …) are deliberately absent.
 var groups = []group{
-	// ---- github.com/mark3labs/mcp-go (§2.1) ----
+	// ---- github.com/mark3labs/mcp-go ----
 	{fam: mcpgo, pkg: "mcp", rule: "MCP001", what: `names the removed method "tasks/result" (peers answer -32601)`, names: []string{"MethodTasksResult"}},
 	{fam: mcpgo, pkg: "mcp", rule: "MCP002", what: `names the removed method "tasks/list"`, names: []string{"MethodTasksList"}},
 	{fam: mcpgo, pkg: "mcp", rule: "MCP003", what: `names the legacy notification "notifications/tasks/status"`,
@@ -129,7 +129,7 @@ var groups = []group{
 		do:    `against a modern server the field is "pollIntervalMs", so the server's interval decodes as nil and the fallback interval is used`,
 		names: []string{"Client.WaitForTask", "ErrInvalidFallbackPollInterval", "ErrServerPollIntervalOverflow"}},
 
-	// ---- github.com/panyam/mcpkit, the *V1 API (§2.3) ----
+	// ---- github.com/panyam/mcpkit, the *V1 API ----
 	{fam: mcpkit, pkg: "server", rule: "MCP004", side: server, engine: true, what: "registers mcpkit's 2025-11-25 (V1) task engine",
 		do:    `register the extension's engine instead: tasks.Register(tasks.Config{Server: srv}) from github.com/panyam/mcpkit/ext/tasks (a new module requirement)`,
 		names: []string{"RegisterTasksV1", "TasksConfigV1"}},
@@ -162,7 +162,7 @@ var groups = []group{
 	{fam: mcpkit, pkg: "core", rule: "MCP004", side: server, what: "is the legacy capabilities.tasks slot", names: []string{"ServerCapabilities.Tasks"}},
 	{fam: mcpkit, pkg: "core", rule: "MCP004", side: client, what: "is the legacy capabilities.tasks slot", names: []string{"ClientCapabilities.Tasks"}},
 
-	// ---- github.com/finemcp/finemcp (§2.4) ----
+	// ---- github.com/finemcp/finemcp ----
 	{fam: finemcp, rule: "MCP001", what: `names the removed method "tasks/result" (peers answer -32601)`, names: []string{"MethodTasksResult"}},
 	{fam: finemcp, rule: "MCP002", what: `names the removed method "tasks/list"`, names: []string{"MethodTasksList"}},
 	{fam: finemcp, rule: "MCP004", side: server, what: "is the legacy capabilities.tasks slot", names: []string{"ServerCapabilities.Tasks"}},
@@ -186,7 +186,7 @@ var groups = []group{
 	{fam: finemcp, pkg: "client", rule: "MCP012", side: client, what: "expects tasks/cancel to return the Task",
 		names: []string{"Client.CancelTask", "LoadBalancer.CancelTask"}},
 
-	// ---- github.com/theory-cloud/apptheory runtime/mcp (§2.5) ----
+	// ---- github.com/theory-cloud/apptheory runtime/mcp ----
 	{fam: apptheory, pkg: "runtime/mcp", rule: "MCP006", what: `is the legacy Task field "ttl"`, names: []string{"Task.TTL"}},
 	{fam: apptheory, pkg: "runtime/mcp", rule: "MCP007", what: `is the legacy Task field "pollInterval"`, names: []string{"Task.PollInterval", "TaskRuntimeOptions.PollInterval"}},
 	{fam: apptheory, pkg: "runtime/mcp", rule: "MCP005", side: client, what: "is the removed per-request params.task", names: []string{"TaskMetadata", "TaskMetadata.TTL"}},
@@ -201,7 +201,7 @@ var groups = []group{
 	{fam: apptheory, pkg: "runtime/mcp", engine: true, what: "configures apptheory's 2025-11-25 task runtime",
 		names: []string{"TaskStore", "NewDynamoTaskStore", "NewMemoryTaskStore", "TaskRuntimeOptions"}},
 
-	// ---- github.com/tmc/mcp (§2.6) ----
+	// ---- github.com/tmc/mcp ----
 	{fam: tmc, rule: "MCP001", what: `names the removed method "tasks/result" (peers answer -32601)`, names: []string{"MethodTasksResult"}},
 	{fam: tmc, rule: "MCP002", what: `names the removed method "tasks/list"`, names: []string{"MethodTasksList"}},
 	{fam: tmc, rule: "MCP003", what: `names the legacy notification "notifications/tasks/status"`, names: []string{"MethodTasksStatus"}},

@@ -1,5 +1,5 @@
-// Package libs maps packages and objects to the library families of the rules
-// catalogue (§2): which configured family a package path belongs to, the
+// Package libs maps packages and objects to the library families of the
+// library API table (migratecheck/internal/catalog): which configured family a package path belongs to, the
 // stable table key of an object ("mcp.Task.TTL", "client.Client.TaskResult"),
 // and the feature probe that tells which library version is in use.
 package libs

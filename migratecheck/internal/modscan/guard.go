@@ -14,7 +14,8 @@ import (
 	"github.com/tasksbridge/tasksbridge/migratecheck/settings"
 )
 
-// Guard is the module-wide half of the fix guard (catalogue §4): a
+// Guard is the module-wide half of the fix guard (docs/rules/README.md,
+// Fixes): a
 // type is renamed only if no other package of the module — analysed in
 // this run or not — still speaks 2025-11-25 through it. The declaring
 // package's pass cannot see its importers, so it asks modscan, which reads

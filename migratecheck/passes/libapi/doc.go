@@ -1,5 +1,5 @@
 // Package libapi defines an Analyzer that finds uses of the legacy tasks APIs
-// of Go MCP libraries (rules catalogue §2): mark3labs/mcp-go, panyam/mcpkit's
+// of Go MCP libraries (the table of migratecheck/internal/catalog): mark3labs/mcp-go, panyam/mcpkit's
 // *V1 API, finemcp, theory-cloud/apptheory runtime/mcp and tmc/mcp.
 //
 // # Analyzer libapi
@@ -22,7 +22,7 @@
 // mcp-go's WithTaskHooks) are not reported but recorded in Result.Engine as
 // evidence of a 2025-11-25 task engine for MCP014. Uses in a switch case or
 // if condition whose body only rejects the method with -32601 /
-// METHOD_NOT_FOUND are exempt (catalogue §3 compliance exemption).
+// METHOD_NOT_FOUND are exempt (docs/rules/README.md, What is not reported).
 //
 // Messages adapt to the library version found by the feature probe (for
 // mcp-go: whether server.WithExtensions, client.WaitForTask and

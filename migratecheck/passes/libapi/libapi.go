@@ -196,7 +196,7 @@ func firstArgIfCalled(cur inspector.Cursor) ast.Expr {
 	return call.Args[0]
 }
 
-// Versions of mcp-go APIs that the hints recommend (catalogue §2.1).
+// Versions of mcp-go APIs that the hints recommend.
 const (
 	mcpgoExtensionsSince  = "v1.0.0-beta.1" // server.WithExtensions, ServerCapabilities.Extensions
 	mcpgoWaitForTaskSince = "v1.0.0"        // client.WaitForTask

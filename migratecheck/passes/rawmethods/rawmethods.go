@@ -133,7 +133,7 @@ func (r *Result) ServerSide() bool {
 }
 
 // ServesLegacy says why the package still serves 2025-11-25 peers, or "".
-// It is the guard of every opt-in fix (catalogue §4): no rename may change a
+// It is the guard of every opt-in fix (docs/rules/README.md, Fixes): no rename may change a
 // type or literal that a 2025-11-25 peer still reads. It does not depend on
 // the library family: a catalogued library's own packages are judged by the
 // same evidence as any code.

@@ -1,6 +1,6 @@
 // Package reexport defines an Analyzer that exports facts about user
 // wrappers that re-declare catalogued library objects, so that uses of the
-// wrappers in other packages are reported too (rules catalogue §2.8).
+// wrappers in other packages are reported too.
 //
 // # Analyzer reexport
 //

@@ -9,9 +9,8 @@ import (
 	"github.com/tasksbridge/tasksbridge/migratecheck/passes/reexport"
 )
 
-// packages are the testdata packages checked for wrapper facts (rules
-// catalogue §2.8): the packages where the pass finds something, the false-
-// positive traps (example.com/traps/...) and already-migrated code
+// packages are the testdata packages checked for wrapper facts: the
+// packages where the pass finds something, the false-positive traps (example.com/traps/...) and already-migrated code
 // (example.com/raw/migrated). The library stubs and helpers they import, and
 // the packages this pass shares unchanged with the umbrella tests, live once
 // in migratecheck/testdata/src (see passtest.Testdata).

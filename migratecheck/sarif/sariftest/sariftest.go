@@ -183,8 +183,8 @@ func extract(tgz []byte, member string) ([]byte, error) {
 	}
 }
 
-// Structural checks what GitHub code scanning needs beyond schema validity
-// (spec §5.5): version 2.1.0, rules with helpUri and a name different from the
+// Structural checks what GitHub code scanning needs beyond schema validity:
+// version 2.1.0, rules with helpUri and a name different from the
 // id, results that reference a declared rule with a valid level and a
 // single-line message, relative %SRCROOT% URIs and 1-based regions, and an
 // explicit suppressions array.

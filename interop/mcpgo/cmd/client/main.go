@@ -1,5 +1,5 @@
 // Command client is a legacy (MCP 2025-11-25 tasks) client test built on
-// github.com/mark3labs/mcp-go v1.2.1 (interop-peers.md §6), for tasksbridge's
+// github.com/mark3labs/mcp-go v1.2.1 (interop/README.md), for tasksbridge's
 // interop tests. mcp-go has no typed "call tool as task", so the task is
 // created with a raw tools/call carrying params.task through the transport,
 // and then driven with the typed GetTask/WaitForTask/TaskResult/ListTasks/

@@ -1,6 +1,6 @@
 // Command server is a legacy (MCP 2025-11-25 tasks) fixture server built on
 // github.com/mark3labs/mcp-go v1.2.1, for tasksbridge's interop tests
-// (interop-peers.md §6). It serves stateful Streamable HTTP at /mcp on an
+// (interop/README.md). It serves stateful Streamable HTTP at /mcp on an
 // explicit loopback address and prints "listening http://HOST:PORT/mcp" on
 // stdout once it accepts connections.
 //
@@ -201,8 +201,8 @@ func newServer(scale float64) *server.MCPServer {
 
 // sleep waits d without looking at the handler's context. mcp-go v1.2.1 runs
 // a task's handler under the tools/call request context, which Streamable
-// HTTP cancels as soon as the CreateTaskResult is written (interop-peers.md
-// §6); a handler that honoured it would be marked cancelled at once. A real
+// HTTP cancels as soon as the CreateTaskResult is written (interop/README.md,
+// Peer quirks seen); a handler that honoured it would be marked cancelled at once. A real
 // tasks/cancel still ends the task: mcp-go ignores a late completion.
 func sleep(d time.Duration) {
 	t := time.NewTimer(d)
