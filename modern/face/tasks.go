@@ -31,6 +31,11 @@ type taskRT struct {
 	authorization string
 	key           watch.Key
 	base          modern.Task // from the record: createdAt, ttl, poll interval
+	// life ends when the task does for the bridge (terminal, failed by the
+	// bridge, its ttl passed) or the face closes: the blocking tasks/result
+	// held upstream for the task ends with it (streamContext).
+	life context.Context
+	end  context.CancelFunc
 
 	mu        sync.Mutex
 	sess      *upstream.Session
@@ -71,10 +76,11 @@ func (f *Face) runtime(rec sessionmap.Task, principal, authorization string, ses
 	if sess == nil {
 		sess = f.pool.Resume(principal, rec.UpstreamSessionID, authorization)
 	}
+	life, end := context.WithDeadline(f.ctx, taskExpiry(rec, f.opts.TaskTTL))
 	rt := &taskRT{
 		f: f, id: rec.ID, upID: rec.UpstreamTaskID, scope: rec.Scope, principal: principal, authorization: authorization,
 		key:  watch.Key{Target: f.pool.Target(), TaskID: rec.ID},
-		base: recordTask(rec).Task, sess: sess,
+		base: recordTask(rec).Task, sess: sess, life: life, end: end,
 		pending: map[string]translate.InputEntry{}, answered: map[string]bool{}, changed: make(chan struct{}),
 	}
 	for _, k := range rec.AnsweredKeys {
@@ -82,6 +88,23 @@ func (f *Face) runtime(rec sessionmap.Task, principal, authorization string, ses
 	}
 	f.tasks[rec.ID] = rt
 	return rt
+}
+
+// taskExpiry is when a task's ttl runs out (the upstream's ttl, else the one
+// the bridge asked for): no wait the bridge holds for it outlives that.
+func taskExpiry(rec sessionmap.Task, requested time.Duration) time.Time {
+	ttl := requested
+	switch {
+	case rec.TTLMs != nil && *rec.TTLMs > 0:
+		ttl = time.Duration(*rec.TTLMs) * time.Millisecond
+	case rec.RequestedTTLMs != nil && *rec.RequestedTTLMs > 0:
+		ttl = time.Duration(*rec.RequestedTTLMs) * time.Millisecond
+	}
+	created := rec.CreatedAt
+	if created.IsZero() {
+		created = time.Now()
+	}
+	return created.Add(ttl)
 }
 
 func (f *Face) taskRT(id string) *taskRT {
@@ -188,13 +211,23 @@ func (rt *taskRT) ensureStream(sess *upstream.Session) {
 		rt.mu.Unlock()
 		return
 	}
+	if err := rt.life.Err(); err != nil {
+		// The task is over for the bridge: no new wait upstream.
+		rt.streamErr = fmt.Errorf("modern face: the task's wait ended: %w", err)
+		rt.mu.Unlock()
+		return
+	}
 	rt.streaming = true
 	rt.mu.Unlock()
 	f := rt.f
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
-		resp, err := sess.TaskResult(f.ctx, rt.upID, rt.onSideRequest)
+		// A wait held on the task's behalf, not bounded by the upstream
+		// timeout (upstream.CallOptions.Wait) but by the task's life: it
+		// ends when the task does, by any route, or its ttl passes —
+		// cancelled upstream then (L-86: only the wait ends).
+		resp, err := sess.TaskResult(rt.life, rt.upID, rt.onSideRequest)
 		rt.mu.Lock()
 		rt.streaming = false
 		if err == nil {
@@ -253,6 +286,7 @@ func (rt *taskRT) fail(reason string) *modern.DetailedTask {
 		rt.failure = &d
 		rt.pending = map[string]translate.InputEntry{}
 		rt.notifyLocked()
+		rt.end() // the task is over for the bridge: its wait upstream ends
 	}
 	return rt.failure
 }
@@ -401,6 +435,7 @@ func (f *Face) observe(ctx context.Context, key watch.Key, snap watch.Snapshot) 
 			delete(f.tasks, rt.id) // later reads come from the store
 		}
 		f.mu.Unlock()
+		rt.end() // and no wait upstream outlives the task
 	}
 	return nil
 }
