@@ -236,6 +236,9 @@ func (s *Session) Call(ctx context.Context, method string, params json.RawMessag
 	if err != nil {
 		return nil, fmt.Errorf("legacy upstream: make request id: %w", err)
 	}
+	// The bound is set before the call is findable: messages routed to it
+	// read c.silence.
+	ctx, finish := s.bound(ctx, c)
 	s.mu.Lock()
 	s.order++
 	c.order = s.order
@@ -246,10 +249,7 @@ func (s *Session) Call(ctx context.Context, method string, params json.RawMessag
 		delete(s.inflight, c.id)
 		s.mu.Unlock()
 	}()
-	req := &jsonrpc.Request{ID: id, Method: method, Params: params}
-	return s.bounded(ctx, c, func(ctx context.Context) (json.RawMessage, error) {
-		return s.wire.roundTrip(ctx, s, c, req)
-	})
+	return finish(s.wire.roundTrip(ctx, s, c, &jsonrpc.Request{ID: id, Method: method, Params: params}))
 }
 
 // Respond answers the upstream's server→client request id with result, or

@@ -104,23 +104,24 @@ func (b *silence) stop() {
 	b.t.Stop()
 }
 
-// bounded runs one call under Config.Timeout (a wait the bridge holds for
-// a task, CallOptions.Wait, runs unbounded): when the upstream stays silent
-// for that long the call's context ends — which cancels it upstream
+// bound puts call c under Config.Timeout (a wait the bridge holds for a
+// task, CallOptions.Wait, stays unbounded): when the upstream stays silent
+// for that long the returned context ends — which cancels the call upstream
 // (notifications/cancelled naming it, 2025-11-25 cancellation; on a wait,
-// L-86) — a WARN says so, and the caller gets the retryable -32603 of
-// silent.
-func (s *Session) bounded(ctx context.Context, c *call, run func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+// L-86) — and finish, given the call's outcome, logs a WARN and returns
+// the retryable -32603 of silent instead.
+func (s *Session) bound(ctx context.Context, c *call) (context.Context, func(json.RawMessage, error) (json.RawMessage, error)) {
 	d := s.pool.timeout()
 	if d <= 0 || c.opts.Wait {
-		return run(ctx)
+		return ctx, func(res json.RawMessage, err error) (json.RawMessage, error) { return res, err }
 	}
 	parent := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	c.silence = newSilence(d, func() { cancel(errSilent) })
-	defer func() {
+	return ctx, func(res json.RawMessage, err error) (json.RawMessage, error) {
 		c.silence.stop()
+		silent := err != nil && parent.Err() == nil && errors.Is(context.Cause(ctx), errSilent)
+		cancel(nil)
 		s.mu.Lock()
 		for id, b := range s.sides {
 			if b == c.silence {
@@ -128,14 +129,13 @@ func (s *Session) bounded(ctx context.Context, c *call, run func(context.Context
 			}
 		}
 		s.mu.Unlock()
-	}()
-	res, err := run(ctx)
-	if err != nil && parent.Err() == nil && errors.Is(context.Cause(ctx), errSilent) {
+		if !silent {
+			return res, err
+		}
 		s.pool.logger().Warn("legacy upstream: the upstream did not answer a request in time; the bridge cancelled it upstream and told the client to try again later",
 			"upstream", s.pool.cfg.Target, "method", c.method, "timeout", d.String(), "setting", "--upstream-timeout")
 		return nil, s.silent(c.method, d)
 	}
-	return res, err
 }
 
 // answered releases the bound held for the upstream's request id (Respond).
