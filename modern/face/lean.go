@@ -27,7 +27,8 @@ import (
 // those decoded params, and its answer is written straight onto the
 // response: application/json, or an event stream once a progress
 // notification must go out before the answer (M-35: only synchronous work
-// reports progress). Every method the face serves goes this way when the
+// reports progress) — unless the answer may still be a -32021, which must
+// carry HTTP 400 (M-39): the progress then waits for the answer (hold). Every method the face serves goes this way when the
 // request is one go-sdk's StreamableHTTPHandler would take as it is
 // (leanFit); anything else (a missing Accept type, a Last-Event-ID on a
 // POST, params of the wrong shape) is left to go-sdk, built on first use,
