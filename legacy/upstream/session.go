@@ -272,6 +272,8 @@ func (s *Session) Respond(ctx context.Context, id json.RawMessage, result json.R
 	if err := s.Err(); err != nil {
 		return err
 	}
+	ctx, cancel := s.sendBound(ctx)
+	defer cancel()
 	return s.wire.send(ctx, s, resp)
 }
 
@@ -280,6 +282,8 @@ func (s *Session) Notify(ctx context.Context, method string, params json.RawMess
 	if err := s.Err(); err != nil {
 		return err
 	}
+	ctx, cancel := s.sendBound(ctx)
+	defer cancel()
 	return s.wire.send(ctx, s, &jsonrpc.Request{Method: method, Params: params})
 }
 

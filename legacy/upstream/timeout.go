@@ -138,6 +138,15 @@ func (s *Session) bound(ctx context.Context, c *call) (context.Context, func(jso
 	}
 }
 
+// sendBound bounds delivering one message (an answer, a notification) by
+// Config.Timeout: an upstream that does not take it holds nobody for longer.
+func (s *Session) sendBound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d := s.pool.timeout(); d > 0 {
+		return context.WithTimeout(ctx, d)
+	}
+	return ctx, func() {}
+}
+
 // answered releases the bound held for the upstream's request id (Respond).
 func (s *Session) answered(id jsonrpc.ID) {
 	key := string(rawID(id))

@@ -1,9 +1,13 @@
 package upstream_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -92,5 +96,50 @@ func TestTimeoutCutsSilentCallsNotWaits(t *testing.T) {
 				t.Fatalf("tasks/result on a task that outlasts the bound: %s, %v", resp, err)
 			}
 		})
+	}
+}
+
+// An upstream that does not take the bridge's answer to its own request
+// (the POST of a JSON-RPC response hangs) holds the answering goroutine no
+// longer than Config.Timeout.
+func TestTimeoutBoundsAnswersTheUpstreamDoesNotTake(t *testing.T) {
+	ctx := ctxT(t)
+	fx := fixture.New(fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
+	inner := fx.Handler()
+	quit := make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if bytes.Contains(body, []byte(`"result"`)) && !bytes.Contains(body, []byte(`"method"`)) {
+			select { // never takes an answer
+			case <-r.Context().Done():
+			case <-quit:
+			}
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	t.Cleanup(func() { close(quit) }) // before hs.Close: a hung handler ends
+	p, err := upstream.NewPool(upstream.Config{Endpoint: hs.URL, Timeout: 100 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	s, err := p.Session(ctx, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Respond(context.Background(), json.RawMessage(`"side-1"`), json.RawMessage(`{}`), nil)
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("an answer the upstream never took was reported delivered")
+		}
+	case <-ctx.Done():
+		t.Fatal("answering an upstream that does not take the answer hung")
 	}
 }
