@@ -5,15 +5,18 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/tasksbridge/tasksbridge/internal/server"
 	"github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
 	"github.com/tasksbridge/tasksbridge/modern/face"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
 // lockedBuffer is a log sink tests read while the face writes.
@@ -150,5 +153,35 @@ func TestInputWaitIsNotUpstreamSilence(t *testing.T) {
 	res := e.rpc(ctx, "tools/call", retry, withTasks)
 	if b, _ := json.Marshal(res.result); res.result == nil || !strings.Contains(string(b), "accept: Ada") {
 		t.Fatalf("retry after %v: HTTP %d %s, want the tool's answer", 4*bound, res.status, res.body)
+	}
+}
+
+// bridge serve's --upstream-timeout (server.Config.UpstreamTimeout) reaches
+// the legacy upstream the modern face uses: through the whole composition a
+// modern client's stalled tools/call is answered with the timeout's error.
+// Before, the setting bounded only a modern upstream.
+func TestUpstreamTimeoutSettingReachesTheModernFace(t *testing.T) {
+	ctx := ctxT(t)
+	fx := fixture.New(fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
+	up, stop, err := fx.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	s, err := server.New(server.Config{Upstream: up, UpstreamEra: "legacy", UpstreamTimeout: 200 * time.Millisecond,
+		Store: sessionmap.NewMemory(), Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s.Mux(false))
+	t.Cleanup(func() {
+		hs.CloseClientConnections()
+		hs.Close()
+		_ = s.Close()
+	})
+	e := &env{t: t, url: hs.URL + "/mcp"}
+	r := e.rpc(ctx, "tools/call", map[string]any{"name": "stall"}, withTasks)
+	if r.errCode != rpc.CodeInternalError || !strings.Contains(r.errMsg, "within 200ms (the bridge's --upstream-timeout)") {
+		t.Fatalf("stalled tools/call through bridge serve's composition: HTTP %d %s", r.status, r.body)
 	}
 }
