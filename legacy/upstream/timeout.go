@@ -52,8 +52,7 @@ func (p *Pool) timeout() time.Duration {
 // yet: the client's input is awaited, bounded by its own rules) the bound
 // is held.
 type silence struct {
-	d    time.Duration
-	fire func()
+	d time.Duration
 
 	mu      sync.Mutex
 	t       *time.Timer
@@ -62,7 +61,7 @@ type silence struct {
 }
 
 func newSilence(d time.Duration, fire func()) *silence {
-	b := &silence{d: d, fire: fire, waiting: map[string]bool{}}
+	b := &silence{d: d, waiting: map[string]bool{}}
 	b.t = time.AfterFunc(d, fire)
 	return b
 }

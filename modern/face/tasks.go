@@ -33,7 +33,7 @@ type taskRT struct {
 	base          modern.Task // from the record: createdAt, ttl, poll interval
 	// life ends when the task does for the bridge (terminal, failed by the
 	// bridge, its ttl passed) or the face closes: the blocking tasks/result
-	// held upstream for the task ends with it (streamContext).
+	// held upstream for the task ends with it (ensureStream).
 	life context.Context
 	end  context.CancelFunc
 
