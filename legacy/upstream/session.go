@@ -592,6 +592,14 @@ func (s *Session) TaskResult(ctx context.Context, taskID string, onRequest func(
 	return responseOf(res, err)
 }
 
+// FetchTaskResult is TaskResult as an ordinary request, bounded by
+// Config.Timeout: for a task the caller expects to be terminal already (or
+// past its ttl), whose tasks/result should answer at once.
+func (s *Session) FetchTaskResult(ctx context.Context, taskID string, onRequest func(*SideRequest)) (json.RawMessage, error) {
+	res, err := s.Call(ctx, legacy.MethodTasksResult, taskIDParams(taskID), CallOptions{OnRequest: onRequest, RelatedTask: taskID})
+	return responseOf(res, err)
+}
+
 // ListTasks sends tasks/list (cursor "" for the first page) and returns the
 // raw result.
 func (s *Session) ListTasks(ctx context.Context, cursor string) (json.RawMessage, error) {

@@ -63,7 +63,8 @@ func timedPools(t *testing.T, timeout time.Duration, fo fixture.Options) map[str
 // the call is cancelled upstream (the fixture's handler ends) and the error
 // is retryable, says what happened in words and carries the bound. A wait
 // held for a task (tasks/result, CallOptions.Wait) is not cut: it lasts as
-// long as the task, here several times the bound.
+// long as the task, here several times the bound; FetchTaskResult, the same
+// request as an ordinary one, is cut.
 func TestTimeoutCutsSilentCallsNotWaits(t *testing.T) {
 	ended := make(chan struct{}, 4)
 	pools := timedPools(t, 100*time.Millisecond, fixture.Options{TimeScale: 1, PollInterval: 20 * time.Millisecond,
@@ -94,6 +95,12 @@ func TestTimeoutCutsSilentCallsNotWaits(t *testing.T) {
 			resp, err := s.TaskResult(ctx, task.TaskID, nil)
 			if err != nil || !strings.Contains(string(resp), "waited") {
 				t.Fatalf("tasks/result on a task that outlasts the bound: %s, %v", resp, err)
+			}
+			// The same request as an ordinary fetch (a task expected to be
+			// terminal, or past its ttl) is bounded.
+			long := createTask(t, ctx, s, "slow_task", map[string]any{"ms": 60000})
+			if _, err := s.FetchTaskResult(ctx, long.TaskID, nil); !upstream.Timeout(err) {
+				t.Fatalf("FetchTaskResult on a running task: %v, want the timeout error", err)
 			}
 		})
 	}

@@ -32,10 +32,12 @@ type taskRT struct {
 	key           watch.Key
 	base          modern.Task // from the record: createdAt, ttl, poll interval
 	// life ends when the task does for the bridge (terminal, failed by the
-	// bridge, its ttl passed) or the face closes: the blocking tasks/result
-	// held upstream for the task ends with it (ensureStream).
-	life context.Context
-	end  context.CancelFunc
+	// bridge) or the face closes, and expiry is when its ttl runs out (zero:
+	// the upstream keeps it without limit): the blocking tasks/result held
+	// upstream for the task ends with the first of them (ensureStream).
+	life   context.Context
+	end    context.CancelFunc
+	expiry time.Time
 
 	mu        sync.Mutex
 	sess      *upstream.Session
@@ -76,11 +78,11 @@ func (f *Face) runtime(rec sessionmap.Task, principal, authorization string, ses
 	if sess == nil {
 		sess = f.pool.Resume(principal, rec.UpstreamSessionID, authorization)
 	}
-	life, end := context.WithDeadline(f.ctx, taskExpiry(rec, f.opts.TaskTTL))
+	life, end := context.WithCancel(f.ctx)
 	rt := &taskRT{
 		f: f, id: rec.ID, upID: rec.UpstreamTaskID, scope: rec.Scope, principal: principal, authorization: authorization,
 		key:  watch.Key{Target: f.pool.Target(), TaskID: rec.ID},
-		base: recordTask(rec).Task, sess: sess, life: life, end: end,
+		base: recordTask(rec).Task, sess: sess, life: life, end: end, expiry: taskExpiry(rec),
 		pending: map[string]translate.InputEntry{}, answered: map[string]bool{}, changed: make(chan struct{}),
 	}
 	for _, k := range rec.AnsweredKeys {
@@ -90,21 +92,18 @@ func (f *Face) runtime(rec sessionmap.Task, principal, authorization string, ses
 	return rt
 }
 
-// taskExpiry is when a task's ttl runs out (the upstream's ttl, else the one
-// the bridge asked for): no wait the bridge holds for it outlives that.
-func taskExpiry(rec sessionmap.Task, requested time.Duration) time.Time {
-	ttl := requested
-	switch {
-	case rec.TTLMs != nil && *rec.TTLMs > 0:
-		ttl = time.Duration(*rec.TTLMs) * time.Millisecond
-	case rec.RequestedTTLMs != nil && *rec.RequestedTTLMs > 0:
-		ttl = time.Duration(*rec.RequestedTTLMs) * time.Millisecond
+// taskExpiry is when a task's ttl, as the upstream gave it, runs out: no
+// wait the bridge holds for the task outlives that. Zero when the upstream
+// keeps the task without limit (ttl null, L-20).
+func taskExpiry(rec sessionmap.Task) time.Time {
+	if rec.TTLMs == nil || *rec.TTLMs <= 0 {
+		return time.Time{}
 	}
 	created := rec.CreatedAt
 	if created.IsZero() {
 		created = time.Now()
 	}
-	return created.Add(ttl)
+	return created.Add(time.Duration(*rec.TTLMs) * time.Millisecond)
 }
 
 func (f *Face) taskRT(id string) *taskRT {
@@ -223,11 +222,25 @@ func (rt *taskRT) ensureStream(sess *upstream.Session) {
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
-		// A wait held on the task's behalf, not bounded by the upstream
-		// timeout (upstream.CallOptions.Wait) but by the task's life: it
-		// ends when the task does, by any route, or its ttl passes —
-		// cancelled upstream then (L-86: only the wait ends).
-		resp, err := sess.TaskResult(rt.life, rt.upID, rt.onSideRequest)
+		var resp json.RawMessage
+		var err error
+		if rt.expiry.IsZero() || time.Now().Before(rt.expiry) {
+			// A wait held on the task's behalf, not bounded by the upstream
+			// timeout (upstream.CallOptions.Wait) but by the task's life:
+			// it ends when the task does, by any route, or its ttl runs
+			// out — cancelled upstream then (L-86: only the wait ends).
+			ctx, cancel := rt.life, context.CancelFunc(func() {})
+			if !rt.expiry.IsZero() {
+				ctx, cancel = context.WithDeadline(rt.life, rt.expiry)
+			}
+			resp, err = sess.TaskResult(ctx, rt.upID, rt.onSideRequest)
+			cancel()
+		} else {
+			// Past its ttl the upstream may still know the task (a
+			// terminal one answers at once): an ordinary request, bounded
+			// by the upstream timeout, not a wait.
+			resp, err = sess.FetchTaskResult(rt.life, rt.upID, rt.onSideRequest)
+		}
 		rt.mu.Lock()
 		rt.streaming = false
 		if err == nil {
