@@ -118,9 +118,9 @@ type Config struct {
 	AuthServerProxy http.Handler
 	// MaxBodyBytes bounds a request body (413 above it; default 4 MiB).
 	MaxBodyBytes int64
-	// UpstreamTimeout bounds a modern upstream's silence on one request
-	// (modern/upstream.Client.Timeout: zero selects its DefaultTimeout,
-	// negative means no bound).
+	// UpstreamTimeout bounds an upstream's silence on one request, of either
+	// era (modern/upstream.Client.Timeout, legacy/upstream.Config.Timeout:
+	// zero selects their DefaultTimeout, negative means no bound).
 	UpstreamTimeout time.Duration
 	// KeepAlive, SessionIdleTimeout and StatusNotifications configure the
 	// legacy face (legacy/face.Config; zero: its defaults).
@@ -325,7 +325,7 @@ func New(cfg Config) (*Server, error) {
 		// the bridge's public URL (its audience): the gateway pattern, as on
 		// the legacy face — not a token passed on to another API.
 		s.pool, err = legacyup.NewPool(legacyup.Config{Target: s.target, Endpoint: cfg.Upstream, HTTPClient: hc, Logger: cfg.Logger, Store: s.store,
-			ForwardAuthorization: true, Credentials: s.creds})
+			ForwardAuthorization: true, Credentials: s.creds, Timeout: cfg.UpstreamTimeout})
 	} else {
 		s.modernUp = modernup.NewCommand(s.target, newCmd)
 		s.modernUp.Timeout = cfg.UpstreamTimeout
@@ -337,7 +337,7 @@ func New(cfg Config) (*Server, error) {
 			}
 			return newMeterConn(c, s.upMeter), nil
 		}
-		s.pool, err = legacyup.NewPool(legacyup.Config{Target: s.target, Logger: cfg.Logger,
+		s.pool, err = legacyup.NewPool(legacyup.Config{Target: s.target, Logger: cfg.Logger, Timeout: cfg.UpstreamTimeout,
 			NewTransport: func() mcp.Transport {
 				return meterConnTransport{t: &mcp.CommandTransport{Command: newCmd()}, u: s.upMeter}
 			}})

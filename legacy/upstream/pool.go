@@ -75,6 +75,15 @@ type Config struct {
 	Capabilities *mcp.ClientCapabilities
 	// InitTimeout bounds opening a session (default 30 s).
 	InitTimeout time.Duration
+	// Timeout bounds the upstream's silence on one call the bridge makes
+	// (every request but a wait held for a task, CallOptions.Wait; every
+	// message the upstream sends for the call starts the period again, and
+	// it is held while the upstream waits for the bridge's answer to its own
+	// request): past it the call is cancelled upstream and fails with a
+	// retryable -32603 naming the upstream and --upstream-timeout, instead
+	// of holding the client that is waiting for it. 0 selects
+	// DefaultTimeout; negative: no bound.
+	Timeout time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// OnNotification receives notifications that no call claims

@@ -55,6 +55,10 @@ type CallOptions struct {
 	// RelatedTask names the upstream task whose server→client requests this
 	// call receives on a multiplexed connection (the blocking tasks/result).
 	RelatedTask string
+	// Wait marks a wait the bridge holds open for a task on a client's
+	// behalf (the blocking tasks/result): its lifetime is the task's, which
+	// the caller bounds with ctx, so Config.Timeout does not cut it.
+	Wait bool
 }
 
 // Session is one initialized upstream session. It is safe for concurrent use.
@@ -86,6 +90,9 @@ type Session struct {
 	order      int64
 	tools      map[string]legacy.TaskSupport
 	toolsOK    bool
+	// sides maps the raw ids of server→client requests the bridge has not
+	// answered yet to the bound of the call they came on (timeout.go).
+	sides map[string]*silence
 }
 
 // call is one request in flight.
@@ -96,6 +103,7 @@ type call struct {
 	order    int64
 	progress string // raw JSON of params._meta.progressToken ("" = none)
 	resp     chan *jsonrpc.Response
+	silence  *silence // nil: unbounded (timeout.go)
 }
 
 // wire carries the raw messages of a session.
@@ -110,7 +118,7 @@ type wire interface {
 func newSession(p *Pool, key string) *Session {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Session{pool: p, key: key, ctx: ctx, cancel: cancel, inflight: map[string]*call{},
-		idPrefix: "tb-" + rand.Text()[:10] + "-"}
+		sides: map[string]*silence{}, idPrefix: "tb-" + rand.Text()[:10] + "-"}
 }
 
 // ID is the upstream's Mcp-Session-Id (HTTP; "" when the upstream assigns
@@ -214,6 +222,10 @@ func (s *Session) Close() error {
 // without one goes to the only call that takes requests, or to the oldest
 // such call without RelatedTask (an upstream that sends concurrent untagged
 // requests cannot be told apart on stdio).
+//
+// The upstream's silence on the call is bounded by Config.Timeout (except
+// for a CallOptions.Wait): past it the call is cancelled upstream and
+// returns an *Error for which Timeout reports true.
 func (s *Session) Call(ctx context.Context, method string, params json.RawMessage, opts CallOptions) (json.RawMessage, error) {
 	if err := s.Err(); err != nil {
 		return nil, unsent{err}
@@ -224,6 +236,9 @@ func (s *Session) Call(ctx context.Context, method string, params json.RawMessag
 	if err != nil {
 		return nil, fmt.Errorf("legacy upstream: make request id: %w", err)
 	}
+	// The bound is set before the call is findable: messages routed to it
+	// read c.silence.
+	ctx, finish := s.bound(ctx, c)
 	s.mu.Lock()
 	s.order++
 	c.order = s.order
@@ -234,7 +249,7 @@ func (s *Session) Call(ctx context.Context, method string, params json.RawMessag
 		delete(s.inflight, c.id)
 		s.mu.Unlock()
 	}()
-	return s.wire.roundTrip(ctx, s, c, &jsonrpc.Request{ID: id, Method: method, Params: params})
+	return finish(s.wire.roundTrip(ctx, s, c, &jsonrpc.Request{ID: id, Method: method, Params: params}))
 }
 
 // Respond answers the upstream's server→client request id with result, or
@@ -244,6 +259,7 @@ func (s *Session) Respond(ctx context.Context, id json.RawMessage, result json.R
 	if err != nil {
 		return err
 	}
+	s.answered(jid)
 	resp := &jsonrpc.Response{ID: jid}
 	if rerr != nil {
 		resp.Error = rerr
@@ -256,6 +272,8 @@ func (s *Session) Respond(ctx context.Context, id json.RawMessage, result json.R
 	if err := s.Err(); err != nil {
 		return err
 	}
+	ctx, cancel := s.sendBound(ctx)
+	defer cancel()
 	return s.wire.send(ctx, s, resp)
 }
 
@@ -264,6 +282,8 @@ func (s *Session) Notify(ctx context.Context, method string, params json.RawMess
 	if err := s.Err(); err != nil {
 		return err
 	}
+	ctx, cancel := s.sendBound(ctx)
+	defer cancel()
 	return s.wire.send(ctx, s, &jsonrpc.Request{Method: method, Params: params})
 }
 
@@ -349,6 +369,14 @@ func (s *Session) handleRequest(req *jsonrpc.Request, raw json.RawMessage, via *
 	if target == nil || target.opts.OnRequest == nil {
 		target = s.route(sr)
 	}
+	if target != nil && target.silence != nil {
+		// The upstream now waits for the bridge: its silence is not the
+		// upstream's slowness until the bridge answers (Respond).
+		target.silence.hold(string(sr.ID))
+		s.mu.Lock()
+		s.sides[string(sr.ID)] = target.silence
+		s.mu.Unlock()
+	}
 	if target == nil {
 		s.pool.logger().Warn("legacy upstream: server→client request with no pending call to relay it to; refused",
 			"upstream", s.pool.cfg.Target, "method", req.Method)
@@ -389,6 +417,9 @@ func (s *Session) route(sr *SideRequest) *call {
 // handleNotification dispatches a notification that arrived on via's stream
 // (via is nil on a multiplexed connection).
 func (s *Session) handleNotification(method string, params json.RawMessage, via *call) {
+	if via != nil && via.silence != nil {
+		via.silence.touch() // the upstream is working on the call
+	}
 	if via != nil && via.opts.OnNotify != nil {
 		via.opts.OnNotify(method, params)
 		return
@@ -408,6 +439,9 @@ func (s *Session) handleNotification(method string, params json.RawMessage, via 
 			}
 			s.mu.Unlock()
 			if target != nil {
+				if target.silence != nil {
+					target.silence.touch()
+				}
 				target.opts.OnNotify(method, params)
 				return
 			}
@@ -549,8 +583,19 @@ func (s *Session) CancelTask(ctx context.Context, taskID string) (json.RawMessag
 // TaskResult sends the blocking tasks/result for taskID and returns the
 // whole JSON-RPC response once the task is terminal (L-41, L-42),
 // as translate.LegacyOutcomeFromResponse reads it. Server→client requests the
-// upstream sends for the task meanwhile go to onRequest (L-46). Only transport failures are errors.
+// upstream sends for the task meanwhile go to onRequest (L-46). Only
+// transport failures are errors. It is a wait (CallOptions.Wait):
+// Config.Timeout does not cut it, ctx must end it when the task or its
+// client does.
 func (s *Session) TaskResult(ctx context.Context, taskID string, onRequest func(*SideRequest)) (json.RawMessage, error) {
+	res, err := s.Call(ctx, legacy.MethodTasksResult, taskIDParams(taskID), CallOptions{OnRequest: onRequest, RelatedTask: taskID, Wait: true})
+	return responseOf(res, err)
+}
+
+// FetchTaskResult is TaskResult as an ordinary request, bounded by
+// Config.Timeout: for a task the caller expects to be terminal already (or
+// past its ttl), whose tasks/result should answer at once.
+func (s *Session) FetchTaskResult(ctx context.Context, taskID string, onRequest func(*SideRequest)) (json.RawMessage, error) {
 	res, err := s.Call(ctx, legacy.MethodTasksResult, taskIDParams(taskID), CallOptions{OnRequest: onRequest, RelatedTask: taskID})
 	return responseOf(res, err)
 }

@@ -57,9 +57,8 @@ func TestResponseHeaders_M43(t *testing.T) {
 // M-48: the face asks a modern client only for input its request declared
 // a capability for. ask_sync elicits mid-call: with elicitation declared it
 // becomes an MRTR round; without, the client gets an error naming the
-// missing capability, never an inputRequests entry it cannot answer. (The
-// error is -32600 on HTTP 200 today; M-39 would want -32021 on HTTP 400,
-// see docs/CONFORMANCE.md.)
+// missing capability (-32021 on HTTP 400, M-39), never an inputRequests
+// entry it cannot answer.
 func TestInputOnlyForDeclaredCapabilities_M48(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	ctx := ctxT(t)

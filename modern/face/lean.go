@@ -27,7 +27,8 @@ import (
 // those decoded params, and its answer is written straight onto the
 // response: application/json, or an event stream once a progress
 // notification must go out before the answer (M-35: only synchronous work
-// reports progress). Every method the face serves goes this way when the
+// reports progress) — unless the answer may still be a -32021, which must
+// carry HTTP 400 (M-39): the progress then waits for the answer (hold). Every method the face serves goes this way when the
 // request is one go-sdk's StreamableHTTPHandler would take as it is
 // (leanFit); anything else (a missing Accept type, a Last-Event-ID on a
 // POST, params of the wrong shape) is left to go-sdk, built on first use,
@@ -173,7 +174,7 @@ var getBuf, putBuf = mcpio.GetBuffer, mcpio.PutBuffer
 func (f *Face) serveLean(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, params rawjson.Object, meta modern.RequestMeta, principal, authz string) {
 	c := &call{method: req.Method, params: req.Params, meta: meta, principal: principal, authorization: authz}
 	c.withMembers(params)
-	out := &leanOut{w: w}
+	out := &leanOut{w: w, hold: mayNeedUndeclared(c)}
 	if !f.opts.JSONResponse {
 		c.progress = out.progress
 	}
@@ -193,6 +194,30 @@ type leanOut struct {
 	mu   sync.Mutex
 	send func(jsonrpc.Message) error // set once the response is an event stream
 	done bool                        // the answer went out
+	// hold: the answer may still be a -32021, which must go out with HTTP
+	// 400 (M-39), so nothing commits the response to a 200 event stream
+	// before it: progress notifications wait in held (the latest
+	// maxHeldProgress) and go out just before a 200 answer.
+	hold bool
+	held []json.RawMessage
+}
+
+// maxHeldProgress bounds the progress notifications a held response keeps
+// (the oldest go first: a later progress supersedes them).
+const maxHeldProgress = 32
+
+// mayNeedUndeclared reports whether the answer to c may be a -32021 found
+// only while the upstream runs the call: an MRTR-capable request (the
+// upstream may ask for input mid-call) whose client did not declare every
+// kind of input a legacy upstream can ask for (form and url elicitation,
+// sampling, roots), so an upstream question may need a capability the
+// request lacks (M-39, M-48).
+func mayNeedUndeclared(c *call) bool {
+	if !modern.MRTRCapable(c.method) {
+		return false
+	}
+	caps := c.caps()
+	return !caps.SupportsElicitationForm() || !caps.SupportsElicitationURL() || !caps.SupportsSampling() || !caps.SupportsRoots()
 }
 
 // progress relays a progress notification of the request (M-35), turning
@@ -207,11 +232,23 @@ func (o *leanOut) progress(_ context.Context, p *mcp.ProgressNotificationParams)
 	if o.done {
 		return
 	}
+	if o.hold {
+		if len(o.held) == maxHeldProgress {
+			o.held = append(o.held[:0], o.held[1:]...)
+		}
+		o.held = append(o.held, params)
+		return
+	}
+	o.openStream()
+	_ = o.send(&jsonrpc.Request{Method: legacy.MethodProgress, Params: params})
+}
+
+// openStream makes the response an event stream (HTTP 200), once.
+func (o *leanOut) openStream() {
 	if o.send == nil {
 		o.w.Header().Set("Connection", "keep-alive")
 		o.send, _ = mcpio.OpenSSE(o.w)
 	}
-	_ = o.send(&jsonrpc.Request{Method: legacy.MethodProgress, Params: params})
 }
 
 // answer writes the response to id: an event on a stream, otherwise an
@@ -223,6 +260,13 @@ func (o *leanOut) answer(id jsonrpc.ID, res json.RawMessage, err error) {
 		return
 	}
 	o.done = true
+	if o.send == nil && len(o.held) > 0 && okStatus(err) {
+		// A 200 answer: the held progress goes out first, as it would have.
+		o.openStream()
+		for _, p := range o.held {
+			_ = o.send(&jsonrpc.Request{Method: legacy.MethodProgress, Params: p})
+		}
+	}
 	if o.send != nil {
 		msg := &jsonrpc.Response{ID: id, Result: res}
 		if err != nil {
@@ -253,6 +297,18 @@ func (o *leanOut) answer(id jsonrpc.ID, res json.RawMessage, err error) {
 	h.Set("Content-Length", strconv.Itoa(buf.Len()))
 	o.w.WriteHeader(status)
 	_, _ = o.w.Write(buf.Bytes())
+}
+
+// okStatus reports whether the answer err (nil: a result) goes out with
+// HTTP 200.
+func okStatus(err error) bool {
+	if err == nil {
+		return true
+	}
+	if _, _, limit := rpc.LimitHTTP(err); limit {
+		return false
+	}
+	return errorStatus(rpc.As(err).Code) == http.StatusOK
 }
 
 // errorStatus is the HTTP status of a JSON-RPC error answer in 2026-07-28:

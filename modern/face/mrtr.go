@@ -91,6 +91,14 @@ func (pc *pendingCall) onRequest(sr *upstream.SideRequest) {
 		pc.mu.Unlock()
 		pc.signal()
 		_ = pc.sess.Respond(pc.f.ctx, sr.ID, nil, rpc.As(err))
+		if sr.RelatedTask != "" {
+			// The upstream created a task for the call before it asked
+			// (related-task _meta): the client is refused, so nobody will
+			// ever learn that task's id. Cancelling the tools/call does not
+			// stop a created task (L-85: tasks/cancel does), so it is
+			// cancelled at once rather than left to run out its ttl.
+			pc.f.cancelOrphan(pc.sess, sr.RelatedTask)
+		}
 		return
 	}
 	pc.mu.Lock()
@@ -98,6 +106,19 @@ func (pc *pendingCall) onRequest(sr *upstream.SideRequest) {
 	pc.order = append(pc.order, entry.Key)
 	pc.mu.Unlock()
 	pc.signal()
+}
+
+// cancelOrphan cancels an upstream task no client will ever know of, in the
+// background (bounded by the upstream timeout).
+func (f *Face) cancelOrphan(s *upstream.Session, upstreamTaskID string) {
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		if _, err := s.CancelTask(f.ctx, upstreamTaskID); err != nil {
+			f.log.Warn("modern face: could not cancel an upstream task created for a refused call; it runs until its ttl ends",
+				"upstream", f.pool.Target(), "err", err)
+		}
+	}()
 }
 
 // missingCapability is the -32021 a client gets when the upstream needs input

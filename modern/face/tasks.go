@@ -31,6 +31,13 @@ type taskRT struct {
 	authorization string
 	key           watch.Key
 	base          modern.Task // from the record: createdAt, ttl, poll interval
+	// life ends when the task does for the bridge (terminal, failed by the
+	// bridge) or the face closes, and expiry is when its ttl runs out (zero:
+	// the upstream keeps it without limit): the blocking tasks/result held
+	// upstream for the task ends with the first of them (ensureStream).
+	life   context.Context
+	end    context.CancelFunc
+	expiry time.Time
 
 	mu        sync.Mutex
 	sess      *upstream.Session
@@ -71,10 +78,11 @@ func (f *Face) runtime(rec sessionmap.Task, principal, authorization string, ses
 	if sess == nil {
 		sess = f.pool.Resume(principal, rec.UpstreamSessionID, authorization)
 	}
+	life, end := context.WithCancel(f.ctx)
 	rt := &taskRT{
 		f: f, id: rec.ID, upID: rec.UpstreamTaskID, scope: rec.Scope, principal: principal, authorization: authorization,
 		key:  watch.Key{Target: f.pool.Target(), TaskID: rec.ID},
-		base: recordTask(rec).Task, sess: sess,
+		base: recordTask(rec).Task, sess: sess, life: life, end: end, expiry: taskExpiry(rec),
 		pending: map[string]translate.InputEntry{}, answered: map[string]bool{}, changed: make(chan struct{}),
 	}
 	for _, k := range rec.AnsweredKeys {
@@ -82,6 +90,20 @@ func (f *Face) runtime(rec sessionmap.Task, principal, authorization string, ses
 	}
 	f.tasks[rec.ID] = rt
 	return rt
+}
+
+// taskExpiry is when a task's ttl, as the upstream gave it, runs out: no
+// wait the bridge holds for the task outlives that. Zero when the upstream
+// keeps the task without limit (ttl null, L-20).
+func taskExpiry(rec sessionmap.Task) time.Time {
+	if rec.TTLMs == nil || *rec.TTLMs <= 0 {
+		return time.Time{}
+	}
+	created := rec.CreatedAt
+	if created.IsZero() {
+		created = time.Now()
+	}
+	return created.Add(time.Duration(*rec.TTLMs) * time.Millisecond)
 }
 
 func (f *Face) taskRT(id string) *taskRT {
@@ -188,13 +210,37 @@ func (rt *taskRT) ensureStream(sess *upstream.Session) {
 		rt.mu.Unlock()
 		return
 	}
+	if err := rt.life.Err(); err != nil {
+		// The task is over for the bridge: no new wait upstream.
+		rt.streamErr = fmt.Errorf("modern face: the task's wait ended: %w", err)
+		rt.mu.Unlock()
+		return
+	}
 	rt.streaming = true
 	rt.mu.Unlock()
 	f := rt.f
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
-		resp, err := sess.TaskResult(f.ctx, rt.upID, rt.onSideRequest)
+		var resp json.RawMessage
+		var err error
+		if rt.expiry.IsZero() || time.Now().Before(rt.expiry) {
+			// A wait held on the task's behalf, not bounded by the upstream
+			// timeout (upstream.CallOptions.Wait) but by the task's life:
+			// it ends when the task does, by any route, or its ttl runs
+			// out — cancelled upstream then (L-86: only the wait ends).
+			ctx, cancel := rt.life, context.CancelFunc(func() {})
+			if !rt.expiry.IsZero() {
+				ctx, cancel = context.WithDeadline(rt.life, rt.expiry)
+			}
+			resp, err = sess.TaskResult(ctx, rt.upID, rt.onSideRequest)
+			cancel()
+		} else {
+			// Past its ttl the upstream may still know the task (a
+			// terminal one answers at once): an ordinary request, bounded
+			// by the upstream timeout, not a wait.
+			resp, err = sess.FetchTaskResult(rt.life, rt.upID, rt.onSideRequest)
+		}
 		rt.mu.Lock()
 		rt.streaming = false
 		if err == nil {
@@ -253,6 +299,7 @@ func (rt *taskRT) fail(reason string) *modern.DetailedTask {
 		rt.failure = &d
 		rt.pending = map[string]translate.InputEntry{}
 		rt.notifyLocked()
+		rt.end() // the task is over for the bridge: its wait upstream ends
 	}
 	return rt.failure
 }
@@ -401,6 +448,7 @@ func (f *Face) observe(ctx context.Context, key watch.Key, snap watch.Snapshot) 
 			delete(f.tasks, rt.id) // later reads come from the store
 		}
 		f.mu.Unlock()
+		rt.end() // and no wait upstream outlives the task
 	}
 	return nil
 }
