@@ -32,6 +32,7 @@ import (
 //	x/<expiry 8><task id>                      expiry index for the GC loop
 //	c/<owner digest 32>                        upstream credential record (credentials.go)
 //	u/<task id>                                create intent (intent.go)
+//	e/<upstream digest 32>                     the upstream's remembered era (upstream_era.go)
 //
 // Index keys carry the same Badger TTL as their record, so even without the
 // GC loop nothing outlives its task; the loop makes removal prompt and exact

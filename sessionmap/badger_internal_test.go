@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tasksbridge/tasksbridge/era"
 )
 
 type manualClock struct {
@@ -99,7 +101,7 @@ func TestBadgerReadOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := rw.CreateSession(ctx, Session{ID: "s", Era: EraLegacy}); err != nil {
+	if err := rw.CreateSession(ctx, Session{ID: "s", Era: era.Legacy}); err != nil {
 		t.Fatal(err)
 	}
 	page, err := rw.ListTasks(ctx, sc, 1, "")
@@ -148,7 +150,7 @@ func TestBadgerCorruptRecord(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := b.CreateSession(ctx, Session{ID: "s", Era: EraLegacy}); err != nil {
+	if err := b.CreateSession(ctx, Session{ID: "s", Era: era.Legacy}); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
@@ -223,7 +225,7 @@ func TestRecordV1Golden(t *testing.T) {
 		t.Fatalf("decoded v1 task = %+v", task)
 	}
 	sess, err := decodeSession("golden", append([]byte{1}, sessionRecordV1...))
-	if err != nil || sess.ID != "sess" || sess.Era != EraLegacy || sess.IdleTimeoutMs != 60000 || sess.LogLevel != "info" {
+	if err != nil || sess.ID != "sess" || sess.Era != era.Legacy || sess.IdleTimeoutMs != 60000 || sess.LogLevel != "info" {
 		t.Fatalf("decoded v1 session = %+v, %v", sess, err)
 	}
 	// Today's encoder writes version 1 and round-trips.
@@ -268,12 +270,12 @@ func TestBadgerCollectExpired(t *testing.T) {
 		}
 	}
 	for i := range 5 {
-		s := Session{ID: "idle-" + string(rune('a'+i)), Era: EraLegacy, IdleTimeoutMs: 1000}
+		s := Session{ID: "idle-" + string(rune('a'+i)), Era: era.Legacy, IdleTimeoutMs: 1000}
 		if err := b.CreateSession(ctx, s); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := b.CreateSession(ctx, Session{ID: "forever", Era: EraLegacy}); err != nil {
+	if err := b.CreateSession(ctx, Session{ID: "forever", Era: era.Legacy}); err != nil {
 		t.Fatal(err)
 	}
 	if res, err := b.CollectExpired(ctx); err != nil || res != (GCResult{}) {
@@ -585,7 +587,7 @@ func TestBadgerNoOpUpdateNoSync(t *testing.T) {
 	defer b.Close()
 	ctx := context.Background()
 	sc := Scope{Session: "s"}
-	if err := b.CreateSession(ctx, Session{ID: "s", Era: EraLegacy}); err != nil {
+	if err := b.CreateSession(ctx, Session{ID: "s", Era: era.Legacy}); err != nil {
 		t.Fatal(err)
 	}
 	task := testTask(sc, clk.Now())

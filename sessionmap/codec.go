@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/tasksbridge/tasksbridge/era"
 )
 
 // Stored records are an envelope: one schema-version byte, then JSON of that
@@ -115,7 +117,7 @@ func decodeSession(what string, b []byte) (Session, error) {
 		return Session{}, fmt.Errorf("%w: %s: %v", ErrCorrupt, what, err)
 	}
 	s := Session{
-		ID: r.ID, Principal: r.Principal, Era: Era(r.Era), ProtocolVersion: r.ProtocolVersion,
+		ID: r.ID, Principal: r.Principal, Era: era.Era(r.Era), ProtocolVersion: r.ProtocolVersion,
 		InitializeParams: r.InitializeParams, LogLevel: r.LogLevel, CreatedAt: r.CreatedAt,
 		LastSeenAt: r.LastSeenAt, IdleTimeoutMs: r.IdleTimeoutMs, ExpiresAt: r.ExpiresAt,
 	}

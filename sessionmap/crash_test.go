@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -77,7 +78,7 @@ func crashChild(dir string, seed uint64) error {
 	for {
 		p := crashPrincipals[rng.IntN(len(crashPrincipals))]
 		sid := sessionmap.NewTaskID()
-		if err := s.CreateSession(ctx, sessionmap.Session{ID: sid, Principal: p, Era: sessionmap.EraLegacy,
+		if err := s.CreateSession(ctx, sessionmap.Session{ID: sid, Principal: p, Era: era.Legacy,
 			InitializeParams: json.RawMessage(`{"capabilities":{"elicitation":{}}}`)}); err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/internal/redistest"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
@@ -69,7 +70,7 @@ func TestRedisStoreLostIsNoticed(t *testing.T) {
 	if err := a.CreateTask(ctx, task); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.CreateSession(ctx, sessionmap.Session{ID: "s1", Principal: sc.Principal, Era: sessionmap.EraLegacy}); err != nil {
+	if err := a.CreateSession(ctx, sessionmap.Session{ID: "s1", Principal: sc.Principal, Era: era.Legacy}); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.CheckEpoch(ctx); err != nil {

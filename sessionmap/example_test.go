@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -17,7 +18,7 @@ func ExampleMemory() {
 	store := sessionmap.NewMemory()
 	defer store.Close()
 
-	sess := sessionmap.Session{ID: "session-1", Era: sessionmap.EraLegacy, ProtocolVersion: "2025-11-25"}
+	sess := sessionmap.Session{ID: "session-1", Era: era.Legacy, ProtocolVersion: "2025-11-25"}
 	if err := store.CreateSession(ctx, sess); err != nil {
 		log.Fatal(err)
 	}

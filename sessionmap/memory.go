@@ -26,6 +26,7 @@ type Memory struct {
 
 	creds   credTable   // upstream credentials (credentials.go)
 	intents intentTable // create intents (intent.go)
+	eras    eraTable    // upstream eras (upstream_era.go)
 }
 
 var (

@@ -42,6 +42,9 @@ import (
 //	P:meta:epoch                the store's epoch (128 random bits, hex), written once with
 //	                            SET NX by the first bridge on an empty prefix; read alone
 //	                            (epoch.go: a bridge that finds it gone or changed stops)
+//	P:meta:upstream-era:<digest>
+//	                            the era remembered for one upstream (upstream_era.go);
+//	                            read and set alone
 //	P:s:{<session id>}          session record (expires with the session's idle timeout);
 //	                            tag: the session, as it is WATCHed and written alone
 //	P:t:{<task id>}             task record (expires at CreatedAt+TTL); tag: the task,

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/internal/redistest"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
@@ -38,7 +39,7 @@ func TestRedisSizing(t *testing.T) {
 	before := usedMemory(t, raw.Info(ctx, "memory").Val())
 	keys0 := raw.DBSize(ctx).Val()
 	for i := range sessions {
-		if err := s.CreateSession(ctx, sessionmap.Session{ID: fmt.Sprintf("sess-%032d", i), Era: sessionmap.EraLegacy,
+		if err := s.CreateSession(ctx, sessionmap.Session{ID: fmt.Sprintf("sess-%032d", i), Era: era.Legacy,
 			IdleTimeoutMs: time.Hour.Milliseconds(), ProtocolVersion: "2025-11-25"}); err != nil {
 			t.Fatal(err)
 		}

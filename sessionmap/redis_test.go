@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/internal/redistest"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 	"github.com/tasksbridge/tasksbridge/sessionmap/storetest"
@@ -149,7 +150,7 @@ func TestRedisExpiresOnItsOwn(t *testing.T) {
 	if err := s.CreateTask(ctx, short); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateSession(ctx, sessionmap.Session{ID: "expiring", Era: sessionmap.EraLegacy, IdleTimeoutMs: ms}); err != nil {
+	if err := s.CreateSession(ctx, sessionmap.Session{ID: "expiring", Era: era.Legacy, IdleTimeoutMs: ms}); err != nil {
 		t.Fatal(err)
 	}
 	keys := keysUnder(t, raw, prefix)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/internal/redistest"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 	"github.com/tasksbridge/tasksbridge/sessionmap/storetest"
@@ -125,7 +126,7 @@ func roundTrip(t *testing.T, s *sessionmap.Redis) {
 	// every session, and each call writes its own.
 	sid := "tls-" + sessionmap.NewTaskID()
 	p := sessionmap.PrincipalFromAuthorization("Bearer " + sid)
-	if err := s.CreateSession(ctx, sessionmap.Session{ID: sid, Principal: p, Era: sessionmap.EraLegacy,
+	if err := s.CreateSession(ctx, sessionmap.Session{ID: sid, Principal: p, Era: era.Legacy,
 		ProtocolVersion: "2025-11-25", IdleTimeoutMs: 60_000}); err != nil {
 		t.Fatalf("CreateSession: %v", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"log/slog"
 	"time"
+
+	"github.com/tasksbridge/tasksbridge/era"
 )
 
 // Store is what faces and watchers use. It is deliberately small so that a
@@ -89,6 +91,16 @@ type Store interface {
 	// the bridge is restarted); another error when the store cannot be
 	// read right now. /readyz calls it.
 	CheckEpoch(ctx context.Context) error
+
+	// UpstreamEra returns the era remembered for the upstream named
+	// upstream (its URL, or "command …" for a stdio upstream) and when it
+	// was set; ErrNotFound when none is, or it expired. It is the bridge's
+	// own record, not a session: no Scope reaches it.
+	UpstreamEra(ctx context.Context, upstream string) (era.Era, time.Time, error)
+	// SetUpstreamEra remembers e (era.Legacy or era.Modern) for upstream,
+	// durably, replacing what was remembered; it expires after ttl, or
+	// never when ttl is 0.
+	SetUpstreamEra(ctx context.Context, upstream string, e era.Era, ttl time.Duration) error
 
 	Close() error
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tasksbridge/tasksbridge/era"
 )
 
 // Errors returned by every Store. Faces map ErrNotFound and ErrInvalidCursor to
@@ -95,17 +97,6 @@ const (
 
 // Valid reports whether o is a known origin.
 func (o Origin) Valid() bool { return o == OriginUpstreamTask || o == OriginSynthesized }
-
-// Era is the protocol era a session's client speaks.
-type Era string
-
-const (
-	EraLegacy Era = "legacy" // 2025-11-25
-	EraModern Era = "modern" // 2026-07-28
-)
-
-// Valid reports whether e is a known era.
-func (e Era) Valid() bool { return e == EraLegacy || e == EraModern }
 
 // Scope is who owns a session or task; see the package doc for the rule.
 type Scope struct {
@@ -221,7 +212,8 @@ func NewTaskID() string {
 type Session struct {
 	ID        string `json:"id"`
 	Principal string `json:"principal,omitempty"`
-	Era       Era    `json:"era"`
+	// Era is the era the session's client speaks (Legacy or Modern).
+	Era era.Era `json:"era"`
 	// ProtocolVersion is the negotiated protocol version.
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
 	// InitializeParams is the client's full initialize params (capabilities,

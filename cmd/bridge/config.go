@@ -17,9 +17,9 @@ import (
 	"github.com/urfave/cli/v2"
 	"gopkg.in/yaml.v3"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/internal/edge"
 	"github.com/tasksbridge/tasksbridge/legacy/face"
-	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -564,7 +564,7 @@ func checkKey(c valueReader, key string) error {
 			return fmt.Errorf("%q: want text or json", v)
 		}
 	case "upstream-era":
-		if _, err := legacyup.ParseEraMode(c.String(key)); err != nil {
+		if _, err := era.ParseMode(c.String(key)); err != nil {
 			return err
 		}
 	case "allowed-host":

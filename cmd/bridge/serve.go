@@ -15,13 +15,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/internal/audit"
 	"github.com/tasksbridge/tasksbridge/internal/coord"
 	"github.com/tasksbridge/tasksbridge/internal/oplog"
 	"github.com/tasksbridge/tasksbridge/internal/server"
 	"github.com/tasksbridge/tasksbridge/internal/version"
 	"github.com/tasksbridge/tasksbridge/legacy/face"
-	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
 	modernface "github.com/tasksbridge/tasksbridge/modern/face"
 	modernup "github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
@@ -155,7 +155,7 @@ func runServe(c *cli.Context) error {
 	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
 		return fmt.Errorf("serve: --log-level %q: want debug, info, warn or error", c.String("log-level"))
 	}
-	if _, err := legacyup.ParseEraMode(c.String("upstream-era")); err != nil {
+	if _, err := era.ParseMode(c.String("upstream-era")); err != nil {
 		return fmt.Errorf("serve: --upstream-era: %w", err)
 	}
 	levelVar := new(slog.LevelVar) // SIGHUP may change it (reload.go)

@@ -141,8 +141,9 @@ func init() {
 }
 
 // The bridge keeps records of its own as sessions owned by
-// sessionmap.BridgePrincipal (the upstream's era, shared upstream sessions,
-// pending input requests, the HMAC key of MRTR requestStates). They are not
+// sessionmap.BridgePrincipal (shared upstream sessions, pending input
+// requests, the HMAC key of MRTR requestStates; the upstream's era, in
+// stores written by older bridges). They are not
 // client sessions, so the admin views leave them out unless --internal, and
 // never print their payloads: one of them is a secret key.
 var internalFlag = &cli.BoolFlag{Name: "internal",

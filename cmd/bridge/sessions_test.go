@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -24,7 +25,7 @@ func TestSessionsHideInternalRecords(t *testing.T) {
 	}
 	for _, id := range []string{"modern-face-request-state-key", "upstream-era-0011223344556677", "task-input-t1-1"} {
 		if err := s.CreateSession(context.Background(), sessionmap.Session{ID: id, Principal: sessionmap.BridgePrincipal,
-			Era: sessionmap.EraModern, InitializeParams: json.RawMessage(`{"key":"` + secretKey + `"}`)}); err != nil {
+			Era: era.Modern, InitializeParams: json.RawMessage(`{"key":"` + secretKey + `"}`)}); err != nil {
 			t.Fatal(err)
 		}
 	}

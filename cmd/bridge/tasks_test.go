@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -33,7 +34,7 @@ func writeAdminStore(t *testing.T) (dir string, tasks []sessionmap.Task) {
 		{Session: "sess-anon"},
 	}
 	for i, sc := range scopes {
-		if err := s.CreateSession(ctx, sessionmap.Session{ID: sc.Session, Principal: sc.Principal, Era: sessionmap.EraLegacy,
+		if err := s.CreateSession(ctx, sessionmap.Session{ID: sc.Session, Principal: sc.Principal, Era: era.Legacy,
 			ProtocolVersion: "2025-11-25", InitializeParams: json.RawMessage(`{"clientInfo":{"name":"cli-test","version":"1"}}`)}); err != nil {
 			t.Fatal(err)
 		}

@@ -1,8 +1,6 @@
 package server_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -11,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/internal/server"
 	"github.com/tasksbridge/tasksbridge/internal/syncbuf"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
@@ -112,17 +111,18 @@ func wantRelayed(t *testing.T, what string, r reply, status int, bridgeBase stri
 	}
 }
 
-func eraRecord(store sessionmap.Store, target string, t *testing.T) (sessionmap.Era, bool) {
+// eraRecord is the upstream era the store remembers for target, and
+// whether it remembers one.
+func eraRecord(store sessionmap.Store, target string, t *testing.T) (era.Era, bool) {
 	t.Helper()
-	sum := sha256.Sum256([]byte(target))
-	rec, err := store.GetSession(ctxT(t), sessionmap.Scope{Principal: sessionmap.BridgePrincipal, Session: "upstream-era-" + hex.EncodeToString(sum[:8])})
+	got, _, err := store.UpstreamEra(ctxT(t), target)
 	if errors.Is(err, sessionmap.ErrNotFound) {
-		return "", false
+		return era.Unknown, false
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rec.Era, true
+	return got, true
 }
 
 // --upstream-era auto in front of a modern upstream that requires a bearer
@@ -144,8 +144,8 @@ func TestAutoEraBehindAuthorizingModernUpstream(t *testing.T) {
 	}
 	anon := newLegacyClient(t, env.url, "anon")
 	wantRelayed(t, "anonymous initialize", anon.initialize(ctx), http.StatusUnauthorized, env.base)
-	if era, ok := eraRecord(store, up, t); ok {
-		t.Fatalf("after 401s the store remembers era %q; want nothing", era)
+	if got, ok := eraRecord(store, up, t); ok {
+		t.Fatalf("after 401s the store remembers era %q; want nothing", got)
 	}
 
 	c := newLegacyClient(t, env.url, "authorized")
@@ -155,8 +155,8 @@ func TestAutoEraBehindAuthorizingModernUpstream(t *testing.T) {
 		t.Fatalf("initialize answered protocolVersion %q (want the legacy face's 2025-11-25): %s", v, res)
 	}
 	mustOK(t, "tools/list", c.call(ctx, "tools/list", nil))
-	if era, ok := eraRecord(store, up, t); !ok || era != sessionmap.EraModern {
-		t.Errorf("remembered era %q (recorded %v), want modern", era, ok)
+	if got, ok := eraRecord(store, up, t); !ok || got != era.Modern {
+		t.Errorf("remembered era %q (recorded %v), want modern", got, ok)
 	}
 	// The era is known now: an anonymous client still gets the upstream's
 	// refusal (from the legacy face's discover), never -32022.
@@ -185,8 +185,8 @@ func TestAutoEraBehindAuthorizingModernUpstream(t *testing.T) {
 	if v := field(t, res, "protocolVersion"); v != "2025-11-25" {
 		t.Errorf("after a restart: protocolVersion %q: %s", v, res)
 	}
-	if era, _ := eraRecord(store, up, t); era != sessionmap.EraModern {
-		t.Errorf("after a restart the store remembers %q, want modern", era)
+	if got, _ := eraRecord(store, up, t); got != era.Modern {
+		t.Errorf("after a restart the store remembers %q, want modern", got)
 	}
 }
 

@@ -4,24 +4,28 @@
 //
 // # Routing
 //
-// Per client request: modern/face.DetectClientEra decides — a body whose
-// _meta carries io.modelcontextprotocol/protocolVersion, server/discover, or
-// an MCP-Protocol-Version header of 2026-07-28 or later is modern;
-// initialize, a JSON-RPC response, a batch or anything without a modern sign
-// is legacy — and a request carrying the Mcp-Session-Id of a legacy session
-// this bridge knows (it saw its initialize, or the store holds it) is legacy
-// whatever its body says.
+// Per client request: era.Client decides (the rule and its spec ids are in
+// the era package) — a body whose _meta carries
+// io.modelcontextprotocol/protocolVersion, server/discover, or an
+// MCP-Protocol-Version header of 2026-07-28 or later is modern; initialize,
+// a JSON-RPC response, a batch or anything without a modern sign is legacy —
+// and a request carrying the Mcp-Session-Id of a legacy session this bridge
+// knows (it saw its initialize, or the store holds it) is legacy whatever its
+// body says.
 //
-// Per upstream: a legacy/upstream.EraSelector caches the era. In auto mode
-// the first request (or /readyz) probes with modern/upstream.ProbeEra:
-// server/discover, read for the era of the upstream's tasks (a server that
-// names 2026-07-28 but advertises the 2025-11-25 capabilities.tasks and not
-// the tasks extension is legacy), legacy on any non-modern outcome without
-// keying on one error code; an unreachable upstream is not cached (503 + -32603 until it
-// answers). The cache is dropped — the next request probes again — when the
-// upstream stops behaving like its era: a transport failure, a modern request
-// refused with 400/404/405 without a JSON-RPC body, a legacy initialize
-// refused with -32020/-32021/-32022. Config.UpstreamEra pins it.
+// Per upstream: an era.Selector caches the era. In auto mode the first
+// request (or /readyz) probes with modern/upstream.ProbeEra, whose outcome
+// era.Upstream classifies: server/discover, read for the era of the
+// upstream's tasks (a server that names 2026-07-28 but advertises the
+// 2025-11-25 capabilities.tasks and not the tasks extension is legacy),
+// legacy on any non-modern outcome without keying on one error code; an
+// unreachable upstream is not cached (503 + -32603 until it answers). The
+// cache is dropped — the next request probes again — when the upstream stops
+// behaving like its era: a transport failure, a modern request refused with
+// 400/404/405 without a JSON-RPC body, a legacy initialize refused with
+// -32020/-32021/-32022. Config.UpstreamEra pins it. The last probed era is
+// remembered in the store (sessionmap.Store's UpstreamEra, eramemo.go) and
+// answers while the upstream cannot be probed.
 //
 // The four paths:
 //

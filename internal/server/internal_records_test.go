@@ -7,14 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/internal/server"
 	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
 // The bridge keeps records of its own in the store, owned by
-// sessionmap.BridgePrincipal (the upstream's era, the shared upstream
-// session, pending input requests, the requestState key). They are not
+// sessionmap.BridgePrincipal (the shared upstream session, pending input
+// requests, the requestState key). They are not
 // client sessions or tasks: a client's tasks/list never shows them, and
 // tasksbridge_sessions_active does not count them.
 func TestInternalRecordsInvisibleToClientsAndMetrics(t *testing.T) {
@@ -56,8 +57,9 @@ func TestInternalRecordsInvisibleToClientsAndMetrics(t *testing.T) {
 	}
 
 	// tasks/list is legacy: legacy clients of a bridge on the same store in
-	// front of a modern upstream (which records the upstream's era there).
-	lb := startBridge(t, server.Config{Upstream: startModern(t), Store: st})
+	// front of a modern upstream (which remembers the upstream's era there).
+	modernUp := startModern(t)
+	lb := startBridge(t, server.Config{Upstream: modernUp, Store: st})
 	lalice := newLegacyClient(t, lb.url, "legacy-app")
 	lalice.authz = "Bearer alice-token"
 	lanon := newLegacyClient(t, lb.url, "legacy-anon-app")
@@ -77,17 +79,18 @@ func TestInternalRecordsInvisibleToClientsAndMetrics(t *testing.T) {
 			t.Errorf("tasks/list of %s = %+v; want only its own task %s", c.name, list.Tasks, own)
 		}
 	}
-	era := 0
+	// The upstream's era is the store's named record (M-08), not a
+	// session: after the probe, no session record holds it.
 	if all, err = st.AllSessions(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range all {
 		if s.Principal == sessionmap.BridgePrincipal && strings.HasPrefix(s.ID, "upstream-era-") {
-			era++
+			t.Errorf("session record %q holds the upstream's era; want the store's UpstreamEra record", s.ID)
 		}
 	}
-	if era == 0 {
-		t.Fatalf("no upstream-era record in the store; the test needs one")
+	if got, _, err := st.UpstreamEra(context.Background(), modernUp); err != nil || got != era.Modern {
+		t.Fatalf("UpstreamEra(%s) = %v, %v; want modern, remembered by the probe", modernUp, got, err)
 	}
 
 	// Two legacy client sessions are open, no modern listen stream.

@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/modern"
-	modernface "github.com/tasksbridge/tasksbridge/modern/face"
 )
 
 // Every JSON-RPC message the router reads is decoded once, by one walk over
@@ -33,8 +33,8 @@ type clientMsg struct {
 	// the types the meter reads (it then counts the request as "other").
 	wire   wireMsg
 	wireOK bool
-	// era is what era detection reads (modern/face.ClientEraOf).
-	era modernface.EraSignals
+	// era is what the client-era rule reads (era.Client).
+	era era.Signals
 }
 
 // rawMembers are members of a message by name, each value as written (the
@@ -49,16 +49,16 @@ type rawMembers struct {
 func readClientMsg(body []byte) *clientMsg {
 	m := &clientMsg{body: bytes.TrimSpace(body), badUTF8: invalidUTF8(body)}
 	if len(m.body) == 0 {
-		m.era.Body = modernface.BodyEmpty
+		m.era.Body = era.BodyEmpty
 		return m
 	}
 	m.dup, m.syntax = scanJSON(body)
 	switch {
 	case m.body[0] != '{':
-		m.era.Body = modernface.BodyOther
+		m.era.Body = era.BodyOther
 		return m
 	case m.syntax != nil:
-		m.era.Body = modernface.BodyMalformed
+		m.era.Body = era.BodyMalformed
 		return m
 	}
 	// Invalid UTF-8 inside strings is still read (as encoding/json reads
@@ -66,10 +66,10 @@ func readClientMsg(body []byte) *clientMsg {
 	// under its method.
 	m.wireOK = m.wire.read(m.body, &m.raw)
 	// Era detection needs only method, params and params._meta to have
-	// their types (modern/face.BodyShape).
-	m.era.Body = modernface.BodyMalformed
+	// their types (era.BodyShape).
+	m.era.Body = era.BodyMalformed
 	if kindOK(m.raw.method, '"') && kindOK(m.raw.params, '{') && kindOK(m.wire.Params.raw.meta, '{') {
-		m.era.Body = modernface.BodyObject
+		m.era.Body = era.BodyObject
 		m.era.HasMethod = m.wire.hasMethod
 		m.era.Method = m.wire.Method
 		m.era.MetaProtocolVersion = m.wire.Params.metaProtocolVersion

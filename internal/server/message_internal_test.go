@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/internal/metrics"
 	"github.com/tasksbridge/tasksbridge/modern"
 	modernface "github.com/tasksbridge/tasksbridge/modern/face"
@@ -38,11 +39,11 @@ func TestReadClientMsgAllocs(t *testing.T) {
 	h.Set(modern.HeaderProtocolVersion, modern.ProtocolVersion)
 	classify := func() {
 		cm := readClientMsg(body)
-		era := modernface.ClientEraOf(h, cm.era)
-		if era != modernface.EraModern {
-			t.Fatalf("era %v", era)
+		got := clientEraOf(h, cm.era)
+		if got != era.Modern {
+			t.Fatalf("era %v", got)
 		}
-		if v := checkBody(cm, routeUpstream, era); v.err != nil || v.accept {
+		if v := checkBody(cm, routeUpstream, got); v.err != nil || v.accept {
 			t.Fatalf("verdict %+v", v)
 		}
 		ex := mt.request(metrics.EraModern, metrics.EraModern, "", cm, nil)
@@ -310,7 +311,7 @@ var wireCorpus = []string{
 }
 
 // Era detection on the router's one read agrees with
-// modern/face.DetectClientEra on the body (the rule's own decode).
+// modern/face.DetectClientEra on the body (era.BodySignals, the rule's own decode).
 func TestClientMsgEraMatchesDetectClientEra(t *testing.T) {
 	for _, b := range append(wireCorpus, "", "  ", "null", `{`, `{"method":"server/discover"}`,
 		`{"jsonrpc":"2.0","id":1,"result":{}}`, `{"method":"tools/list","params":{"_meta":null}}`) {
@@ -340,7 +341,7 @@ func checkEra(t *testing.T, version, session string, body []byte) {
 	if session != "" {
 		h.Set(hdrSessionID, session)
 	}
-	if got, want := modernface.ClientEraOf(h, readClientMsg(body).era), modernface.DetectClientEra(h, body); got != want {
+	if got, want := clientEraOf(h, readClientMsg(body).era), modernface.DetectClientEra(h, body); got != want {
 		t.Fatalf("era of %q (version %q, session %q) = %v, DetectClientEra says %v", body, version, session, got, want)
 	}
 }
@@ -356,8 +357,8 @@ func BenchmarkClassify(b *testing.B) {
 	b.ReportAllocs()
 	for range b.N {
 		cm := readClientMsg(body)
-		era := modernface.ClientEraOf(h, cm.era)
-		_ = checkBody(cm, routeUpstream, era)
+		got := clientEraOf(h, cm.era)
+		_ = checkBody(cm, routeUpstream, got)
 		_ = mt.request(metrics.EraModern, metrics.EraModern, "", cm, nil)
 	}
 }
@@ -449,4 +450,10 @@ func TestPassthroughAnswerParsedOnce(t *testing.T) {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 	}
+}
+
+// clientEraOf is the client-era rule on a body the router read, without a
+// session lookup (Server.clientEra adds that).
+func clientEraOf(h http.Header, sig era.Signals) era.Era {
+	return era.Client(era.Request{Version: h.Get(hdrProtocolVersion), SessionID: h.Get(hdrSessionID), Body: sig})
 }

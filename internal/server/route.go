@@ -10,49 +10,48 @@ import (
 	"net/http/httputil"
 	"sync"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/internal/edge"
 	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/internal/metrics"
-	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/modern"
-	modernface "github.com/tasksbridge/tasksbridge/modern/face"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
 const hdrSessionID = "Mcp-Session-Id"
 
+// hdrProtocolVersion is MCP-Protocol-Version in Go's canonical form, so that
+// reading it on every request does not allocate a canonicalised copy.
+var hdrProtocolVersion = http.CanonicalHeaderKey(modern.HeaderProtocolVersion)
+
 // eraLabel is an era as a metric label value.
-func eraLabel(e legacyup.Era) string {
+func eraLabel(e era.Era) string {
 	switch e {
-	case legacyup.EraLegacy:
+	case era.Legacy:
 		return metrics.EraLegacy
-	case legacyup.EraModern:
+	case era.Modern:
 		return metrics.EraModern
 	}
 	return metrics.EraUnknown
 }
 
-// clientEra decides which era a client request speaks:
-// modern/face.DetectClientEra's rules — per-request
-// _meta protocolVersion, server/discover or an MCP-Protocol-Version header of
-// 2026-07-28 or later ⇒ modern; initialize, a JSON-RPC response, a batch or
-// nothing modern ⇒ legacy — except that a request carrying the
-// Mcp-Session-Id of a legacy session this bridge knows stays legacy whatever
-// its body says.
-// principal is the request's (the edge's).
-func (s *Server) clientEra(r *http.Request, cm *clientMsg, principal string) legacyup.Era {
-	sig := modernface.EraSignals{Body: modernface.BodyEmpty}
+// clientEra decides which era a client request speaks: era.Client's rule
+// on the request's headers and the body as the router read it (cm, nil for
+// a bodiless request), where a session id counts as legacy when it names a
+// legacy session this bridge knows for principal (the edge's).
+func (s *Server) clientEra(r *http.Request, cm *clientMsg, principal string) era.Era {
+	sid := r.Header.Get(hdrSessionID)
+	req := era.Request{
+		Version:            r.Header.Get(hdrProtocolVersion),
+		SessionID:          sid,
+		Body:               era.Signals{Body: era.BodyEmpty},
+		KnownLegacySession: func() bool { return s.knownLegacySession(r, sid, principal) },
+	}
 	if cm != nil {
-		sig = cm.era // the body as the router read it, once
+		req.Body = cm.era // the body as the router read it, once
 	}
-	era := modernface.ClientEraOf(r.Header, sig)
-	if era == legacyup.EraModern {
-		if sid := r.Header.Get(hdrSessionID); sid != "" && s.knownLegacySession(r, sid, principal) {
-			return legacyup.EraLegacy
-		}
-	}
-	return era
+	return era.Client(req)
 }
 
 func (s *Server) knownLegacySession(r *http.Request, sid, principal string) bool {
@@ -71,7 +70,7 @@ func (s *Server) storedSession(r *http.Request, sid, principal string) (implView
 		return implView{}, false
 	}
 	rec, err := s.store.GetSession(r.Context(), sessionmap.Scope{Principal: principal, Session: sid})
-	if err != nil || rec.Era != sessionmap.EraLegacy {
+	if err != nil || rec.Era != era.Legacy {
 		if errors.Is(err, sessionmap.ErrNotFound) || err == nil {
 			s.meter.sessions.put(sid, implView{missing: true})
 		}
@@ -111,7 +110,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	upEra, eraErr := s.upstreamEra(r.Context(), er.Principal.Credential)
 	ce, ue := eraLabel(clientEra), eraLabel(upEra)
 	sid := ""
-	if clientEra == legacyup.EraLegacy {
+	if clientEra == era.Legacy {
 		sid = r.Header.Get(hdrSessionID)
 	}
 
@@ -132,7 +131,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		if ex != nil {
 			onMsg = ex.message
 		}
-	case r.Method == http.MethodGet && clientEra == legacyup.EraLegacy:
+	case r.Method == http.MethodGet && clientEra == era.Legacy:
 		onMsg = func(b []byte) { s.meter.serverMessage(ce, sid, b) }
 	}
 	sw := newSniffWriter(w, onMsg)
@@ -196,9 +195,9 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
-	case clientEra == legacyup.EraLegacy && upEra == legacyup.EraModern:
+	case clientEra == era.Legacy && upEra == era.Modern:
 		s.legacy.Handler().ServeHTTP(sw, r.WithContext(edge.NewContext(r.Context(), er)))
-	case clientEra == legacyup.EraModern && upEra == legacyup.EraLegacy:
+	case clientEra == era.Modern && upEra == era.Legacy:
 		s.modernF.ServeHTTP(sw, r.WithContext(edge.NewContext(r.Context(), er)))
 	default:
 		sw.ex = ex
@@ -212,7 +211,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 // Authorization, MCP-Protocol-Version, Mcp-* routing headers) both ways.
 // Host, Origin, trusted-proxy headers and credentials were settled at the
 // edge (serveMCP); ctx is the struct that already carries the edge request.
-func (s *Server) passthrough(w http.ResponseWriter, r *http.Request, clientEra legacyup.Era, ex *exchange, ctx *passCtx) {
+func (s *Server) passthrough(w http.ResponseWriter, r *http.Request, clientEra era.Era, ex *exchange, ctx *passCtx) {
 	if s.proxy == nil {
 		ex.force(metrics.OutcomeInternal)
 		writeRPCError(w, http.StatusNotImplemented, ex, rpc.Errorf(rpc.CodeInternalError,
@@ -221,7 +220,7 @@ func (s *Server) passthrough(w http.ResponseWriter, r *http.Request, clientEra l
 			s.target, eraLabel(clientEra), eraLabel(clientEra)))
 		return
 	}
-	if clientEra == legacyup.EraModern && ex != nil && ex.method != "" {
+	if clientEra == era.Modern && ex != nil && ex.method != "" {
 		if e := checkModernVersion(r.Header, ex.params); e != nil {
 			writeRPCError(w, http.StatusBadRequest, ex, e)
 			return
@@ -342,13 +341,13 @@ func checkModernVersion(h http.Header, p *paramsView) *rpc.Error {
 
 // bodyRouteFor is who answers a request of clientEra, so that checkBody
 // judges methods and params only where the bridge answers them.
-func bodyRouteFor(clientEra, upEra legacyup.Era, eraErr error) bodyRoute {
+func bodyRouteFor(clientEra, upEra era.Era, eraErr error) bodyRoute {
 	switch {
 	case eraErr != nil:
 		return routeUpstream // nothing is served now: only the message itself is judged
-	case clientEra == legacyup.EraLegacy && upEra == legacyup.EraModern:
+	case clientEra == era.Legacy && upEra == era.Modern:
 		return routeLegacyFace
-	case clientEra == legacyup.EraModern && upEra == legacyup.EraLegacy:
+	case clientEra == era.Modern && upEra == era.Legacy:
 		return routeModernFace
 	}
 	return routeUpstream

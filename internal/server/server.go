@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/internal/cmdline"
 	"github.com/tasksbridge/tasksbridge/internal/coord"
 	"github.com/tasksbridge/tasksbridge/internal/credseal"
@@ -163,7 +164,7 @@ type Server struct {
 	ownStore bool
 	upMeter  *upstreamMeter
 	meter    *wireMeter
-	sel      *legacyup.EraSelector
+	sel      *era.Selector
 	memo     *eraMemo
 	authEra  authProbe // the era probe was refused for its credentials (autherr.go)
 	modernUp *modernup.Client
@@ -210,7 +211,7 @@ func New(cfg Config) (*Server, error) {
 	case cfg.Upstream != "" && cfg.UpstreamCommand != "":
 		return nil, errors.New("server: set only one of Upstream and UpstreamCommand")
 	}
-	mode, err := legacyup.ParseEraMode(cfg.UpstreamEra)
+	mode, err := era.ParseMode(cfg.UpstreamEra)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -231,9 +232,9 @@ func New(cfg Config) (*Server, error) {
 	s.readyCheck = s.checkReady
 	s.streams, s.cancelStream = context.WithCancel(context.Background())
 	s.hard, s.cancelHard = context.WithCancel(context.Background())
-	s.sel = &legacyup.EraSelector{Mode: mode}
+	s.sel = &era.Selector{Mode: mode}
 	s.upMeter = &upstreamMeter{m: m}
-	if mode == legacyup.EraAuto {
+	if mode == era.Auto {
 		s.upMeter.invalidate = s.sel.Invalidate
 	}
 
@@ -281,7 +282,7 @@ func New(cfg Config) (*Server, error) {
 	s.store = newMeteredStore(st, m, cfg.Logger)
 	s.meter = newWireMeter(m, s.store)
 	s.meter.refusals = &oplog.Refusals{Log: cfg.Logger}
-	if mode == legacyup.EraAuto {
+	if mode == era.Auto {
 		s.memo = newEraMemo(s.store, s.target, cfg.Logger)
 		lctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		s.memo.load(lctx)
@@ -413,28 +414,28 @@ func New(cfg Config) (*Server, error) {
 }
 
 // probe is the era selector's probe: server/discover, legacy on any
-// non-modern outcome (modern/upstream.ProbeEra, §3.4), sent with the
+// non-modern outcome (modern/upstream.ProbeEra, era.Upstream), sent with the
 // credential of the request that needs the era (withProbeCredential). A
 // 401/403 decides nothing: the era stays unknown (autherr.go).
-func (s *Server) probe(ctx context.Context) (legacyup.Era, error) {
+func (s *Server) probe(ctx context.Context) (era.Era, error) {
 	credential := probeCredential(ctx)
 	ctx, cancel := context.WithTimeout(context.WithValue(ctx, ctxNoEraFeedback, true), s.cfg.ProbeTimeout)
 	defer cancel()
-	era, err := s.modernUp.ProbeEraAs(ctx, credential)
-	if era != legacyup.EraUnknown {
+	got, err := s.modernUp.ProbeEraAs(ctx, credential)
+	if got != era.Unknown {
 		s.authEra.decided()
-		s.log.Info("upstream era", "upstream", s.target, "era", era.String())
+		s.log.Info("upstream era", "upstream", s.target, "era", got.String())
 	}
-	if era == legacyup.EraUnknown && probeRefused(err) && s.authEra.refused() {
+	if got == era.Unknown && probeRefused(err) && s.authEra.refused() {
 		s.log.Info("upstream requires authorization: its era is probed again with the next request that carries credentials; requests without them get its challenge",
 			"upstream", s.target, "probe_had_credentials", credential != "")
 	}
-	if era == legacyup.EraLegacy && s.url == nil {
+	if got == era.Legacy && s.url == nil {
 		// The probe's own process is not needed: the legacy pool starts its
 		// sessions' processes.
 		_ = s.modernUp.Close()
 	}
-	return era, err
+	return got, err
 }
 
 // upstreamEra returns the upstream's era (cached, or pinned, or probed now
@@ -445,31 +446,31 @@ func (s *Server) probe(ctx context.Context) (legacyup.Era, error) {
 // remembered era answers when there is one (the face then relays the
 // upstream's refusal of the request itself), else the error carries the
 // refusal (*oauthmeta.UpstreamAuthError) for the router to relay.
-func (s *Server) upstreamEra(ctx context.Context, credential string) (legacyup.Era, error) {
+func (s *Server) upstreamEra(ctx context.Context, credential string) (era.Era, error) {
 	ctx = withProbeCredential(ctx, credential)
 	if s.memo == nil {
 		return s.sel.Era(ctx)
 	}
-	if s.sel.Cached() == legacyup.EraUnknown {
-		if era, recent := s.memo.fallback(); era != legacyup.EraUnknown && recent {
-			return era, nil
+	if s.sel.Cached() == era.Unknown {
+		if got, recent := s.memo.fallback(); got != era.Unknown && recent {
+			return got, nil
 		}
 	}
-	era, err := s.sel.Era(ctx)
+	got, err := s.sel.Era(ctx)
 	if err != nil && probeRefused(err) {
-		if rem, _ := s.memo.fallback(); rem != legacyup.EraUnknown {
+		if rem, _ := s.memo.fallback(); rem != era.Unknown {
 			return rem, nil
 		}
-		return era, err
+		return got, err
 	}
 	if err != nil {
-		if rem := s.memo.failed(err); rem != legacyup.EraUnknown {
+		if rem := s.memo.failed(err); rem != era.Unknown {
 			return rem, nil
 		}
-		return era, err
+		return got, err
 	}
-	s.memo.probed(ctx, era)
-	return era, nil
+	s.memo.probed(ctx, got)
+	return got, nil
 }
 
 // Metrics returns the server's metrics.
@@ -724,7 +725,7 @@ func (s *Server) checkReady(ctx context.Context) error {
 func (s *Server) checkUpstream(ctx context.Context) string {
 	ctx, cancel := context.WithTimeout(context.WithValue(ctx, ctxNoEraFeedback, true), 5*time.Second)
 	defer cancel()
-	era, err := s.upstreamEra(ctx, "")
+	got, err := s.upstreamEra(ctx, "")
 	switch {
 	case err != nil && probeRefused(err):
 		// It answered: its clients bring the credentials.
@@ -733,16 +734,16 @@ func (s *Server) checkUpstream(ctx context.Context) string {
 		return fmt.Sprintf("unreachable: %s: era unknown: %v (requests that need it get a JSON-RPC error; stored tasks are still served)", s.target, err)
 	}
 	if s.url == nil {
-		return fmt.Sprintf("a command, started on demand (era %s)", era)
+		return fmt.Sprintf("a command, started on demand (era %s)", got)
 	}
 	// Any answer means the upstream is reachable (a legacy server refuses a
 	// discover); only a transport failure means unreachable.
 	_, err = s.modernUp.Call(ctx, modern.MethodDiscover, nil, modernup.CallOptions{})
 	switch {
 	case err != nil && modernup.Retryable(err):
-		return fmt.Sprintf("unreachable: %s (era %s): %v (requests that need it get a JSON-RPC error; stored tasks are still served)", s.target, era, err)
+		return fmt.Sprintf("unreachable: %s (era %s): %v (requests that need it get a JSON-RPC error; stored tasks are still served)", s.target, got, err)
 	case err != nil && probeRefused(err):
-		return fmt.Sprintf("reachable, requires authorization (era %s)", era)
+		return fmt.Sprintf("reachable, requires authorization (era %s)", got)
 	}
-	return fmt.Sprintf("reachable (era %s)", era)
+	return fmt.Sprintf("reachable (era %s)", got)
 }

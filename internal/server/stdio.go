@@ -9,8 +9,8 @@ import (
 	"io"
 	"sync"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/internal/metrics"
-	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
 	modernface "github.com/tasksbridge/tasksbridge/modern/face"
 )
 
@@ -62,9 +62,9 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 	out := &stdioWriter{w: w, lines: lineSplitter{onLine: sm.fromServer}}
 	defer sm.close()
 	switch {
-	case clientEra == legacyup.EraLegacy && upEra == legacyup.EraModern:
+	case clientEra == era.Legacy && upEra == era.Modern:
 		return s.legacy.ServeStdio(ctx, in, out)
-	case clientEra == legacyup.EraModern && upEra == legacyup.EraLegacy:
+	case clientEra == era.Modern && upEra == era.Legacy:
 		err := s.modernF.ServeIO(ctx, io.NopCloser(in), nopWriteCloser{out})
 		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 			return fmt.Errorf("server: stdio: %w", err)

@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"time"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -28,4 +30,15 @@ func (s *meteredStore) PrincipalKey() []byte {
 		return k.PrincipalKey()
 	}
 	return nil
+}
+
+// UpstreamEra and SetUpstreamEra are not metered: they are the router's
+// era bookkeeping (at start-up and when a probe changes the era), not a
+// request's store work.
+func (s *meteredStore) UpstreamEra(ctx context.Context, upstream string) (era.Era, time.Time, error) {
+	return s.next.UpstreamEra(ctx, upstream)
+}
+
+func (s *meteredStore) SetUpstreamEra(ctx context.Context, upstream string, e era.Era, ttl time.Duration) error {
+	return s.next.SetUpstreamEra(ctx, upstream, e, ttl)
 }

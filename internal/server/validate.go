@@ -13,9 +13,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/legacy"
-	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/modern"
 	modernface "github.com/tasksbridge/tasksbridge/modern/face"
 	"github.com/tasksbridge/tasksbridge/rpc"
@@ -72,7 +72,7 @@ type verdict struct {
 }
 
 // checkBody judges one POST body (read once: readClientMsg) for route.
-func checkBody(cm *clientMsg, route bodyRoute, clientEra legacyup.Era) verdict {
+func checkBody(cm *clientMsg, route bodyRoute, clientEra era.Era) verdict {
 	if cm.badUTF8 >= 0 {
 		return parseError("the body is not valid UTF-8 (first bad byte at offset %d); send the request encoded as UTF-8", cm.badUTF8)
 	}
@@ -201,7 +201,7 @@ func served(route bodyRoute, method string, request bool) bool {
 
 // checkParams returns what is wrong with a request's params for the faces,
 // in words for the client ("" when nothing is).
-func checkParams(method string, p *paramsView, clientEra legacyup.Era) string {
+func checkParams(method string, p *paramsView, clientEra era.Era) string {
 	switch method {
 	case legacy.MethodToolsCall:
 		if !isString(p.raw.name) {
@@ -211,7 +211,7 @@ func checkParams(method string, p *paramsView, clientEra legacyup.Era) string {
 			return fmt.Sprintf("params.arguments must be a JSON object of the tool's arguments (got %s)", kindOf(a))
 		}
 		task := p.raw.task
-		if task == nil || clientEra == legacyup.EraModern {
+		if task == nil || clientEra == era.Modern {
 			return "" // 2026-07-28 ignores a task param (M-66)
 		}
 		if !isObject(task) {
@@ -517,8 +517,8 @@ func isMillis(raw json.RawMessage) bool {
 // legacy clients get 400 when the message could not be read as a request
 // (parse error, no id) and 200 with the JSON-RPC error for a request
 // (SDK clients surface the JSON-RPC error of a 200, not of a 4xx).
-func errorStatus(clientEra legacyup.Era, v verdict) int {
-	if clientEra == legacyup.EraModern {
+func errorStatus(clientEra era.Era, v verdict) int {
+	if clientEra == era.Modern {
 		if v.err.Code == rpc.CodeMethodNotFound {
 			return http.StatusNotFound
 		}

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/internal/rawjson"
-	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -19,7 +19,7 @@ func TestCheckBody(t *testing.T) {
 		pass   = 0
 		accept = 202
 	)
-	L, M := legacyup.EraLegacy, legacyup.EraModern
+	L, M := era.Legacy, era.Modern
 	call := func(method, params string) string {
 		return `{"jsonrpc":"2.0","id":7,"method":"` + method + `","params":` + params + `}`
 	}
@@ -27,7 +27,7 @@ func TestCheckBody(t *testing.T) {
 		name   string
 		body   string
 		route  bodyRoute
-		era    legacyup.Era
+		era    era.Era
 		code   int64
 		status int
 		says   string

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
 	"github.com/tasksbridge/tasksbridge/internal/schemacheck"
 	"github.com/tasksbridge/tasksbridge/legacy/face"
@@ -68,7 +69,7 @@ func TestInitializeFromDiscover_L01(t *testing.T) {
 	if err != nil {
 		t.Fatalf("session not stored: %v", err)
 	}
-	if sess.Era != sessionmap.EraLegacy || sess.ProtocolVersion != "2025-11-25" || !bytes.Contains(sess.InitializeParams, []byte("raw-legacy-client")) {
+	if sess.Era != era.Legacy || sess.ProtocolVersion != "2025-11-25" || !bytes.Contains(sess.InitializeParams, []byte("raw-legacy-client")) {
 		t.Errorf("stored session %+v", sess)
 	}
 	c.checkReceived(t)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/internal/audit"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/modern/upstream"
@@ -62,7 +63,7 @@ func (s *session) recordQuestion(ctx context.Context, rec sessionmap.Task, key s
 		idle = time.Duration(*rec.TTLMs) * time.Millisecond
 	}
 	sc := questionScope(s.id, id)
-	err = s.b.store.CreateSession(ctx, sessionmap.Session{ID: sc.Session, Principal: sc.Principal, Era: sessionmap.EraLegacy,
+	err = s.b.store.CreateSession(ctx, sessionmap.Session{ID: sc.Session, Principal: sc.Principal, Era: era.Legacy,
 		InitializeParams: body, IdleTimeoutMs: idle.Milliseconds()})
 	if errors.Is(err, sessionmap.ErrExists) {
 		return true, nil

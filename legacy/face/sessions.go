@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
@@ -150,7 +151,7 @@ func (b *Bridge) storeSession(ctx context.Context, s *session, protocolVersion s
 	err := b.store.CreateSession(ctx, sessionmap.Session{
 		ID:               s.id,
 		Principal:        s.principal,
-		Era:              sessionmap.EraLegacy,
+		Era:              era.Legacy,
 		ProtocolVersion:  protocolVersion,
 		InitializeParams: initParams,
 		IdleTimeoutMs:    max(b.cfg.SessionIdleTimeout.Milliseconds(), 0),
@@ -437,7 +438,7 @@ func (b *Bridge) load(ctx context.Context, sid, principal string, src source) (*
 	if err != nil {
 		return nil, err
 	}
-	if rec.Era != sessionmap.EraLegacy || len(rec.InitializeParams) == 0 {
+	if rec.Era != era.Legacy || len(rec.InitializeParams) == 0 {
 		return nil, sessionmap.ErrNotFound
 	}
 	s := b.newSession(sid, principal, transportHTTP)

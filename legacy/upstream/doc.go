@@ -33,6 +33,6 @@
 // *rpc.Error; a transport failure is an *Error (-32603 naming the upstream)
 // that matches ErrUnavailable (retryable), ErrSessionGone or ErrBadResponse.
 //
-// EraSelector decides (and caches) whether an upstream is legacy or modern
-// (docs/ARCHITECTURE.md, Era detection), for the dispatcher that serves both.
+// Whether an upstream is legacy or modern is decided (and cached) by the
+// era package, for the router that serves both.
 package upstream

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -164,7 +165,7 @@ func (p *Pool) publish(ctx context.Context, sc sessionmap.Scope, key string, s *
 		return s
 	}
 	err = p.cfg.Store.CreateSession(ctx, sessionmap.Session{
-		ID: sc.Session, Principal: sc.Principal, Era: sessionmap.EraLegacy, ProtocolVersion: ProtocolVersion,
+		ID: sc.Session, Principal: sc.Principal, Era: era.Legacy, ProtocolVersion: ProtocolVersion,
 		InitializeParams: body, IdleTimeoutMs: sharedIdle.Milliseconds(),
 	})
 	switch {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/modern/face"
 )
 
@@ -20,26 +21,26 @@ func TestDetectClientEra(t *testing.T) {
 		name   string
 		header http.Header
 		body   string
-		want   face.Era
+		want   era.Era
 	}{
-		{"initialize is legacy", hdr(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, face.EraLegacy},
-		{"initialize with a modern header is still legacy", hdr("MCP-Protocol-Version", "2026-07-28"), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, face.EraLegacy},
-		{"per-request _meta is modern", hdr("MCP-Protocol-Version", "2026-07-28"), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta + `}}`, face.EraModern},
-		{"_meta without header is modern (the face answers -32020)", hdr(), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta + `}}`, face.EraModern},
-		{"_meta naming an old version is modern (the face answers -32022)", hdr(), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}`, face.EraModern},
-		{"server/discover is modern", hdr(), `{"jsonrpc":"2.0","id":1,"method":"server/discover"}`, face.EraModern},
-		{"modern header without _meta is modern (the face answers -32602)", hdr("MCP-Protocol-Version", "2026-07-28"), `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, face.EraModern},
-		{"a later revision's header is modern", hdr("MCP-Protocol-Version", "2027-01-01"), `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, face.EraModern},
-		{"legacy session request", hdr("Mcp-Session-Id", "s1", "MCP-Protocol-Version", "2025-11-25"), `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"t"}}`, face.EraLegacy},
-		{"legacy request without headers", hdr(), `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, face.EraLegacy},
-		{"posted response is legacy", hdr("Mcp-Session-Id", "s1"), `{"jsonrpc":"2.0","id":0,"result":{"action":"accept"}}`, face.EraLegacy},
-		{"batch is legacy", hdr(), `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, face.EraLegacy},
-		{"garbage without header is legacy", hdr(), `{not json`, face.EraLegacy},
-		{"garbage with a modern header is modern", hdr("MCP-Protocol-Version", "2026-07-28"), `{not json`, face.EraModern},
-		{"GET with a session is legacy", hdr("Mcp-Session-Id", "s1"), ``, face.EraLegacy},
-		{"GET with a modern header is modern (405)", hdr("MCP-Protocol-Version", "2026-07-28"), ``, face.EraModern},
-		{"bare GET is legacy", hdr(), ``, face.EraLegacy},
-		{"modern notification by header", hdr("MCP-Protocol-Version", "2026-07-28"), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, face.EraModern},
+		{"initialize is legacy", hdr(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, era.Legacy},
+		{"initialize with a modern header is still legacy", hdr("MCP-Protocol-Version", "2026-07-28"), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, era.Legacy},
+		{"per-request _meta is modern", hdr("MCP-Protocol-Version", "2026-07-28"), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta + `}}`, era.Modern},
+		{"_meta without header is modern (the face answers -32020)", hdr(), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta + `}}`, era.Modern},
+		{"_meta naming an old version is modern (the face answers -32022)", hdr(), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}`, era.Modern},
+		{"server/discover is modern", hdr(), `{"jsonrpc":"2.0","id":1,"method":"server/discover"}`, era.Modern},
+		{"modern header without _meta is modern (the face answers -32602)", hdr("MCP-Protocol-Version", "2026-07-28"), `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, era.Modern},
+		{"a later revision's header is modern", hdr("MCP-Protocol-Version", "2027-01-01"), `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, era.Modern},
+		{"legacy session request", hdr("Mcp-Session-Id", "s1", "MCP-Protocol-Version", "2025-11-25"), `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"t"}}`, era.Legacy},
+		{"legacy request without headers", hdr(), `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, era.Legacy},
+		{"posted response is legacy", hdr("Mcp-Session-Id", "s1"), `{"jsonrpc":"2.0","id":0,"result":{"action":"accept"}}`, era.Legacy},
+		{"batch is legacy", hdr(), `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, era.Legacy},
+		{"garbage without header is legacy", hdr(), `{not json`, era.Legacy},
+		{"garbage with a modern header is modern", hdr("MCP-Protocol-Version", "2026-07-28"), `{not json`, era.Modern},
+		{"GET with a session is legacy", hdr("Mcp-Session-Id", "s1"), ``, era.Legacy},
+		{"GET with a modern header is modern (405)", hdr("MCP-Protocol-Version", "2026-07-28"), ``, era.Modern},
+		{"bare GET is legacy", hdr(), ``, era.Legacy},
+		{"modern notification by header", hdr("MCP-Protocol-Version", "2026-07-28"), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, era.Modern},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := face.DetectClientEra(tc.header, []byte(tc.body)); got != tc.want {
@@ -60,8 +61,8 @@ func FuzzDetectClientEra(f *testing.F) {
 		if version != "" {
 			h.Set("MCP-Protocol-Version", version)
 		}
-		if era := face.DetectClientEra(h, []byte(body)); era != face.EraLegacy && era != face.EraModern {
-			t.Fatalf("era %v", era)
+		if got := face.DetectClientEra(h, []byte(body)); got != era.Legacy && got != era.Modern {
+			t.Fatalf("era %v", got)
 		}
 	})
 }

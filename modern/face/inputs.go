@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 	"github.com/tasksbridge/tasksbridge/translate"
@@ -72,7 +73,7 @@ func (rt *taskRT) recordInput(ctx context.Context, e translate.InputEntry) error
 			break
 		}
 		sc := inputScope(rt.id, n)
-		err := rt.f.store.CreateSession(ctx, sessionmap.Session{ID: sc.Session, Principal: sc.Principal, Era: sessionmap.EraModern,
+		err := rt.f.store.CreateSession(ctx, sessionmap.Session{ID: sc.Session, Principal: sc.Principal, Era: era.Modern,
 			InitializeParams: body, IdleTimeoutMs: idle.Milliseconds()})
 		if errors.Is(err, sessionmap.ErrExists) {
 			continue // another process logged one meanwhile

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/modern"
 )
 
@@ -13,14 +14,14 @@ import (
 // DetectClientEra's reflective path and keep its answer.
 func TestDetectClientEraOddBodies(t *testing.T) {
 	h := http.Header{}
-	for body, want := range map[string]Era{
-		`{"jsonrpc":"2.0","id":1,"METHOD":"server/discover"}`:                                                                          EraModern,
-		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`:   EraModern,
-		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_META":{"io.modelcontextprotocol/protocolVersion":"x"}}}`:            EraModern,
-		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"x"},"_meta":{}}}`: EraModern,
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`:                                                                   EraLegacy,
-		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":null}}`:                                                       EraLegacy,
-		`{"jsonrpc":"2.0","id":1,"method":null}`:                                                                                       EraLegacy,
+	for body, want := range map[string]era.Era{
+		`{"jsonrpc":"2.0","id":1,"METHOD":"server/discover"}`:                                                                          era.Modern,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`:   era.Modern,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_META":{"io.modelcontextprotocol/protocolVersion":"x"}}}`:            era.Modern,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"x"},"_meta":{}}}`: era.Modern,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`:                                                                   era.Legacy,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":null}}`:                                                       era.Legacy,
+		`{"jsonrpc":"2.0","id":1,"method":null}`:                                                                                       era.Legacy,
 	} {
 		if got := DetectClientEra(h, []byte(body)); got != want {
 			t.Errorf("%s: era %v, want %v", body, got, want)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -65,7 +66,7 @@ func (f *Face) loadStateKey(ctx context.Context) ([]byte, error) {
 			return nil, err
 		}
 		err = f.store.CreateSession(ctx, sessionmap.Session{ID: stateKeyScope.Session, Principal: stateKeyScope.Principal,
-			Era: sessionmap.EraModern, InitializeParams: body})
+			Era: era.Modern, InitializeParams: body})
 		if err == nil {
 			return key, nil
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
 	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
 	"github.com/tasksbridge/tasksbridge/modern"
@@ -38,9 +39,9 @@ func TestUpstreamRefusalIsTyped(t *testing.T) {
 	c := NewHTTP(hs.URL+"/mcp", nil)
 	ctx := ctxT(t)
 
-	era, err := c.ProbeEra(ctx)
-	if era != EraUnknown || !errors.Is(err, ErrUnauthorized) || Retryable(err) {
-		t.Fatalf("anonymous probe: %v, %v; want unknown and ErrUnauthorized, not retryable", era, err)
+	got, err := c.ProbeEra(ctx)
+	if got != era.Unknown || !errors.Is(err, ErrUnauthorized) || Retryable(err) {
+		t.Fatalf("anonymous probe: %v, %v; want unknown and ErrUnauthorized, not retryable", got, err)
 	}
 	ae, ok := oauthmeta.AsUpstreamAuthError(err)
 	if !ok || ae.Status != 401 || len(ae.Challenges) != 2 || ae.Method != modern.MethodDiscover {
@@ -55,7 +56,7 @@ func TestUpstreamRefusalIsTyped(t *testing.T) {
 		t.Fatalf("403 with a JSON-RPC body: %v (%+v)", err, ae)
 	}
 
-	if era, err := c.ProbeEraAs(ctx, "Bearer good"); era != EraModern || err != nil {
-		t.Errorf("authorized probe: %v, %v; want modern", era, err)
+	if got, err := c.ProbeEraAs(ctx, "Bearer good"); got != era.Modern || err != nil {
+		t.Errorf("authorized probe: %v, %v; want modern", got, err)
 	}
 }

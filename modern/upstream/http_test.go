@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
 	"github.com/tasksbridge/tasksbridge/interop/peers"
 	"github.com/tasksbridge/tasksbridge/modern"
@@ -207,39 +209,39 @@ func TestHTTPExtraHeaders(t *testing.T) {
 // modern error; legacy on anything else, never keyed on one code.
 func TestProbeEra(t *testing.T) {
 	env := startDemo(t, demo.Options{})
-	if era, err := env.client.ProbeEra(ctxT(t)); err != nil || era != EraModern {
-		t.Fatalf("demo: %v, %v", era, err)
+	if got, err := env.client.ProbeEra(ctxT(t)); err != nil || got != era.Modern {
+		t.Fatalf("demo: %v, %v", got, err)
 	}
 	for _, tc := range []struct {
 		name   string
 		status int
 		body   string
-		want   Era
+		want   era.Era
 	}{
-		{"plain 400", 400, "Bad Request: missing Mcp-Session-Id", EraLegacy},
-		{"404 -32601", 404, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}`, EraLegacy},
-		{"400 -32602", 400, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad"}}`, EraLegacy},
-		{"-32022 modern supported", 400, `{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"x","data":{"supported":["2026-07-28"],"requested":"2099-01-01"}}}`, EraModern},
-		{"-32022 legacy only", 400, `{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"x","data":{"supported":["2025-11-25"],"requested":"2026-07-28"}}}`, EraLegacy},
-		{"-32020", 400, `{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"header"}}`, EraModern},
-		{"-32021", 400, `{"jsonrpc":"2.0","id":1,"error":{"code":-32021,"message":"cap","data":{"requiredCapabilities":{}}}}`, EraModern},
-		{"not a DiscoverResult", 200, `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`, EraLegacy},
+		{"plain 400", 400, "Bad Request: missing Mcp-Session-Id", era.Legacy},
+		{"404 -32601", 404, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}`, era.Legacy},
+		{"400 -32602", 400, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad"}}`, era.Legacy},
+		{"-32022 modern supported", 400, `{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"x","data":{"supported":["2026-07-28"],"requested":"2099-01-01"}}}`, era.Modern},
+		{"-32022 legacy only", 400, `{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"x","data":{"supported":["2025-11-25"],"requested":"2026-07-28"}}}`, era.Legacy},
+		{"-32020", 400, `{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"header"}}`, era.Modern},
+		{"-32021", 400, `{"jsonrpc":"2.0","id":1,"error":{"code":-32021,"message":"cap","data":{"requiredCapabilities":{}}}}`, era.Modern},
+		{"not a DiscoverResult", 200, `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`, era.Legacy},
 		// The tasks era decides (mcp-go v1.2.1): 2026-07-28 core with the
 		// 2025-11-25 capabilities.tasks and no extension is served as legacy.
-		{"modern core, legacy tasks", 200, discoverBody(`"tools":{},"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`), EraLegacy},
-		{"modern core, tasks extension", 200, discoverBody(`"tools":{},"extensions":{"io.modelcontextprotocol/tasks":{}}`), EraModern},
-		{"modern core, both", 200, discoverBody(`"tasks":{"list":{}},"extensions":{"io.modelcontextprotocol/tasks":{}}`), EraModern},
-		{"modern core, no tasks", 200, discoverBody(`"tools":{}`), EraModern},
+		{"modern core, legacy tasks", 200, discoverBody(`"tools":{},"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`), era.Legacy},
+		{"modern core, tasks extension", 200, discoverBody(`"tools":{},"extensions":{"io.modelcontextprotocol/tasks":{}}`), era.Modern},
+		{"modern core, both", 200, discoverBody(`"tasks":{"list":{}},"extensions":{"io.modelcontextprotocol/tasks":{}}`), era.Modern},
+		{"modern core, no tasks", 200, discoverBody(`"tools":{}`), era.Modern},
 	} {
 		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(tc.status)
 			_, _ = w.Write([]byte(tc.body))
 		}))
-		era, err := NewHTTP(hs.URL, nil).ProbeEra(ctxT(t))
+		got, err := NewHTTP(hs.URL, nil).ProbeEra(ctxT(t))
 		hs.Close()
-		if era != tc.want || err != nil {
-			t.Errorf("%s: %v, %v; want %v", tc.name, era, err, tc.want)
+		if got != tc.want || err != nil {
+			t.Errorf("%s: %v, %v; want %v", tc.name, got, err, tc.want)
 		}
 	}
 }
@@ -256,9 +258,9 @@ func TestProbeEraGoSDKLegacyServer(t *testing.T) {
 		&mcp.ServerOptions{SupportedProtocolVersions: []string{"2025-11-25"}})
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	defer hs.Close()
-	era, err := NewHTTP(hs.URL, nil).ProbeEra(ctxT(t))
-	if err != nil || era != EraLegacy {
-		t.Fatalf("go-sdk legacy server: %v, %v", era, err)
+	got, err := NewHTTP(hs.URL, nil).ProbeEra(ctxT(t))
+	if err != nil || got != era.Legacy {
+		t.Fatalf("go-sdk legacy server: %v, %v", got, err)
 	}
 }
 
@@ -334,10 +336,10 @@ func TestProbeEraMCPGoServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !anyModern(d.SupportedVersions) || d.Capabilities.HasTasksExtension() {
+	if !slices.Contains(d.SupportedVersions, modern.ProtocolVersion) || d.Capabilities.HasTasksExtension() {
 		t.Fatalf("mcp-go no longer answers as this test assumes (modern versions, no tasks extension): %+v", d)
 	}
-	if era, err := c.ProbeEra(ctxT(t)); err != nil || era != EraLegacy {
-		t.Fatalf("mcp-go v1.2.1: %v, %v; want legacy (its tasks are 2025-11-25)", era, err)
+	if got, err := c.ProbeEra(ctxT(t)); err != nil || got != era.Legacy {
+		t.Fatalf("mcp-go v1.2.1: %v, %v; want legacy (its tasks are 2025-11-25)", got, err)
 	}
 }

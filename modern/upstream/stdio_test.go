@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
 	"github.com/tasksbridge/tasksbridge/internal/schemacheck"
 	"github.com/tasksbridge/tasksbridge/modern"
@@ -57,8 +58,8 @@ func commandClient(t *testing.T) *Client {
 func TestStdioCommandTaskPush(t *testing.T) {
 	c := commandClient(t)
 	ctx := ctxT(t)
-	if era, err := c.ProbeEra(ctx); err != nil || era != EraModern {
-		t.Fatalf("ProbeEra = %v, %v", era, err)
+	if got, err := c.ProbeEra(ctx); err != nil || got != era.Modern {
+		t.Fatalf("ProbeEra = %v, %v", got, err)
 	}
 	out, err := c.CallTool(ctx, tool("echo", map[string]any{"text": "over stdio"}), CallOptions{})
 	if err != nil || out.Type != modern.ResultComplete || !strings.Contains(string(out.Raw), "over stdio") {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -32,7 +33,7 @@ func testPrincipalKeyMigration(t *testing.T, e *env) {
 
 	// Written before keying: the plain hash.
 	old := e.create(sessionmap.Scope{Principal: plain, Session: "s-old"})
-	if err := e.s.CreateSession(e.ctx, sessionmap.Session{ID: "s-old", Principal: plain, Era: sessionmap.EraLegacy}); err != nil {
+	if err := e.s.CreateSession(e.ctx, sessionmap.Session{ID: "s-old", Principal: plain, Era: era.Legacy}); err != nil {
 		t.Fatal(err)
 	}
 	e.reopen()

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasksbridge/tasksbridge/era"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -75,6 +76,7 @@ func Run(t *testing.T, f Factory) {
 		{"DeleteSessionTasks", testDeleteSessionTasks},
 		{"UnknownIDs", testUnknownIDs},
 		{"ConcurrentCreatesOneWins", testConcurrentCreates},
+		{"UpstreamEraMemo_M08", testUpstreamEra},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -176,7 +178,7 @@ func sameNotFound(t *testing.T, what string, err error) {
 func testSessionLifecycle(t *testing.T, e *env) {
 	p := sessionmap.PrincipalFromAuthorization("Bearer alice-token")
 	init := json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"c","version":"1"}}`)
-	s := sessionmap.Session{ID: "sess-1", Principal: p, Era: sessionmap.EraLegacy, ProtocolVersion: "2025-11-25",
+	s := sessionmap.Session{ID: "sess-1", Principal: p, Era: era.Legacy, ProtocolVersion: "2025-11-25",
 		InitializeParams: init, LogLevel: "info", IdleTimeoutMs: 60_000}
 	if err := e.s.CreateSession(e.ctx, s); err != nil {
 		t.Fatalf("CreateSession: %v", err)
@@ -192,7 +194,7 @@ func testSessionLifecycle(t *testing.T, e *env) {
 	var wantInit, gotInit any
 	_ = json.Unmarshal(init, &wantInit)
 	_ = json.Unmarshal(got.InitializeParams, &gotInit)
-	if got.ID != "sess-1" || got.Principal != p || got.Era != sessionmap.EraLegacy || got.ProtocolVersion != "2025-11-25" ||
+	if got.ID != "sess-1" || got.Principal != p || got.Era != era.Legacy || got.ProtocolVersion != "2025-11-25" ||
 		got.LogLevel != "info" || !reflect.DeepEqual(wantInit, gotInit) || !got.CreatedAt.Equal(e.clock.Now()) ||
 		!got.ExpiresAt.Equal(e.clock.Now().Add(time.Minute)) {
 		t.Fatalf("GetSession = %+v", got)
@@ -244,7 +246,7 @@ func testSessionLifecycle(t *testing.T, e *env) {
 	if err := e.s.CreateSession(e.ctx, sessionmap.Session{ID: "x", Era: "medieval"}); !errors.Is(err, sessionmap.ErrInvalidArgument) {
 		t.Fatalf("bad era = %v, want ErrInvalidArgument", err)
 	}
-	if err := e.s.CreateSession(e.ctx, sessionmap.Session{ID: "y", Era: sessionmap.EraModern,
+	if err := e.s.CreateSession(e.ctx, sessionmap.Session{ID: "y", Era: era.Modern,
 		InitializeParams: json.RawMessage(`{`)}); !errors.Is(err, sessionmap.ErrInvalidArgument) {
 		t.Fatalf("bad params = %v, want ErrInvalidArgument", err)
 	}
@@ -352,7 +354,7 @@ func buildWorld(e *env) world {
 		{Session: "n1"}, {Session: "n2"},
 	}, tasks: map[sessionmap.Scope][]sessionmap.Task{}}
 	for i, sc := range w.scopes {
-		if err := e.s.CreateSession(e.ctx, sessionmap.Session{ID: sc.Session, Principal: sc.Principal, Era: sessionmap.EraLegacy}); err != nil {
+		if err := e.s.CreateSession(e.ctx, sessionmap.Session{ID: sc.Session, Principal: sc.Principal, Era: era.Legacy}); err != nil {
 			e.t.Fatalf("CreateSession: %v", err)
 		}
 		for j := 0; j < 3+i%2; j++ {
@@ -1044,7 +1046,7 @@ func testConcurrentCreates(t *testing.T, e *env) {
 			x.ID, x.StatusMessage = id, fmt.Sprintf("racer %d", i)
 			taskErrs[i] = e.s.CreateTask(e.ctx, x)
 			sessErrs[i] = e.s.CreateSession(e.ctx, sessionmap.Session{ID: sid, Principal: sc.Principal,
-				Era: sessionmap.EraLegacy, LogLevel: fmt.Sprintf("racer %d", i)})
+				Era: era.Legacy, LogLevel: fmt.Sprintf("racer %d", i)})
 		}()
 	}
 	wg.Wait()
