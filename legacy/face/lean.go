@@ -420,7 +420,7 @@ func (lr *leanRun) finish(res *rawResult, err error) {
 	defer putBuf(buf)
 	var raw json.RawMessage
 	if err == nil {
-		raw = res.raw
+		raw = res.JSON
 	}
 	envelope(buf, lr.id, raw, err)
 	if status, retry, ok := rpc.LimitHTTP(err); ok {
@@ -438,7 +438,7 @@ func (s *session) leanDispatch(ctx context.Context, ri *reqInfo, method string) 
 	)
 	switch method {
 	case legacy.MethodPing:
-		return &rawResult{raw: json.RawMessage("{}")}, nil
+		return &rawResult{JSON: json.RawMessage("{}")}, nil
 	case legacy.MethodToolsCall:
 		res, err = s.toolsCall(ctx, ri)
 	case legacy.MethodToolsList:

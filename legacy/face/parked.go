@@ -324,7 +324,7 @@ func (pc *parkCtl) settle(v *verdict) {
 	mode := pc.mode
 	pc.mu.Unlock()
 	res, err := v.get(mode)
-	if res != nil && len(res.raw) > largeAnswer {
+	if res != nil && len(res.JSON) > largeAnswer {
 		// A large answer may take a slow client a while (takenConn gives
 		// it time in proportion): it goes out on a goroutine of its own,
 		// so the hub's other waits do not queue behind it.
