@@ -263,10 +263,9 @@ func (s *session) lookup(ctx context.Context, id string) (sessionmap.Task, error
 	}
 }
 
-// live reports whether rec still follows an upstream task.
-func live(rec sessionmap.Task) bool {
-	return !rec.Status.Terminal() && rec.Origin == sessionmap.OriginUpstreamTask && rec.UpstreamTaskID != ""
-}
+// live reports whether rec still follows an upstream task (the wait rule's
+// judgement, waitrule.Record.Live).
+func live(rec sessionmap.Task) bool { return recordView(rec, nil).Live() }
 
 // refresh brings rec up to date from the watcher's cache, asking upstream
 // only when the cached state is older than the task's poll interval (M-24).

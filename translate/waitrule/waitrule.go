@@ -161,7 +161,7 @@ func Decide(in Input) Step {
 	case rec.Unreadable:
 		return Step{Kind: Fail, End: EndStoreDown}
 	}
-	if !live(rec) {
+	if !rec.Live() {
 		return Step{Kind: Answer, End: endOf(rec.Status, rec.CancelPinned, rec.HasResult), From: FromRecord}
 	}
 	if snap.Gone {
@@ -219,8 +219,9 @@ func (s Step) Reply(m Mode) Reply {
 	return ReplyNone
 }
 
-// live reports whether rec still follows a running upstream task.
-func live(rec Record) bool { return rec.Follows && !terminal(rec.Status) }
+// Live reports whether the record still follows a running upstream task:
+// only then can a wait on it go on.
+func (r Record) Live() bool { return r.Follows && !terminal(r.Status) }
 
 func terminal(s modern.TaskStatus) bool {
 	return s == modern.StatusCompleted || s == modern.StatusFailed || s == modern.StatusCancelled
