@@ -58,19 +58,7 @@ func DecodeCreateTaskResult(data []byte) (CreateTaskResult, error) {
 	if !ok {
 		return CreateTaskResult{}, f.errf("task", "is required (the created Task)")
 	}
-	tf, err := f.sub("task", v)
-	if err != nil {
-		return CreateTaskResult{}, err
-	}
-	t, err := decodeTaskFields(tf)
-	if err != nil {
-		return CreateTaskResult{}, err
-	}
-	meta, err := f.meta()
-	if err != nil {
-		return CreateTaskResult{}, err
-	}
-	return CreateTaskResult{Task: t, Meta: meta}, nil
+	return createdFrom(f, v)
 }
 
 // IsCreateTaskResult reports whether a raw result to a task-augmented request

@@ -148,6 +148,14 @@ func CreateTaskResultToModern(raw []byte) (modern.CreateTaskResult, error) {
 	if err != nil {
 		return modern.CreateTaskResult{}, upstreamErr("CreateTaskResult", err)
 	}
+	return CreatedToModern(c)
+}
+
+// CreatedToModern is CreateTaskResultToModern of a CreateTaskResult already
+// decoded (legacy.ParseCreated).
+//
+// Implements M-52.
+func CreatedToModern(c legacy.CreateTaskResult) (modern.CreateTaskResult, error) {
 	out := modern.CreateTaskResult{Task: TaskToModern(c.Task)}
 	for k, v := range c.Meta {
 		if k == legacy.RelatedTaskKey {

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/internal/mcpio"
+	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -17,7 +18,7 @@ import (
 // gets what the HTTP front gives: modern-only era gating and task listens.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	return s.mcp.Run(ctx, mcpio.WrapTransport(t, func(lctx context.Context, cancel context.CancelFunc, c mcp.Connection) mcp.Connection {
-		return &stdioConn{Connection: c, s: s, ctx: lctx, cancel: cancel}
+		return mcpio.NewConn(lctx, cancel, c, mcpio.ConnHooks{Gate: s.stdioGate, Listen: s.stdioListen})
 	}))
 }
 
@@ -27,60 +28,26 @@ func (s *Server) ServeIO(ctx context.Context, r io.ReadCloser, w io.WriteCloser)
 	return s.Run(ctx, &mcp.IOTransport{Reader: r, Writer: w})
 }
 
-// stdioConn answers some requests itself before go-sdk reads them: legacy
-// requests on a modern-only server, and subscriptions/listen for task ids
-// (whose notifications it writes on the same connection, correlated by
-// subscriptionId, M-14). Everything else passes through unchanged.
-type stdioConn struct {
-	mcp.Connection
-	s      *Server
-	ctx    context.Context
-	cancel context.CancelFunc
-
-	listens mcpio.Listens
+// stdioGate answers, before go-sdk reads them, legacy requests on a
+// modern-only server and the removed legacy task methods.
+func (s *Server) stdioGate(req *jsonrpc.Request) *rpc.Error {
+	if rerr := s.gate(req); rerr != nil {
+		return rerr
+	}
+	return s.removedMethod(req)
 }
 
-func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	for {
-		msg, err := c.Connection.Read(ctx)
-		if err != nil {
-			return msg, err
-		}
-		req, ok := msg.(*jsonrpc.Request)
-		if !ok {
-			return msg, nil
-		}
-		if req.IsCall() {
-			if rerr := c.gate(req); rerr != nil {
-				if err := c.Connection.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: rerr}); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			if rerr := c.s.removedMethod(req); rerr != nil {
-				if err := c.Connection.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: rerr}); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			if p, ok := mcpio.TaskListen(req); ok {
-				acked, rerr := c.s.checkListen("", p)
-				if rerr != nil {
-					if err := c.Connection.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: rerr}); err != nil {
-						return nil, err
-					}
-					continue
-				}
-				if !c.s.opts.DisablePush {
-					c.startListen(req.ID, acked)
-					continue
-				}
-			}
-		} else if req.Method == "notifications/cancelled" && c.listens.Cancel(req.Params) {
-			continue
-		}
-		return msg, nil
+// stdioListen takes subscriptions/listen for task ids (whose notifications
+// it writes on the same connection, correlated by subscriptionId, M-14);
+// with push disabled go-sdk answers it.
+func (s *Server) stdioListen(_ context.Context, req *jsonrpc.Request, p modern.ListenParams) (func(context.Context, func(jsonrpc.Message) error), *rpc.Error) {
+	acked, rerr := s.checkListen("", p)
+	if rerr != nil || s.opts.DisablePush {
+		return nil, rerr
 	}
+	return func(ctx context.Context, send func(jsonrpc.Message) error) {
+		_ = s.runListen(ctx, req.ID, acked, send, nil)
+	}, nil
 }
 
 // gate refuses legacy traffic on a modern-only server: initialize with
@@ -88,8 +55,8 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // protocolVersion with -32602 (M-37), a legacy _meta version with -32022.
 // go-sdk would otherwise answer these with its session-initialization error
 // (code 0).
-func (c *stdioConn) gate(req *jsonrpc.Request) *rpc.Error {
-	if c.s.opts.DualEra {
+func (s *Server) gate(req *jsonrpc.Request) *rpc.Error {
+	if s.opts.DualEra {
 		return nil
 	}
 	if req.Method == "initialize" {
@@ -97,30 +64,16 @@ func (c *stdioConn) gate(req *jsonrpc.Request) *rpc.Error {
 			ProtocolVersion string `json:"protocolVersion"`
 		}
 		_ = json.Unmarshal(req.Params, &p)
-		return c.s.legacyRefusal(p.ProtocolVersion)
+		return s.legacyRefusal(p.ProtocolVersion)
 	}
 	mv := metaVersion(req.Params)
 	switch {
 	case mv == "":
-		c.s.count(func(c *Counters) { c.LegacyRejected++ })
+		s.count(func(c *Counters) { c.LegacyRejected++ })
 		return rpc.Errorf(rpc.CodeInvalidParams,
 			"missing or invalid _meta field %q (this server speaks only MCP %s)", mcp.MetaKeyProtocolVersion, ProtocolVersion)
 	case mv < ProtocolVersion:
-		return c.s.legacyRefusal(mv)
+		return s.legacyRefusal(mv)
 	}
 	return nil
-}
-
-func (c *stdioConn) startListen(id jsonrpc.ID, acked []string) {
-	c.listens.Start(c.ctx, id, func(ctx context.Context) {
-		send := func(m jsonrpc.Message) error { return c.Connection.Write(ctx, m) }
-		_ = c.s.runListen(ctx, id, acked, send, nil)
-	})
-}
-
-func (c *stdioConn) Close() error {
-	c.cancel()
-	err := c.Connection.Close() // unblocks a listen stuck in a write
-	c.listens.Wait()
-	return err
 }

@@ -1,12 +1,14 @@
-// Package mcpio is the transport plumbing the two modern (2026-07-28) servers
-// in this module share — the modern face (modern/face) and the embedded demo
-// server (internal/demo): JSON-RPC error answers over HTTP, task-listen SSE
-// streams, and the bookkeeping of task listens on a stdio connection. Both
-// take subscriptions/listen for task ids before go-sdk sees it (go-sdk v1.8.0
-// has no task filter and cannot send notifications/tasks), so both need the
-// same framing; what a listen reports stays with each server. The two
-// upstream clients (legacy/upstream, modern/upstream) read SSE answers with
-// its EventReader.
+// Package mcpio is the transport plumbing the module's servers share — the
+// legacy face (legacy/face), the modern face (modern/face) and the embedded
+// demo server (internal/demo): the stdio connection (Conn), the JSON-RPC
+// answer writer (AppendResponse, WriteJSON), params and results passed
+// through go-sdk untouched (RawParams, RawResult), JSON-RPC error answers
+// over HTTP, task-listen SSE streams and the bookkeeping of task listens on
+// a stdio connection. The modern face and the demo take subscriptions/listen
+// for task ids before go-sdk sees it (go-sdk v1.8.0 has no task filter and
+// cannot send notifications/tasks), so both need the same framing; what a
+// listen reports stays with each server. The two upstream clients
+// (legacy/upstream, modern/upstream) read SSE answers with its EventReader.
 package mcpio
 
 import (

@@ -199,12 +199,10 @@ func (b *Bridge) servePOST(w http.ResponseWriter, r *http.Request) {
 	}()
 	r.Header.Set(hdrNonce, nonce)
 
+	// The task methods, tools/call and ping never get here: the lean path
+	// (leanFor) serves every one of them.
 	switch req.Method {
-	case legacy.MethodTasksGet, legacy.MethodTasksList, legacy.MethodTasksCancel, legacy.MethodPing:
-		jw := newJSONWriter(w)
-		b.sdk.ServeHTTP(jw, r)
-		jw.finish()
-	case legacy.MethodTasksResult, legacy.MethodToolsCall, "prompts/get", "resources/read":
+	case "prompts/get", "resources/read":
 		sw := newStreamWriter(w)
 		ri.stream = sw
 		b.inflight.add()

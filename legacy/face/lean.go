@@ -171,11 +171,7 @@ func (o *leanOut) answer(msg []byte) {
 		_ = o.eventLocked(msg)
 		return
 	}
-	h := o.w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(msg)))
-	o.w.WriteHeader(http.StatusOK)
-	_, _ = o.w.Write(msg)
+	mcpio.WriteJSON(o.w, http.StatusOK, msg)
 }
 
 // refuse writes a limit refusal (rpc.LimitHTTP): with its HTTP status and
@@ -188,12 +184,8 @@ func (o *leanOut) refuse(msg []byte, status, retryAfter int) {
 		return
 	}
 	o.done = true
-	h := o.w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(msg)))
-	h.Set("Retry-After", strconv.Itoa(retryAfter))
-	o.w.WriteHeader(status)
-	_, _ = o.w.Write(msg)
+	o.w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+	mcpio.WriteJSON(o.w, status, msg)
 	o.mu.Unlock()
 }
 
@@ -255,30 +247,21 @@ func writeJSONString(b *bytes.Buffer, s string) {
 	b.Write(enc)
 }
 
-// envelope encodes the JSON-RPC response to id: the result, or the error.
+// envelope encodes the JSON-RPC response to id: the result, or the error
+// (as go-sdk would encode it).
 func envelope(b *bytes.Buffer, id jsonrpc.ID, result json.RawMessage, err error) {
-	b.WriteString(`{"jsonrpc":"2.0","id":`)
-	idb, merr := json.Marshal(id.Raw())
-	if merr != nil || !id.IsValid() {
-		idb = []byte("null")
-	}
-	b.Write(idb)
+	var eb json.RawMessage
 	if err != nil {
 		var e *jsonrpc.Error
 		if !errors.As(wireError(err), &e) {
 			e = rpc.Errorf(rpc.CodeInternalError, "internal error")
 		}
-		eb, merr := json.Marshal(e)
-		if merr != nil {
+		var merr error
+		if eb, merr = json.Marshal(e); merr != nil {
 			eb = []byte(`{"code":-32603,"message":"internal error"}`)
 		}
-		b.WriteString(`,"error":`)
-		b.Write(eb)
-	} else {
-		b.WriteString(`,"result":`)
-		b.Write(result)
 	}
-	b.WriteByte('}')
+	mcpio.AppendResponse(b, id, result, eb)
 }
 
 // callKey names an in-flight lean request of a session by its JSON-RPC id
@@ -420,7 +403,7 @@ func (lr *leanRun) finish(res *rawResult, err error) {
 	defer putBuf(buf)
 	var raw json.RawMessage
 	if err == nil {
-		raw = res.raw
+		raw = res.JSON
 	}
 	envelope(buf, lr.id, raw, err)
 	if status, retry, ok := rpc.LimitHTTP(err); ok {
@@ -438,7 +421,7 @@ func (s *session) leanDispatch(ctx context.Context, ri *reqInfo, method string) 
 	)
 	switch method {
 	case legacy.MethodPing:
-		return &rawResult{raw: json.RawMessage("{}")}, nil
+		return &rawResult{JSON: json.RawMessage("{}")}, nil
 	case legacy.MethodToolsCall:
 		res, err = s.toolsCall(ctx, ri)
 	case legacy.MethodToolsList:
@@ -627,10 +610,7 @@ func (b *Bridge) leanInitialize(w http.ResponseWriter, r *http.Request, req *jso
 	defer putBuf(buf)
 	envelope(buf, req.ID, out, nil)
 	w.Header().Set(hdrSessionID, s.id)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(buf.Bytes())
+	mcpio.WriteJSON(w, http.StatusOK, buf.Bytes())
 }
 
 // initializeResult is the legacy InitializeResult of a new session, built

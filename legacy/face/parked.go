@@ -15,6 +15,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
+	"github.com/tasksbridge/tasksbridge/translate/waitrule"
 )
 
 // Parked waits: a blocked tasks/result over HTTP/1, or a plain tools/call
@@ -323,7 +324,7 @@ func (pc *parkCtl) settle(v *verdict) {
 	mode := pc.mode
 	pc.mu.Unlock()
 	res, err := v.get(mode)
-	if res != nil && len(res.raw) > largeAnswer {
+	if res != nil && len(res.JSON) > largeAnswer {
 		// A large answer may take a slow client a while (takenConn gives
 		// it time in proportion): it goes out on a goroutine of its own,
 		// so the hub's other waits do not queue behind it.
@@ -360,9 +361,9 @@ func always(err error) func(awaitMode) (*rawResult, error) {
 	return func(awaitMode) (*rawResult, error) { return nil, err }
 }
 
-// verdictOf is the verdict of a terminal (or pinned) record.
-func verdictOf(cur sessionmap.Task) func(awaitMode) (*rawResult, error) {
-	return func(m awaitMode) (*rawResult, error) { return asRaw(outcome(cur, m)) }
+// verdictOf is the verdict of a step that ends the waits, per mode.
+func verdictOf(st waitStep) func(awaitMode) (*rawResult, error) {
+	return func(m awaitMode) (*rawResult, error) { return asRaw(st.answer(m)) }
 }
 
 // resume puts a parked wait back onto a goroutine of its own (it has
@@ -677,7 +678,7 @@ func (h *parkHub) run() {
 			cur, gerr := b.store.GetTask(ctx, h.rec.Scope, h.rec.ID)
 			cancel()
 			if gerr == nil && !live(cur) {
-				h.settleAll(verdictOf(cur))
+				h.settleAll(verdictOf(decideWait(waitInput{rec: cur})))
 				p.retire(h)
 				return
 			}
@@ -743,16 +744,13 @@ func (h *parkHub) step(snap watch.Snapshot) {
 	cur, err := b.store.GetTask(ctx, h.rec.Scope, h.rec.ID)
 	cancel()
 	st := decideWait(waitInput{rec: cur, recErr: err, snap: snap, target: b.target})
-	switch st.kind {
-	case waitFail:
-		if st.lost {
-			h.settleAll(h.lost)
-		} else {
-			h.settleAll(always(st.err))
-		}
+	switch st.Kind {
+	case waitrule.Fail:
+		st.rec = h.rec // a lost record is named by the id the waits know
+		h.settleAll(verdictOf(st))
 		return
-	case waitAnswer:
-		v := &verdict{f: verdictOf(st.rec)}
+	case waitrule.Answer:
+		v := &verdict{f: verdictOf(st)}
 		for _, pc := range b.parking.take(h, nil) {
 			pc.s.forgetPresented(h.rec.ID)
 			pc.settle(v)
@@ -763,20 +761,17 @@ func (h *parkHub) step(snap watch.Snapshot) {
 		h.settleAll(always(errAuthorizationExpired())) // the task goes on (creds.go)
 		return
 	}
-	if st.kind == waitPresent {
+	if st.Kind == waitrule.Present {
 		// Questions: a wait whose session has not been shown one of them
 		// goes back onto a goroutine to present it (or to end the task,
 		// when the client cannot answer it, L-82).
 		for _, pc := range b.parking.take(h, func(pc *parkCtl) bool {
-			return decideWait(waitInput{rec: cur, snap: snap, target: b.target, shown: pc.s.shown(cur.ID)}).kind == waitPresent
+			return decideWait(waitInput{rec: cur, snap: snap, target: b.target, shown: pc.s.shown(cur.ID)}).Kind == waitrule.Present
 		}) {
 			pc.resume()
 		}
 	}
 }
-
-// lost is the verdict when the record vanished (it expired).
-func (h *parkHub) lost(m awaitMode) (*rawResult, error) { return nil, lostTask(h.rec, m) }
 
 // shown reports, for the wait rule, whether input key k of task id was
 // shown to this session already or answered by this process (M-30, L-46).

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/internal/version"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
@@ -272,45 +273,25 @@ func (b *Bridge) lookupReqInfo(req mcp.Request) *reqInfo {
 // from validated translations, so they are always valid JSON (go-sdk never
 // answers a request whose result is not; docs/ARCHITECTURE.md, What go-sdk
 // v1.8.0 leaves to the bridge).
-type rawResult struct {
-	mcp.ResultBase
-	raw json.RawMessage
-}
-
-func (r *rawResult) MarshalJSON() ([]byte, error) { return r.raw, nil }
+type rawResult = mcpio.RawResult
 
 func newRaw(v any) (*rawResult, error) {
 	if raw, ok := v.(json.RawMessage); ok {
 		if !json.Valid(raw) {
 			return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: invalid result JSON")
 		}
-		return &rawResult{raw: raw}, nil
+		return &rawResult{JSON: raw}, nil
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: encode result: %v", err)
 	}
-	return &rawResult{raw: b}, nil
+	return &rawResult{JSON: b}, nil
 }
 
 // rawParams receives the params of the tasks/* custom methods untouched, so
 // the legacy decoders give precise -32602 messages.
-type rawParams struct {
-	mcp.ParamsBase
-	raw json.RawMessage
-}
-
-func (p *rawParams) UnmarshalJSON(b []byte) error {
-	p.raw = append(json.RawMessage(nil), b...)
-	return nil
-}
-
-func (p *rawParams) bytes() json.RawMessage {
-	if p == nil {
-		return nil
-	}
-	return p.raw
-}
+type rawParams = mcpio.RawParams
 
 // sdkLogger passes go-sdk's warnings and errors on; its info logs name
 // session ids, which must not appear at info level (docs/ARCHITECTURE.md,
@@ -354,7 +335,7 @@ func (b *Bridge) newServer(s *session) *mcp.Server {
 	srv.AddReceivingMiddleware(s.middleware)
 	for _, method := range legacyTaskMethods {
 		err := mcp.AddReceivingCustomMethod(srv, method, func(ctx context.Context, _ *mcp.ServerSession, p *rawParams) (*rawResult, error) {
-			return s.tasksCall(ctx, reqInfoFrom(ctx), method, p.bytes())
+			return s.tasksCall(ctx, reqInfoFrom(ctx), method, p.Bytes())
 		})
 		if err != nil {
 			panic("face: " + err.Error()) // only for a standard method name: a programming error

@@ -18,6 +18,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 	"github.com/tasksbridge/tasksbridge/translate"
+	"github.com/tasksbridge/tasksbridge/translate/waitrule"
 )
 
 // toolsCall runs a legacy tools/call:
@@ -262,10 +263,9 @@ func (s *session) lookup(ctx context.Context, id string) (sessionmap.Task, error
 	}
 }
 
-// live reports whether rec still follows an upstream task.
-func live(rec sessionmap.Task) bool {
-	return !rec.Status.Terminal() && rec.Origin == sessionmap.OriginUpstreamTask && rec.UpstreamTaskID != ""
-}
+// live reports whether rec still follows an upstream task (the wait rule's
+// judgement, waitrule.Record.Live).
+func live(rec sessionmap.Task) bool { return recordView(rec, nil).Live() }
 
 // refresh brings rec up to date from the watcher's cache, asking upstream
 // only when the cached state is older than the task's poll interval (M-24).
@@ -480,39 +480,6 @@ func (s *session) tasksResult(ctx context.Context, ri *reqInfo, raw json.RawMess
 	return res, err
 }
 
-type awaitMode int
-
-const (
-	awaitResult awaitMode = iota // tasks/result: result + related-task _meta
-	awaitPlain                   // tools/call polled internally: the plain result
-)
-
-// outcome is the answer for a terminal (or pinned) record.
-func outcome(rec sessionmap.Task, mode awaitMode) (mcp.Result, error) {
-	out, err := translate.TasksResultOutcome(detailedOf(rec), rec.CancelPinned, nil)
-	if err != nil {
-		return nil, err
-	}
-	switch out.Kind {
-	case translate.ResultReady:
-		if mode == awaitPlain {
-			plain, err := legacyResult(rec.Result)
-			if err != nil {
-				return nil, err
-			}
-			return newRaw(plain)
-		}
-		return payload(out.Result)
-	case translate.ResultError:
-		if mode == awaitPlain && (rec.CancelPinned || rec.Status == sessionmap.StatusCancelled) {
-			// The client of a plain call never saw the task id.
-			return nil, rpc.Errorf(rpc.CodeInternalError, "the upstream work for this tools/call was cancelled before it finished")
-		}
-		return nil, out.Error
-	}
-	return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: the task is not terminal")
-}
-
 // abandon cancels an internally polled task nobody waits for any more: the
 // record is pinned cancelled and the upstream asked to stop, in the
 // background.
@@ -547,7 +514,7 @@ func payload(r legacy.GetTaskPayloadResult) (mcp.Result, error) {
 // bridge shuts down.
 func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, mode awaitMode, progressToken json.RawMessage) (mcp.Result, error) {
 	if !live(rec) {
-		return outcome(rec, mode)
+		return answerOf(rec, mode)
 	}
 	// A parked wait resumed on a goroutine (parked.go) already holds its
 	// place among the principal's waiters.
@@ -600,7 +567,7 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 		}
 		// Finished meanwhile (see refresh): the terminal record answers.
 		if cur, gerr := s.b.store.GetTask(ctx, rec.Scope, rec.ID); gerr == nil && !live(cur) {
-			return outcome(cur, mode)
+			return answerOf(cur, mode)
 		}
 		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: watch task: %v", err)
 	}
@@ -612,23 +579,21 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 	decide := func(snap watch.Snapshot) waitStep {
 		cur, err := s.b.readRecord(ctx, rec)
 		if err != nil && ctx.Err() != nil {
-			return waitStep{kind: waitKeep}
+			return waitStep{}
 		}
 		return decideWait(waitInput{rec: cur, recErr: err, snap: snap, target: s.b.target, shown: shown})
 	}
 	// finish answers a step that ends the wait.
 	finish := func(st waitStep) (mcp.Result, error) {
-		if st.kind == waitFail {
-			if st.lost {
-				return nil, lostTask(rec, mode)
-			}
-			return nil, st.err
+		if st.Kind == waitrule.Fail {
+			st.rec = rec // a lost record is named by the id this wait knows
+		} else {
+			s.forgetPresented(rec.ID)
 		}
-		s.forgetPresented(rec.ID)
-		return outcome(st.rec, mode)
+		return st.answer(mode)
 	}
 	// A cancel or completion that landed before the subscription started.
-	if st := decide(watch.Snapshot{}); st.kind == waitAnswer || st.kind == waitFail {
+	if st := decide(watch.Snapshot{}); st.ends() {
 		return finish(st)
 	}
 	// The record's own end (createdAt + ttl, L-64): the wait ends then even
@@ -668,7 +633,7 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 				continue // the upstream is unreachable; the watcher retries with backoff
 			}
 			st := decide(snap)
-			if st.kind == waitAnswer || st.kind == waitFail {
+			if st.ends() {
 				return finish(st)
 			}
 			cur := st.rec
@@ -689,9 +654,9 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 			d.TaskID = rec.ID
 			if ended, ok := s.endUndeclared(ctx, cur, d, opts); ok {
 				s.forgetPresented(rec.ID)
-				return outcome(ended, mode)
+				return answerOf(ended, mode)
 			}
-			for _, k := range st.present {
+			for _, k := range st.Present {
 				// A key answered in this process, or whose answer the
 				// store holds (perhaps still owed upstream, from before a
 				// restart, or recorded by another replica), is never asked
@@ -711,12 +676,12 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 			}
 		case <-pinned:
 			pinned = nil
-			if st := decide(sub.Latest()); st.kind == waitAnswer || st.kind == waitFail {
+			if st := decide(sub.Latest()); st.ends() {
 				return finish(st)
 			}
 		case <-expiry.c():
 			expiry.rearm()
-			if st := decide(sub.Latest()); st.kind == waitAnswer || st.kind == waitFail {
+			if st := decide(sub.Latest()); st.ends() {
 				return finish(st)
 			}
 		case <-ctx.Done():

@@ -4,52 +4,35 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sort"
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/tasksbridge/tasksbridge/internal/watch"
+	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
+	"github.com/tasksbridge/tasksbridge/translate"
+	"github.com/tasksbridge/tasksbridge/translate/waitrule"
 )
 
-// The one rule every wait on an upstream task follows (the blocking wait of
-// await, the parked waits of a task's hub): given the record as just read,
-// the watcher's latest snapshot and what the waiting session was already
-// shown, a wait answers, fails, presents input or keeps waiting. A task is
-// over for its waits as soon as it is terminal by any route, whichever
-// comes first:
-//
-//   - the record says so (a completion recorded by the watcher, by another
-//     replica or before a restart; a cancel pinned, L-58);
-//   - the snapshot says so, pushed (notifications/tasks, M-33) or polled
-//     (M-24): the watchers hand a terminal snapshot to waiters before the
-//     durable write (observe), and the watcher ends with it, so a wait that
-//     kept waiting for the write would wait for ever once the write is late,
-//     lost or refused;
-//   - the upstream no longer knows the task (-32602 from tasks/get after it
-//     restarted empty or purged it, M-27): failed, saying so;
-//   - the record expired (createdAt + ttl, L-64, L-65): the task is gone.
-//
-// A store that cannot be read is none of these: the task may well be alive,
-// so the wait fails with the retryable "task store unavailable", never with
-// "Task not found" (which tells a client to forget the task).
-//
-// Pure: no I/O, no bridge state; callers read the store and the watcher and
-// act on the step.
+// The wait rule itself lives in translate/waitrule (pure); this file is the
+// one place that adapts what a wait read (the record, the watcher's
+// snapshot) to it and turns its step into an answer.
 
-// waitKind is what a wait does next.
-type waitKind int
+// awaitMode is what a wait answers: waitrule.ModeResult for tasks/result
+// (the result + related-task _meta), waitrule.ModePlain for a tools/call
+// the bridge waits on internally (the plain result).
+type awaitMode = waitrule.Mode
 
 const (
-	waitKeep    waitKind = iota // nothing new: keep waiting
-	waitAnswer                  // the task is over: answer from waitStep.rec (outcome)
-	waitFail                    // answer waitStep.err
-	waitPresent                 // present waitStep.present to the client, keep waiting
+	awaitResult = waitrule.ModeResult
+	awaitPlain  = waitrule.ModePlain
 )
 
-// waitInput is what the rule decides from.
+// waitInput is what a wait read.
 type waitInput struct {
 	// rec and recErr are the record as just read (after snap arrived, so a
 	// cancel pinned meanwhile is seen).
@@ -64,46 +47,118 @@ type waitInput struct {
 	shown func(k string) bool
 }
 
-// waitStep is the rule's decision.
+// waitStep is the rule's decision with what the answer is built from.
 type waitStep struct {
-	kind    waitKind
-	rec     sessionmap.Task // waitAnswer: the terminal record to answer from; otherwise the record as read
-	err     error           // waitFail
-	present []string        // waitPresent: sorted input keys
-	lost    bool            // waitFail: the record is gone (expired); err is nil, the caller names it per mode (lostTask)
+	waitrule.Step
+	rec sessionmap.Task // Answer: the terminal record to answer from; otherwise the record as read
+	err error           // EndStoreDown: the store's error
 }
 
-// decideWait is the rule (see above).
+// ends reports whether the step ends the wait.
+func (st waitStep) ends() bool { return st.Kind == waitrule.Answer || st.Kind == waitrule.Fail }
+
+// decideWait applies the wait rule to what a wait read.
 func decideWait(in waitInput) waitStep {
-	switch {
-	case errors.Is(in.recErr, sessionmap.ErrNotFound):
-		return waitStep{kind: waitFail, lost: true}
-	case in.recErr != nil:
-		return waitStep{kind: waitFail, err: storeUnavailable(in.recErr)}
+	st := waitStep{
+		Step: waitrule.Decide(waitrule.Input{Record: recordView(in.rec, in.recErr), Snapshot: snapshotView(in.snap), Shown: in.shown}),
+		rec:  in.rec,
+		err:  in.recErr,
 	}
-	cur := in.rec
-	if !live(cur) {
-		return waitStep{kind: waitAnswer, rec: cur}
-	}
-	if sn, ok := terminalSnapshotOf(in.target, in.snap); ok {
-		return waitStep{kind: waitAnswer, rec: mergeTerminal(cur, sn)}
-	}
-	t := in.snap.Task
-	if t == nil || t.Status != modern.StatusInputRequired {
-		return waitStep{kind: waitKeep, rec: cur}
-	}
-	var keys []string
-	for k := range t.InputRequests {
-		if answered(cur, k) || (in.shown != nil && in.shown(k)) {
-			continue
+	switch st.From {
+	case waitrule.FromSnapshot, waitrule.FromGone:
+		if sn, ok := terminalSnapshotOf(in.target, in.snap); ok {
+			st.rec = mergeTerminal(in.rec, sn)
 		}
-		keys = append(keys, k)
 	}
-	if len(keys) == 0 {
-		return waitStep{kind: waitKeep, rec: cur}
+	return st
+}
+
+// answerOf is the answer to a wait on a record that no longer follows a
+// running upstream task (terminal, pinned, or never an upstream task).
+func answerOf(rec sessionmap.Task, mode awaitMode) (mcp.Result, error) {
+	return decideWait(waitInput{rec: rec}).answer(mode)
+}
+
+// recordView is rec (read with err) as the wait rule sees it.
+func recordView(rec sessionmap.Task, err error) waitrule.Record {
+	switch {
+	case errors.Is(err, sessionmap.ErrNotFound):
+		return waitrule.Record{Missing: true}
+	case err != nil:
+		return waitrule.Record{Unreadable: true}
 	}
-	sort.Strings(keys)
-	return waitStep{kind: waitPresent, rec: cur, present: keys}
+	return waitrule.Record{
+		Status:       modern.TaskStatus(rec.Status),
+		Follows:      rec.Origin == sessionmap.OriginUpstreamTask && rec.UpstreamTaskID != "",
+		CancelPinned: rec.CancelPinned,
+		HasResult:    len(rec.Result) > 0,
+		Answered:     rec.AnsweredKeys,
+	}
+}
+
+// snapshotView is snap as the wait rule sees it. A terminal state the
+// record could not take (snapshotOf refuses it) is no news.
+func snapshotView(snap watch.Snapshot) waitrule.Snapshot {
+	if snap.Gone != nil {
+		return waitrule.Snapshot{Gone: true}
+	}
+	d := snap.Task
+	if d == nil {
+		return waitrule.Snapshot{}
+	}
+	v := waitrule.Snapshot{Status: d.Status, HasResult: len(d.Result) > 0}
+	if sessionmap.Status(d.Status).Terminal() {
+		if _, err := snapshotOf(d); err != nil {
+			return waitrule.Snapshot{}
+		}
+	}
+	for k := range d.InputRequests {
+		v.InputKeys = append(v.InputKeys, k)
+	}
+	return v
+}
+
+// answer is what a wait of mode m answers on a step that ends it, built
+// from st.rec as the rule says (it decides nothing itself).
+func (st waitStep) answer(m awaitMode) (mcp.Result, error) {
+	rec := st.rec
+	switch st.Reply(m) {
+	case waitrule.ReplyPayload:
+		r, err := translate.PayloadToLegacy(rec.Result, rec.ID)
+		if err != nil {
+			return nil, err
+		}
+		return payload(r)
+	case waitrule.ReplyPlainResult:
+		if _, err := translate.PayloadToLegacy(rec.Result, rec.ID); err != nil {
+			return nil, err // the same refusal as tasks/result's
+		}
+		plain, err := legacyResult(rec.Result)
+		if err != nil {
+			return nil, err
+		}
+		return newRaw(plain)
+	case waitrule.ReplyTaskError:
+		e := detailedOf(rec).Error
+		if e == nil {
+			e = rpc.Errorf(rpc.CodeInternalError, "task %s failed upstream without a JSON-RPC error", rec.ID)
+		}
+		return nil, translate.ErrorToLegacy(legacy.MethodToolsCall, true, e)
+	case waitrule.ReplyCancelled:
+		return nil, legacy.TaskCancelledError(rec.ID)
+	case waitrule.ReplyCancelledPlain:
+		// The client of a plain call never saw the task id.
+		return nil, rpc.Errorf(rpc.CodeInternalError, "the upstream work for this tools/call was cancelled before it finished")
+	case waitrule.ReplyNoResult:
+		return nil, rpc.Errorf(rpc.CodeInternalError, "task %s completed upstream without a result", rec.ID)
+	case waitrule.ReplyBadStatus:
+		return nil, rpc.Errorf(rpc.CodeInternalError, "task %s has unknown status %q", rec.ID, rec.Status)
+	case waitrule.ReplyNotFound, waitrule.ReplyLostPlain:
+		return nil, lostTask(rec, m)
+	case waitrule.ReplyStoreUnavailable:
+		return nil, storeUnavailable(st.err)
+	}
+	return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: the task is not terminal")
 }
 
 // mergeTerminal is the live record rec ended by the terminal snapshot sn, as

@@ -10,6 +10,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
+	"github.com/tasksbridge/tasksbridge/translate/waitrule"
 )
 
 // The wait rule, case by case: every route by which a task ends ends the
@@ -43,43 +44,44 @@ func TestDecideWait(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		in      waitInput
-		kind    waitKind
-		status  sessionmap.Status // waitAnswer: the record answered from
+		kind    waitrule.Kind
+		status  sessionmap.Status // waitrule.Answer: the record answered from
 		present []string
 		lost    bool
 		errHas  string
 	}{
-		{name: "working, no news", in: waitInput{rec: working, snap: snapOf(modern.StatusWorking)}, kind: waitKeep},
-		{name: "no snapshot yet", in: waitInput{rec: working}, kind: waitKeep},
-		{name: "recorded end", in: waitInput{rec: done, snap: snapOf(modern.StatusWorking)}, kind: waitAnswer, status: sessionmap.StatusCompleted},
-		{name: "pinned cancel wins over a completion", in: waitInput{rec: pinned, snap: snapOf(modern.StatusCompleted)}, kind: waitAnswer, status: sessionmap.StatusCancelled},
-		{name: "completion not yet recorded", in: waitInput{rec: working, snap: snapOf(modern.StatusCompleted)}, kind: waitAnswer, status: sessionmap.StatusCompleted},
-		{name: "failure not yet recorded", in: waitInput{rec: working, snap: snapOf(modern.StatusFailed)}, kind: waitAnswer, status: sessionmap.StatusFailed},
-		{name: "cancelled upstream", in: waitInput{rec: working, snap: snapOf(modern.StatusCancelled)}, kind: waitAnswer, status: sessionmap.StatusCancelled},
-		{name: "upstream no longer knows the task", in: waitInput{rec: working, snap: gone, target: "http://up"}, kind: waitAnswer, status: sessionmap.StatusFailed},
-		{name: "record expired", in: waitInput{recErr: sessionmap.ErrNotFound, snap: snapOf(modern.StatusWorking)}, kind: waitFail, lost: true},
-		{name: "store down", in: waitInput{recErr: errors.New("dial tcp 10.0.0.1:6379: connection refused"), snap: gone}, kind: waitFail, errHas: "task store is unavailable; try again"},
-		{name: "input: unshown keys", in: waitInput{rec: working, snap: snapOf(modern.StatusInputRequired, "k2", "k1", "k0")}, kind: waitPresent, present: []string{"k1", "k2"}},
-		{name: "input: all shown or answered", in: waitInput{rec: working, snap: snapOf(modern.StatusInputRequired, "k0", "k1"), shown: func(k string) bool { return k == "k1" }}, kind: waitKeep},
+		{name: "working, no news", in: waitInput{rec: working, snap: snapOf(modern.StatusWorking)}, kind: waitrule.Keep},
+		{name: "no snapshot yet", in: waitInput{rec: working}, kind: waitrule.Keep},
+		{name: "recorded end", in: waitInput{rec: done, snap: snapOf(modern.StatusWorking)}, kind: waitrule.Answer, status: sessionmap.StatusCompleted},
+		{name: "pinned cancel wins over a completion", in: waitInput{rec: pinned, snap: snapOf(modern.StatusCompleted)}, kind: waitrule.Answer, status: sessionmap.StatusCancelled},
+		{name: "completion not yet recorded", in: waitInput{rec: working, snap: snapOf(modern.StatusCompleted)}, kind: waitrule.Answer, status: sessionmap.StatusCompleted},
+		{name: "failure not yet recorded", in: waitInput{rec: working, snap: snapOf(modern.StatusFailed)}, kind: waitrule.Answer, status: sessionmap.StatusFailed},
+		{name: "cancelled upstream", in: waitInput{rec: working, snap: snapOf(modern.StatusCancelled)}, kind: waitrule.Answer, status: sessionmap.StatusCancelled},
+		{name: "upstream no longer knows the task", in: waitInput{rec: working, snap: gone, target: "http://up"}, kind: waitrule.Answer, status: sessionmap.StatusFailed},
+		{name: "record expired", in: waitInput{recErr: sessionmap.ErrNotFound, snap: snapOf(modern.StatusWorking)}, kind: waitrule.Fail, lost: true},
+		{name: "store down", in: waitInput{recErr: errors.New("dial tcp 10.0.0.1:6379: connection refused"), snap: gone}, kind: waitrule.Fail, errHas: "task store is unavailable; try again"},
+		{name: "input: unshown keys", in: waitInput{rec: working, snap: snapOf(modern.StatusInputRequired, "k2", "k1", "k0")}, kind: waitrule.Present, present: []string{"k1", "k2"}},
+		{name: "input: all shown or answered", in: waitInput{rec: working, snap: snapOf(modern.StatusInputRequired, "k0", "k1"), shown: func(k string) bool { return k == "k1" }}, kind: waitrule.Keep},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := decideWait(tc.in)
-			if st.kind != tc.kind {
-				t.Fatalf("kind %d, want %d (%+v)", st.kind, tc.kind, st)
+			if st.Kind != tc.kind {
+				t.Fatalf("kind %d, want %d (%+v)", st.Kind, tc.kind, st)
 			}
-			if tc.kind == waitAnswer && st.rec.Status != tc.status {
+			if tc.kind == waitrule.Answer && st.rec.Status != tc.status {
 				t.Errorf("answers from a %s record, want %s", st.rec.Status, tc.status)
 			}
-			if !slices.Equal(st.present, tc.present) {
-				t.Errorf("presents %v, want %v", st.present, tc.present)
+			if !slices.Equal(st.Present, tc.present) {
+				t.Errorf("presents %v, want %v", st.Present, tc.present)
 			}
-			if st.lost != tc.lost {
-				t.Errorf("lost %v, want %v", st.lost, tc.lost)
+			if lost := st.End == waitrule.EndLost; lost != tc.lost {
+				t.Errorf("lost %v, want %v", st.End == waitrule.EndLost, tc.lost)
 			}
 			if tc.errHas != "" {
-				e := rpc.As(st.err)
+				_, err := st.answer(awaitResult)
+				e := rpc.As(err)
 				if e == nil || e.Code != rpc.CodeInternalError || !strings.Contains(e.Message, tc.errHas) || strings.Contains(e.Message, "10.0.0.1") {
-					t.Errorf("error %v, want a -32603 saying %q without the store's address", st.err, tc.errHas)
+					t.Errorf("error %v, want a -32603 saying %q without the store's address", err, tc.errHas)
 				}
 			}
 		})
@@ -88,7 +90,7 @@ func TestDecideWait(t *testing.T) {
 	// waits as to tasks/get (withTerminal): failed, naming the upstream,
 	// not the upstream's own task id.
 	st := decideWait(waitInput{rec: working, snap: gone, target: "http://up"})
-	if _, err := outcome(st.rec, awaitResult); err == nil || !strings.Contains(err.Error(), "no longer knows this task") || strings.Contains(err.Error(), "Task not found: up") {
+	if _, err := st.answer(awaitResult); err == nil || !strings.Contains(err.Error(), "no longer knows this task") || strings.Contains(err.Error(), "Task not found: up") {
 		t.Errorf("tasks/result of a task the upstream lost: %v", err)
 	}
 }

@@ -1,11 +1,9 @@
 package face
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -146,102 +144,6 @@ func (s *streamWriter) close() {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
-}
-
-// jsonWriter buffers go-sdk's answer to a request that never needs a stream
-// (tasks/get, tasks/list, tasks/cancel) and, when go-sdk answered with an
-// event stream holding exactly one message, sends that message as
-// application/json instead (L-40: tasks/get SHOULD NOT be upgraded to SSE).
-// Anything else goes out as go-sdk wrote it.
-type jsonWriter struct {
-	w      http.ResponseWriter
-	header http.Header
-	code   int
-	buf    bytes.Buffer
-}
-
-func newJSONWriter(w http.ResponseWriter) *jsonWriter {
-	return &jsonWriter{w: w, header: http.Header{}}
-}
-
-func (j *jsonWriter) Header() http.Header { return j.header }
-
-func (j *jsonWriter) WriteHeader(code int) {
-	if j.code == 0 {
-		j.code = code
-	}
-}
-
-func (j *jsonWriter) Write(p []byte) (int, error) {
-	if j.code == 0 {
-		j.code = http.StatusOK
-	}
-	return j.buf.Write(p)
-}
-
-func (j *jsonWriter) FlushError() error { return nil }
-func (j *jsonWriter) Flush()            {}
-
-// finish sends the buffered answer.
-func (j *jsonWriter) finish() {
-	if j.code == 0 {
-		j.code = http.StatusOK
-	}
-	dst := j.w.Header()
-	for k, v := range j.header {
-		dst[k] = v
-	}
-	body := j.buf.Bytes()
-	if j.code == http.StatusOK && strings.HasPrefix(j.header.Get("Content-Type"), "text/event-stream") {
-		if msgs := sseMessages(body); len(msgs) == 1 {
-			dst.Set("Content-Type", "application/json")
-			dst.Del("Connection")
-			dst.Set("Content-Length", strconv.Itoa(len(msgs[0])))
-			j.w.WriteHeader(http.StatusOK)
-			j.w.Write(msgs[0])
-			return
-		}
-	}
-	j.w.WriteHeader(j.code)
-	j.w.Write(body)
-}
-
-// sseMessages returns the data of the "message" events (and unnamed events)
-// of an SSE body.
-func sseMessages(body []byte) [][]byte {
-	var (
-		out  [][]byte
-		data []byte
-		name string
-		has  bool
-	)
-	flush := func() {
-		if has && (name == "" || name == "message") {
-			out = append(out, data)
-		}
-		data, name, has = nil, "", false
-	}
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(make([]byte, 64*1024), 64<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			flush()
-		case strings.HasPrefix(line, ":"):
-		case strings.HasPrefix(line, "event:"):
-			name = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
-		case strings.HasPrefix(line, "data:"):
-			d := strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " ")
-			if has {
-				data = append(data, '\n')
-			}
-			data = append(data, d...)
-			has = true
-		}
-	}
-	flush()
-	return out
 }
 
 // discardWriter receives go-sdk's answers to the bridge's own replayed

@@ -230,11 +230,18 @@ func (f *Face) toolsCall(ctx context.Context, c *call) (json.RawMessage, error) 
 // finishCall turns the upstream's final answer to an MRTR-capable call into
 // the modern result.
 func (f *Face) finishCall(ctx context.Context, c *call, s *upstream.Session, lc *translate.LegacyCall, res json.RawMessage) (json.RawMessage, error) {
-	if lc != nil && legacy.IsCreateTaskResult(res) {
-		if !lc.AsTask {
-			return nil, rpc.Errorf(rpc.CodeInternalError, "legacy upstream %s answered a tools/call without \"task\" with a CreateTaskResult", f.pool.Target())
+	if lc != nil {
+		// Read once: whether it created a task, and the task it created.
+		ct, isTask, err := legacy.ParseCreated(res)
+		if isTask {
+			if !lc.AsTask {
+				return nil, rpc.Errorf(rpc.CodeInternalError, "legacy upstream %s answered a tools/call without \"task\" with a CreateTaskResult", f.pool.Target())
+			}
+			if err != nil {
+				return nil, rpc.Errorf(rpc.CodeInternalError, "legacy upstream %s: invalid CreateTaskResult: %s", f.pool.Target(), rpc.As(err).Message)
+			}
+			return f.createTask(ctx, c, s, ct)
 		}
-		return f.createTask(ctx, c, s, res)
 	}
 	// A task-augmented call the upstream ran synchronously (it may ignore
 	// "task", L-05) is an ordinary result for the modern client too.
@@ -243,12 +250,8 @@ func (f *Face) finishCall(ctx context.Context, c *call, s *upstream.Session, lc 
 
 // createTask makes the local task durable, then answers with the flat
 // CreateTaskResult (M-53: tasks/get resolves before the client sees the id).
-func (f *Face) createTask(ctx context.Context, c *call, s *upstream.Session, res json.RawMessage) (json.RawMessage, error) {
-	ct, err := legacy.DecodeCreateTaskResult(res)
-	if err != nil {
-		return nil, rpc.Errorf(rpc.CodeInternalError, "legacy upstream %s: invalid CreateTaskResult: %s", f.pool.Target(), rpc.As(err).Message)
-	}
-	mt, err := translate.CreateTaskResultToModern(res)
+func (f *Face) createTask(ctx context.Context, c *call, s *upstream.Session, ct legacy.CreateTaskResult) (json.RawMessage, error) {
+	mt, err := translate.CreatedToModern(ct)
 	if err != nil {
 		return nil, rpc.As(err)
 	}

@@ -58,6 +58,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/internal/audit"
+	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/internal/version"
 	"github.com/tasksbridge/tasksbridge/internal/watch"
@@ -252,29 +253,12 @@ func (f *Face) Close() {
 }
 
 // rawParams keeps a request's params exactly as they arrived.
-type rawParams struct {
-	mcp.ParamsBase
-	raw json.RawMessage
-}
-
-func (p *rawParams) UnmarshalJSON(b []byte) error {
-	p.raw = append(json.RawMessage(nil), b...)
-	var m struct {
-		Meta map[string]any `json:"_meta"`
-	}
-	_ = json.Unmarshal(b, &m)
-	p.Meta = m.Meta
-	return nil
-}
+type rawParams = mcpio.RawParamsMeta
 
 // rawResult returns JSON built by this package through go-sdk. It must be
-// valid JSON (go-sdk never answers otherwise).
-type rawResult struct {
-	mcp.ResultBase
-	raw json.RawMessage
-}
-
-func (r *rawResult) MarshalJSON() ([]byte, error) { return r.raw, nil }
+// valid JSON (go-sdk never answers otherwise; docs/ARCHITECTURE.md, What
+// go-sdk v1.8.0 leaves to the bridge).
+type rawResult = mcpio.RawResult
 
 func (f *Face) unreachable(context.Context, *mcp.ServerSession, *rawParams) (*rawResult, error) {
 	return nil, rpc.Errorf(rpc.CodeInternalError, "modern face: request bypassed the middleware")
@@ -353,7 +337,7 @@ func (f *Face) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if ri := reqFrom(ctx); ri != nil && ri.method == method {
 			c.params, c.principal, c.authorization = ri.params, ri.principal, ri.authorization
 		} else if rp, ok := req.GetParams().(*rawParams); ok && rp != nil {
-			c.params = rp.raw
+			c.params = rp.JSON
 		} else if p := req.GetParams(); p != nil {
 			b, err := json.Marshal(p)
 			if err != nil {
@@ -379,7 +363,7 @@ func (f *Face) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if err != nil {
 			return nil, err
 		}
-		return &rawResult{raw: res}, nil
+		return &rawResult{JSON: res}, nil
 	}
 }
 

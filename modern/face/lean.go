@@ -291,12 +291,8 @@ func (o *leanOut) answer(id jsonrpc.ID, res json.RawMessage, err error) {
 		mcpio.WriteRPCError(o.w, http.StatusOK, id, rpc.Errorf(rpc.CodeInternalError, "internal error: encode the answer: %v", eerr))
 		return
 	}
-	h := o.w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
-	o.w.WriteHeader(status)
-	_, _ = o.w.Write(buf.Bytes())
+	o.w.Header().Set("Cache-Control", "no-cache, no-transform")
+	mcpio.WriteJSON(o.w, status, buf.Bytes())
 }
 
 // okStatus reports whether the answer err (nil: a result) goes out with
@@ -332,26 +328,13 @@ func envelope(b *bytes.Buffer, id jsonrpc.ID, res json.RawMessage, err error) er
 		if e == nil {
 			e = rpc.Errorf(rpc.CodeInternalError, "internal error: no result")
 		}
-		enc, eerr := modern.EncodeError(id, e)
+		eb, eerr := rawjson.Marshal(e) // as modern.EncodeError writes it: no HTML escaping
 		if eerr != nil {
 			return eerr
 		}
-		b.Write(enc)
+		mcpio.AppendResponse(b, id, nil, eb)
 		return nil
 	}
-	b.WriteString(`{"jsonrpc":"2.0","id":`)
-	switch v := id.Raw().(type) {
-	case int64:
-		b.WriteString(strconv.FormatInt(v, 10))
-	default:
-		idb, merr := json.Marshal(v)
-		if merr != nil {
-			return merr
-		}
-		b.Write(idb)
-	}
-	b.WriteString(`,"result":`)
-	b.Write(res)
-	b.WriteByte('}')
+	mcpio.AppendResponse(b, id, res, nil)
 	return nil
 }
