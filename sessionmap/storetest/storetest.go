@@ -75,6 +75,7 @@ func Run(t *testing.T, f Factory) {
 		{"DeleteSessionTasks", testDeleteSessionTasks},
 		{"UnknownIDs", testUnknownIDs},
 		{"ConcurrentCreatesOneWins", testConcurrentCreates},
+		{"StreamIndexOwedAnswers", testStreamIndex},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
