@@ -65,8 +65,11 @@ type StreamIndex interface {
 	ClaimOwed(ctx context.Context, sc Scope, streamID, holder string, lease time.Duration) (bool, error)
 	// ReleaseOwed frees holder's claim; the stream stays owed.
 	ReleaseOwed(ctx context.Context, sc Scope, streamID, holder string) error
-	// SettleOwed removes a stream from the index: its answer went out.
-	SettleOwed(ctx context.Context, sc Scope, streamID string) error
+	// SettleOwed removes a stream from the index when holder holds it: its
+	// answer went out there. A former holder's settle does nothing (its
+	// write may have gone to a client that had already left, while the
+	// stream is served elsewhere).
+	SettleOwed(ctx context.Context, sc Scope, streamID, holder string) error
 	// OwedStreams lists sc's owed streams, oldest first.
 	OwedStreams(ctx context.Context, sc Scope) ([]OwedStream, error)
 }
@@ -170,11 +173,11 @@ func (m *MemoryEvents) ReleaseOwed(_ context.Context, sc Scope, streamID, holder
 	return nil
 }
 
-func (m *MemoryEvents) SettleOwed(_ context.Context, sc Scope, streamID string) error {
+func (m *MemoryEvents) SettleOwed(_ context.Context, sc Scope, streamID, holder string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	es := m.owedLocked(sc, m.clock())
-	if e := es[streamID]; e != nil && e.principal == sc.Principal {
+	if e := es[streamID]; e != nil && e.principal == sc.Principal && e.Holder == holder {
 		delete(es, streamID)
 	}
 	return nil
@@ -210,8 +213,8 @@ func (m *Memory) ReleaseOwed(ctx context.Context, sc Scope, streamID, holder str
 	return m.events.ReleaseOwed(ctx, sc, streamID, holder)
 }
 
-func (m *Memory) SettleOwed(ctx context.Context, sc Scope, streamID string) error {
-	return m.events.SettleOwed(ctx, sc, streamID)
+func (m *Memory) SettleOwed(ctx context.Context, sc Scope, streamID, holder string) error {
+	return m.events.SettleOwed(ctx, sc, streamID, holder)
 }
 
 func (m *Memory) OwedStreams(ctx context.Context, sc Scope) ([]OwedStream, error) {

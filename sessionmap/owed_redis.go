@@ -95,11 +95,13 @@ redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(e))
 return 1
 `)
 
-// settleOwedScript removes ARGV[1] when it is principal ARGV[2]'s.
+// settleOwedScript removes ARGV[1] when it is principal ARGV[2]'s and
+// holder ARGV[3] holds it.
 var settleOwedScript = redis.NewScript(`
 local v = redis.call('HGET', KEYS[1], ARGV[1])
 if not v then return 0 end
-if cjson.decode(v).p ~= ARGV[2] then return 0 end
+local e = cjson.decode(v)
+if e.p ~= ARGV[2] or e.h ~= ARGV[3] then return 0 end
 redis.call('HDEL', KEYS[1], ARGV[1])
 return 1
 `)
@@ -167,12 +169,12 @@ func (r *Redis) ReleaseOwed(ctx context.Context, sc Scope, streamID, holder stri
 	}))
 }
 
-func (r *Redis) SettleOwed(ctx context.Context, sc Scope, streamID string) error {
+func (r *Redis) SettleOwed(ctx context.Context, sc Scope, streamID, holder string) error {
 	if err := r.owedOK(ctx, sc, streamID); err != nil {
 		return err
 	}
 	return r.fail(ctx, "settle owed stream", r.retry(ctx, "settle owed stream", func(bool) error {
-		return settleOwedScript.Run(ctx, r.rdb, []string{r.keys.owed(sc.Session)}, streamID, sc.Principal).Err()
+		return settleOwedScript.Run(ctx, r.rdb, []string{r.keys.owed(sc.Session)}, streamID, sc.Principal, holder).Err()
 	}))
 }
 

@@ -87,12 +87,18 @@ func testStreamIndex(t *testing.T, e *env) {
 	if err := idx.OweStream(e.ctx, other, "stream-1", "X", lease, ttl); err == nil {
 		t.Fatal("another principal indexed this principal's stream")
 	}
-	// Settled: gone, and no longer claimable. Another principal's settle
-	// does nothing.
-	if err := idx.SettleOwed(e.ctx, other, "stream-2"); err != nil {
+	// Settled by its holder: gone, and no longer claimable. Another
+	// principal's settle, and a former holder's, do nothing.
+	if err := idx.SettleOwed(e.ctx, other, "stream-2", "A"); err != nil {
 		t.Fatalf("SettleOwed: %v", err)
 	}
-	if err := idx.SettleOwed(e.ctx, sc, "stream-1"); err != nil {
+	if err := idx.SettleOwed(e.ctx, sc, "stream-1", "C"); err != nil {
+		t.Fatalf("SettleOwed: %v", err)
+	}
+	if got, _ := idx.OwedStreams(e.ctx, sc); len(got) != 2 {
+		t.Fatalf("a former holder's settle removed an entry: %+v", got)
+	}
+	if err := idx.SettleOwed(e.ctx, sc, "stream-1", "D"); err != nil {
 		t.Fatalf("SettleOwed: %v", err)
 	}
 	if got, _ := idx.OwedStreams(e.ctx, sc); len(got) != 1 || got[0].StreamID != "stream-2" {
