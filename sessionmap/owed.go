@@ -23,9 +23,12 @@ import (
 // stream holds it and renews it while the wait runs; when that replica dies
 // (kill -9) the lease runs out, when its client goes away it releases it,
 // and a GET without Last-Event-ID may claim only a free entry. An entry is
-// settled (removed) once the answer went out on some stream; the index is
-// bounded (MaxOwedStreams per session, oldest dropped) and each entry
-// expires ttl after its last write, with the stream it names.
+// settled once the answer went out on some stream, for good: a settled
+// entry stays (invisible) until it expires, so that a replica that notices
+// late that a client left the stream cannot index it as owed again. The
+// index is bounded (MaxOwedStreams per session; settled, then oldest
+// entries dropped) and each entry expires ttl after its last write, with
+// the stream it names.
 
 // MaxOwedStreams bounds the owed streams kept per session; the oldest is
 // dropped when a new one comes.
@@ -55,8 +58,10 @@ func (o OwedStream) Free(now time.Time) bool {
 // nothing).
 type StreamIndex interface {
 	// OweStream indexes streamID as owed to sc and claims it for holder
-	// for lease, whoever held it (the client itself named the stream). The
-	// entry expires ttl after its last write.
+	// for lease, whoever held it (the client itself named the stream).
+	// With holder "" it only indexes a stream not indexed yet, free (its
+	// client left it). A settled stream stays settled. The entry expires
+	// ttl after its last write.
 	OweStream(ctx context.Context, sc Scope, streamID, holder string, lease, ttl time.Duration) error
 	// ClaimOwed claims (or, for its holder, renews) an owed stream of sc
 	// for lease when it is free (Free) or held by holder already. false
@@ -65,8 +70,8 @@ type StreamIndex interface {
 	ClaimOwed(ctx context.Context, sc Scope, streamID, holder string, lease time.Duration) (bool, error)
 	// ReleaseOwed frees holder's claim; the stream stays owed.
 	ReleaseOwed(ctx context.Context, sc Scope, streamID, holder string) error
-	// SettleOwed removes a stream from the index when holder holds it: its
-	// answer went out there. A former holder's settle does nothing (its
+	// SettleOwed settles a stream for good when holder holds it: its
+	// answer went out there; it is no longer listed or claimable. A former holder's settle does nothing (its
 	// write may have gone to a client that had already left, while the
 	// stream is served elsewhere).
 	SettleOwed(ctx context.Context, sc Scope, streamID, holder string) error
@@ -79,6 +84,7 @@ type owedEntry struct {
 	OwedStream
 	principal string
 	expires   time.Time
+	settled   bool
 }
 
 var (
@@ -123,19 +129,25 @@ func (m *MemoryEvents) OweStream(_ context.Context, sc Scope, streamID, holder s
 		m.owed[sc.Session] = es
 	}
 	e := es[streamID]
+	if e != nil && (e.settled || holder == "") {
+		return nil
+	}
 	if e == nil {
 		e = &owedEntry{OwedStream: OwedStream{StreamID: streamID, Since: now}, principal: sc.Principal}
 		es[streamID] = e
 	}
 	e.Holder, e.LeaseUntil, e.expires = holder, now.Add(lease), now.Add(ttl)
+	if holder == "" {
+		e.LeaseUntil = time.Time{}
+	}
 	for len(es) > MaxOwedStreams {
-		oldest := ""
+		drop := ""
 		for id, o := range es {
-			if oldest == "" || owedBefore(o.OwedStream, es[oldest].OwedStream) {
-				oldest = id
+			if d := es[drop]; drop == "" || (o.settled && !d.settled) || (o.settled == d.settled && owedBefore(o.OwedStream, d.OwedStream)) {
+				drop = id
 			}
 		}
-		delete(es, oldest)
+		delete(es, drop)
 	}
 	return nil
 }
@@ -153,7 +165,7 @@ func (m *MemoryEvents) ClaimOwed(_ context.Context, sc Scope, streamID, holder s
 	defer m.mu.Unlock()
 	now := m.clock()
 	e := m.owedLocked(sc, now)[streamID]
-	if e == nil || e.principal != sc.Principal {
+	if e == nil || e.principal != sc.Principal || e.settled {
 		return false, nil
 	}
 	if e.Holder != holder && !e.Free(now) {
@@ -167,7 +179,7 @@ func (m *MemoryEvents) ReleaseOwed(_ context.Context, sc Scope, streamID, holder
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.owedLocked(sc, m.clock())[streamID]
-	if e != nil && e.principal == sc.Principal && e.Holder == holder {
+	if e != nil && e.principal == sc.Principal && e.Holder == holder && !e.settled {
 		e.Holder, e.LeaseUntil = "", time.Time{}
 	}
 	return nil
@@ -176,9 +188,9 @@ func (m *MemoryEvents) ReleaseOwed(_ context.Context, sc Scope, streamID, holder
 func (m *MemoryEvents) SettleOwed(_ context.Context, sc Scope, streamID, holder string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	es := m.owedLocked(sc, m.clock())
-	if e := es[streamID]; e != nil && e.principal == sc.Principal && e.Holder == holder {
-		delete(es, streamID)
+	e := m.owedLocked(sc, m.clock())[streamID]
+	if e != nil && e.principal == sc.Principal && holder != "" && e.Holder == holder && !e.settled {
+		e.settled, e.Holder, e.LeaseUntil = true, "", time.Time{}
 	}
 	return nil
 }
@@ -188,7 +200,7 @@ func (m *MemoryEvents) OwedStreams(_ context.Context, sc Scope) ([]OwedStream, e
 	defer m.mu.Unlock()
 	var out []OwedStream
 	for _, e := range m.owedLocked(sc, m.clock()) {
-		if e.principal == sc.Principal {
+		if e.principal == sc.Principal && !e.settled {
 			out = append(out, e.OwedStream)
 		}
 	}

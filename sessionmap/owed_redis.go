@@ -12,7 +12,8 @@ import (
 // The stream index (owed.go) in Redis, under the store's prefix P:
 //
 //	P:ow:{<session id>}   hash: stream id → {"p": principal, "s": indexed at,
-//	                      "h": holder, "l": lease until, "x": expires at}
+//	                      "h": holder, "l": lease until, "x": expires at,
+//	                      "d": 1 once settled}
 //
 // Times are milliseconds on the store's clock, passed in by the caller, so a
 // lease means the same on every replica whatever Redis's own clock says. The
@@ -43,19 +44,22 @@ for i = 1, #all, 2 do
 end
 local e = live[ARGV[1]]
 if e and e.p ~= ARGV[2] then return 0 end
+if e and (e.d == 1 or ARGV[3] == '') then return 1 end
 if not e then
   e = {p = ARGV[2], s = now}
   n = n + 1
 end
 e.h = ARGV[3]
 e.l = now + tonumber(ARGV[5])
+if ARGV[3] == '' then e.l = 0 end
 e.x = now + tonumber(ARGV[6])
 live[ARGV[1]] = e
 redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(e))
 while n > tonumber(ARGV[7]) do
   local oid, o = nil, nil
   for id, c in pairs(live) do
-    if oid == nil or c.s < o.s or (c.s == o.s and id < oid) then oid, o = id, c end
+    local cd, od = c.d == 1, o ~= nil and o.d == 1
+    if oid == nil or (cd and not od) or (cd == od and (c.s < o.s or (c.s == o.s and id < oid))) then oid, o = id, c end
   end
   live[oid] = nil
   redis.call('HDEL', KEYS[1], oid)
@@ -74,7 +78,7 @@ local v = redis.call('HGET', KEYS[1], ARGV[1])
 if not v then return 0 end
 local e = cjson.decode(v)
 local now = tonumber(ARGV[4])
-if e.p ~= ARGV[2] or tonumber(e.x) <= now then return 0 end
+if e.p ~= ARGV[2] or tonumber(e.x) <= now or e.d == 1 then return 0 end
 if e.h ~= '' and e.h ~= ARGV[3] and tonumber(e.l) > now then return 0 end
 e.h = ARGV[3]
 e.l = now + tonumber(ARGV[5])
@@ -88,21 +92,24 @@ var releaseOwedScript = redis.NewScript(`
 local v = redis.call('HGET', KEYS[1], ARGV[1])
 if not v then return 0 end
 local e = cjson.decode(v)
-if e.p ~= ARGV[2] or e.h ~= ARGV[3] then return 0 end
+if e.p ~= ARGV[2] or e.h ~= ARGV[3] or e.d == 1 then return 0 end
 e.h = ''
 e.l = 0
 redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(e))
 return 1
 `)
 
-// settleOwedScript removes ARGV[1] when it is principal ARGV[2]'s and
-// holder ARGV[3] holds it.
+// settleOwedScript settles ARGV[1] when it is principal ARGV[2]'s and
+// holder ARGV[3] holds it (kept, invisible, until it expires).
 var settleOwedScript = redis.NewScript(`
 local v = redis.call('HGET', KEYS[1], ARGV[1])
 if not v then return 0 end
 local e = cjson.decode(v)
-if e.p ~= ARGV[2] or e.h ~= ARGV[3] then return 0 end
-redis.call('HDEL', KEYS[1], ARGV[1])
+if ARGV[3] == '' or e.p ~= ARGV[2] or e.h ~= ARGV[3] or e.d == 1 then return 0 end
+e.d = 1
+e.h = ''
+e.l = 0
+redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(e))
 return 1
 `)
 
@@ -113,6 +120,7 @@ type owedJSON struct {
 	H string `json:"h"`
 	L int64  `json:"l"`
 	X int64  `json:"x"`
+	D int    `json:"d"`
 }
 
 func (r *Redis) owedOK(ctx context.Context, sc Scope, streamID string) error {
@@ -197,7 +205,7 @@ func (r *Redis) OwedStreams(ctx context.Context, sc Scope) ([]OwedStream, error)
 	var out []OwedStream
 	for id, v := range all {
 		var e owedJSON
-		if json.Unmarshal([]byte(v), &e) != nil || e.P != sc.Principal || e.X <= now {
+		if json.Unmarshal([]byte(v), &e) != nil || e.P != sc.Principal || e.X <= now || e.D == 1 {
 			continue
 		}
 		o := OwedStream{StreamID: id, Since: time.UnixMilli(e.S), Holder: e.H}

@@ -107,6 +107,37 @@ func testStreamIndex(t *testing.T, e *env) {
 	if ok, _ := idx.ClaimOwed(e.ctx, sc, "stream-1", "E", lease); ok {
 		t.Fatal("a settled stream was claimed")
 	}
+	// Settled for good: a replica that notices late that the client left
+	// it, or one the client names it to, does not make it owed again.
+	for _, h := range []string{"", "F"} {
+		if err := idx.OweStream(e.ctx, sc, "stream-1", h, lease, ttl); err != nil {
+			t.Fatalf("OweStream(%q) of a settled stream: %v", h, err)
+		}
+		if got, _ := idx.OwedStreams(e.ctx, sc); len(got) != 1 || got[0].StreamID != "stream-2" {
+			t.Fatalf("after OweStream(%q) of a settled stream: %+v, want only stream-2", h, got)
+		}
+	}
+	// A client that left (holder "") indexes a new stream free, and does
+	// not take a held one from its holder.
+	if err := idx.OweStream(e.ctx, sc, "stream-3", "", lease, ttl); err != nil {
+		t.Fatalf("OweStream(free): %v", err)
+	}
+	if err := idx.OweStream(e.ctx, sc, "stream-2", "", lease, ttl); err != nil {
+		t.Fatalf("OweStream(free) of a held stream: %v", err)
+	}
+	got, _ = idx.OwedStreams(e.ctx, sc)
+	if len(got) != 2 || got[0].StreamID != "stream-2" || got[0].Holder != "A" || got[1].StreamID != "stream-3" || !got[1].Free(e.clock.Now()) {
+		t.Fatalf("after a free indexing: %+v; want stream-2 still held by A, stream-3 free", got)
+	}
+	if err := idx.SettleOwed(e.ctx, sc, "stream-3", ""); err != nil {
+		t.Fatalf("SettleOwed: %v", err)
+	}
+	if ok, err := idx.ClaimOwed(e.ctx, sc, "stream-3", "G", lease); err != nil || !ok {
+		t.Fatalf("a free stream settled by nobody was not claimable: %v %v", ok, err)
+	}
+	if err := idx.SettleOwed(e.ctx, sc, "stream-3", "G"); err != nil {
+		t.Fatalf("SettleOwed: %v", err)
+	}
 	// Bounded: the oldest go first.
 	for i := range sessionmap.MaxOwedStreams + 3 {
 		e.clock.Advance(time.Millisecond)
@@ -116,7 +147,7 @@ func testStreamIndex(t *testing.T, e *env) {
 	}
 	got, _ = idx.OwedStreams(e.ctx, sc)
 	if len(got) != sessionmap.MaxOwedStreams || got[len(got)-1].StreamID != fmt.Sprintf("bulk-%02d", sessionmap.MaxOwedStreams+2) {
-		t.Fatalf("after %d more: %d entries, last %+v; want the newest %d", sessionmap.MaxOwedStreams+3, len(got), got[len(got)-1], sessionmap.MaxOwedStreams)
+		t.Fatalf("after %d more: %d listed, last %+v; want the newest %d", sessionmap.MaxOwedStreams+3, len(got), got[len(got)-1], sessionmap.MaxOwedStreams)
 	}
 	for _, o := range got {
 		if o.StreamID == "stream-2" || o.StreamID == "bulk-00" {
