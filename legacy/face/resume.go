@@ -25,6 +25,10 @@ import (
 // record names. A tools/call the upstream answers synchronously is never
 // re-issued (M-13): its resumed stream replays what was stored and, when the
 // answer is not among it, answers with an error saying so.
+//
+// A client that lost a resumed stream before its first event id and comes
+// back with a GET naming no stream gets the answer owed to it all the same
+// (resumeowed.go).
 
 // resumeRetry is the SSE retry the priming event announces: how long a
 // client waits before it reconnects (the TypeScript SDK otherwise waits 1 s,
