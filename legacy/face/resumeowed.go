@@ -38,7 +38,9 @@ import (
 // One limit: a GET names no request, so when one session has several
 // broken waits at once, a GET resumes the oldest, not necessarily the one
 // its client reconnects for; each GET still gets one stream and every owed
-// answer goes out once.
+// answer goes out once, but a client that gives a result on a reconnected
+// stream the id of the request it reconnected for (the TypeScript SDK does)
+// can match it to the wrong one of those requests.
 
 // owedLease is how long a replica's claim on an owed stream lasts without
 // renewal; it renews every third of it while its wait runs.
