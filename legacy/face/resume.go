@@ -47,7 +47,7 @@ type resumable struct {
 	open bool // the record is stored: events get ids
 
 	// claim is the stream's entry in the stream index while a resumed
-	// stream serves it (owed.go); nil on a first stream.
+	// stream serves it (resumeowed.go); nil on a first stream.
 	claim *owedClaim
 }
 

@@ -145,3 +145,63 @@ func TestResumedStreamCutThenGETWithoutLastEventIDGetsTheAnswer(t *testing.T) {
 		})
 	}
 }
+
+// A broken stream another replica holds is not taken from it: a GET
+// without Last-Event-ID leaves a stream whose holder keeps its lease alone
+// (it is then the session's listening stream), and resumes it once the
+// holder's lease ran out — a replica killed under a resumed stream neither
+// answers nor releases it.
+func TestGETWithoutLastEventIDWaitsOutADeadHoldersLease(t *testing.T) {
+	for name, open := range sharedStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := ctxT(t, 30*time.Second)
+			up := startUpstream(t, demo.Options{})
+			brA, brB, ends := ownedReplicas(t, up, open)
+			c := newRawClient(t, brA.url)
+			c.initialize(ctx, nil)
+
+			id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "leased"}, "task": map[string]any{}}))
+			s := openSSE(t, ctx, c, brA.url, rpcBody(93, "tasks/result", map[string]any{"taskId": id}), "")
+			cutStream := streamOf(t, s.prime())
+			s.cut()
+			waitEnd(t, ctx, ends, legacy.MethodTasksResult)
+
+			adm, ok := brA.b.Store().(sessionmap.Admin)
+			idx, ok2 := brA.b.Store().(sessionmap.StreamIndex)
+			if !ok || !ok2 {
+				t.Fatal("the store has no Admin view or no stream index")
+			}
+			rec, err := adm.LookupTask(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Another replica resumed the stream and holds it.
+			const other = "another replica"
+			if err := idx.OweStream(ctx, rec.Scope, cutStream, other, time.Minute, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			g := openSSE(t, ctx, c, brB.url, nil, "")
+			if g.status != http.StatusOK || g.sc == nil {
+				t.Fatalf("GET without Last-Event-ID: HTTP %d %s", g.status, g.body)
+			}
+			if got := streamOf(t, g.prime()); got == cutStream {
+				t.Fatal("a GET without Last-Event-ID took a stream another replica holds")
+			}
+			g.cut()
+
+			// That replica is killed: its lease runs out unrenewed.
+			if err := idx.OweStream(ctx, rec.Scope, cutStream, other, 300*time.Millisecond, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			r := openSSE(t, ctx, c, brB.url, nil, "")
+			if r.status != http.StatusOK || r.sc == nil {
+				t.Fatalf("GET without Last-Event-ID: HTTP %d %s", r.status, r.body)
+			}
+			if got := streamOf(t, r.prime()); got != cutStream {
+				t.Fatalf("GET without Last-Event-ID started stream %s, want the dead holder's stream %s", got, cutStream)
+			}
+			up.srv.CompleteNow(upstreamTaskID(t, brA.b.Store(), id))
+			r.answer("93", "leased")
+		})
+	}
+}
