@@ -101,6 +101,7 @@ type MemoryEvents struct {
 	mu      sync.Mutex
 	streams map[string]*memStream
 	sweep   time.Time
+	owed    map[string]map[string]*owedEntry // the stream index (owed.go), by session id
 }
 
 type memStream struct {

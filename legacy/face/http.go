@@ -233,6 +233,15 @@ func (b *Bridge) serveGET(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	// A GET naming no stream may be a client that lost a resumed stream
+	// before its first event id: it gets the answer owed to it
+	// (resumeowed.go).
+	if parked, served := b.serveOwed(w, r, s, release); served {
+		if !parked {
+			release()
+		}
+		return
+	}
 	defer release()
 	if err := b.materialize(r, s); err != nil {
 		b.log.Warn("face: cannot give a session its go-sdk half", "err", err)

@@ -168,7 +168,8 @@ func (o *leanOut) answer(msg []byte) {
 	}
 	o.done = true
 	if o.sse {
-		_ = o.eventLocked(msg)
+		err := o.eventLocked(msg)
+		o.res.delivered(err == nil) // a resumed stream's owed answer is settled or stays owed (resumeowed.go)
 		return
 	}
 	mcpio.WriteJSON(o.w, http.StatusOK, msg)
@@ -198,6 +199,7 @@ func (o *leanOut) end() {
 		return
 	}
 	o.done = true
+	o.res.delivered(false)
 	if !o.sse {
 		o.res = nil // nothing to resume: the request is over unanswered
 		o.commitLocked()
@@ -374,6 +376,13 @@ func (lr *leanRun) finish(res *rawResult, err error) {
 		lr.cancel(nil)
 		lr.ri.finish()
 	}()
+	lr.lc.mu.Lock()
+	cancelled := lr.lc.cancelled
+	lr.lc.mu.Unlock()
+	gone := !cancelled && err != nil && lr.clientGone()
+	if gone {
+		out.oweCut(lr.s) // before the hook, so what observes the request's end finds it owed
+	}
 	if h := b.cfg.Hooks.Request; h != nil {
 		ev := RequestEvent{Method: lr.ri.method, Era: "legacy", Outcome: OutcomeOK, Duration: time.Since(lr.start)}
 		if err != nil {
@@ -381,10 +390,7 @@ func (lr *leanRun) finish(res *rawResult, err error) {
 		}
 		h(ev)
 	}
-	lr.lc.mu.Lock()
-	cancelled := lr.lc.cancelled
-	lr.lc.mu.Unlock()
-	if cancelled || (err != nil && lr.clientGone()) {
+	if cancelled || gone {
 		out.end()
 		return
 	}

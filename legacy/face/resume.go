@@ -25,6 +25,10 @@ import (
 // record names. A tools/call the upstream answers synchronously is never
 // re-issued (M-13): its resumed stream replays what was stored and, when the
 // answer is not among it, answers with an error saying so.
+//
+// A client that lost a resumed stream before its first event id and comes
+// back with a GET naming no stream gets the answer owed to it all the same
+// (resumeowed.go).
 
 // resumeRetry is the SSE retry the priming event announces: how long a
 // client waits before it reconnects (the TypeScript SDK otherwise waits 1 s,
@@ -41,6 +45,19 @@ type resumable struct {
 	b    *Bridge
 	rec  sessionmap.StreamRecord
 	open bool // the record is stored: events get ids
+
+	// claim is the stream's entry in the stream index while a resumed
+	// stream serves it (resumeowed.go); nil on a first stream.
+	claim *owedClaim
+}
+
+// delivered tells the stream's claim, if any, whether the answer reached
+// the client's connection: the entry is settled, or released for a GET
+// that names no stream.
+func (r *resumable) delivered(ok bool) {
+	if r != nil && r.claim != nil {
+		r.claim.finish(ok)
+	}
 }
 
 // newResumable prepares the record of a stream answering req; nil when the
@@ -181,19 +198,27 @@ func (b *Bridge) serveResume(w http.ResponseWriter, r *http.Request, s *session,
 		b.resumeListen(w, r, s, rec, evs)
 		return false
 	}
-	var idv any
-	if err := json.Unmarshal(rec.RequestID, &idv); err != nil {
-		http.Error(w, "Not Found: no stream of this session has that Last-Event-ID", http.StatusNotFound)
-		return false
-	}
-	id, err := jsonrpc.MakeID(idv)
+	// The client names this stream: it serves the answer now, whoever held
+	// the stream's entry in the index before (a replica that died, or one
+	// whose client went away).
+	return b.resumeStream(w, r, s, rec, evs, last, release, b.oweStream(s, rec))
+}
+
+// resumeStream serves a resumed request stream: the stored events after
+// the client's last one (evs), then the answer. last is the id the stream
+// starts with when nothing is replayed; claim is the stream's entry in the
+// stream index, which resumeStream settles or releases (nil: none).
+func (b *Bridge) resumeStream(w http.ResponseWriter, r *http.Request, s *session, rec sessionmap.StreamRecord, evs []sessionmap.StreamEvent, last string, release func(), claim *owedClaim) (parked bool) {
+	id, err := streamRequestID(rec)
 	if err != nil {
+		claim.finish(true) // an unreadable record owes nothing anyone could deliver
 		http.Error(w, "Not Found: no stream of this session has that Last-Event-ID", http.StatusNotFound)
 		return false
 	}
 
 	out := newLeanOut(w)
-	out.res = &resumable{b: b, rec: rec, open: true}
+	out.res = &resumable{b: b, rec: rec, open: true, claim: claim}
+	claim.watchPeer(out.peerGone)
 	if rec.Method == legacy.MethodTasksResult || rec.Method == legacy.MethodToolsCall {
 		out.park = b.newParkCtl(w, r, s, release)
 	}
@@ -211,6 +236,7 @@ func (b *Bridge) serveResume(w http.ResponseWriter, r *http.Request, s *session,
 		if err := writeEventID(w, out.rc, ev.ID, ev.Data); err != nil {
 			out.done = true
 			out.mu.Unlock()
+			claim.finish(false)
 			return false
 		}
 		sent = true
@@ -219,6 +245,7 @@ func (b *Bridge) serveResume(w http.ResponseWriter, r *http.Request, s *session,
 	if answered {
 		out.done = true
 		out.mu.Unlock()
+		claim.finish(true)
 		return false
 	}
 	if !sent {
@@ -235,6 +262,7 @@ func (b *Bridge) serveResume(w http.ResponseWriter, r *http.Request, s *session,
 		if _, err := w.Write([]byte(ev)); err != nil {
 			out.done = true
 			out.mu.Unlock()
+			claim.finish(false)
 			return false
 		}
 	}
@@ -268,7 +296,22 @@ func (b *Bridge) serveResume(w http.ResponseWriter, r *http.Request, s *session,
 				"the stream of this %s broke before its answer and the call cannot be resumed: the bridge never sends a tool call upstream twice; call the tool again if that is safe", rec.Method)
 		}
 	}
-	return b.runLean(r, s, ri, out, id, run)
+	parked = b.runLean(r, s, ri, out, id, run)
+	if !parked {
+		// The request is over: an answer that went out settled the claim
+		// already (leanOut.answer); any other end leaves the answer owed.
+		claim.finish(false)
+	}
+	return parked
+}
+
+// streamRequestID is the JSON-RPC id of the request a stream answers.
+func streamRequestID(rec sessionmap.StreamRecord) (jsonrpc.ID, error) {
+	var idv any
+	if err := json.Unmarshal(rec.RequestID, &idv); err != nil {
+		return jsonrpc.ID{}, err
+	}
+	return jsonrpc.MakeID(idv)
 }
 
 // listenStream is the Method of a standalone GET stream's record.

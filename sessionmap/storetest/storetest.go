@@ -77,6 +77,7 @@ func Run(t *testing.T, f Factory) {
 		{"UnknownIDs", testUnknownIDs},
 		{"ConcurrentCreatesOneWins", testConcurrentCreates},
 		{"UpstreamEraMemo_M08", testUpstreamEra},
+		{"StreamIndexOwedAnswers", testStreamIndex},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

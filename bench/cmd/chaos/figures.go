@@ -33,8 +33,12 @@ type figures struct {
 	Requests      int
 	ListMisses    int // acknowledged tasks of a session tasks/list did not show
 	SessionsLost  int
-	Elapsed       time.Duration
-	Examples      []string // one line per anomaly, the first few
+	// GETs through the proxy (attempts): resumptions with Last-Event-ID,
+	// and GETs naming no stream (a session's listening stream, or a client
+	// that lost a resumed stream before its first event id).
+	ResumeGETs, BareGETs int
+	Elapsed              time.Duration
+	Examples             []string // one line per anomaly, the first few
 
 	// The store: single or sentinel, and the bridges' --redis-wait-replicas.
 	Topology     string
@@ -176,6 +180,8 @@ func (f *figures) write(w io.Writer, c config) {
 	row("… of which created upstream anyway", f.Orphans, "")
 	row("acknowledged tasks missing from tasks/list", f.ListMisses, "")
 	row("sessions lost", f.SessionsLost, "")
+	row("GETs with Last-Event-ID (stream resumptions)", f.ResumeGETs, "")
+	row("GETs without Last-Event-ID (listening streams, and reconnects of streams broken before their first event)", f.BareGETs, "")
 	if f.Topology == "sentinel" {
 		row("probe writes acknowledged", f.ProbeAcked, "")
 		row("probe writes lost", f.ProbeLost, lossGoal)

@@ -61,8 +61,10 @@ func TestAccount(t *testing.T) {
 	}
 
 	var b bytes.Buffer
+	f.ResumeGETs, f.BareGETs = 7, 3
 	f.write(&b, config{replicas: 3, clients: 2, kinds: "slow"})
-	for _, s := range []string{"| lost | 2 | 0 |", "| duplicate creates upstream | 1 | 0 |", "| client requests that timed out | 2 | 0 |"} {
+	for _, s := range []string{"| lost | 2 | 0 |", "| duplicate creates upstream | 1 | 0 |", "| client requests that timed out | 2 | 0 |",
+		"| GETs with Last-Event-ID (stream resumptions) | 7 |  |", "before their first event) | 3 |  |"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("table lacks %q:\n%s", s, b.String())
 		}

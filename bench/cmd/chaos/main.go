@@ -34,11 +34,13 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -154,6 +156,18 @@ func run(ctx context.Context, c config) (*figures, error) {
 		defer pr.close()
 	}
 
+	var resumeGETs, bareGETs atomic.Int64
+	cl.Proxy.OnRequest(func(_ int, r *http.Request) {
+		if r.Method != http.MethodGet {
+			return
+		}
+		if r.Header.Get("Last-Event-ID") != "" {
+			resumeGETs.Add(1)
+		} else {
+			bareGETs.Add(1)
+		}
+	})
+
 	dctx, cancelDriver := context.WithTimeout(ctx, c.duration+c.taskBudget+30*time.Second)
 	defer cancelDriver()
 	cmd := exec.CommandContext(dctx, node, script, "--mode", "chaos",
@@ -232,6 +246,7 @@ func run(ctx context.Context, c config) (*figures, error) {
 	}
 	f.Elapsed = time.Since(start)
 	f.account(recs, cl.Creates.Markers(), cl.Upstream.Status, cl.Upstream.Counters())
+	f.ResumeGETs, f.BareGETs = int(resumeGETs.Load()), int(bareGETs.Load())
 	if pr != nil {
 		pr.stop()
 		pf := pr.figures(ctx, fo.kills)
