@@ -125,6 +125,15 @@ type Config struct {
 	PushPollInterval time.Duration
 	// DisablePush never subscribes, even when the Source is a Pusher.
 	DisablePush bool
+	// MaxStreamTasks bounds the task ids of one listen shared by the tasks
+	// of an upstream session (SessionPusher; see mux.go). Default
+	// DefaultMaxStreamTasks.
+	MaxStreamTasks int
+	// ListenCoalesce is the shortest time between two re-listens of one
+	// shared listen: ids added meanwhile join the next one. Default
+	// DefaultListenCoalesce; negative: none (re-listen as soon as the
+	// previous listen was acknowledged).
+	ListenCoalesce time.Duration
 	// Jitter is the ± fraction applied to every delay. Default 0.1; negative:
 	// none.
 	Jitter float64
@@ -178,6 +187,12 @@ func (c *Config) defaults() {
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = 30 * time.Second
 	}
+	if c.MaxStreamTasks <= 0 {
+		c.MaxStreamTasks = DefaultMaxStreamTasks
+	}
+	if c.ListenCoalesce == 0 {
+		c.ListenCoalesce = DefaultListenCoalesce
+	}
 	if c.PushPollInterval == 0 {
 		c.PushPollInterval = 30 * time.Second
 	}
@@ -220,6 +235,8 @@ type Manager struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	mux *muxer // the listens shared by an upstream session's tasks
+
 	mu      sync.Mutex
 	entries map[Key]*entry
 	closed  bool
@@ -243,7 +260,9 @@ type entry struct {
 func NewManager(cfg Config) *Manager {
 	cfg.defaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Manager{cfg: cfg, ctx: ctx, cancel: cancel, entries: map[Key]*entry{}}
+	m := &Manager{cfg: cfg, ctx: ctx, cancel: cancel, entries: map[Key]*entry{}}
+	m.mux = newMuxer(m)
+	return m
 }
 
 // ErrClosed is returned after Close.
@@ -428,6 +447,11 @@ func (m *Manager) start(e *entry) error {
 	w := &watcher{m: m, e: e, src: src}
 	if p, ok := src.(Pusher); ok && !m.cfg.DisablePush {
 		w.pusher = p
+		if sp, ok := src.(SessionPusher); ok {
+			if s := sp.PushSession(); s != "" {
+				w.pusher = muxPusher{mx: m.mux, key: muxKey{target: e.key.Target, session: s}, src: p}
+			}
+		}
 	}
 	m.wg.Add(1)
 	go func() {
