@@ -26,7 +26,13 @@ import (
 //     so a re-listen sends at most MaxStreamTasks ids whatever the size of
 //     the session's set (a task added costs O(MaxStreamTasks), not O(n));
 //   - additions are coalesced: a shard re-listens at most once per
-//     Config.ListenCoalesce, with every id added meanwhile.
+//     Config.ListenCoalesce for every coalesceStep ids it holds (50 ms up
+//     to 100 ids, 500 ms at 1,000), with every id added meanwhile. A
+//     re-listen's cost grows with the shard, and so does the time between
+//     two of them: a shard re-sends at most coalesceStep ids per
+//     ListenCoalesce (2,000 ids a second by default) however fast tasks
+//     arrive, and tasks arriving at a rate r cost about that ÷ r re-sent
+//     ids each, whatever the shard's size.
 //
 // A session with n watched tasks thus holds ⌈n/MaxStreamTasks⌉ streams (plus
 // one being replaced). A replacement has no gap: the old listen keeps being
@@ -76,7 +82,16 @@ const (
 	// DefaultListenCoalesce is the shortest time between two re-listens of
 	// one shard.
 	DefaultListenCoalesce = 50 * time.Millisecond
+	// coalesceStep is the number of ids a shard holds per ListenCoalesce
+	// between two of its re-listens.
+	coalesceStep = 100
 )
+
+// coalesceLocked is the shortest time between two re-listens of sh.
+func (mx *muxer) coalesceLocked(sh *muxShard) time.Duration {
+	w := max(mx.m.cfg.ListenCoalesce, 0)
+	return w * time.Duration((len(sh.subs)+coalesceStep-1)/coalesceStep)
+}
 
 type muxKey struct{ target, session string }
 
@@ -293,7 +308,7 @@ func (mx *muxer) run(sh *muxShard) {
 		now := clk.Now()
 		var wakeAt time.Time
 		if !sh.opening && sh.waiting > 0 {
-			at := sh.dirtyAt.Add(max(m.cfg.ListenCoalesce, 0))
+			at := sh.dirtyAt.Add(mx.coalesceLocked(sh))
 			if sh.after.After(at) {
 				at = sh.after
 			}

@@ -434,3 +434,26 @@ func TestMuxDeduplicatesStates(t *testing.T) {
 		t.Fatalf("dispatch allocates %.1f per state", allocs)
 	}
 }
+
+// A larger shard re-listens less often: 250 ids wait 3 × ListenCoalesce, so
+// a shard re-sends at most 100 ids per ListenCoalesce however fast tasks
+// arrive.
+func TestMuxCoalesceGrowsWithShard(t *testing.T) {
+	f := newFakeSource()
+	var ids []string
+	for i := range 250 {
+		id := fmt.Sprintf("T%03d", i)
+		ids = append(ids, id)
+		f.set(task(id, modern.StatusWorking, 1000))
+	}
+	p := newMuxFake(f, "p:alice")
+	m, clk := newTestManager(t, p, func(c *Config) { c.PushPollInterval = -1 })
+	attachAll(t, m, ids...)
+	waitMux(t, m, "registered 250", func(mx *muxer) bool { return waiting(mx) == 250 })
+	clk.WaitPending(t, 3*DefaultListenCoalesce)
+	clk.Advance(3 * DefaultListenCoalesce)
+	if c := p.call(t); len(c.ids) != 250 {
+		t.Fatalf("listen of %d ids, want 250", len(c.ids))
+	}
+	waitMux(t, m, "acknowledged", func(mx *muxer) bool { return mx.opened == 1 && waiting(mx) == 0 })
+}

@@ -130,9 +130,9 @@ type Config struct {
 	// DefaultMaxStreamTasks.
 	MaxStreamTasks int
 	// ListenCoalesce is the shortest time between two re-listens of one
-	// shared listen: ids added meanwhile join the next one. Default
-	// DefaultListenCoalesce; negative: none (re-listen as soon as the
-	// previous listen was acknowledged).
+	// shared listen per 100 ids it carries: ids added meanwhile join the
+	// next one. Default DefaultListenCoalesce; negative: none (re-listen as
+	// soon as the previous listen was acknowledged).
 	ListenCoalesce time.Duration
 	// Jitter is the ± fraction applied to every delay. Default 0.1; negative:
 	// none.
