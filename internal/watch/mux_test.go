@@ -457,3 +457,55 @@ func TestMuxCoalesceGrowsWithShard(t *testing.T) {
 	}
 	waitMux(t, m, "acknowledged", func(mx *muxer) bool { return mx.opened == 1 && waiting(mx) == 0 })
 }
+
+// gatedSource holds every tasks/get until released and records how many
+// were in flight at once.
+type gatedSource struct {
+	*fakeSource
+	release chan struct{}
+	entered chan struct{}
+
+	mu          sync.Mutex
+	inFlight    int
+	maxInFlight int
+}
+
+func (g *gatedSource) GetTask(ctx context.Context, id string) (*modern.DetailedTask, error) {
+	g.mu.Lock()
+	g.inFlight++
+	g.maxInFlight = max(g.maxInFlight, g.inFlight)
+	g.mu.Unlock()
+	g.entered <- struct{}{}
+	<-g.release
+	g.mu.Lock()
+	g.inFlight--
+	g.mu.Unlock()
+	return g.fakeSource.GetTask(ctx, id)
+}
+
+// Scheduled reads are bounded by MaxConcurrentReads: 6 watchers starting
+// together keep at most 2 tasks/get in flight, and every one reads.
+func TestWatcherReadsBounded(t *testing.T) {
+	f := newFakeSource()
+	g := &gatedSource{fakeSource: f, release: make(chan struct{}), entered: make(chan struct{}, 16)}
+	var ids []string
+	for i := range 6 {
+		id := fmt.Sprintf("T%d", i)
+		ids = append(ids, id)
+		f.set(task(id, modern.StatusWorking, 1000))
+	}
+	m, _ := newTestManager(t, g, func(c *Config) { c.MaxConcurrentReads = 2 })
+	subs := attachAll(t, m, ids...)
+	for range 6 {
+		<-g.entered // at most 2 can be here before one is released
+		g.release <- struct{}{}
+	}
+	for _, s := range subs {
+		until(t, s, seqAtLeast(1))
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.maxInFlight > 2 {
+		t.Fatalf("%d tasks/get in flight at once, want ≤ 2", g.maxInFlight)
+	}
+}

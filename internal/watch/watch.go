@@ -141,6 +141,13 @@ type Config struct {
 	Rand func() float64
 	// RequestTimeout bounds one upstream request (wall clock). Default 30s.
 	RequestTimeout time.Duration
+	// MaxConcurrentReads bounds the watchers' tasks/get requests in flight
+	// at once. Thousands of watchers starting together (a burst of waits on
+	// distinct tasks) otherwise open as many upstream connections at once,
+	// each with its goroutines and buffers, and the process keeps the peak
+	// long after; a healthy upstream answers a read in milliseconds, so the
+	// queue drains at once. Default DefaultMaxConcurrentReads.
+	MaxConcurrentReads int
 	// Retryable decides whether a failed tasks/update is retried (Answer).
 	// Default: errors with a Temporary() bool method that returns true
 	// (modern/upstream's ErrUnavailable).
@@ -208,6 +215,9 @@ func (c *Config) defaults() {
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = 30 * time.Second
 	}
+	if c.MaxConcurrentReads <= 0 {
+		c.MaxConcurrentReads = DefaultMaxConcurrentReads
+	}
 	if c.Retryable == nil {
 		c.Retryable = Temporary
 	}
@@ -222,6 +232,9 @@ func (c *Config) defaults() {
 	}
 }
 
+// DefaultMaxConcurrentReads is Config.MaxConcurrentReads's default.
+const DefaultMaxConcurrentReads = 64
+
 // Temporary reports whether err (or an error in its chain) has a
 // Temporary() bool method that returns true.
 func Temporary(err error) bool {
@@ -235,7 +248,8 @@ type Manager struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mux *muxer // the listens shared by an upstream session's tasks
+	mux   *muxer        // the listens shared by an upstream session's tasks
+	reads chan struct{} // MaxConcurrentReads tokens
 
 	mu      sync.Mutex
 	entries map[Key]*entry
@@ -262,6 +276,7 @@ func NewManager(cfg Config) *Manager {
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{cfg: cfg, ctx: ctx, cancel: cancel, entries: map[Key]*entry{}}
 	m.mux = newMuxer(m)
+	m.reads = make(chan struct{}, cfg.MaxConcurrentReads)
 	return m
 }
 

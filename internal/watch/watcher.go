@@ -68,6 +68,7 @@ func (w *watcher) lead(sh *shared) outcome {
 	start := clk.Now()
 	nextPoll := start // the first read happens at once
 	var backoff time.Duration
+	asked := false // the next read was asked for (a kick)
 
 	var (
 		updates       <-chan *modern.DetailedTask // non-nil while notifications flow
@@ -97,7 +98,11 @@ func (w *watcher) lead(sh *shared) outcome {
 			return outLost
 		}
 		if !now.Before(nextPoll) {
-			snap, ok := w.poll(ctx, &seq)
+			// A read someone waits for (Get, Refresh) skips the queue of
+			// scheduled reads: another principal's tasks/get is not held
+			// behind a burst of this process's cadence reads.
+			snap, ok := w.poll(ctx, &seq, asked || len(w.e.kick) > 0)
+			asked = false
 			if !ok {
 				w.finish()
 				return outDone
@@ -147,6 +152,7 @@ func (w *watcher) lead(sh *shared) outcome {
 		case seen := <-w.e.kick:
 			if seen >= seq { // no attempt finished since the caller looked
 				nextPoll = clk.Now()
+				asked = true
 			}
 		case <-w.e.wake:
 		case raw, ok := <-remote:
@@ -219,9 +225,19 @@ func (w *watcher) lead(sh *shared) outcome {
 	}
 }
 
-// poll reads the task once. ok is false when the watcher is being shut down.
-func (w *watcher) poll(ctx context.Context, seq *uint64) (Snapshot, bool) {
+// poll reads the task once; a read not asked for waits for one of the
+// MaxConcurrentReads tokens first. ok is false when the watcher is being
+// shut down.
+func (w *watcher) poll(ctx context.Context, seq *uint64, asked bool) (Snapshot, bool) {
 	m := w.m
+	if !asked {
+		select {
+		case m.reads <- struct{}{}:
+			defer func() { <-m.reads }()
+		case <-ctx.Done():
+			return Snapshot{}, false
+		}
+	}
 	rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
 	t, err := w.src.GetTask(rctx, w.e.key.TaskID)
 	cancel()
