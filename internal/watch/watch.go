@@ -4,7 +4,9 @@
 // upstream offers them and otherwise polls tasks/get at the task's
 // pollIntervalMs (M-24, M-25), hands every snapshot to a Sink (the face
 // persists it) and then to its subscribers, and stops on a terminal state, on
-// "task gone" (-32602, M-27) or when nobody has watched it for a while.
+// "task gone" (-32602, M-27) or when nobody has watched it for a while. The
+// watchers of one upstream session share their notification streams (see
+// mux.go), and their scheduled reads are bounded per process.
 package watch
 
 import (
