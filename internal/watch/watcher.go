@@ -101,13 +101,20 @@ func (w *watcher) lead(sh *shared) outcome {
 			// A read someone waits for (Get, Refresh) skips the queue of
 			// scheduled reads: another principal's tasks/get is not held
 			// behind a burst of this process's cadence reads.
-			snap, ok := w.poll(ctx, &seq, asked || len(w.e.kick) > 0)
+			var snap Snapshot
+			var ok bool
+			urgent := asked || len(w.e.kick) > 0
+			offStack(func() {
+				snap, ok = w.poll(ctx, &seq, urgent)
+				if ok {
+					m.publish(ctx, w.e, snap, share)
+				}
+			})
 			asked = false
 			if !ok {
 				w.finish()
 				return outDone
 			}
-			m.publish(ctx, w.e, snap, share)
 			if snap.Terminal() {
 				return outDone // M-25: nothing more to read (publish retired the watcher)
 			}
@@ -209,7 +216,7 @@ func (w *watcher) lead(sh *shared) outcome {
 			seq++
 			snap := m.snapshot(w.e)
 			snap.Task, snap.FetchedAt, snap.Seq, snap.Err, snap.Pushed, snap.Relayed = t, now, seq, nil, true, false
-			m.publish(ctx, w.e, snap, share)
+			offStack(func() { m.publish(ctx, w.e, snap, share) })
 			if snap.Terminal() {
 				timer.Stop()
 				return outDone
@@ -223,6 +230,20 @@ func (w *watcher) lead(sh *shared) outcome {
 		}
 		timer.Stop()
 	}
+}
+
+// offStack runs f on a goroutine of its own and waits for it. A watcher
+// lives as long as its task, parked most of the time; the deep calls of a
+// read or a durable write (HTTP client, JSON, the store) would otherwise
+// grow its stack for good, and with one watcher per watched task that stack
+// is a large part of what a blocked wait costs.
+func offStack(f func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	<-done
 }
 
 // poll reads the task once; a read not asked for waits for one of the
