@@ -226,7 +226,7 @@ func (mx *muxer) register(key muxKey, src Pusher, id string) *muxSub {
 	sh.waiting++
 	mx.changed.Broadcast()
 	if sh.dirtyAt.IsZero() {
-		sh.dirtyAt = m.cfg.Clock.Now()
+		sh.dirtyAt = m.cfg.ListenClock.Now()
 	}
 	if !sh.running {
 		sh.running = true
@@ -282,7 +282,7 @@ func (mx *muxer) answerLocked(s *muxSub, a muxAnswer) {
 // acknowledgement, and stops once the shard has no ids left.
 func (mx *muxer) run(sh *muxShard) {
 	m := mx.m
-	clk := m.cfg.Clock
+	clk := m.cfg.ListenClock
 	for {
 		mx.mu.Lock()
 		if len(sh.subs) == 0 && !sh.opening {
@@ -391,7 +391,7 @@ func (mx *muxer) acknowledged(sh *muxShard, r muxOpened) {
 	defer mx.mu.Unlock()
 	sh.opening = false
 	mx.changed.Broadcast()
-	now := m.cfg.Clock.Now()
+	now := m.cfg.ListenClock.Now()
 	if sh.waiting > 0 && sh.dirtyAt.IsZero() {
 		sh.dirtyAt = now // ids that arrived while the listen was opening
 	}
@@ -470,7 +470,7 @@ func (mx *muxer) read(sh *muxShard, st *muxStream) {
 			mx.dropLocked(s)
 		}
 	}
-	now := m.cfg.Clock.Now()
+	now := m.cfg.ListenClock.Now()
 	sh.backoff = m.nextBackoff(sh.backoff, m.cfg.DefaultPollInterval)
 	sh.after = now.Add(m.jitter(sh.backoff))
 	signal(sh.wake)

@@ -158,7 +158,7 @@ func TestMuxHundredTasksOneListen(t *testing.T) {
 	clk := newFakeClock()
 	m := NewManager(Config{
 		Source: func(Key) (Source, error) { return src, nil },
-		Clock:  clk, Jitter: -1, Logger: slog.New(slog.DiscardHandler),
+		Clock:  clk, ListenClock: clk, Jitter: -1, Logger: slog.New(slog.DiscardHandler),
 	})
 	t.Cleanup(m.Close)
 	var subs []*Subscription

@@ -110,6 +110,10 @@ type Config struct {
 	EarlyTerminal bool
 	// Clock defaults to the wall clock.
 	Clock Clock
+	// ListenClock times the shared listens' coalescing and backoff (see
+	// mux.go). It defaults to the wall clock, not to Clock: a caller that
+	// drives the watchers' reads by hand still has its listens opened.
+	ListenClock Clock
 	// DefaultPollInterval is used when a task suggests none, or ≤ 0 (M-24).
 	// Default 1s.
 	DefaultPollInterval time.Duration
@@ -177,6 +181,9 @@ type Config struct {
 func (c *Config) defaults() {
 	if c.Clock == nil {
 		c.Clock = realClock{}
+	}
+	if c.ListenClock == nil {
+		c.ListenClock = realClock{}
 	}
 	if c.DefaultPollInterval <= 0 {
 		c.DefaultPollInterval = time.Second
