@@ -211,3 +211,36 @@ func TestScenariosSmoke(t *testing.T) {
 		t.Fatal("an isError echo passed the check")
 	}
 }
+
+// ManyTasks at toy size, push on: every wait is answered, and the bridge
+// shares upstream listens among the load's tasks (one upstream session),
+// apart from the probe principal's, instead of one per task.
+func TestManyTasksSmoke(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	up, err := StartUpstream(ctx, demo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	br, err := StartBridge(BridgeOptions{Upstream: up.URL, KeepAlive: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := br.Close(); err != nil {
+			t.Errorf("bridge close: %v", err)
+		}
+	}()
+	r, err := ManyTasks(ctx, up, br.URL, os.Getpid(), 12, 4, 4, 10*time.Millisecond, 3, nil)
+	if err != nil || r.Waits != 12 || r.Sessions != 3 || r.Blocked != 12 || r.Answered != 12 || r.Errors != 0 ||
+		r.ProbeGet.N != 3 || r.ProbeCall.N != 3 || r.ProbeErrors != 0 || r.Loaded.RSS == 0 || r.FDsLoaded <= r.FDsBase {
+		t.Fatalf("ManyTasks: %v, %+v", err, r)
+	}
+	// One listen per session, two while one replaces the other, a third
+	// while the replaced one's request is still ending upstream; one listen
+	// per task would be 13.
+	if r.StreamsPeak > 4 {
+		t.Fatalf("upstream listens open at once: %d for 12 tasks of one session and the probe's, want ≤ 4", r.StreamsPeak)
+	}
+}

@@ -194,7 +194,14 @@ type Legacy struct {
 
 // DialLegacy performs initialize and notifications/initialized.
 func DialLegacy(ctx context.Context, hc *http.Client, url string) (*Legacy, error) {
-	l, r, err := Initialize(ctx, hc, url)
+	return DialLegacyAs(ctx, hc, url, "")
+}
+
+// DialLegacyAs is DialLegacy for a client that sends authorization (its
+// Authorization header, on every request of the session; "" for none): the
+// bridge and the upstream then see it as its own principal.
+func DialLegacyAs(ctx context.Context, hc *http.Client, url, authorization string) (*Legacy, error) {
+	l, r, err := initialize(ctx, hc, url, authorization)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +221,14 @@ func DialLegacy(ctx context.Context, hc *http.Client, url string) (*Legacy, erro
 // anonymous client would) and nothing else. l is the session it opened, nil
 // when the answer named none (a refusal: see r's Status and Err).
 func Initialize(ctx context.Context, hc *http.Client, url string) (l *Legacy, r *Reply, err error) {
+	return initialize(ctx, hc, url, "")
+}
+
+func initialize(ctx context.Context, hc *http.Client, url, authorization string) (l *Legacy, r *Reply, err error) {
 	hdr := http.Header{}
+	if authorization != "" {
+		hdr.Set("Authorization", authorization)
+	}
 	hdr.Set("Content-Type", "application/json")
 	hdr.Set("Accept", "application/json, text/event-stream")
 	r, err = post(ctx, hc, url, hdr, envelope(0, legacy.MethodInitialize, initParams), 0, Hooks{})

@@ -22,7 +22,11 @@
 //     to the legacy client's tasks/result answer, push and poll paths;
 //  5. IdleSessions and SessionExpiry: what idle legacy sessions cost, and
 //     whether they are gone after the idle timeout;
-//  6. StoreWriters: durable creates with one writer and with many.
+//  6. StoreWriters: durable creates with one writer and with many;
+//  7. ManyTasks: what blocked tasks/result waits cost when each is on a task
+//     of its own (RSS, goroutines and descriptors per wait, the upstream
+//     subscriptions/listen requests held), and another principal's round
+//     trips meanwhile.
 //
 // Nothing here is a test: timings are reported, never asserted.
 package bridgeload

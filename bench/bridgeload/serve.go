@@ -19,6 +19,7 @@ import (
 	"runtime/pprof"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tasksbridge/tasksbridge/internal/demo"
@@ -41,7 +42,20 @@ type Upstream struct {
 	gets map[string][]time.Time
 	once sync.Once
 	err  error
+
+	// subscriptions/listen requests being served now, their peak, and all
+	// of them (the upstream's view of the bridge's notification streams).
+	listens, listensPeak, listensTotal atomic.Int64
 }
+
+// Listens returns the subscriptions/listen requests open now, the most open
+// at once since the last ResetListenPeak, and how many were opened in all.
+func (u *Upstream) Listens() (open, peak, total int64) {
+	return u.listens.Load(), u.listensPeak.Load(), u.listensTotal.Load()
+}
+
+// ResetListenPeak starts a new peak from the listens open now.
+func (u *Upstream) ResetListenPeak() { u.listensPeak.Store(u.listens.Load()) }
 
 // StartUpstream serves a demo server on 127.0.0.1 until Close or ctx ends.
 func StartUpstream(ctx context.Context, opts demo.Options) (*Upstream, error) {
@@ -53,6 +67,13 @@ func StartUpstream(ctx context.Context, opts demo.Options) (*Upstream, error) {
 	h := u.Handler()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(modern.HeaderMethod) == modern.MethodSubscriptionsListen {
+			n := u.listens.Add(1)
+			u.listensTotal.Add(1)
+			for p := u.listensPeak.Load(); n > p && !u.listensPeak.CompareAndSwap(p, n); p = u.listensPeak.Load() {
+			}
+			defer u.listens.Add(-1)
+		}
 		if r.Header.Get(modern.HeaderMethod) == modern.MethodTasksGet {
 			at := time.Now()
 			id := r.Header.Get(modern.HeaderName)

@@ -5,7 +5,9 @@
 // upstream offers them and otherwise polls tasks/get at the task's
 // pollIntervalMs (M-24, M-25), hands every snapshot to a Sink (the face
 // persists it) and then to its subscribers, and stops on a terminal state, on
-// "task gone" (-32602, M-27) or when nobody has watched it for a while.
+// "task gone" (-32602, M-27) or when nobody has watched it for a while. The
+// watchers of one upstream session share their notification streams (see
+// mux.go), and their scheduled reads are bounded per process.
 package watch
 
 import (
@@ -109,6 +111,10 @@ type Config struct {
 	EarlyTerminal bool
 	// Clock defaults to the wall clock.
 	Clock Clock
+	// ListenClock times the shared listens' coalescing and backoff (see
+	// mux.go). It defaults to the wall clock, not to Clock: a caller that
+	// drives the watchers' reads by hand still has its listens opened.
+	ListenClock Clock
 	// DefaultPollInterval is used when a task suggests none, or ≤ 0 (M-24).
 	// Default 1s.
 	DefaultPollInterval time.Duration
@@ -126,6 +132,15 @@ type Config struct {
 	PushPollInterval time.Duration
 	// DisablePush never subscribes, even when the Source is a Pusher.
 	DisablePush bool
+	// MaxStreamTasks bounds the task ids of one listen shared by the tasks
+	// of an upstream session (SessionPusher; see mux.go). Default
+	// DefaultMaxStreamTasks.
+	MaxStreamTasks int
+	// ListenCoalesce is the shortest time between two re-listens of one
+	// shared listen per 100 ids it carries: ids added meanwhile join the
+	// next one. Default DefaultListenCoalesce; negative: none (re-listen as
+	// soon as the previous listen was acknowledged).
+	ListenCoalesce time.Duration
 	// Jitter is the ± fraction applied to every delay. Default 0.1; negative:
 	// none.
 	Jitter float64
@@ -133,6 +148,13 @@ type Config struct {
 	Rand func() float64
 	// RequestTimeout bounds one upstream request (wall clock). Default 30s.
 	RequestTimeout time.Duration
+	// MaxConcurrentReads bounds the watchers' tasks/get requests in flight
+	// at once. Thousands of watchers starting together (a burst of waits on
+	// distinct tasks) otherwise open as many upstream connections at once,
+	// each with its goroutines and buffers, and the process keeps the peak
+	// long after; a healthy upstream answers a read in milliseconds, so the
+	// queue drains at once. Default DefaultMaxConcurrentReads.
+	MaxConcurrentReads int
 	// Retryable decides whether a failed tasks/update is retried (Answer).
 	// Default: errors with a Temporary() bool method that returns true
 	// (modern/upstream's ErrUnavailable).
@@ -161,6 +183,9 @@ func (c *Config) defaults() {
 	if c.Clock == nil {
 		c.Clock = realClock{}
 	}
+	if c.ListenClock == nil {
+		c.ListenClock = realClock{}
+	}
 	if c.DefaultPollInterval <= 0 {
 		c.DefaultPollInterval = time.Second
 	}
@@ -179,6 +204,12 @@ func (c *Config) defaults() {
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = 30 * time.Second
 	}
+	if c.MaxStreamTasks <= 0 {
+		c.MaxStreamTasks = DefaultMaxStreamTasks
+	}
+	if c.ListenCoalesce == 0 {
+		c.ListenCoalesce = DefaultListenCoalesce
+	}
 	if c.PushPollInterval == 0 {
 		c.PushPollInterval = 30 * time.Second
 	}
@@ -194,6 +225,9 @@ func (c *Config) defaults() {
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = 30 * time.Second
 	}
+	if c.MaxConcurrentReads <= 0 {
+		c.MaxConcurrentReads = DefaultMaxConcurrentReads
+	}
 	if c.Retryable == nil {
 		c.Retryable = Temporary
 	}
@@ -208,6 +242,9 @@ func (c *Config) defaults() {
 	}
 }
 
+// DefaultMaxConcurrentReads is Config.MaxConcurrentReads's default.
+const DefaultMaxConcurrentReads = 64
+
 // Temporary reports whether err (or an error in its chain) has a
 // Temporary() bool method that returns true.
 func Temporary(err error) bool {
@@ -221,6 +258,9 @@ type Manager struct {
 	cfg    Config
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	mux   *muxer        // the listens shared by an upstream session's tasks
+	reads chan struct{} // MaxConcurrentReads tokens
 
 	mu      sync.Mutex
 	entries map[Key]*entry
@@ -245,7 +285,10 @@ type entry struct {
 func NewManager(cfg Config) *Manager {
 	cfg.defaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Manager{cfg: cfg, ctx: ctx, cancel: cancel, entries: map[Key]*entry{}}
+	m := &Manager{cfg: cfg, ctx: ctx, cancel: cancel, entries: map[Key]*entry{}}
+	m.mux = newMuxer(m)
+	m.reads = make(chan struct{}, cfg.MaxConcurrentReads)
+	return m
 }
 
 // ErrClosed is returned after Close.
@@ -431,6 +474,11 @@ func (m *Manager) start(e *entry) error {
 	w := &watcher{m: m, e: e, src: src}
 	if p, ok := src.(Pusher); ok && !m.cfg.DisablePush {
 		w.pusher = p
+		if sp, ok := src.(SessionPusher); ok {
+			if s := sp.PushSession(); s != "" {
+				w.pusher = muxPusher{mx: m.mux, key: muxKey{target: e.key.Target, session: s}, src: p}
+			}
+		}
 	}
 	m.wg.Add(1)
 	go func() {

@@ -23,10 +23,11 @@ func newTestManager(t *testing.T, src Source, mutate func(*Config)) (*Manager, *
 	t.Helper()
 	clk := newFakeClock()
 	cfg := Config{
-		Source: func(Key) (Source, error) { return src, nil },
-		Clock:  clk,
-		Jitter: -1, // exact delays, so tests can assert them
-		Logger: slog.New(slog.DiscardHandler),
+		Source:      func(Key) (Source, error) { return src, nil },
+		Clock:       clk,
+		ListenClock: clk, // shared listens coalesce on the test's time too
+		Jitter:      -1,  // exact delays, so tests can assert them
+		Logger:      slog.New(slog.DiscardHandler),
 	}
 	if mutate != nil {
 		mutate(&cfg)

@@ -68,6 +68,7 @@ func (w *watcher) lead(sh *shared) outcome {
 	start := clk.Now()
 	nextPoll := start // the first read happens at once
 	var backoff time.Duration
+	asked := false // the next read was asked for (a kick)
 
 	var (
 		updates       <-chan *modern.DetailedTask // non-nil while notifications flow
@@ -97,12 +98,23 @@ func (w *watcher) lead(sh *shared) outcome {
 			return outLost
 		}
 		if !now.Before(nextPoll) {
-			snap, ok := w.poll(ctx, &seq)
+			// A read someone waits for (Get, Refresh) skips the queue of
+			// scheduled reads: another principal's tasks/get is not held
+			// behind a burst of this process's cadence reads.
+			var snap Snapshot
+			var ok bool
+			urgent := asked || len(w.e.kick) > 0
+			offStack(func() {
+				snap, ok = w.poll(ctx, &seq, urgent)
+				if ok {
+					m.publish(ctx, w.e, snap, share)
+				}
+			})
+			asked = false
 			if !ok {
 				w.finish()
 				return outDone
 			}
-			m.publish(ctx, w.e, snap, share)
 			if snap.Terminal() {
 				return outDone // M-25: nothing more to read (publish retired the watcher)
 			}
@@ -147,6 +159,7 @@ func (w *watcher) lead(sh *shared) outcome {
 		case seen := <-w.e.kick:
 			if seen >= seq { // no attempt finished since the caller looked
 				nextPoll = clk.Now()
+				asked = true
 			}
 		case <-w.e.wake:
 		case raw, ok := <-remote:
@@ -203,7 +216,7 @@ func (w *watcher) lead(sh *shared) outcome {
 			seq++
 			snap := m.snapshot(w.e)
 			snap.Task, snap.FetchedAt, snap.Seq, snap.Err, snap.Pushed, snap.Relayed = t, now, seq, nil, true, false
-			m.publish(ctx, w.e, snap, share)
+			offStack(func() { m.publish(ctx, w.e, snap, share) })
 			if snap.Terminal() {
 				timer.Stop()
 				return outDone
@@ -219,9 +232,33 @@ func (w *watcher) lead(sh *shared) outcome {
 	}
 }
 
-// poll reads the task once. ok is false when the watcher is being shut down.
-func (w *watcher) poll(ctx context.Context, seq *uint64) (Snapshot, bool) {
+// offStack runs f on a goroutine of its own and waits for it. A watcher
+// lives as long as its task, parked most of the time; the deep calls of a
+// read or a durable write (HTTP client, JSON, the store) would otherwise
+// grow its stack for good, and with one watcher per watched task that stack
+// is a large part of what a blocked wait costs.
+func offStack(f func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	<-done
+}
+
+// poll reads the task once; a read not asked for waits for one of the
+// MaxConcurrentReads tokens first. ok is false when the watcher is being
+// shut down.
+func (w *watcher) poll(ctx context.Context, seq *uint64, asked bool) (Snapshot, bool) {
 	m := w.m
+	if !asked {
+		select {
+		case m.reads <- struct{}{}:
+			defer func() { <-m.reads }()
+		case <-ctx.Done():
+			return Snapshot{}, false
+		}
+	}
 	rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
 	t, err := w.src.GetTask(rctx, w.e.key.TaskID)
 	cancel()

@@ -126,6 +126,18 @@ func (b *Bridge) watchSource(key watch.Key) (watch.Source, error) {
 	return credSource{b: b, principal: bd.scope.Principal, opts: opts}, nil
 }
 
+// PushSession makes the watchers of one principal share their
+// subscriptions/listen streams (internal/watch's multiplexer): a stream is
+// opened through withCredential with that principal's freshest credential
+// and carries only that principal's tasks. Without a principal the
+// credential the task was bound with names the session, so anonymous
+// callers with different credentials never share one.
+func (c credSource) PushSession() string {
+	return watch.SessionOf(c.principal, c.opts.Authorization)
+}
+
+var _ watch.SessionPusher = credSource{}
+
 // observe is the watchers' Sink: every snapshot with news is merged into the
 // durable record (monotonic: terminal sticks, a pinned cancel wins,
 // L-26, L-59). Non-terminal snapshots are recorded before any waiter sees

@@ -101,6 +101,11 @@ func (q *noteQueue) close() {
 // it. ctx bounds the whole subscription; Close ends it early. A listen that
 // the upstream rejects returns its JSON-RPC error.
 func (c *Client) Listen(ctx context.Context, filter json.RawMessage, opts CallOptions) (*Stream, error) {
+	return c.listen(ctx, filter, opts, 64)
+}
+
+// listen is Listen with a buffer of queue notifications.
+func (c *Client) listen(ctx context.Context, filter json.RawMessage, opts CallOptions, queue int) (*Stream, error) {
 	if len(filter) == 0 {
 		filter = json.RawMessage("{}")
 	}
@@ -115,7 +120,7 @@ func (c *Client) Listen(ctx context.Context, filter json.RawMessage, opts CallOp
 		return nil, err
 	}
 	sctx, cancel := context.WithCancel(ctx)
-	q := &noteQueue{ch: make(chan Notification, 64)}
+	q := &noteQueue{ch: make(chan Notification, queue)}
 	s := &Stream{C: q.ch, cancel: cancel, done: make(chan struct{}), q: q}
 	ackCh := make(chan json.RawMessage, 1)
 	var ackOnce sync.Once
@@ -202,6 +207,13 @@ func (t *TaskStream) Close() { t.s.Close() }
 // ListenTasks subscribes to notifications/tasks for taskIDs (the tasks
 // extension's filter field, M-33). Notifications that do not decode are
 // dropped (a poll will catch the state).
+//
+// One listen may carry many tasks (a session's tasks share it): an upstream
+// may send the current state of every task first (the embedded server
+// does), each a complete DetailedTask (M-63), and a consumer that
+// falls behind loses the oldest buffered notifications, which may be
+// another task's last state. The buffer therefore holds two notifications
+// per task on top of the usual 64.
 func (c *Client) ListenTasks(ctx context.Context, taskIDs []string, opts CallOptions) (*TaskStream, error) {
 	if taskIDs == nil {
 		taskIDs = []string{}
@@ -210,7 +222,7 @@ func (c *Client) ListenTasks(ctx context.Context, taskIDs []string, opts CallOpt
 	if err != nil {
 		return nil, fmt.Errorf("upstream: encode listen filter: %w", err)
 	}
-	s, err := c.Listen(ctx, filter, opts)
+	s, err := c.listen(ctx, filter, opts, 64+2*len(taskIDs))
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,12 @@
 //   - sessions: memory and goroutines of 20,000 idle legacy sessions, and
 //     whether sessions idle past --session-idle-timeout are gone;
 //   - waiters: resident memory of a bridge process holding 10,000 blocked
-//     tasks/result streams, and that every one is answered.
+//     tasks/result streams, and that every one is answered;
+//   - streams (opt-in: -phases streams; about a minute): 10,000 blocked
+//     tasks/result waits on 10,000 distinct tasks: the bridge's RSS,
+//     goroutines and descriptors per wait, the subscriptions/listen
+//     streams it holds upstream, and another principal's tasks/get and
+//     tools/call round trips meanwhile.
 //
 // The upstreams (internal/demo, legacy/upstream/fixture) run in this process
 // so the tool can complete tasks at a precise instant and read per-task
@@ -71,6 +76,11 @@ type config struct {
 	ramp        int
 	hold        time.Duration
 
+	streamWaits      int
+	streamPerSession int
+	streamHold       time.Duration
+	streamProbes     int
+
 	pushSamples int
 	pollSamples int
 	delayPoll   time.Duration
@@ -93,7 +103,11 @@ type config struct {
 // phaseOrder is the order phases run in, whatever order -phases names them.
 // The 10,000-waiter phase goes last: it leaves this process with a large
 // heap that would add GC work to the latency-sensitive phases.
-var phaseOrder = []string{"echo", "passthrough", "modernface", "delay", "getrate", "store", "sessions", "waiters"}
+var phaseOrder = []string{"echo", "passthrough", "modernface", "delay", "getrate", "store", "sessions", "waiters", "streams"}
+
+// defaultPhases run without -phases: all but streams, which takes about a
+// minute of 10,000 task creations and is run on its own (-phases streams).
+var defaultPhases = slices.DeleteFunc(slices.Clone(phaseOrder), func(p string) bool { return p == "streams" })
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == bridgeload.ChildMode {
@@ -119,7 +133,7 @@ func childMain(args []string) {
 func parse(args []string) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("bridgeload", flag.ContinueOnError)
-	phases := fs.String("phases", strings.Join(phaseOrder, ","), "comma-separated phases to run (always in the default order)")
+	phases := fs.String("phases", strings.Join(defaultPhases, ","), "comma-separated phases to run (always in the order "+strings.Join(phaseOrder, ",")+"; streams is opt-in)")
 	fs.DurationVar(&c.timeout, "timeout", 20*time.Minute, "bound on the whole run")
 	fs.IntVar(&c.echoConc, "echo-conc", 8, "echo, passthrough, modernface: concurrent workers on each path (throughput)")
 	fs.IntVar(&c.echoRounds, "echo-rounds", 4, "echo, passthrough, modernface: throughput rounds per path (rotating order)")
@@ -133,6 +147,10 @@ func parse(args []string) (config, error) {
 	fs.IntVar(&c.waiterTasks, "waiter-tasks", 100, "waiters: tasks (one legacy session each) sharing them")
 	fs.IntVar(&c.ramp, "ramp", 1024, "waiters: requests in flight before being seen blocked")
 	fs.DurationVar(&c.hold, "hold", 6*time.Second, "waiters: how long to hold them all and sample memory")
+	fs.IntVar(&c.streamWaits, "stream-waits", 10000, "streams: blocked tasks/result waits, each on a task of its own")
+	fs.IntVar(&c.streamPerSession, "stream-per-session", 100, "streams: waits (and tasks) per legacy session")
+	fs.DurationVar(&c.streamHold, "stream-hold", 6*time.Second, "streams: how long at least to hold them all and sample memory")
+	fs.IntVar(&c.streamProbes, "stream-probes", 200, "streams: another principal's tasks/get + tools/call round trips while all are blocked")
 	fs.IntVar(&c.pushSamples, "push-samples", 200, "delay: samples on the push path")
 	fs.IntVar(&c.pollSamples, "poll-samples", 60, "delay: samples on the poll path")
 	fs.DurationVar(&c.delayPoll, "delay-poll", 200*time.Millisecond, "delay: upstream pollIntervalMs on the poll path")
@@ -165,8 +183,8 @@ func parse(args []string) (config, error) {
 		return c, fmt.Errorf("-waiters (%d) must be a positive multiple of -waiter-tasks (%d)", c.waiters, c.waiterTasks)
 	}
 	if c.echoConc <= 0 || c.getWaiters <= 0 || c.ramp <= 0 || c.sessions <= 0 || c.expirySessions <= 0 ||
-		c.storeWriters <= 0 || c.storePer <= 0 {
-		return c, errors.New("-echo-conc, -get-waiters, -ramp, -sessions, -expiry-sessions, -store-writers and -store-per must be positive")
+		c.storeWriters <= 0 || c.storePer <= 0 || c.streamWaits <= 0 || c.streamPerSession <= 0 || c.streamProbes <= 0 {
+		return c, errors.New("-echo-conc, -get-waiters, -ramp, -sessions, -expiry-sessions, -store-writers, -store-per, -stream-waits, -stream-per-session and -stream-probes must be positive")
 	}
 	return c, nil
 }
@@ -192,7 +210,7 @@ func run(args []string, out io.Writer) error {
 	}
 	// Both this process (clients + upstream) and the child bridge hold one
 	// descriptor per blocked waiter, plus the store's files.
-	fdNote, fdCur, err := bridgeload.RaiseNoFile(uint64(c.waiters) + 4096)
+	fdNote, fdCur, err := bridgeload.RaiseNoFile(uint64(max(c.waiters, c.streamWaits)) + 4096)
 	if err != nil {
 		return err
 	}
@@ -206,10 +224,15 @@ func run(args []string, out io.Writer) error {
 		rep.note("open-file limit %d is too low for %d waiters; reduce -waiters", fdCur, c.waiters)
 		return fmt.Errorf("open-file limit %d too low for -waiters %d", fdCur, c.waiters)
 	}
+	if c.phases["streams"] && fdCur < uint64(c.streamWaits)+1024 {
+		rep.note("open-file limit %d is too low for %d waits; reduce -stream-waits", fdCur, c.streamWaits)
+		return fmt.Errorf("open-file limit %d too low for -stream-waits %d", fdCur, c.streamWaits)
+	}
 
 	phases := map[string]func(context.Context, config, string, *report) error{
 		"echo": phaseEcho, "passthrough": phasePassthrough, "modernface": phaseModernFace, "delay": phaseDelay,
 		"getrate": phaseGetRate, "store": phaseStore, "sessions": phaseSessions, "waiters": phaseWaiters,
+		"streams": phaseStreams,
 	}
 	for _, name := range phaseOrder {
 		if !c.phases[name] {
@@ -485,6 +508,32 @@ func phaseWaiters(ctx context.Context, c config, exe string, rep *report) error 
 	})
 }
 
+func phaseStreams(ctx context.Context, c config, exe string, rep *report) error {
+	var env []string
+	if c.memLimit != "" {
+		env = append(env, "GOMEMLIMIT="+c.memLimit)
+	}
+	return withBridge(ctx, c, exe, "streams", demo.Options{}, 2*time.Second, env, func(up *bridgeload.Upstream, p *bridgeload.Proc) error {
+		var loaded func() error
+		if c.profileDir != "" {
+			loaded = func() error {
+				for _, name := range []string{"heap", "goroutine"} {
+					if err := bridgeload.SaveProfile(ctx, p.URL, name, filepath.Join(c.profileDir, "bridge-streams-"+name+".pprof")); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+		}
+		r, err := bridgeload.ManyTasks(ctx, up, p.URL, p.Pid(), c.streamWaits, c.streamPerSession, c.ramp, c.streamHold, c.streamProbes, loaded)
+		if err != nil {
+			return err
+		}
+		rep.streams(r)
+		return nil
+	})
+}
+
 func phaseDelay(ctx context.Context, c config, exe string, rep *report) error {
 	var push, poll bridgeload.DelayResult
 	err := withBridge(ctx, c, exe, "delay-push", demo.Options{}, 10*time.Millisecond, nil, func(up *bridgeload.Upstream, p *bridgeload.Proc) error {
@@ -677,6 +726,29 @@ func (r *report) waiters(base bridgeload.Mem, w bridgeload.WaitersResult) {
 		w.Drain.Round(time.Millisecond), bridgeload.MiB(w.After.RSS))
 }
 
+func (r *report) streams(s bridgeload.StreamsResult) {
+	rss, gor, fds := s.PerWait()
+	ok := s.Loaded.HWM <= 256<<20 && s.Errors == 0 && s.Answered == s.Waits && s.Blocked == s.Waits
+	r.add("13", fmt.Sprintf("bridge RSS with %d blocked legacy tasks/result on %d distinct tasks", s.Waits, s.Waits),
+		fmt.Sprintf("**%s** (peak %s; per wait %.1f KiB, %.2f goroutines, %.2f fds; %s with the probe only; %d errors)",
+			bridgeload.MiB(s.Loaded.RSS), bridgeload.MiB(s.Loaded.HWM), float64(rss)/1024, gor, fds, bridgeload.MiB(s.Base.RSS), s.Errors),
+		"≤ 256 MiB, 0 errors", ok)
+	p99 := max(s.ProbeGet.P99, s.ProbeCall.P99)
+	r.add("14", "another principal's probe p99 while they are blocked (tasks/get, tools/call)",
+		fmt.Sprintf("**%s** (tasks/get p50 %s p99 %s; tools/call p50 %s p99 %s; %d probes each, %d errors%s)",
+			ms(p99), ms(s.ProbeGet.P50), ms(s.ProbeGet.P99), ms(s.ProbeCall.P50), ms(s.ProbeCall.P99), s.ProbeGet.N, s.ProbeErrors, firstErr(s.ProbeFirstErr)),
+		"≤ 20 ms", p99 <= 20*time.Millisecond && s.ProbeErrors == 0)
+	per := func(a, b uint64) float64 { return float64(int64(a)-int64(b)) / float64(s.Waits) / 1024 }
+	r.note("streams: upstream subscriptions/listen open while loaded %d (peak %d, %d opened in all) for %d tasks of one upstream session plus the probe's; %d sessions",
+		s.StreamsOpen, s.StreamsPeak, s.StreamsTotal, s.Waits, s.Sessions)
+	r.note("streams: bridge runtime per wait (after a GC): stacks %.1f KiB, heap in use %.1f KiB (live %.1f KiB); %d goroutines, %d fds loaded; runtime Sys %s",
+		per(s.Runtime.StackInuse, s.RuntimeBase.StackInuse), per(s.Runtime.HeapInuse, s.RuntimeBase.HeapInuse),
+		per(s.Runtime.HeapLive, s.RuntimeBase.HeapLive), s.Runtime.Goroutines, s.FDsLoaded, bridgeload.MiB(int64(s.Runtime.Sys)))
+	r.note("streams: %d blocked, %d answered correctly, %d errors%s; %d creates in %s, ramp-up %s, drain %s; RSS idle with tasks %s, after answers %s",
+		s.Blocked, s.Answered, s.Errors, firstErr(s.FirstErr), s.Waits, s.Create.Round(time.Millisecond), s.RampUp.Round(time.Millisecond),
+		s.Drain.Round(time.Millisecond), bridgeload.MiB(s.Idle.RSS), bridgeload.MiB(s.After.RSS))
+}
+
 func (r *report) sessions(s bridgeload.SessionsResult, e bridgeload.ExpiryResult) {
 	above := s.Loaded.RSS - s.Idle.RSS
 	gPer := s.GoroutinesPerSession()
@@ -751,6 +823,8 @@ var figurePhases = []struct{ key, figure, goal, phase string }{
 	{"10", "same-era passthrough throughput, bridge ÷ direct", "≥ 0.90", "passthrough"},
 	{"11", "completion → legacy tasks/result answer with push, p99", "≤ 20 ms", "delay"},
 	{"12", "upstream tasks/get, many waiters ÷ 1 waiter", "≤ 1.1", "getrate"},
+	{"13", "bridge RSS with blocked legacy tasks/result on distinct tasks", "≤ 256 MiB, 0 errors", "streams"},
+	{"14", "another principal's probe p99 while they are blocked", "≤ 20 ms", "streams"},
 }
 
 func (r *report) finish() {

@@ -26,9 +26,12 @@ func TestParseFlags(t *testing.T) {
 		t.Fatalf("defaults: %v", err)
 	}
 	for _, p := range phaseOrder {
-		if !c.phases[p] {
-			t.Errorf("phase %s not on by default", p)
+		if c.phases[p] != (p != "streams") {
+			t.Errorf("phase %s on by default: %v (every phase but the opt-in streams)", p, c.phases[p])
 		}
+	}
+	if c, err := parse([]string{"-phases", "streams"}); err != nil || !c.phases["streams"] || c.streamWaits != 10000 {
+		t.Errorf("-phases streams: %v %v (%d waits)", c.phases, err, c.streamWaits)
 	}
 	if c.waiters != 10000 || c.getWaiters != 100 || c.sessions != 20000 || c.timeout <= 0 {
 		t.Errorf("defaults: %d waiters, %d get waiters, %d sessions, timeout %s", c.waiters, c.getWaiters, c.sessions, c.timeout)
@@ -74,7 +77,7 @@ func TestRunSmoke(t *testing.T) {
 			t.Errorf("figure %s missing or malformed in:\n%s", key, out.String())
 		}
 	}
-	for _, key := range []string{"5", "9", "11", "12"} { // phases not run: listed, not measured
+	for _, key := range []string{"5", "9", "11", "12", "13", "14"} { // phases not run: listed, not measured
 		if !regexp.MustCompile(`(?m)^\| ` + key + ` \| [^|]+ \| not measured \(phase [a-z]+ not run\) \| [^|]+ \| — \|$`).MatchString(out.String()) {
 			t.Errorf("figure %s not listed as unmeasured in:\n%s", key, out.String())
 		}
