@@ -1,4 +1,4 @@
-package server_test
+package router_test
 
 import (
 	"encoding/json"
@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/audit"
-	"github.com/tasksbridge/tasksbridge/internal/server"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
-	modernface "github.com/tasksbridge/tasksbridge/modern/face"
+	modernface "github.com/tasksbridge/tasksbridge/face/modern"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/legacyfixture"
+	"github.com/tasksbridge/tasksbridge/ops/audit"
+	"github.com/tasksbridge/tasksbridge/router"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -18,14 +18,14 @@ import (
 // modern and the principal hash, never the token (L-80).
 func TestModernFaceAudit(t *testing.T) {
 	const token = "Bearer audit-secret-token-0123456789"
-	fx := fixture.New(fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
+	fx := legacyfixture.New(legacyfixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
 	up, stop, err := fx.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
 	sink := &audit.Memory{}
-	br := startBridge(t, server.Config{Upstream: up, UpstreamEra: "legacy",
+	br := startBridge(t, router.Config{Upstream: up, UpstreamEra: "legacy",
 		Modern: func(o *modernface.Options) { o.Audit = sink }})
 	c := newModernClient(t, br.url, "audited-app")
 	c.authz = token

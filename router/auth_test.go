@@ -1,4 +1,4 @@
-package server_test
+package router_test
 
 import (
 	"crypto/sha256"
@@ -11,8 +11,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/tasksbridge/tasksbridge/internal/server"
-	"github.com/tasksbridge/tasksbridge/internal/syncbuf"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/syncbuf"
+	"github.com/tasksbridge/tasksbridge/router"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -136,7 +136,7 @@ func TestAutoEraBehindAuthorizingModernUpstream(t *testing.T) {
 	_, up := gated(t, modernHandler(t), "good")
 	store := sessionmap.NewMemory()
 	var logs syncbuf.Buffer
-	env := startBridge(t, server.Config{Upstream: up, UpstreamEra: "auto", Store: store, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	env := startBridge(t, router.Config{Upstream: up, UpstreamEra: "auto", Store: store, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 
 	code, body := get(t, env.base+"/readyz")
 	if code != http.StatusOK || !strings.Contains(body, "requires authorization") {
@@ -177,7 +177,7 @@ func TestAutoEraBehindAuthorizingModernUpstream(t *testing.T) {
 	// A restart on the same store: the remembered era is modern, so the
 	// anonymous client is refused by the upstream (relayed), and the
 	// authorized one is served by the legacy face.
-	env2 := startBridge(t, server.Config{Upstream: up, UpstreamEra: "auto", Store: store})
+	env2 := startBridge(t, router.Config{Upstream: up, UpstreamEra: "auto", Store: store})
 	wantRelayed(t, "anonymous initialize after a restart", newLegacyClient(t, env2.url, "anon3").initialize(ctx), http.StatusUnauthorized, env2.base)
 	c2 := newLegacyClient(t, env2.url, "authorized2")
 	c2.authz = "Bearer good"
@@ -196,7 +196,7 @@ func TestAutoEraBehindAuthorizingModernUpstream(t *testing.T) {
 func TestAutoEraDecidedByFirstAuthorizedRequest(t *testing.T) {
 	ctx := ctxT(t)
 	g, up := gated(t, modernHandler(t), "good")
-	env := startBridge(t, server.Config{Upstream: up, UpstreamEra: "auto"})
+	env := startBridge(t, router.Config{Upstream: up, UpstreamEra: "auto"})
 	for i := range 3 {
 		wantRelayed(t, "anonymous initialize", newLegacyClient(t, env.url, "anon").initialize(ctx), http.StatusUnauthorized, env.base)
 		if i == 0 && g.refusals() == 0 {
@@ -221,7 +221,7 @@ func TestAutoEraDecidedByFirstAuthorizedRequest(t *testing.T) {
 func TestPinnedModernRelaysUpstreamRefusals(t *testing.T) {
 	ctx := ctxT(t)
 	g, up := gated(t, modernHandler(t), "good")
-	env := startBridge(t, server.Config{Upstream: up, UpstreamEra: "modern"})
+	env := startBridge(t, router.Config{Upstream: up, UpstreamEra: "modern"})
 
 	wantRelayed(t, "anonymous initialize", newLegacyClient(t, env.url, "anon").initialize(ctx), http.StatusUnauthorized, env.base)
 
@@ -260,7 +260,7 @@ func TestPinnedModernRelaysUpstreamRefusals(t *testing.T) {
 func TestModernFaceRelaysLegacyUpstreamRefusal(t *testing.T) {
 	ctx := ctxT(t)
 	g, up := gated(t, legacyHandler(t))
-	env := startBridge(t, server.Config{Upstream: up, UpstreamEra: "legacy"})
+	env := startBridge(t, router.Config{Upstream: up, UpstreamEra: "legacy"})
 	c := newModernClient(t, env.url, "modern-client")
 	wantRelayed(t, "tools/list (initialize of the pool session refused)", c.call(ctx, "tools/list", nil), http.StatusUnauthorized, env.base)
 
@@ -283,7 +283,7 @@ func TestUpstreamTLSFailureIsNamed(t *testing.T) {
 	hs := httptest.NewTLSServer(modernHandler(t))
 	t.Cleanup(hs.Close)
 	var logs syncbuf.Buffer
-	env := startBridge(t, server.Config{Upstream: hs.URL + "/mcp", UpstreamEra: "modern", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	env := startBridge(t, router.Config{Upstream: hs.URL + "/mcp", UpstreamEra: "modern", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	r := newLegacyClient(t, env.url, "c").initialize(ctx)
 	if r.Err == nil {
 		t.Fatalf("initialize through an untrusted upstream: %v", r)
@@ -314,7 +314,7 @@ func grepLines(s, sub string) string {
 func TestLegacyFaceRelaysRefusalOnEveryPath(t *testing.T) {
 	ctx := ctxT(t)
 	g, up := gated(t, modernHandler(t), "good")
-	env := startBridge(t, server.Config{Upstream: up, UpstreamEra: "modern"})
+	env := startBridge(t, router.Config{Upstream: up, UpstreamEra: "modern"})
 	c := newLegacyClient(t, env.url, "client")
 	c.authz = "Bearer good"
 	mustOK(t, "initialize", c.initialize(ctx))

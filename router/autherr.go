@@ -1,4 +1,4 @@
-package server
+package router
 
 import (
 	"context"
@@ -10,10 +10,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/tasksbridge/tasksbridge/internal/edge"
-	"github.com/tasksbridge/tasksbridge/internal/metrics"
 	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
-	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
-	modernup "github.com/tasksbridge/tasksbridge/modern/upstream"
+	"github.com/tasksbridge/tasksbridge/ops/metrics"
+	legacyup "github.com/tasksbridge/tasksbridge/upstream/legacy"
+	modernup "github.com/tasksbridge/tasksbridge/upstream/modern"
 )
 
 // An upstream that requires authorization answers an anonymous era probe

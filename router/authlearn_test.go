@@ -1,4 +1,4 @@
-package server_test
+package router_test
 
 import (
 	"encoding/json"
@@ -7,7 +7,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/tasksbridge/tasksbridge/internal/server"
+	"github.com/tasksbridge/tasksbridge/router"
 )
 
 // An upstream whose era is not known yet refuses the anonymous probe with a
@@ -28,7 +28,7 @@ func TestAutoEraRefusalTeachesTheRelayTheMetadataURL(t *testing.T) {
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", resource_metadata="`+hs.URL+`/custom/metadata/location.json"`)
 		http.Error(w, "Unauthorized", http.StatusUnauthorized)
 	})
-	env := startBridge(t, server.Config{Upstream: hs.URL + "/mcp", UpstreamEra: "auto"})
+	env := startBridge(t, router.Config{Upstream: hs.URL + "/mcp", UpstreamEra: "auto"})
 
 	wantRelayed(t, "anonymous initialize", newLegacyClient(t, env.url, "anon").initialize(ctx), http.StatusUnauthorized, env.base)
 	resp, err := http.Get(env.base + "/.well-known/oauth-protected-resource/mcp")

@@ -1,4 +1,4 @@
-package server_test
+package router_test
 
 import (
 	"context"
@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/internal/metrics"
-	"github.com/tasksbridge/tasksbridge/internal/server"
-	legacyface "github.com/tasksbridge/tasksbridge/legacy/face"
+	"github.com/tasksbridge/tasksbridge/ops/metrics"
+	"github.com/tasksbridge/tasksbridge/router"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -24,7 +24,7 @@ import (
 // modern-direct and modern-passthrough a modern client straight to the
 // upstream and through the bridge's passthrough.
 //
-//	go test -run '^$' -bench Echo -benchtime 2000x ./internal/server/
+//	go test -run '^$' -bench Echo -benchtime 2000x ./router/
 func BenchmarkEcho(b *testing.B) {
 	ctx := context.Background()
 	up := demo.New(demo.Options{PollInterval: 20 * time.Millisecond})
@@ -42,7 +42,7 @@ func BenchmarkEcho(b *testing.B) {
 	faceHS := httptest.NewServer(fb.Mux())
 	defer faceHS.Close()
 
-	s, err := server.New(server.Config{Upstream: upURL, Store: sessionmap.NewMemory(), Logger: quietLogger(), Metrics: metrics.New(metrics.Options{})})
+	s, err := router.New(router.Config{Upstream: upURL, Store: sessionmap.NewMemory(), Logger: quietLogger(), Metrics: metrics.New(metrics.Options{})})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -91,10 +91,10 @@ func (cannedUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
 // in-memory upstream, with no network: what is left is each handler's own
 // work per call (reading, classifying and metering on the bridge's side).
 //
-//	go test -run '^$' -bench PassthroughHandler -benchmem ./internal/server/
+//	go test -run '^$' -bench PassthroughHandler -benchmem ./router/
 func BenchmarkPassthroughHandler(b *testing.B) {
 	const upURL = "http://127.0.0.1:1/mcp"
-	s, err := server.New(server.Config{Upstream: upURL, UpstreamEra: "modern", Store: sessionmap.NewMemory(),
+	s, err := router.New(router.Config{Upstream: upURL, UpstreamEra: "modern", Store: sessionmap.NewMemory(),
 		Logger: quietLogger(), Metrics: metrics.New(metrics.Options{}), Transport: cannedUpstream{}})
 	if err != nil {
 		b.Fatal(err)

@@ -1,4 +1,4 @@
-package server_test
+package router_test
 
 import (
 	"encoding/json"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tasksbridge/tasksbridge/internal/server"
+	"github.com/tasksbridge/tasksbridge/router"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -18,7 +18,7 @@ import (
 func TestCancelledTaskResultIsNotAFailure(t *testing.T) {
 	ctx := ctxT(t)
 	var log syncBuffer
-	br := startBridge(t, server.Config{Upstream: startModern(t), UpstreamEra: "modern",
+	br := startBridge(t, router.Config{Upstream: startModern(t), UpstreamEra: "modern",
 		Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	lc := newLegacyClient(t, br.url, "legacy-app")
 	mustOK(t, "initialize", lc.initialize(ctx))

@@ -1,10 +1,10 @@
-package server_test
+package router_test
 
 import (
 	"testing"
 
-	"github.com/tasksbridge/tasksbridge/internal/server"
 	"github.com/tasksbridge/tasksbridge/interop/peers"
+	"github.com/tasksbridge/tasksbridge/router"
 )
 
 // mcpgoScenarios are the conformance tasks-* scenarios whose fixture tools
@@ -31,7 +31,7 @@ func TestConformanceAutoEraMCPGo(t *testing.T) {
 	t.Parallel()
 	peers.CheckTaskScenarios(t)
 	up := peers.StartMCPGoServer(t, peers.MCPGoServerOptions{TimeScale: 0.2})
-	br := startBridge(t, server.Config{Upstream: up.URL, UpstreamEra: "auto"})
+	br := startBridge(t, router.Config{Upstream: up.URL, UpstreamEra: "auto"})
 	results := peers.RunScenarios(t, br.url, mcpgoScenarios)
 	for _, sc := range mcpgoScenarios {
 		if r := results[sc]; !r.OK {

@@ -1,15 +1,15 @@
-package server
+package router
 
 import (
 	"context"
 	"log/slog"
 
-	"github.com/tasksbridge/tasksbridge/internal/upcred"
+	"github.com/tasksbridge/tasksbridge/runtime/upcred"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
 // newKeeper is the keeper of the principals' freshest upstream
-// credentials that both faces share (internal/upcred): sealed in the store
+// credentials that both faces share (runtime/upcred): sealed in the store
 // with Config.CredentialKey when the store can keep them, announced to the
 // replicas over Config.Coord; otherwise in this process's memory only,
 // which one INFO line says, with what it costs.

@@ -1,4 +1,4 @@
-package server
+package router
 
 import (
 	"crypto/rand"
@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tasksbridge/tasksbridge/internal/credseal"
-	"github.com/tasksbridge/tasksbridge/internal/syncbuf"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/syncbuf"
+	"github.com/tasksbridge/tasksbridge/runtime/credseal"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 

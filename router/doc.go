@@ -1,10 +1,10 @@
-// Package server is the bridge's composition root: one http.Handler for
+// Package router is the bridge's composition root: one http.Handler for
 // /mcp that serves clients of either era in front of an upstream of either
 // era, plus /healthz, /readyz and /metrics, with every request metered.
 //
 // # Routing
 //
-// Per client request: modern/face.DetectClientEra decides — a body whose
+// Per client request: face/modern.DetectClientEra decides — a body whose
 // _meta carries io.modelcontextprotocol/protocolVersion, server/discover, or
 // an MCP-Protocol-Version header of 2026-07-28 or later is modern;
 // initialize, a JSON-RPC response, a batch or anything without a modern sign
@@ -12,8 +12,8 @@
 // this bridge knows (it saw its initialize, or the store holds it) is legacy
 // whatever its body says.
 //
-// Per upstream: a legacy/upstream.EraSelector caches the era. In auto mode
-// the first request (or /readyz) probes with modern/upstream.ProbeEra:
+// Per upstream: a upstream/legacy.EraSelector caches the era. In auto mode
+// the first request (or /readyz) probes with upstream/modern.ProbeEra:
 // server/discover, read for the era of the upstream's tasks (a server that
 // names 2026-07-28 but advertises the 2025-11-25 capabilities.tasks and not
 // the tasks extension is legacy), legacy on any non-modern outcome without
@@ -26,8 +26,8 @@
 // The four paths:
 //
 //	client  upstream  path
-//	legacy  modern    legacy/face (emulated legacy tasks over the extension)
-//	modern  legacy    modern/face (the extension over legacy tasks)
+//	legacy  modern    face/legacy (emulated legacy tasks over the extension)
+//	modern  legacy    face/modern (the extension over legacy tasks)
 //	legacy  legacy    passthrough
 //	modern  modern    passthrough
 //
@@ -71,4 +71,4 @@
 // (meteredStore), which also follows task statuses. The legacy face's session
 // hook moves tasksbridge_sessions_active. No label ever carries an id: ids
 // are in-memory correlation keys only.
-package server
+package router

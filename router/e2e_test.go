@@ -1,4 +1,4 @@
-package server_test
+package router_test
 
 import (
 	"context"
@@ -16,10 +16,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/internal/metrics"
-	"github.com/tasksbridge/tasksbridge/internal/server"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/legacyfixture"
 	"github.com/tasksbridge/tasksbridge/modern"
+	"github.com/tasksbridge/tasksbridge/ops/metrics"
+	"github.com/tasksbridge/tasksbridge/router"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -55,7 +55,7 @@ func newSwitchable(t *testing.T, h http.Handler) *switchable {
 func (s *switchable) set(h http.Handler) { s.h.Store(&h) }
 
 func legacyHandler(t *testing.T) http.Handler {
-	fx := fixture.New(fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
+	fx := legacyfixture.New(legacyfixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
 	t.Cleanup(fx.DropSessions)
 	return fx.Handler()
 }
@@ -73,7 +73,7 @@ func modernHandler(t *testing.T) http.Handler {
 func TestReprobeWhenUpstreamChangesEra(t *testing.T) {
 	ctx := ctxT(t)
 	up := newSwitchable(t, legacyHandler(t))
-	br := startBridge(t, server.Config{Upstream: up.url})
+	br := startBridge(t, router.Config{Upstream: up.url})
 
 	a := newLegacyClient(t, br.url, "a")
 	if r := a.initialize(ctx); field(t, mustOK(t, "initialize (legacy upstream)", r), "serverInfo.name") != "tasksbridge-legacy-fixture" {
@@ -104,7 +104,7 @@ func TestUnreachableUpstreamIsNotCached(t *testing.T) {
 	})
 	up := newSwitchable(t, down)
 	m := metrics.New(metrics.Options{})
-	br := startBridge(t, server.Config{Upstream: up.url, Metrics: m, ProbeTimeout: 5 * time.Second})
+	br := startBridge(t, router.Config{Upstream: up.url, Metrics: m, ProbeTimeout: 5 * time.Second})
 
 	mc := newModernClient(t, br.url, "modern-app")
 	r := mc.call(ctx, "server/discover", nil)
@@ -134,7 +134,7 @@ func TestUnreachableUpstreamIsNotCached(t *testing.T) {
 func TestShutdownCutsPassthroughStreams(t *testing.T) {
 	ctx := ctxT(t)
 	up := newSwitchable(t, legacyHandler(t))
-	s, err := server.New(server.Config{Upstream: up.url, Store: sessionmap.NewMemory(), Logger: quietLogger()})
+	s, err := router.New(router.Config{Upstream: up.url, Store: sessionmap.NewMemory(), Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestShutdownCutsPassthroughStreams(t *testing.T) {
 // protection (a foreign Origin gets 403) and the body limit (413).
 func TestPassthroughGuards(t *testing.T) {
 	ctx := ctxT(t)
-	br := startBridge(t, server.Config{Upstream: startModern(t), MaxBodyBytes: 2048})
+	br := startBridge(t, router.Config{Upstream: startModern(t), MaxBodyBytes: 2048})
 	mc := newModernClient(t, br.url, "m")
 	mc.headers = map[string]string{"Origin": "http://attacker.example"}
 	if r := mc.call(ctx, "server/discover", nil); r.Status != http.StatusForbidden {
@@ -200,7 +200,7 @@ func TestHelperStdioUpstream(t *testing.T) {
 		srv := demo.New(demo.Options{PollInterval: 20 * time.Millisecond})
 		_ = srv.ServeIO(ctx, os.Stdin, os.Stdout)
 	case "legacy":
-		fx := fixture.New(fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
+		fx := legacyfixture.New(legacyfixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
 		_ = fx.Run(ctx, &mcp.StdioTransport{})
 	default:
 		t.Skip("helper process for the stdio upstream tests")
@@ -225,7 +225,7 @@ func TestStdioUpstream(t *testing.T) {
 	t.Run("modern", func(t *testing.T) {
 		ctx := ctxT(t)
 		m := metrics.New(metrics.Options{})
-		br := startBridge(t, server.Config{UpstreamCommand: helperCommand(t, "modern"), Metrics: m})
+		br := startBridge(t, router.Config{UpstreamCommand: helperCommand(t, "modern"), Metrics: m})
 		lc := newLegacyClient(t, br.url, "legacy-app")
 		mustOK(t, "initialize", lc.initialize(ctx))
 		res := mustOK(t, "echo", lc.call(ctx, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "over a pipe"}}))
@@ -247,7 +247,7 @@ func TestStdioUpstream(t *testing.T) {
 	})
 	t.Run("legacy", func(t *testing.T) {
 		ctx := ctxT(t)
-		br := startBridge(t, server.Config{UpstreamCommand: helperCommand(t, "legacy")})
+		br := startBridge(t, router.Config{UpstreamCommand: helperCommand(t, "legacy")})
 		mc := newModernClient(t, br.url, "modern-app")
 		d := mustOK(t, "server/discover", mc.call(ctx, "server/discover", nil))
 		if !strings.Contains(string(d), modern.TasksExtensionID) {
@@ -272,7 +272,7 @@ func TestServeStdio(t *testing.T) {
 	run := func(t *testing.T, up string, connect func(ctx context.Context, tr mcp.Transport) (*mcp.ClientSession, error)) *metrics.Metrics {
 		ctx := ctxT(t)
 		m := metrics.New(metrics.Options{})
-		s, err := server.New(server.Config{Upstream: up, Store: sessionmap.NewMemory(), Logger: quietLogger(), Metrics: m})
+		s, err := router.New(router.Config{Upstream: up, Store: sessionmap.NewMemory(), Logger: quietLogger(), Metrics: m})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -347,7 +347,7 @@ func TestRestartKeepsLegacyClientNames(t *testing.T) {
 	ctx := ctxT(t)
 	up := startModern(t)
 	dir := t.TempDir()
-	first, err := server.New(server.Config{Upstream: up, DataDir: dir, Logger: quietLogger()})
+	first, err := router.New(router.Config{Upstream: up, DataDir: dir, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +362,7 @@ func TestRestartKeepsLegacyClientNames(t *testing.T) {
 	}
 
 	m := metrics.New(metrics.Options{})
-	br := startBridge(t, server.Config{Upstream: up, DataDir: dir, Metrics: m})
+	br := startBridge(t, router.Config{Upstream: up, DataDir: dir, Metrics: m})
 	lc.url = br.url
 	mustOK(t, "tools/list after the restart", lc.call(ctx, "tools/list", nil))
 	fams := families(t, scrape(t, br.base+"/metrics"))

@@ -1,4 +1,4 @@
-package server_test
+package router_test
 
 import (
 	"bytes"
@@ -14,14 +14,14 @@ import (
 	"sync"
 	"testing"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
+	modernface "github.com/tasksbridge/tasksbridge/face/modern"
 	"github.com/tasksbridge/tasksbridge/internal/edge"
 	"github.com/tasksbridge/tasksbridge/internal/identity"
-	"github.com/tasksbridge/tasksbridge/internal/server"
-	legacyface "github.com/tasksbridge/tasksbridge/legacy/face"
-	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/modern"
-	modernface "github.com/tasksbridge/tasksbridge/modern/face"
+	"github.com/tasksbridge/tasksbridge/router"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
+	legacyup "github.com/tasksbridge/tasksbridge/upstream/legacy"
 )
 
 // upRecorder sits between the bridge and a real upstream and keeps the
@@ -106,7 +106,7 @@ type pathCase struct {
 	hdr  map[string]string
 }
 
-func threePaths(t *testing.T, cfg server.Config) []pathCase {
+func threePaths(t *testing.T, cfg router.Config) []pathCase {
 	t.Helper()
 	// The demo upstream applies its own Origin policy to what is passed
 	// through to it: the proxy in between hides Origin from it, so that
@@ -175,7 +175,7 @@ func postHost(t *testing.T, ctx context.Context, u, host, body string, hdr ...ma
 // answer from the legacy face, the modern face and the passthrough (M-43).
 func TestOneHostOriginPolicyOnEveryPath(t *testing.T) {
 	ctx := ctxT(t)
-	paths := threePaths(t, server.Config{AllowedOrigins: []string{"https://app.example.com"}})
+	paths := threePaths(t, router.Config{AllowedOrigins: []string{"https://app.example.com"}})
 	for _, tc := range []struct {
 		name   string
 		host   string
@@ -216,7 +216,7 @@ func TestOneHostOriginPolicyOnEveryPath(t *testing.T) {
 // a loopback listener, on every path; other names stay refused.
 func TestAllowedHostAdmitsAName(t *testing.T) {
 	ctx := ctxT(t)
-	for _, p := range threePaths(t, server.Config{AllowedHosts: []string{"mcp.example.com"}}) {
+	for _, p := range threePaths(t, router.Config{AllowedHosts: []string{"mcp.example.com"}}) {
 		if status, _, body := postHost(t, ctx, p.url, "mcp.example.com", p.body, p.hdr); status != http.StatusOK {
 			t.Errorf("%s: allowed Host: HTTP %d %s", p.name, status, body)
 		}
@@ -224,10 +224,10 @@ func TestAllowedHostAdmitsAName(t *testing.T) {
 			t.Errorf("%s: other Host: HTTP %d, want 403", p.name, status)
 		}
 	}
-	if _, err := server.New(server.Config{Upstream: "http://127.0.0.1:1/mcp", Store: sessionmap.NewMemory(), AllowedHosts: []string{"*"}}); err == nil {
+	if _, err := router.New(router.Config{Upstream: "http://127.0.0.1:1/mcp", Store: sessionmap.NewMemory(), AllowedHosts: []string{"*"}}); err == nil {
 		t.Error("AllowedHosts [*] accepted")
 	}
-	if _, err := server.New(server.Config{Upstream: "http://127.0.0.1:1/mcp", Store: sessionmap.NewMemory(), AllowedOrigins: []string{"*"}}); err == nil {
+	if _, err := router.New(router.Config{Upstream: "http://127.0.0.1:1/mcp", Store: sessionmap.NewMemory(), AllowedOrigins: []string{"*"}}); err == nil {
 		t.Error("AllowedOrigins [*] accepted")
 	}
 }
@@ -258,7 +258,7 @@ func TestIdentityHeaderTrust(t *testing.T) {
 		modernUp, rm := recordUpstream(t, startModern(t))
 		lup, _ := startLegacy(t)
 		legacyUp, rl := recordUpstream(t, lup)
-		cfg := server.Config{Resolver: headerUser{hdr}, IdentityHeader: hdr}
+		cfg := router.Config{Resolver: headerUser{hdr}, IdentityHeader: hdr}
 		cm, cl := cfg, cfg
 		cm.Upstream, cl.Upstream = modernUp, legacyUp
 		bm, bl := startBridge(t, cm), startBridge(t, cl)
@@ -282,7 +282,7 @@ func TestIdentityHeaderTrust(t *testing.T) {
 
 	t.Run("trusted", func(t *testing.T) {
 		up, _ := startLegacy(t)
-		br := startBridge(t, server.Config{Upstream: up, Resolver: headerUser{hdr}, IdentityHeader: hdr, TrustedProxies: []string{"127.0.0.1/32", "::1"}})
+		br := startBridge(t, router.Config{Upstream: up, Resolver: headerUser{hdr}, IdentityHeader: hdr, TrustedProxies: []string{"127.0.0.1/32", "::1"}})
 		alice, bob := newModernClient(t, br.url, "a"), newModernClient(t, br.url, "b")
 		alice.headers = map[string]string{hdr: "alice"}
 		bob.headers = map[string]string{hdr: "bob"}
@@ -334,8 +334,8 @@ func TestForwardHeadersReachUpstream(t *testing.T) {
 			modernUp, rm := recordUpstream(t, startModern(t))
 			lup, _ := startLegacy(t)
 			legacyUp, rl := recordUpstream(t, lup)
-			bm := startBridge(t, server.Config{Upstream: modernUp, TrustedProxies: proxies})
-			bl := startBridge(t, server.Config{Upstream: legacyUp, TrustedProxies: proxies})
+			bm := startBridge(t, router.Config{Upstream: modernUp, TrustedProxies: proxies})
+			bl := startBridge(t, router.Config{Upstream: legacyUp, TrustedProxies: proxies})
 			echo := map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}}
 
 			lc := newLegacyClient(t, bm.url, "l")
@@ -358,7 +358,7 @@ func TestForwardHeadersReachUpstream(t *testing.T) {
 
 	t.Run("no-forwarded-headers", func(t *testing.T) {
 		modernUp, rm := recordUpstream(t, startModern(t))
-		bm := startBridge(t, server.Config{Upstream: modernUp, NoForwardedHeaders: true})
+		bm := startBridge(t, router.Config{Upstream: modernUp, NoForwardedHeaders: true})
 		pc := newModernClient(t, bm.url, "p")
 		pc.headers = trace
 		mustOK(t, "passthrough tools/call", pc.call(ctx, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}}))
@@ -452,7 +452,7 @@ func TestPassthroughChallengePointsAtTheBridge(t *testing.T) {
 		_, _ = io.WriteString(w, "unauthorized")
 	}))
 	defer up.Close()
-	br := startBridge(t, server.Config{Upstream: up.URL + "/mcp", UpstreamEra: "modern"})
+	br := startBridge(t, router.Config{Upstream: up.URL + "/mcp", UpstreamEra: "modern"})
 	mc := newModernClient(t, br.url, "m")
 	r := mc.call(ctx, "tools/list", nil)
 	if r.Status != http.StatusUnauthorized {
@@ -477,7 +477,7 @@ func (expired) Resolve(context.Context, identity.Request) (identity.Principal, e
 // with the request's id, on every path, before anything else runs.
 func TestIdentityRefusalChallenges(t *testing.T) {
 	ctx := ctxT(t)
-	for _, p := range threePaths(t, server.Config{Resolver: expired{}}) {
+	for _, p := range threePaths(t, router.Config{Resolver: expired{}}) {
 		status, h, body := postHost(t, ctx, p.url, "", p.body, p.hdr)
 		u, _ := url.Parse(p.url)
 		want := `Bearer error="invalid_token", error_description="the access token has expired; get a new one", resource_metadata="http://` + u.Host + `/.well-known/oauth-protected-resource/mcp"`
@@ -508,7 +508,7 @@ func TestOAuthRelayHooks(t *testing.T) {
 		}
 		_, _ = io.WriteString(w, r.URL.Path+" "+er.PublicURL())
 	})
-	br := startBridge(t, server.Config{Upstream: startModern(t), WellKnown: relay, AuthServerProxy: relay, TrustedProxies: []string{"127.0.0.1"}})
+	br := startBridge(t, router.Config{Upstream: startModern(t), WellKnown: relay, AuthServerProxy: relay, TrustedProxies: []string{"127.0.0.1"}})
 	for _, p := range []string{"/.well-known/oauth-protected-resource/mcp", "/token"} {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, br.base+p, nil)
 		req.Header.Set("X-Forwarded-Proto", "https")
@@ -532,7 +532,7 @@ func TestOAuthRelayHooks(t *testing.T) {
 			t.Errorf("GET %s with a foreign Host: %d, want 403", p, resp.StatusCode)
 		}
 	}
-	plain := startBridge(t, server.Config{Upstream: startModern(t)})
+	plain := startBridge(t, router.Config{Upstream: startModern(t)})
 	if code, _ := get(t, plain.base+"/.well-known/oauth-protected-resource/mcp"); code != http.StatusNotFound {
 		t.Errorf("no relay configured: %d, want 404", code)
 	}

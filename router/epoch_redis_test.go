@@ -1,4 +1,4 @@
-package server_test
+package router_test
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/tasksbridge/tasksbridge/internal/redistest"
-	"github.com/tasksbridge/tasksbridge/internal/server"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/redistest"
+	"github.com/tasksbridge/tasksbridge/router"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -25,7 +25,7 @@ func TestRedisStoreLostTellsClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	b := startBridge(t, server.Config{Upstream: startModern(t), Store: st})
+	b := startBridge(t, router.Config{Upstream: startModern(t), Store: st})
 	c := newLegacyClient(t, b.url, "lost-store")
 	mustOK(t, "initialize", c.initialize(ctx))
 	id := field(t, mustOK(t, "tools/call task", c.call(ctx, "tools/call", map[string]any{

@@ -1,4 +1,4 @@
-package server
+package router
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
+	legacyup "github.com/tasksbridge/tasksbridge/upstream/legacy"
 )
 
 // The upstream's era is remembered in the store (M-08: MAY persist it), so a

@@ -1,4 +1,4 @@
-package server_test
+package router_test
 
 import (
 	"bufio"
@@ -17,15 +17,15 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
+	modernface "github.com/tasksbridge/tasksbridge/face/modern"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/internal/metrics"
-	"github.com/tasksbridge/tasksbridge/internal/server"
-	"github.com/tasksbridge/tasksbridge/internal/watch"
-	legacyface "github.com/tasksbridge/tasksbridge/legacy/face"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/legacyfixture"
 	"github.com/tasksbridge/tasksbridge/modern"
-	modernface "github.com/tasksbridge/tasksbridge/modern/face"
+	"github.com/tasksbridge/tasksbridge/ops/metrics"
+	"github.com/tasksbridge/tasksbridge/router"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/runtime/watch"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -54,9 +54,9 @@ func startModern(t *testing.T) string {
 }
 
 // startLegacy runs the in-repo legacy fixture (2025-11-25 + legacy tasks).
-func startLegacy(t *testing.T) (string, *fixture.Server) {
+func startLegacy(t *testing.T) (string, *legacyfixture.Server) {
 	t.Helper()
-	fx := fixture.New(fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
+	fx := legacyfixture.New(legacyfixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
 	url, stop, err := fx.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -66,14 +66,14 @@ func startLegacy(t *testing.T) (string, *fixture.Server) {
 }
 
 type bridgeEnv struct {
-	srv  *server.Server
+	srv  *router.Server
 	hs   *httptest.Server
 	url  string // the /mcp endpoint
 	base string
 }
 
 // startBridge runs a bridge (memory store, quick watchers) on loopback.
-func startBridge(t *testing.T, cfg server.Config) *bridgeEnv {
+func startBridge(t *testing.T, cfg router.Config) *bridgeEnv {
 	t.Helper()
 	if cfg.Store == nil && cfg.DataDir == "" {
 		cfg.Store = sessionmap.NewMemory()
@@ -98,7 +98,7 @@ func startBridge(t *testing.T, cfg server.Config) *bridgeEnv {
 			modernTweak(o)
 		}
 	}
-	s, err := server.New(cfg)
+	s, err := router.New(cfg)
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}

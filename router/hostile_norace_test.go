@@ -1,5 +1,5 @@
 //go:build !race
 
-package server_test
+package router_test
 
 const hostileRace = false

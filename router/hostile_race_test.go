@@ -1,6 +1,6 @@
 //go:build race
 
-package server_test
+package router_test
 
 // hostileRace: the race detector slows every byte loop many times over and
 // drops sync.Pool entries at random (pooled buffers are allocated again), so

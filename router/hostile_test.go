@@ -1,4 +1,4 @@
-package server_test
+package router_test
 
 import (
 	"bufio"
@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/tasksbridge/tasksbridge/internal/rawjson"
-	"github.com/tasksbridge/tasksbridge/internal/server"
 	"github.com/tasksbridge/tasksbridge/modern"
+	"github.com/tasksbridge/tasksbridge/router"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -347,11 +347,11 @@ func TestHostileInputs(t *testing.T) {
 		factor, took = 15, time.Minute
 	}
 
-	legacyBr := startBridge(t, server.Config{Upstream: newStubUpstream(t, startModern(t))})
+	legacyBr := startBridge(t, router.Config{Upstream: newStubUpstream(t, startModern(t))})
 	lc := newLegacyClient(t, legacyBr.url, "hostile-legacy")
 	mustOK(t, "initialize", lc.initialize(ctx))
 	legacyUp, _ := startLegacy(t)
-	modernBr := startBridge(t, server.Config{Upstream: newStubUpstream(t, legacyUp)})
+	modernBr := startBridge(t, router.Config{Upstream: newStubUpstream(t, legacyUp)})
 	mc := newModernClient(t, modernBr.url, "hostile-modern")
 	mustOK(t, "tools/list", mc.call(ctx, modern.MethodToolsList, nil)) // the upstream's era is known
 
@@ -415,7 +415,7 @@ func TestHostileInputs(t *testing.T) {
 		}
 	}
 	if only == "" {
-		checkDocSection(t, "../../docs/RELIABILITY.md", "hostile-input", table.String())
+		checkDocSection(t, "../docs/RELIABILITY.md", "hostile-input", table.String())
 	}
 }
 
@@ -456,5 +456,5 @@ func checkDocSection(t *testing.T, path, name, want string) {
 		t.Logf("rewrote the %s table of %s", name, path)
 		return
 	}
-	t.Errorf("the %s table of %s differs from what the bridge answers; run TASKSBRIDGE_UPDATE_DOCS=1 go test -run TestHostileInputs ./internal/server/ and review the diff.\nwant:\n%s\ngot:\n%s", name, path, want, got)
+	t.Errorf("the %s table of %s differs from what the bridge answers; run TASKSBRIDGE_UPDATE_DOCS=1 go test -run TestHostileInputs ./router/ and review the diff.\nwant:\n%s\ngot:\n%s", name, path, want, got)
 }

@@ -1,4 +1,4 @@
-package server_test
+package router_test
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/server"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/legacyfixture"
+	"github.com/tasksbridge/tasksbridge/router"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -18,7 +18,7 @@ import (
 // client sessions or tasks: a client's tasks/list never shows them, and
 // tasksbridge_sessions_active does not count them.
 func TestInternalRecordsInvisibleToClientsAndMetrics(t *testing.T) {
-	fx := fixture.New(fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
+	fx := legacyfixture.New(legacyfixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
 	up, stop, err := fx.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +26,7 @@ func TestInternalRecordsInvisibleToClientsAndMetrics(t *testing.T) {
 	t.Cleanup(stop)
 	st := sessionmap.NewMemory()
 	t.Cleanup(func() { _ = st.Close() })
-	br := startBridge(t, server.Config{Upstream: up, UpstreamEra: "legacy", Store: st})
+	br := startBridge(t, router.Config{Upstream: up, UpstreamEra: "legacy", Store: st})
 	ctx := ctxT(t)
 
 	alice := newModernClient(t, br.url, "app")
@@ -57,7 +57,7 @@ func TestInternalRecordsInvisibleToClientsAndMetrics(t *testing.T) {
 
 	// tasks/list is legacy: legacy clients of a bridge on the same store in
 	// front of a modern upstream (which records the upstream's era there).
-	lb := startBridge(t, server.Config{Upstream: startModern(t), Store: st})
+	lb := startBridge(t, router.Config{Upstream: startModern(t), Store: st})
 	lalice := newLegacyClient(t, lb.url, "legacy-app")
 	lalice.authz = "Bearer alice-token"
 	lanon := newLegacyClient(t, lb.url, "legacy-anon-app")

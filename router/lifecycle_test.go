@@ -1,4 +1,4 @@
-package server_test
+package router_test
 
 import (
 	"bufio"
@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/server"
+	"github.com/tasksbridge/tasksbridge/router"
 )
 
 // bodyUntil polls url until its body contains want (or ctx ends) and
@@ -40,7 +40,7 @@ func bodyUntil(t *testing.T, ctx context.Context, url, want string) (int, string
 func TestReadyzMeansThisReplicaCanServe(t *testing.T) {
 	ctx := ctxT(t)
 	up := newSwitchable(t, modernHandler(t))
-	br := startBridge(t, server.Config{Upstream: up.url, ProbeTimeout: 5 * time.Second})
+	br := startBridge(t, router.Config{Upstream: up.url, ProbeTimeout: 5 * time.Second})
 
 	if code, body := get(t, br.base+"/readyz"); code != http.StatusOK || !strings.Contains(body, "upstream: reachable (era modern)") {
 		t.Fatalf("/readyz with the upstream up: %d %q", code, body)
@@ -104,7 +104,7 @@ func drainPost(t *testing.T, url, body string) (int, string, string, string, int
 // was already waiting is still served: it gets its task's result.
 func TestDrainRefusesNewRequestsServesWaits(t *testing.T) {
 	ctx := ctxT(t)
-	br := startBridge(t, server.Config{Upstream: startModern(t)})
+	br := startBridge(t, router.Config{Upstream: startModern(t)})
 	c := newLegacyClient(t, br.url, "drain-test")
 	mustOK(t, "initialize", c.initialize(ctx))
 	r := c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 1500, "text": "done"}, "task": map[string]any{}})

@@ -1,13 +1,13 @@
-package server_test
+package router_test
 
 import (
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/tasksbridge/tasksbridge/internal/metrics"
-	"github.com/tasksbridge/tasksbridge/internal/server"
-	legacyface "github.com/tasksbridge/tasksbridge/legacy/face"
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
+	"github.com/tasksbridge/tasksbridge/ops/metrics"
+	"github.com/tasksbridge/tasksbridge/router"
 )
 
 // --max-sessions through the composition root: the legacy session beyond
@@ -17,7 +17,7 @@ func TestMaxSessionsRefusalIsCounted(t *testing.T) {
 	ctx := ctxT(t)
 	up := startModern(t)
 	m := metrics.New(metrics.Options{})
-	br := startBridge(t, server.Config{Upstream: up, Metrics: m, Legacy: func(c *legacyface.Config) { c.MaxSessions = 2 }})
+	br := startBridge(t, router.Config{Upstream: up, Metrics: m, Legacy: func(c *legacyface.Config) { c.MaxSessions = 2 }})
 	for i := range 2 {
 		if r := newLegacyClient(t, br.url, "app").initialize(ctx); r.Err != nil || r.Status != http.StatusOK {
 			t.Fatalf("initialize %d: %s", i+1, r)

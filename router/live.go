@@ -1,8 +1,8 @@
-package server
+package router
 
 import (
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/edge"
-	legacyface "github.com/tasksbridge/tasksbridge/legacy/face"
 )
 
 // Live is the part of Config that may change while the server runs (bridge

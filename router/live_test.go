@@ -1,12 +1,12 @@
-package server_test
+package router_test
 
 import (
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/tasksbridge/tasksbridge/internal/server"
-	legacyface "github.com/tasksbridge/tasksbridge/legacy/face"
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
+	"github.com/tasksbridge/tasksbridge/router"
 )
 
 // Reconfigure (bridge serve's SIGHUP) changes the Origin policy (M-43) and
@@ -15,7 +15,7 @@ import (
 func TestReconfigureLive(t *testing.T) {
 	ctx := ctxT(t)
 	up := startModern(t)
-	br := startBridge(t, server.Config{Upstream: up, Legacy: func(c *legacyface.Config) { c.MaxSessions = 1 }})
+	br := startBridge(t, router.Config{Upstream: up, Legacy: func(c *legacyface.Config) { c.MaxSessions = 1 }})
 	get := func() int {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, br.url, nil)
 		req.Header.Set("Origin", "https://app.example.com")
@@ -35,13 +35,13 @@ func TestReconfigureLive(t *testing.T) {
 	if r := newLegacyClient(t, br.url, "app").initialize(ctx); r.Status != http.StatusServiceUnavailable {
 		t.Fatalf("second session under bound 1: %s", r)
 	}
-	if err := br.srv.Reconfigure(server.Live{AllowedOrigins: []string{"*"}}); err == nil || !strings.Contains(err.Error(), "--allowed-origin") {
+	if err := br.srv.Reconfigure(router.Live{AllowedOrigins: []string{"*"}}); err == nil || !strings.Contains(err.Error(), "--allowed-origin") {
 		t.Fatalf("Reconfigure with \"*\": %v", err)
 	}
 	if code := get(); code != http.StatusForbidden {
 		t.Fatalf("after a refused Reconfigure: %d, want 403", code)
 	}
-	if err := br.srv.Reconfigure(server.Live{AllowedOrigins: []string{"https://app.example.com"}, MaxSessions: 2}); err != nil {
+	if err := br.srv.Reconfigure(router.Live{AllowedOrigins: []string{"https://app.example.com"}, MaxSessions: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if code := get(); code == http.StatusForbidden {

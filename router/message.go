@@ -1,4 +1,4 @@
-package server
+package router
 
 import (
 	"bytes"
@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	modernface "github.com/tasksbridge/tasksbridge/face/modern"
 	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/modern"
-	modernface "github.com/tasksbridge/tasksbridge/modern/face"
 )
 
 // Every JSON-RPC message the router reads is decoded once, by one walk over
@@ -33,7 +33,7 @@ type clientMsg struct {
 	// the types the meter reads (it then counts the request as "other").
 	wire   wireMsg
 	wireOK bool
-	// era is what era detection reads (modern/face.ClientEraOf).
+	// era is what era detection reads (face/modern.ClientEraOf).
 	era modernface.EraSignals
 }
 
@@ -66,7 +66,7 @@ func readClientMsg(body []byte) *clientMsg {
 	// under its method.
 	m.wireOK = m.wire.read(m.body, &m.raw)
 	// Era detection needs only method, params and params._meta to have
-	// their types (modern/face.BodyShape).
+	// their types (face/modern.BodyShape).
 	m.era.Body = modernface.BodyMalformed
 	if kindOK(m.raw.method, '"') && kindOK(m.raw.params, '{') && kindOK(m.wire.Params.raw.meta, '{') {
 		m.era.Body = modernface.BodyObject

@@ -1,4 +1,4 @@
-package server
+package router
 
 import (
 	"bytes"
@@ -16,9 +16,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tasksbridge/tasksbridge/internal/metrics"
+	modernface "github.com/tasksbridge/tasksbridge/face/modern"
 	"github.com/tasksbridge/tasksbridge/modern"
-	modernface "github.com/tasksbridge/tasksbridge/modern/face"
+	"github.com/tasksbridge/tasksbridge/ops/metrics"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -310,7 +310,7 @@ var wireCorpus = []string{
 }
 
 // Era detection on the router's one read agrees with
-// modern/face.DetectClientEra on the body (the rule's own decode).
+// face/modern.DetectClientEra on the body (the rule's own decode).
 func TestClientMsgEraMatchesDetectClientEra(t *testing.T) {
 	for _, b := range append(wireCorpus, "", "  ", "null", `{`, `{"method":"server/discover"}`,
 		`{"jsonrpc":"2.0","id":1,"result":{}}`, `{"method":"tools/list","params":{"_meta":null}}`) {
@@ -347,7 +347,7 @@ func checkEra(t *testing.T, version, session string, body []byte) {
 
 // BenchmarkClassify: reading, era, checks and meter start of one request.
 //
-//	go test -run '^$' -bench Classify -benchmem ./internal/server/
+//	go test -run '^$' -bench Classify -benchmem ./router/
 func BenchmarkClassify(b *testing.B) {
 	mt := newWireMeter(metrics.New(metrics.Options{}), nil)
 	body := []byte(benchModernCall)

@@ -1,4 +1,4 @@
-package server_test
+package router_test
 
 import (
 	"bytes"
@@ -14,9 +14,9 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/tasksbridge/tasksbridge/internal/rollout"
-	"github.com/tasksbridge/tasksbridge/internal/server"
 	"github.com/tasksbridge/tasksbridge/modern"
+	"github.com/tasksbridge/tasksbridge/ops/rollout"
+	"github.com/tasksbridge/tasksbridge/router"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -172,7 +172,7 @@ func total(fams map[string]*dto.MetricFamily, name string) float64 {
 // report over that page says legacy traffic remains (exit 4).
 func TestMetricsAcceptance(t *testing.T) {
 	ctx := ctxT(t)
-	br := startBridge(t, server.Config{Upstream: startModern(t)})
+	br := startBridge(t, router.Config{Upstream: startModern(t)})
 	ids, closeLegacy := legacyTraffic(ctx, t, br.url)
 	ids = append(ids, modernTraffic(ctx, t, br.url)...)
 
@@ -316,7 +316,7 @@ tasksbridge_tasks_active{status="working"} 0
 // removed (rollout exit 0), and counts no legacy series at all.
 func TestMetricsModernOnly(t *testing.T) {
 	ctx := ctxT(t)
-	br := startBridge(t, server.Config{Upstream: startModern(t)})
+	br := startBridge(t, router.Config{Upstream: startModern(t)})
 	modernTraffic(ctx, t, br.url)
 	fams := families(t, scrape(t, br.base+"/metrics"))
 	if n := len(fams["tasksbridge_legacy_calls_total"].GetMetric()); n != 0 {

@@ -1,4 +1,4 @@
-package server_test
+package router_test
 
 import (
 	"bytes"
@@ -21,13 +21,13 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/tasksbridge/tasksbridge/internal/coord"
-	"github.com/tasksbridge/tasksbridge/internal/credseal"
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
 	"github.com/tasksbridge/tasksbridge/internal/identity"
-	"github.com/tasksbridge/tasksbridge/internal/redistest"
-	"github.com/tasksbridge/tasksbridge/internal/server"
-	legacyface "github.com/tasksbridge/tasksbridge/legacy/face"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/redistest"
+	"github.com/tasksbridge/tasksbridge/router"
+	"github.com/tasksbridge/tasksbridge/runtime/coord"
+	"github.com/tasksbridge/tasksbridge/runtime/credseal"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -256,7 +256,7 @@ func TestTokenRefreshJWTAcrossReplicasOnRedis(t *testing.T) {
 		if err != nil {
 			t.Fatalf("identity.New: %v", err)
 		}
-		bridges = append(bridges, startBridge(t, server.Config{Upstream: upURL, UpstreamEra: "modern", Store: st, Coord: co,
+		bridges = append(bridges, startBridge(t, router.Config{Upstream: upURL, UpstreamEra: "modern", Store: st, Coord: co,
 			CredentialKey: seal, Resolver: res, PublicURL: refreshPublicURL,
 			Legacy: func(c *legacyface.Config) {
 				c.Watch.DisablePush = true // the watchers poll: every upstream read shows its credential

@@ -1,4 +1,4 @@
-package server
+package router
 
 import (
 	"bytes"
@@ -9,11 +9,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/metrics"
-	"github.com/tasksbridge/tasksbridge/internal/oplog"
 	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
+	"github.com/tasksbridge/tasksbridge/ops/metrics"
+	"github.com/tasksbridge/tasksbridge/ops/oplog"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )

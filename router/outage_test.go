@@ -1,4 +1,4 @@
-package server_test
+package router_test
 
 import (
 	"context"
@@ -9,15 +9,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/server"
+	"github.com/tasksbridge/tasksbridge/router"
 )
 
 // runBridgeOnce runs a bridge for fn, then stops it for good (as an
 // operator's restart would).
-func runBridgeOnce(t *testing.T, ctx context.Context, cfg server.Config, fn func(url string)) {
+func runBridgeOnce(t *testing.T, ctx context.Context, cfg router.Config, fn func(url string)) {
 	t.Helper()
 	cfg.Logger = quietLogger()
-	s, err := server.New(cfg)
+	s, err := router.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestStoredAnswersSurviveUpstreamOutage(t *testing.T) {
 		dir := t.TempDir()
 		lc := newLegacyClient(t, "", "legacy-app")
 		var task string
-		runBridgeOnce(t, ctx, server.Config{Upstream: up.url, DataDir: dir}, func(url string) {
+		runBridgeOnce(t, ctx, router.Config{Upstream: up.url, DataDir: dir}, func(url string) {
 			lc.url = url
 			mustOK(t, "initialize", lc.initialize(ctx))
 			created := mustOK(t, "tools/call", lc.call(ctx, "tools/call", map[string]any{
@@ -56,7 +56,7 @@ func TestStoredAnswersSurviveUpstreamOutage(t *testing.T) {
 			mustOK(t, "tasks/result", lc.call(ctx, "tasks/result", map[string]any{"taskId": task}))
 		})
 		up.set(upstreamDown)
-		br := startBridge(t, server.Config{Upstream: up.url, DataDir: dir})
+		br := startBridge(t, router.Config{Upstream: up.url, DataDir: dir})
 		lc.url = br.url
 		if st := field(t, mustOK(t, "tasks/get while down", lc.call(ctx, "tasks/get", map[string]any{"taskId": task})), "status"); st != "completed" {
 			t.Errorf("tasks/get while down: status %q, want completed", st)
@@ -79,7 +79,7 @@ func TestStoredAnswersSurviveUpstreamOutage(t *testing.T) {
 		dir := t.TempDir()
 		mc := newModernClient(t, "", "modern-app")
 		var task string
-		runBridgeOnce(t, ctx, server.Config{Upstream: up.url, DataDir: dir}, func(url string) {
+		runBridgeOnce(t, ctx, router.Config{Upstream: up.url, DataDir: dir}, func(url string) {
 			mc.url = url
 			created := mustOK(t, "tools/call", mc.call(ctx, "tools/call", map[string]any{
 				"name": "slow_task", "arguments": map[string]any{"ms": 10, "text": "kept"}}))
@@ -99,7 +99,7 @@ func TestStoredAnswersSurviveUpstreamOutage(t *testing.T) {
 			}
 		})
 		up.set(upstreamDown)
-		br := startBridge(t, server.Config{Upstream: up.url, DataDir: dir})
+		br := startBridge(t, router.Config{Upstream: up.url, DataDir: dir})
 		mc.url = br.url
 		d := mustOK(t, "tasks/get while down", mc.call(ctx, "tasks/get", map[string]any{"taskId": task}))
 		var got struct {

@@ -1,11 +1,11 @@
-package server_test
+package router_test
 
 import (
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/server"
+	"github.com/tasksbridge/tasksbridge/router"
 )
 
 // A legacy tasks/result that parks (the legacy face takes its HTTP/1.1
@@ -15,7 +15,7 @@ import (
 // until the answer, not until the handler returned.
 func TestParkedWaitMetered(t *testing.T) {
 	ctx := ctxT(t)
-	br := startBridge(t, server.Config{Upstream: startModern(t)})
+	br := startBridge(t, router.Config{Upstream: startModern(t)})
 	c := newLegacyClient(t, br.url, "parked-app")
 	mustOK(t, "initialize", c.initialize(ctx))
 	const work = 400 * time.Millisecond

@@ -1,4 +1,4 @@
-package server_test
+package router_test
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/server"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/legacyfixture"
+	"github.com/tasksbridge/tasksbridge/router"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -18,14 +18,14 @@ import (
 // store's records never hold the credential itself.
 func TestStoredPrincipalsAreKeyed(t *testing.T) {
 	const token = "Bearer weak-key-42"
-	fx := fixture.New(fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
+	fx := legacyfixture.New(legacyfixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
 	up, stop, err := fx.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
 	mem := sessionmap.NewMemory()
-	br := startBridge(t, server.Config{Upstream: up, UpstreamEra: "legacy", Store: mem})
+	br := startBridge(t, router.Config{Upstream: up, UpstreamEra: "legacy", Store: mem})
 	c := newModernClient(t, br.url, "keyed-app")
 	c.authz = token
 	ctx := ctxT(t)

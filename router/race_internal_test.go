@@ -1,6 +1,6 @@
 //go:build race
 
-package server
+package router
 
 // raceBuild: the race detector drops sync.Pool entries at random, so pooled
 // objects (encoding/json's scanner) are sometimes allocated again.

@@ -1,4 +1,4 @@
-package server_test
+package router_test
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tasksbridge/tasksbridge/internal/redistest"
-	"github.com/tasksbridge/tasksbridge/internal/server"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/redistest"
+	"github.com/tasksbridge/tasksbridge/router"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -30,8 +30,8 @@ func TestRedisStoreSessionMovesToAnotherBridge(t *testing.T) {
 		t.Cleanup(func() { _ = s.Close() })
 		return s
 	}
-	a := startBridge(t, server.Config{Upstream: up, Store: open()})
-	b := startBridge(t, server.Config{Upstream: up, Store: open()})
+	a := startBridge(t, router.Config{Upstream: up, Store: open()})
+	b := startBridge(t, router.Config{Upstream: up, Store: open()})
 
 	c := newLegacyClient(t, a.url, "replica-test")
 	mustOK(t, "initialize on A", c.initialize(ctx))
@@ -76,7 +76,7 @@ func TestRedisStoreOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	br := startBridge(t, server.Config{Upstream: startModern(t), Store: st})
+	br := startBridge(t, router.Config{Upstream: startModern(t), Store: st})
 	c := newLegacyClient(t, br.url, "outage-test")
 	mustOK(t, "initialize", c.initialize(ctx))
 

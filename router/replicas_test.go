@@ -1,4 +1,4 @@
-package server_test
+package router_test
 
 import (
 	"bytes"
@@ -15,18 +15,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/server"
+	modernface "github.com/tasksbridge/tasksbridge/face/modern"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/legacyfixture"
 	"github.com/tasksbridge/tasksbridge/interop/peers"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
-	modernface "github.com/tasksbridge/tasksbridge/modern/face"
+	"github.com/tasksbridge/tasksbridge/router"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
 // twoReplicas runs two bridges (as two replicas) on one shared store in front
 // of one legacy upstream, and a modern client of the same principal on each.
-func twoReplicas(t *testing.T, fo fixture.Options, tweakA ...func(*modernface.Options)) (fx *fixture.Server, a, b *rawClient) {
+func twoReplicas(t *testing.T, fo legacyfixture.Options, tweakA ...func(*modernface.Options)) (fx *legacyfixture.Server, a, b *rawClient) {
 	t.Helper()
-	fx = fixture.New(fo)
+	fx = legacyfixture.New(fo)
 	up, stop, err := fx.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -41,12 +41,12 @@ func replicasOf(t *testing.T, up string, tweakA ...func(*modernface.Options)) (a
 	t.Helper()
 	st := sessionmap.NewMemory()
 	t.Cleanup(func() { _ = st.Close() })
-	cfgA := server.Config{Upstream: up, UpstreamEra: "legacy", Store: st}
+	cfgA := router.Config{Upstream: up, UpstreamEra: "legacy", Store: st}
 	for _, f := range tweakA {
 		cfgA.Modern = f
 	}
 	ra := startBridge(t, cfgA)
-	rb := startBridge(t, server.Config{Upstream: up, UpstreamEra: "legacy", Store: st})
+	rb := startBridge(t, router.Config{Upstream: up, UpstreamEra: "legacy", Store: st})
 	a = newModernClient(t, ra.url, "replicated-app")
 	b = newModernClient(t, rb.url, "replicated-app")
 	a.authz, b.authz = "Bearer alice-token", "Bearer alice-token"
@@ -155,7 +155,7 @@ func accept(content map[string]any) map[string]any {
 // the other; the principal's upstream session is initialized once for both,
 // and every input request is answered upstream exactly once.
 func TestModernClientsAnyReplicaLegacyUpstream(t *testing.T) {
-	fx := fixture.New(fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
+	fx := legacyfixture.New(legacyfixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
 	up, stop, err := fx.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -259,7 +259,7 @@ func terminal(t *testing.T, res json.RawMessage) bool {
 // (M-55): created through A, its question is seen and answered through B
 // (tasks/get, tasks/update), and that same task completes with the answer.
 func TestModernClientsTaskFirstAnsweredOnAnotherReplica(t *testing.T) {
-	fx, a, b := twoReplicas(t, fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond, TaskFirstCompose: true})
+	fx, a, b := twoReplicas(t, legacyfixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond, TaskFirstCompose: true})
 	ctx := ctxT(t)
 	created := mustOK(t, "tools/call through A", a.call(ctx, "tools/call", map[string]any{"name": "test_tool_with_task"}))
 	id := field(t, created, "taskId")
@@ -286,7 +286,7 @@ func TestModernClientsTaskFirstAnsweredOnAnotherReplica(t *testing.T) {
 // not noticed yet goes to the session the other replica opened and recorded
 // — one new initialize in all.
 func TestModernClientsUpstreamLostTheSharedSession(t *testing.T) {
-	fx, a, b := twoReplicas(t, fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
+	fx, a, b := twoReplicas(t, legacyfixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
 	ctx := ctxT(t)
 	created := mustOK(t, "tools/call through A", a.call(ctx, "tools/call", map[string]any{
 		"name": "slow_task", "arguments": map[string]any{"ms": 600000, "text": "never"}}))

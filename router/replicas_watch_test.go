@@ -1,4 +1,4 @@
-package server_test
+package router_test
 
 import (
 	"bytes"
@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/audit"
-	"github.com/tasksbridge/tasksbridge/internal/coord"
-	"github.com/tasksbridge/tasksbridge/internal/redistest"
-	"github.com/tasksbridge/tasksbridge/internal/server"
-	legacyface "github.com/tasksbridge/tasksbridge/legacy/face"
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/redistest"
+	"github.com/tasksbridge/tasksbridge/ops/audit"
+	"github.com/tasksbridge/tasksbridge/router"
+	"github.com/tasksbridge/tasksbridge/runtime/coord"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -70,7 +70,7 @@ func TestRedisReplicasShareOneWatcher(t *testing.T) {
 		t.Cleanup(func() { _ = co.Close(); _ = st.Close() })
 		ct := &countingTransport{}
 		counts = append(counts, ct)
-		bridges = append(bridges, startBridge(t, server.Config{Upstream: up, Store: st, Coord: co, Transport: ct,
+		bridges = append(bridges, startBridge(t, router.Config{Upstream: up, Store: st, Coord: co, Transport: ct,
 			Legacy: func(c *legacyface.Config) { c.Audit = ends }}))
 	}
 

@@ -1,4 +1,4 @@
-package server
+package router
 
 import (
 	"bytes"
@@ -10,14 +10,14 @@ import (
 	"net/http/httputil"
 	"sync"
 
+	modernface "github.com/tasksbridge/tasksbridge/face/modern"
 	"github.com/tasksbridge/tasksbridge/internal/edge"
 	"github.com/tasksbridge/tasksbridge/internal/mcpio"
-	"github.com/tasksbridge/tasksbridge/internal/metrics"
-	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/modern"
-	modernface "github.com/tasksbridge/tasksbridge/modern/face"
+	"github.com/tasksbridge/tasksbridge/ops/metrics"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
+	legacyup "github.com/tasksbridge/tasksbridge/upstream/legacy"
 )
 
 const hdrSessionID = "Mcp-Session-Id"
@@ -34,7 +34,7 @@ func eraLabel(e legacyup.Era) string {
 }
 
 // clientEra decides which era a client request speaks:
-// modern/face.DetectClientEra's rules — per-request
+// face/modern.DetectClientEra's rules — per-request
 // _meta protocolVersion, server/discover or an MCP-Protocol-Version header of
 // 2026-07-28 or later ⇒ modern; initialize, a JSON-RPC response, a batch or
 // nothing modern ⇒ legacy — except that a request carrying the

@@ -1,4 +1,4 @@
-package server_test
+package router_test
 
 import (
 	"encoding/json"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tasksbridge/tasksbridge/internal/server"
+	"github.com/tasksbridge/tasksbridge/router"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -17,7 +17,7 @@ import (
 func TestFourPathsOnOneListener(t *testing.T) {
 	t.Run("modern-upstream", func(t *testing.T) {
 		ctx := ctxT(t)
-		br := startBridge(t, server.Config{Upstream: startModern(t)})
+		br := startBridge(t, router.Config{Upstream: startModern(t)})
 
 		// legacy → modern: the legacy face answers initialize itself from
 		// the upstream's discover plus the emulated legacy tasks capability,
@@ -56,7 +56,7 @@ func TestFourPathsOnOneListener(t *testing.T) {
 	t.Run("legacy-upstream", func(t *testing.T) {
 		ctx := ctxT(t)
 		up, _ := startLegacy(t)
-		br := startBridge(t, server.Config{Upstream: up})
+		br := startBridge(t, router.Config{Upstream: up})
 
 		// legacy → legacy: passed through; the fixture's serverInfo and its
 		// own session id.

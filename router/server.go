@@ -1,4 +1,4 @@
-package server
+package router
 
 import (
 	"context"
@@ -16,22 +16,22 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
+	modernface "github.com/tasksbridge/tasksbridge/face/modern"
 	"github.com/tasksbridge/tasksbridge/internal/cmdline"
-	"github.com/tasksbridge/tasksbridge/internal/coord"
-	"github.com/tasksbridge/tasksbridge/internal/credseal"
 	"github.com/tasksbridge/tasksbridge/internal/edge"
 	"github.com/tasksbridge/tasksbridge/internal/identity"
-	"github.com/tasksbridge/tasksbridge/internal/metrics"
 	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
-	"github.com/tasksbridge/tasksbridge/internal/oplog"
-	"github.com/tasksbridge/tasksbridge/internal/upcred"
 	"github.com/tasksbridge/tasksbridge/legacy"
-	legacyface "github.com/tasksbridge/tasksbridge/legacy/face"
-	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/modern"
-	modernface "github.com/tasksbridge/tasksbridge/modern/face"
-	modernup "github.com/tasksbridge/tasksbridge/modern/upstream"
+	"github.com/tasksbridge/tasksbridge/ops/metrics"
+	"github.com/tasksbridge/tasksbridge/ops/oplog"
+	"github.com/tasksbridge/tasksbridge/runtime/coord"
+	"github.com/tasksbridge/tasksbridge/runtime/credseal"
+	"github.com/tasksbridge/tasksbridge/runtime/upcred"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
+	legacyup "github.com/tasksbridge/tasksbridge/upstream/legacy"
+	modernup "github.com/tasksbridge/tasksbridge/upstream/modern"
 )
 
 // DefaultProbeTimeout bounds one upstream era probe.
@@ -64,7 +64,7 @@ type Config struct {
 	Store sessionmap.Store
 	// Coord shares the legacy face's task watchers among the replicas
 	// that share Store (a Redis): one replica reads each upstream task, the
-	// others relay its snapshots (internal/watch). Nil: this process
+	// others relay its snapshots (runtime/watch). Nil: this process
 	// watches its tasks alone. Close does not close it.
 	Coord coord.Coordinator
 
@@ -119,11 +119,11 @@ type Config struct {
 	// MaxBodyBytes bounds a request body (413 above it; default 4 MiB).
 	MaxBodyBytes int64
 	// UpstreamTimeout bounds a modern upstream's silence on one request
-	// (modern/upstream.Client.Timeout: zero selects its DefaultTimeout,
+	// (upstream/modern.Client.Timeout: zero selects its DefaultTimeout,
 	// negative means no bound).
 	UpstreamTimeout time.Duration
 	// KeepAlive, SessionIdleTimeout and StatusNotifications configure the
-	// legacy face (legacy/face.Config; zero: its defaults).
+	// legacy face (face/legacy.Config; zero: its defaults).
 	KeepAlive           time.Duration
 	SessionIdleTimeout  time.Duration
 	StatusNotifications bool
@@ -138,7 +138,7 @@ type Config struct {
 	UpstreamTLS *tls.Config
 
 	// CredentialKey seals the clients' upstream credentials the store keeps
-	// (internal/credseal.Load: --credential-key-file or
+	// (runtime/credseal.Load: --credential-key-file or
 	// TASKSBRIDGE_CREDENTIAL_KEY), so a refreshed token reaches the tasks
 	// on every replica and after a restart. Nil: memory only.
 	CredentialKey *credseal.Sealer
@@ -413,7 +413,7 @@ func New(cfg Config) (*Server, error) {
 }
 
 // probe is the era selector's probe: server/discover, legacy on any
-// non-modern outcome (modern/upstream.ProbeEra, §3.4), sent with the
+// non-modern outcome (upstream/modern.ProbeEra, §3.4), sent with the
 // credential of the request that needs the era (withProbeCredential). A
 // 401/403 decides nothing: the era stays unknown (autherr.go).
 func (s *Server) probe(ctx context.Context) (legacyup.Era, error) {

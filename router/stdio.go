@@ -1,4 +1,4 @@
-package server
+package router
 
 import (
 	"bufio"
@@ -9,9 +9,9 @@ import (
 	"io"
 	"sync"
 
-	"github.com/tasksbridge/tasksbridge/internal/metrics"
-	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
-	modernface "github.com/tasksbridge/tasksbridge/modern/face"
+	modernface "github.com/tasksbridge/tasksbridge/face/modern"
+	"github.com/tasksbridge/tasksbridge/ops/metrics"
+	legacyup "github.com/tasksbridge/tasksbridge/upstream/legacy"
 )
 
 // ServeStdio serves one client on a byte stream (stdin/stdout for `bridge

@@ -1,4 +1,4 @@
-package server
+package router
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/metrics"
+	"github.com/tasksbridge/tasksbridge/ops/metrics"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 

@@ -1,4 +1,4 @@
-package server_test
+package router_test
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/server"
-	"github.com/tasksbridge/tasksbridge/internal/syncbuf"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/legacyfixture"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/syncbuf"
+	"github.com/tasksbridge/tasksbridge/router"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
@@ -71,7 +71,7 @@ func TestStoreFailureHidesInfrastructure(t *testing.T) {
 		var log syncBuffer
 		st := &downStore{Store: sessionmap.NewMemory()}
 		t.Cleanup(func() { _ = st.Close() })
-		br := startBridge(t, server.Config{Upstream: up, UpstreamEra: era, Store: st,
+		br := startBridge(t, router.Config{Upstream: up, UpstreamEra: era, Store: st,
 			Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 		return br, st, &log
 	}
@@ -86,7 +86,7 @@ func TestStoreFailureHidesInfrastructure(t *testing.T) {
 	check("legacy tasks/get", lc.call(ctx, "tasks/get", map[string]any{"taskId": "t-unknown"}), log)
 
 	// Modern client, modern face in front of a legacy upstream.
-	fx := fixture.New(fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
+	fx := legacyfixture.New(legacyfixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
 	up, stop, err := fx.Start()
 	if err != nil {
 		t.Fatal(err)

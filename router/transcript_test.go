@@ -1,4 +1,4 @@
-package server_test
+package router_test
 
 import (
 	"encoding/json"
@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tasksbridge/tasksbridge/internal/schemacheck"
-	"github.com/tasksbridge/tasksbridge/internal/server"
-	"github.com/tasksbridge/tasksbridge/internal/transcript"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/schemacheck"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/transcript"
+	"github.com/tasksbridge/tasksbridge/router"
 )
 
 // TestTranscripts runs testdata/*.txtar: one bridge listener in front of a
@@ -78,7 +78,7 @@ func runRoute(t *testing.T, f *transcript.File) (transcript.Output, error) {
 	default:
 		return nil, fmt.Errorf("upstream %q: want modern or legacy", f.Value("upstream"))
 	}
-	br := startBridge(t, server.Config{Upstream: up, UpstreamEra: f.Value("upstream-era")})
+	br := startBridge(t, router.Config{Upstream: up, UpstreamEra: f.Value("upstream-era")})
 	clients := map[string]*rawClient{
 		"legacy": newLegacyClient(t, br.url, "transcript-legacy"),
 		"modern": newModernClient(t, br.url, "transcript-modern"),

@@ -1,4 +1,4 @@
-package server
+package router
 
 import (
 	"bytes"
@@ -15,11 +15,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/internal/mcpio"
-	"github.com/tasksbridge/tasksbridge/internal/metrics"
 	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
-	"github.com/tasksbridge/tasksbridge/internal/oplog"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
+	"github.com/tasksbridge/tasksbridge/ops/metrics"
+	"github.com/tasksbridge/tasksbridge/ops/oplog"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 

@@ -1,4 +1,4 @@
-package server_test
+package router_test
 
 import (
 	"crypto/tls"
@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tasksbridge/tasksbridge/internal/server"
-	"github.com/tasksbridge/tasksbridge/internal/syncbuf"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/syncbuf"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/tlstest"
 	"github.com/tasksbridge/tasksbridge/internal/tlsconf"
-	"github.com/tasksbridge/tasksbridge/internal/tlsconf/tlstest"
+	"github.com/tasksbridge/tasksbridge/router"
 )
 
 // httpsUpstream serves h over TLS with pair, requiring a client certificate
@@ -64,7 +64,7 @@ func TestHTTPSUpstreamPrivateCA(t *testing.T) {
 		}
 		t.Run(era+"/untrusted", func(t *testing.T) {
 			var log syncbuf.Buffer
-			br := startBridge(t, server.Config{Upstream: httpsUpstream(t, handler(), srv, nil),
+			br := startBridge(t, router.Config{Upstream: httpsUpstream(t, handler(), srv, nil),
 				Logger: slog.New(slog.NewTextHandler(&log, nil))})
 			r := clientFor(t, era, br.url)
 			if r.Err == nil {
@@ -88,7 +88,7 @@ func TestHTTPSUpstreamPrivateCA(t *testing.T) {
 			}
 		})
 		t.Run(era+"/trusted", func(t *testing.T) {
-			br := startBridge(t, server.Config{Upstream: httpsUpstream(t, handler(), srv, nil),
+			br := startBridge(t, router.Config{Upstream: httpsUpstream(t, handler(), srv, nil),
 				UpstreamTLS: upstreamTLS(t, tlsconf.UpstreamConfig{CAFile: ca.File})})
 			if r := clientFor(t, era, br.url); r.Err != nil {
 				t.Fatal(r)
@@ -97,7 +97,7 @@ func TestHTTPSUpstreamPrivateCA(t *testing.T) {
 		t.Run(era+"/client certificate", func(t *testing.T) {
 			up := httpsUpstream(t, handler(), srv, ca)
 			var log syncbuf.Buffer
-			br := startBridge(t, server.Config{Upstream: up, UpstreamTLS: upstreamTLS(t, tlsconf.UpstreamConfig{CAFile: ca.File}),
+			br := startBridge(t, router.Config{Upstream: up, UpstreamTLS: upstreamTLS(t, tlsconf.UpstreamConfig{CAFile: ca.File}),
 				Logger: slog.New(slog.NewTextHandler(&log, nil))})
 			if r := clientFor(t, era, br.url); r.Err == nil {
 				t.Fatalf("served without the client certificate the upstream requires: %s", r)
@@ -105,7 +105,7 @@ func TestHTTPSUpstreamPrivateCA(t *testing.T) {
 			if !strings.Contains(log.String(), "set --upstream-client-cert and --upstream-client-key") {
 				t.Errorf("log does not name the missing client certificate:\n%s", log.String())
 			}
-			br = startBridge(t, server.Config{Upstream: up, UpstreamTLS: upstreamTLS(t, tlsconf.UpstreamConfig{CAFile: ca.File,
+			br = startBridge(t, router.Config{Upstream: up, UpstreamTLS: upstreamTLS(t, tlsconf.UpstreamConfig{CAFile: ca.File,
 				CertFile: bridgeCert.CertFile, KeyFile: bridgeCert.Key})})
 			if r := clientFor(t, era, br.url); r.Err != nil {
 				t.Fatal(r)
@@ -114,7 +114,7 @@ func TestHTTPSUpstreamPrivateCA(t *testing.T) {
 		t.Run(era+"/server name", func(t *testing.T) {
 			up := httpsUpstream(t, handler(), named, nil)
 			var log syncbuf.Buffer
-			br := startBridge(t, server.Config{Upstream: up, UpstreamTLS: upstreamTLS(t, tlsconf.UpstreamConfig{CAFile: ca.File}),
+			br := startBridge(t, router.Config{Upstream: up, UpstreamTLS: upstreamTLS(t, tlsconf.UpstreamConfig{CAFile: ca.File}),
 				Logger: slog.New(slog.NewTextHandler(&log, nil))})
 			if r := clientFor(t, era, br.url); r.Err == nil {
 				t.Fatalf("served by an upstream whose certificate names another host: %s", r)
@@ -122,7 +122,7 @@ func TestHTTPSUpstreamPrivateCA(t *testing.T) {
 			if !strings.Contains(log.String(), "set --upstream-tls-server-name") {
 				t.Errorf("log does not name the server name:\n%s", log.String())
 			}
-			br = startBridge(t, server.Config{Upstream: up, UpstreamTLS: upstreamTLS(t, tlsconf.UpstreamConfig{CAFile: ca.File, ServerName: "mcp.internal.test"})})
+			br = startBridge(t, router.Config{Upstream: up, UpstreamTLS: upstreamTLS(t, tlsconf.UpstreamConfig{CAFile: ca.File, ServerName: "mcp.internal.test"})})
 			if r := clientFor(t, era, br.url); r.Err != nil {
 				t.Fatal(r)
 			}
@@ -177,12 +177,12 @@ func TestHTTPSUpstreamOAuthMetadataRelay(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	env := startBridge(t, server.Config{Upstream: upURL, UpstreamEra: "legacy", UpstreamTLS: upstreamTLS(t, tlsconf.UpstreamConfig{CAFile: ca.File,
+	env := startBridge(t, router.Config{Upstream: upURL, UpstreamEra: "legacy", UpstreamTLS: upstreamTLS(t, tlsconf.UpstreamConfig{CAFile: ca.File,
 		CertFile: bridgeCert.CertFile, KeyFile: bridgeCert.Key})})
 	if st, body := prm(env); st != http.StatusOK || !strings.Contains(body, `"resource":"`+env.url+`"`) {
 		t.Fatalf("metadata through the relay: %d %s", st, body)
 	}
-	env = startBridge(t, server.Config{Upstream: upURL, UpstreamEra: "legacy"})
+	env = startBridge(t, router.Config{Upstream: upURL, UpstreamEra: "legacy"})
 	st, body := prm(env)
 	if st == http.StatusOK || strings.Contains(body, "x509") || strings.Contains(body, "certificate") {
 		t.Fatalf("metadata from an untrusted upstream: %d %s", st, body)
@@ -201,7 +201,7 @@ func TestHTTPSUpstreamPassthroughFailure(t *testing.T) {
 				h, c = legacyHandler(t), newLegacyClient(t, "", "legacy-app")
 			}
 			var log syncbuf.Buffer
-			br := startBridge(t, server.Config{Upstream: httpsUpstream(t, h, srv, nil), UpstreamEra: era,
+			br := startBridge(t, router.Config{Upstream: httpsUpstream(t, h, srv, nil), UpstreamEra: era,
 				Logger: slog.New(slog.NewTextHandler(&log, nil))})
 			c.url = br.url
 			var r reply

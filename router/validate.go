@@ -1,4 +1,4 @@
-package server
+package router
 
 import (
 	"bytes"
@@ -13,12 +13,12 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	modernface "github.com/tasksbridge/tasksbridge/face/modern"
 	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/legacy"
-	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/modern"
-	modernface "github.com/tasksbridge/tasksbridge/modern/face"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	legacyup "github.com/tasksbridge/tasksbridge/upstream/legacy"
 )
 
 // The router checks every POST body once, before any face or the upstream

@@ -1,4 +1,4 @@
-package server
+package router
 
 import (
 	"errors"
@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/tasksbridge/tasksbridge/internal/rawjson"
-	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	legacyup "github.com/tasksbridge/tasksbridge/upstream/legacy"
 )
 
 // checkBody's decisions, one row per kind of malformed input seen in the

@@ -1,4 +1,4 @@
-package server_test
+package router_test
 
 import (
 	"bytes"
@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tasksbridge/tasksbridge/internal/server"
-	"github.com/tasksbridge/tasksbridge/internal/syncbuf"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/syncbuf"
 	"github.com/tasksbridge/tasksbridge/modern"
+	"github.com/tasksbridge/tasksbridge/router"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -74,7 +74,7 @@ func (a rawAnswer) want(t *testing.T, what string, status int, code int64, says 
 func TestJSONRPCErrorsAtTheRouter(t *testing.T) {
 	ctx := ctxT(t)
 	t.Run("legacy client", func(t *testing.T) {
-		br := startBridge(t, server.Config{Upstream: startModern(t)})
+		br := startBridge(t, router.Config{Upstream: startModern(t)})
 		c := newLegacyClient(t, br.url, "legacy-app")
 		mustOK(t, "initialize", c.initialize(ctx))
 		req := func(method, params string) []byte {
@@ -109,7 +109,7 @@ func TestJSONRPCErrorsAtTheRouter(t *testing.T) {
 	})
 	t.Run("modern client", func(t *testing.T) {
 		up, _ := startLegacy(t)
-		br := startBridge(t, server.Config{Upstream: up})
+		br := startBridge(t, router.Config{Upstream: up})
 		c := newModernClient(t, br.url, "modern-app")
 		meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 		req := func(method, params string) []byte {
@@ -136,7 +136,7 @@ func TestJSONRPCErrorsAtTheRouter(t *testing.T) {
 func TestClientMistakesInPlainWords(t *testing.T) {
 	ctx := ctxT(t)
 	var logs syncbuf.Buffer
-	br := startBridge(t, server.Config{Upstream: startModern(t), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	br := startBridge(t, router.Config{Upstream: startModern(t), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	c := newLegacyClient(t, br.url, "legacy-app")
 	mustOK(t, "initialize", c.initialize(ctx))
 

@@ -1,4 +1,4 @@
-package server
+package router
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	legacyface "github.com/tasksbridge/tasksbridge/legacy/face"
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 )
 
 // The legacy face parks waits only behind wrappers that can follow it.

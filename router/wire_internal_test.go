@@ -1,4 +1,4 @@
-package server
+package router
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/tasksbridge/tasksbridge/internal/metrics"
+	"github.com/tasksbridge/tasksbridge/ops/metrics"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/tasksbridge/tasksbridge/internal/redistest"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/redistest"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 

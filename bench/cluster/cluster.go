@@ -24,9 +24,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tasksbridge/tasksbridge/bench/rrproxy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/internal/redistest"
-	"github.com/tasksbridge/tasksbridge/internal/rrproxy"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/redistest"
 )
 
 // startTimeout bounds how long a replica may take to print its URL.

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/internal/redistest"
-	"github.com/tasksbridge/tasksbridge/internal/syncbuf"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/redistest"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/syncbuf"
 	"github.com/tasksbridge/tasksbridge/interop/peers"
 )
 

@@ -17,10 +17,10 @@ import (
 	"github.com/urfave/cli/v2"
 	"gopkg.in/yaml.v3"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/edge"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
-	legacyup "github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
+	legacyup "github.com/tasksbridge/tasksbridge/upstream/legacy"
 )
 
 // The config file of `bridge serve` (--config, TASKSBRIDGE_CONFIG) is YAML
@@ -53,8 +53,8 @@ var liveKeys = map[string]bool{
 // referenceDefaults replace defaults that depend on the machine in the
 // generated reference (docs/MIGRATION.md), so that it is the same everywhere.
 var referenceDefaults = map[string]string{
-	"max-sessions":               fmt.Sprintf("%d per CPU", face.DefaultMaxSessionsPerCPU),
-	"max-sessions-per-principal": fmt.Sprintf("a tenth of `max-sessions`, at least %d", face.DefaultSessionShareFloor),
+	"max-sessions":               fmt.Sprintf("%d per CPU", legacyface.DefaultMaxSessionsPerCPU),
+	"max-sessions-per-principal": fmt.Sprintf("a tenth of `max-sessions`, at least %d", legacyface.DefaultSessionShareFloor),
 }
 
 // Sources of a setting, in increasing precedence.

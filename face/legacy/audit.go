@@ -1,7 +1,7 @@
-package face
+package legacyface
 
 import (
-	"github.com/tasksbridge/tasksbridge/internal/audit"
+	"github.com/tasksbridge/tasksbridge/ops/audit"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 

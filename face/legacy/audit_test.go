@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"encoding/json"
@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/audit"
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
+	"github.com/tasksbridge/tasksbridge/ops/audit"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
@@ -31,7 +31,7 @@ func TestAuditLogL79L80(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
 	sink := &auditSink{}
-	br := startBridge(t, up, face.Config{Audit: sink})
+	br := startBridge(t, up, legacyface.Config{Audit: sink})
 	const token = "Bearer audit-secret-token"
 	c := newRawClient(t, br.url)
 	c.authz = token

@@ -1,4 +1,4 @@
-package face
+package legacyface
 
 import (
 	"net/http"
@@ -19,7 +19,7 @@ import (
 // JSON-RPC error: the status is what starts an OAuth client's flow. Once a
 // response has started (an event stream of a long wait) only a JSON-RPC
 // error can go out; the upstream error's message names the authorization
-// plainly (legacy/upstream, modern/upstream).
+// plainly (upstream/legacy, upstream/modern).
 
 // relayAuthError answers request id on w with the upstream's refusal when
 // err carries one, and reports whether it did. The caller makes sure the

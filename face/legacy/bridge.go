@@ -1,4 +1,4 @@
-package face
+package legacyface
 
 import (
 	"context"
@@ -16,14 +16,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/internal/cmdline"
-	"github.com/tasksbridge/tasksbridge/internal/outbox"
-	"github.com/tasksbridge/tasksbridge/internal/upcred"
 	"github.com/tasksbridge/tasksbridge/internal/version"
-	"github.com/tasksbridge/tasksbridge/internal/watch"
 	"github.com/tasksbridge/tasksbridge/modern"
-	"github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/runtime/outbox"
+	"github.com/tasksbridge/tasksbridge/runtime/upcred"
+	"github.com/tasksbridge/tasksbridge/runtime/watch"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
+	modernup "github.com/tasksbridge/tasksbridge/upstream/modern"
 )
 
 // Bridge serves legacy clients in front of one modern upstream. Create it
@@ -38,7 +38,7 @@ type Bridge struct {
 	// store), so a stream can be resumed after this process is gone.
 	eventsOutlive bool
 	settled       intentQueue // settled create intents still to delete (intent.go)
-	up            *upstream.Client
+	up            *modernup.Client
 	target        string // the upstream's name in errors and watcher keys
 
 	ownStore, ownUp bool
@@ -136,7 +136,7 @@ func New(cfg Config) (*Bridge, error) {
 		if !strings.HasPrefix(cfg.Upstream, "http://") && !strings.HasPrefix(cfg.Upstream, "https://") {
 			return nil, fmt.Errorf("face: upstream %q is not an http(s) URL", cfg.Upstream)
 		}
-		b.up = upstream.NewHTTP(cfg.Upstream, nil)
+		b.up = modernup.NewHTTP(cfg.Upstream, nil)
 		b.ownUp = true
 	default:
 		argv, err := cmdline.Split(cfg.UpstreamCommand)
@@ -146,7 +146,7 @@ func New(cfg Config) (*Bridge, error) {
 		if len(argv) == 0 {
 			return nil, errors.New("face: upstream command is empty")
 		}
-		b.up = upstream.NewCommand("command "+cfg.UpstreamCommand, func() *exec.Cmd {
+		b.up = modernup.NewCommand("command "+cfg.UpstreamCommand, func() *exec.Cmd {
 			return exec.Command(argv[0], argv[1:]...)
 		})
 		b.ownUp = true
@@ -219,7 +219,7 @@ func countSet(v ...bool) int {
 func (b *Bridge) Store() sessionmap.Store { return b.store }
 
 // Upstream returns the upstream client.
-func (b *Bridge) Upstream() *upstream.Client { return b.up }
+func (b *Bridge) Upstream() *modernup.Client { return b.up }
 
 // Watching returns the number of running task watchers (tests, metrics).
 func (b *Bridge) Watching() int { return b.watch.Watching() }
@@ -361,14 +361,14 @@ func errShuttingDown() *rpc.Error {
 }
 
 // upstreamCall sends one request upstream and reports it to the hooks.
-func (b *Bridge) upstreamCall(ctx context.Context, method string, params json.RawMessage, opts upstream.CallOptions) (json.RawMessage, error) {
+func (b *Bridge) upstreamCall(ctx context.Context, method string, params json.RawMessage, opts modernup.CallOptions) (json.RawMessage, error) {
 	start := time.Now()
 	res, err := b.up.Call(ctx, method, params, opts)
 	b.reportUpstream(method, start, err)
 	return res, err
 }
 
-func (b *Bridge) upstreamCallTool(ctx context.Context, params json.RawMessage, opts upstream.CallOptions) (*upstream.ToolOutcome, error) {
+func (b *Bridge) upstreamCallTool(ctx context.Context, params json.RawMessage, opts modernup.CallOptions) (*modernup.ToolOutcome, error) {
 	start := time.Now()
 	res, err := b.up.CallTool(ctx, params, opts)
 	b.reportUpstream(modern.MethodToolsCall, start, err)
@@ -397,7 +397,7 @@ func outcomeOf(err error) (Outcome, int64) {
 // discover returns the upstream's server/discover result (raw), reused for
 // its ttlMs (capped by Config.DiscoverTTL) and per principal when the
 // upstream says its result is private.
-func (b *Bridge) discover(ctx context.Context, opts upstream.CallOptions, principal string) (json.RawMessage, error) {
+func (b *Bridge) discover(ctx context.Context, opts modernup.CallOptions, principal string) (json.RawMessage, error) {
 	now := time.Now()
 	b.discMu.Lock()
 	for _, k := range []string{"", "p:" + principal} {
@@ -478,7 +478,7 @@ func (b *Bridge) checkReady(ctx context.Context) error {
 	defer cancel()
 	// Any answer means the upstream is reachable (it may refuse an
 	// anonymous discover); only a transport failure is "not ready".
-	if _, err := b.upstreamCall(cctx, modern.MethodDiscover, nil, upstream.CallOptions{}); err != nil && upstream.Retryable(err) {
+	if _, err := b.upstreamCall(cctx, modern.MethodDiscover, nil, modernup.CallOptions{}); err != nil && modernup.Retryable(err) {
 		return fmt.Errorf("upstream %s: %v", b.target, rpc.As(err).Message)
 	}
 	return nil

@@ -1,15 +1,15 @@
-package face
+package legacyface
 
 import (
 	"log/slog"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/audit"
-	"github.com/tasksbridge/tasksbridge/internal/outbox"
-	"github.com/tasksbridge/tasksbridge/internal/upcred"
-	"github.com/tasksbridge/tasksbridge/internal/watch"
-	"github.com/tasksbridge/tasksbridge/modern/upstream"
+	"github.com/tasksbridge/tasksbridge/ops/audit"
+	"github.com/tasksbridge/tasksbridge/runtime/outbox"
+	"github.com/tasksbridge/tasksbridge/runtime/upcred"
+	"github.com/tasksbridge/tasksbridge/runtime/watch"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
+	modernup "github.com/tasksbridge/tasksbridge/upstream/modern"
 )
 
 // Defaults of Config.
@@ -36,7 +36,7 @@ type Config struct {
 	UpstreamCommand string
 	// UpstreamClient is a ready Client (tests, embedding). Close does not
 	// close it.
-	UpstreamClient *upstream.Client
+	UpstreamClient *modernup.Client
 
 	// DataDir holds the Badger store (created if needed).
 	DataDir string
@@ -52,12 +52,12 @@ type Config struct {
 	MaxBodyBytes int64
 	// AllowedOrigins are Origin header values accepted besides loopback
 	// origins (DNS-rebinding protection: any other Origin gets 403, M-43).
-	// Used when the face is served on its own; behind internal/server the
+	// Used when the face is served on its own; behind router the
 	// request edge applies the bridge's one policy (internal/edge.Policy).
 	AllowedOrigins []string
 	// DisableHostCheck turns off the face's and go-sdk's loopback Host
 	// check: behind a trusted reverse proxy that rewrites Host, or behind
-	// internal/server, whose request edge checks Host (with --allowed-host).
+	// router, whose request edge checks Host (with --allowed-host).
 	DisableHostCheck bool
 
 	// SessionIdleTimeout is how long a stored session survives without

@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 // Conformance rows of docs/CONFORMANCE.md that no other end-to-end test of
 // the legacy face pinned down on its own: each test names the checklist ids
@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 	"github.com/tasksbridge/tasksbridge/sessionmap/storetest"
@@ -51,7 +51,7 @@ func listPage(t *testing.T, r *reply) (ids []string, next string) {
 func TestTasksListPagesWithCursor_L49_L50_L54(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{ListPageSize: 2})
+	br := startBridge(t, up, legacyface.Config{ListPageSize: 2})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	var created []string
@@ -93,7 +93,7 @@ var base64URL144 = regexp.MustCompile(`^[A-Za-z0-9_-]{24,}$`)
 func TestTaskIDsMintedByTheBridge_L13_L15_L16_L70(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{})
+	br := startBridge(t, up, legacyface.Config{})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	seen := map[string]bool{}
@@ -125,7 +125,7 @@ func TestTaskIDsMintedByTheBridge_L13_L15_L16_L70(t *testing.T) {
 func TestCancelOfCreatingRequestIgnored_L85(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{})
+	br := startBridge(t, up, legacyface.Config{})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	c.mu.Lock()
@@ -153,7 +153,7 @@ func TestCancelOfCreatingRequestIgnored_L85(t *testing.T) {
 func TestCancelForwardedAsTasksCancel_L57_M31(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{})
+	br := startBridge(t, up, legacyface.Config{})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "x"}, "task": map[string]any{}}))
@@ -181,7 +181,7 @@ func TestCancelForwardedAsTasksCancel_L57_M31(t *testing.T) {
 func TestMaxTTLEnforcedAndDocumented_L74_L76(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{MaxTaskTTL: time.Hour})
+	br := startBridge(t, up, legacyface.Config{MaxTaskTTL: time.Hour})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	r := c.call(ctx, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}, "task": map[string]any{"ttl": 10 * 24 * 3600 * 1000}})
@@ -193,8 +193,8 @@ func TestMaxTTLEnforcedAndDocumented_L74_L76(t *testing.T) {
 	if r.Err != nil || json.Unmarshal(r.Result, &res) != nil || res.Task.TTL == nil || *res.Task.TTL != time.Hour.Milliseconds() {
 		t.Errorf("a 10-day ttl request with MaxTaskTTL 1h: %s, want ttl %d", r.Envelope, time.Hour.Milliseconds())
 	}
-	if face.DefaultMaxTaskTTL != 24*time.Hour {
-		t.Fatalf("DefaultMaxTaskTTL is %v; docs/MIGRATION.md says 24 hours — update both", face.DefaultMaxTaskTTL)
+	if legacyface.DefaultMaxTaskTTL != 24*time.Hour {
+		t.Fatalf("DefaultMaxTaskTTL is %v; docs/MIGRATION.md says 24 hours — update both", legacyface.DefaultMaxTaskTTL)
 	}
 	guide, err := os.ReadFile(filepath.Join("..", "..", "docs", "MIGRATION.md"))
 	if err != nil {
@@ -205,7 +205,7 @@ func TestMaxTTLEnforcedAndDocumented_L74_L76(t *testing.T) {
 	}
 	// L-77: the guide states the per-requestor concurrency limit.
 	if !regexp.MustCompile(`(?i)concurrent tasks per requestor are limited`).Match(guide) ||
-		!regexp.MustCompile(`--max-tasks-per-principal\x60 \(256\)`).Match(guide) || face.DefaultMaxTasksPerPrincipal != 256 {
+		!regexp.MustCompile(`--max-tasks-per-principal\x60 \(256\)`).Match(guide) || legacyface.DefaultMaxTasksPerPrincipal != 256 {
 		t.Error("docs/MIGRATION.md no longer documents the concurrent-task limit per requestor (L-77)")
 	}
 }
@@ -218,7 +218,7 @@ func TestMaxTTLEnforcedAndDocumented_L74_L76(t *testing.T) {
 func TestProgressEndsWithTheTask_L62_L63(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{})
+	br := startBridge(t, up, legacyface.Config{})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	c.drainEvents()
@@ -270,7 +270,7 @@ func TestExpiredTaskIsGone_L64_L65(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
 	clk := storetest.NewClock()
-	br := startBridge(t, up, face.Config{Store: sessionmap.NewMemory(sessionmap.WithClock(clk.Now))})
+	br := startBridge(t, up, legacyface.Config{Store: sessionmap.NewMemory(sessionmap.WithClock(clk.Now))})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}, "task": map[string]any{"ttl": 1000}}))
@@ -300,7 +300,7 @@ func TestExpiredTaskIsGone_L64_L65(t *testing.T) {
 func TestUpstreamTaskTTLIsTheSmallerOfRequestAndUpstream_L20_L74(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{}) // ttlMs 3600000
-	br := startBridge(t, up, face.Config{})
+	br := startBridge(t, up, legacyface.Config{})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	for _, tc := range []struct{ asked, want int64 }{{3000, 3000}, {7200000, 3600000}} {

@@ -1,4 +1,4 @@
-package face
+package legacyface
 
 import (
 	"context"
@@ -6,18 +6,18 @@ import (
 	"net/http"
 
 	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
-	"github.com/tasksbridge/tasksbridge/internal/upcred"
-	"github.com/tasksbridge/tasksbridge/internal/watch"
 	"github.com/tasksbridge/tasksbridge/modern"
-	"github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/runtime/upcred"
+	"github.com/tasksbridge/tasksbridge/runtime/watch"
+	modernup "github.com/tasksbridge/tasksbridge/upstream/modern"
 )
 
 // Upstream credentials over time. Access tokens live minutes and tasks live
 // hours, so what the bridge does for a principal after the request that
 // started it (a watcher polling the task, the outbox delivering an owed
 // cancel or input answer) uses the freshest credential the principal has
-// presented (internal/upcred), fetched at call time, not the one captured
+// presented (runtime/upcred), fetched at call time, not the one captured
 // when the task began. Every request of a session hands its Authorization
 // to the keeper (noteCredential; an unchanged one costs a compare).
 //
@@ -107,7 +107,7 @@ func (b *Bridge) credentialFresh(principal string) {
 	delete(b.owed.byPrincipal, principal)
 	b.owed.mu.Unlock()
 	for _, rec := range recs {
-		b.deliverDebts(rec, upstream.CallOptions{})
+		b.deliverDebts(rec, modernup.CallOptions{})
 	}
 }
 
@@ -116,7 +116,7 @@ func (b *Bridge) credentialFresh(principal string) {
 // and tries the next freshest, if any. Without a principal, or when the
 // keeper has never seen one for it (opts then carries the credential of
 // the request that bound the task), opts is used as it is.
-func (b *Bridge) withCredential(ctx context.Context, principal string, opts upstream.CallOptions, call func(upstream.CallOptions) error) error {
+func (b *Bridge) withCredential(ctx context.Context, principal string, opts modernup.CallOptions, call func(modernup.CallOptions) error) error {
 	if principal == "" {
 		return call(opts)
 	}
@@ -191,7 +191,7 @@ func (b *Bridge) authExpired(snap watch.Snapshot, principal string) bool {
 type credSource struct {
 	b         *Bridge
 	principal string
-	opts      upstream.CallOptions
+	opts      modernup.CallOptions
 }
 
 var (
@@ -201,7 +201,7 @@ var (
 
 func (c credSource) GetTask(ctx context.Context, taskID string) (*modern.DetailedTask, error) {
 	var t *modern.DetailedTask
-	err := c.b.withCredential(ctx, c.principal, c.opts, func(o upstream.CallOptions) error {
+	err := c.b.withCredential(ctx, c.principal, c.opts, func(o modernup.CallOptions) error {
 		var err error
 		t, err = c.b.up.GetTask(ctx, taskID, o)
 		return err
@@ -210,7 +210,7 @@ func (c credSource) GetTask(ctx context.Context, taskID string) (*modern.Detaile
 }
 
 func (c credSource) UpdateTask(ctx context.Context, taskID string, responses modern.InputResponses) error {
-	return c.b.withCredential(ctx, c.principal, c.opts, func(o upstream.CallOptions) error {
+	return c.b.withCredential(ctx, c.principal, c.opts, func(o modernup.CallOptions) error {
 		return c.b.up.UpdateTask(ctx, taskID, responses, o)
 	})
 }
@@ -218,9 +218,9 @@ func (c credSource) UpdateTask(ctx context.Context, taskID string, responses mod
 func (c credSource) ListenTasks(ctx context.Context, taskIDs []string) (<-chan *modern.DetailedTask, []string, error) {
 	var ch <-chan *modern.DetailedTask
 	var acked []string
-	err := c.b.withCredential(ctx, c.principal, c.opts, func(o upstream.CallOptions) error {
+	err := c.b.withCredential(ctx, c.principal, c.opts, func(o modernup.CallOptions) error {
 		var err error
-		ch, acked, err = upstream.TaskSource{Client: c.b.up, Opts: o}.ListenTasks(ctx, taskIDs)
+		ch, acked, err = modernup.TaskSource{Client: c.b.up, Opts: o}.ListenTasks(ctx, taskIDs)
 		return err
 	})
 	return ch, acked, err

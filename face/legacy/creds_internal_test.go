@@ -1,4 +1,4 @@
-package face
+package legacyface
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
-	"github.com/tasksbridge/tasksbridge/internal/upcred"
-	"github.com/tasksbridge/tasksbridge/modern/upstream"
+	"github.com/tasksbridge/tasksbridge/runtime/upcred"
+	modernup "github.com/tasksbridge/tasksbridge/upstream/modern"
 )
 
 // withCredential calls with the freshest credential, moves on after a 401,
@@ -21,7 +21,7 @@ func TestWithCredentialPausesWhenExhausted(t *testing.T) {
 	ctx := context.Background()
 	valid := map[string]bool{"Bearer B": true}
 	var sent []string
-	call := func(o upstream.CallOptions) error {
+	call := func(o modernup.CallOptions) error {
 		sent = append(sent, o.Authorization)
 		if !valid[o.Authorization] {
 			return &oauthmeta.UpstreamAuthError{Status: http.StatusUnauthorized, Method: "tasks/get"}
@@ -29,11 +29,11 @@ func TestWithCredentialPausesWhenExhausted(t *testing.T) {
 		return nil
 	}
 	b.creds.Observe(ctx, "alice", "Bearer A", time.Time{})
-	if err := b.withCredential(ctx, "alice", upstream.CallOptions{Authorization: "Bearer A"}, call); !errors.As(err, new(credentialsExhausted)) {
+	if err := b.withCredential(ctx, "alice", modernup.CallOptions{Authorization: "Bearer A"}, call); !errors.As(err, new(credentialsExhausted)) {
 		t.Fatalf("with A refused and nothing else: %v", err)
 	}
 	for range 5 {
-		if err := b.withCredential(ctx, "alice", upstream.CallOptions{Authorization: "Bearer A"}, call); !errors.As(err, new(credentialsExhausted)) {
+		if err := b.withCredential(ctx, "alice", modernup.CallOptions{Authorization: "Bearer A"}, call); !errors.As(err, new(credentialsExhausted)) {
 			t.Fatalf("exhausted: %v", err)
 		}
 	}
@@ -41,7 +41,7 @@ func TestWithCredentialPausesWhenExhausted(t *testing.T) {
 		t.Fatalf("calls made: %q; want one (A), then none while exhausted", sent)
 	}
 	b.creds.Observe(ctx, "alice", "Bearer B", time.Time{})
-	if err := b.withCredential(ctx, "alice", upstream.CallOptions{Authorization: "Bearer A"}, call); err != nil {
+	if err := b.withCredential(ctx, "alice", modernup.CallOptions{Authorization: "Bearer A"}, call); err != nil {
 		t.Fatalf("with B: %v", err)
 	}
 	if sent[len(sent)-1] != "Bearer B" {
@@ -49,7 +49,7 @@ func TestWithCredentialPausesWhenExhausted(t *testing.T) {
 	}
 	// No principal: the options as they are, whatever the keeper holds.
 	sent = nil
-	_ = b.withCredential(ctx, "", upstream.CallOptions{Authorization: "Bearer X"}, call)
+	_ = b.withCredential(ctx, "", modernup.CallOptions{Authorization: "Bearer X"}, call)
 	if len(sent) != 1 || sent[0] != "Bearer X" {
 		t.Fatalf("anonymous call: %q", sent)
 	}

@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"bytes"
@@ -11,15 +11,15 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/tasksbridge/tasksbridge/internal/coord"
-	"github.com/tasksbridge/tasksbridge/internal/credseal"
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
 	"github.com/tasksbridge/tasksbridge/internal/identity"
-	"github.com/tasksbridge/tasksbridge/internal/redistest"
-	"github.com/tasksbridge/tasksbridge/internal/upcred"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
-	"github.com/tasksbridge/tasksbridge/modern/upstream"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/redistest"
+	"github.com/tasksbridge/tasksbridge/runtime/coord"
+	"github.com/tasksbridge/tasksbridge/runtime/credseal"
+	"github.com/tasksbridge/tasksbridge/runtime/upcred"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
+	modernup "github.com/tasksbridge/tasksbridge/upstream/modern"
 )
 
 // Three replicas on one Redis, each with its own credential keeper (one
@@ -64,10 +64,10 @@ func TestTokenRefreshAcrossReplicasOnRedis(t *testing.T) {
 		// Watchers stay warm (and their leases held) for the whole test:
 		// a replica's waiter hears of the lease holder's refusal itself.
 		wc.IdleTimeout = 2 * time.Minute
-		cfg := face.Config{UpstreamClient: upstream.NewHTTP(target, &http.Client{Transport: authErrRT{next: http.DefaultTransport}}),
+		cfg := legacyface.Config{UpstreamClient: modernup.NewHTTP(target, &http.Client{Transport: authErrRT{next: http.DefaultTransport}}),
 			Store: st, Logger: quietLogger(), Watch: wc, Credentials: keeper}
 		cfg.Outbox.Leases = co
-		b, err := face.New(cfg)
+		b, err := legacyface.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +111,7 @@ func TestTokenRefreshAcrossReplicasOnRedis(t *testing.T) {
 	// which finds no usable credential, and the wait is told so.
 	c.url = urls[1]
 	r := c.call(ctx, "tasks/result", map[string]any{"taskId": ids[0]})
-	if r.Err == nil || r.Err.Code != face.CodeAuthorizationExpired {
+	if r.Err == nil || r.Err.Code != legacyface.CodeAuthorizationExpired {
 		t.Fatalf("tasks/result on replica 1 with the expired token: HTTP %d %s", r.Status, r.Envelope)
 	}
 	// B reaches replica 2 only, with a request that reads no task.

@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"context"
@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
 	"github.com/tasksbridge/tasksbridge/internal/identity"
 	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
-	"github.com/tasksbridge/tasksbridge/internal/upcred"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
-	"github.com/tasksbridge/tasksbridge/modern/upstream"
+	"github.com/tasksbridge/tasksbridge/runtime/upcred"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
+	modernup "github.com/tasksbridge/tasksbridge/upstream/modern"
 )
 
 // tokenGate is an upstream's token check in front of the demo server: it
@@ -83,7 +83,7 @@ func (g *tokenGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // authErrRT turns the upstream's 401 and 403 into the typed refusal
-// (*oauthmeta.UpstreamAuthError) that modern/upstream reports for them.
+// (*oauthmeta.UpstreamAuthError) that upstream/modern reports for them.
 type authErrRT struct{ next http.RoundTripper }
 
 func (t authErrRT) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -101,7 +101,7 @@ func (t authErrRT) RoundTrip(r *http.Request) (*http.Response, error) {
 type credEnv struct {
 	up   *upEnv
 	gate *tokenGate
-	br   *face.Bridge
+	br   *legacyface.Bridge
 	url  string
 	st   sessionmap.Store
 }
@@ -110,7 +110,7 @@ type credEnv struct {
 // resolver is stable across one subject's tokens (as jwt mode is).
 var subjects = map[string]string{"Bearer alice-A": "alice", "Bearer alice-B": "alice", "Bearer bob-1": "bob"}
 
-func startCredBridge(t *testing.T, keeper *upcred.Keeper, st sessionmap.Store, mods ...func(*face.Config)) *credEnv {
+func startCredBridge(t *testing.T, keeper *upcred.Keeper, st sessionmap.Store, mods ...func(*legacyface.Config)) *credEnv {
 	t.Helper()
 	up := startUpstream(t, demo.Options{})
 	gate := &tokenGate{next: up.rec, subj: map[string]string{}}
@@ -122,14 +122,14 @@ func startCredBridge(t *testing.T, keeper *upcred.Keeper, st sessionmap.Store, m
 	if st == nil {
 		st = sessionmap.NewMemory()
 	}
-	client := upstream.NewHTTP(ghs.URL+"/mcp", &http.Client{Transport: authErrRT{next: http.DefaultTransport}})
+	client := modernup.NewHTTP(ghs.URL+"/mcp", &http.Client{Transport: authErrRT{next: http.DefaultTransport}})
 	wc := fastWatch()
 	wc.DisablePush = true // the watchers poll: every upstream read shows its credential
-	cfg := face.Config{UpstreamClient: client, Store: st, Logger: quietLogger(), Watch: wc, Credentials: keeper}
+	cfg := legacyface.Config{UpstreamClient: client, Store: st, Logger: quietLogger(), Watch: wc, Credentials: keeper}
 	for _, m := range mods {
 		m(&cfg)
 	}
-	b, err := face.New(cfg)
+	b, err := legacyface.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestTokenExpiresMidTask(t *testing.T) {
 
 func testTokenExpiresMidTask(t *testing.T, parked bool) {
 	ctx := ctxT(t, 30*time.Second)
-	env := startCredBridge(t, nil, nil, func(c *face.Config) { c.DisableParkedWaits = !parked })
+	env := startCredBridge(t, nil, nil, func(c *legacyface.Config) { c.DisableParkedWaits = !parked })
 	c := newRawClient(t, env.url)
 	c.authz = "Bearer alice-A"
 	c.initialize(ctx, nil)
@@ -186,13 +186,13 @@ func testTokenExpiresMidTask(t *testing.T, parked bool) {
 	// while its response has not started (the client's OAuth layer
 	// refreshes), -32030 once it has; never a failed task.
 	r := c.call(ctx, "tasks/result", map[string]any{"taskId": id})
-	if r.Err == nil || (r.Status != http.StatusUnauthorized && (r.Err.Code != face.CodeAuthorizationExpired || r.Err.Message != "authorization expired: call again with a fresh token")) {
+	if r.Err == nil || (r.Status != http.StatusUnauthorized && (r.Err.Code != legacyface.CodeAuthorizationExpired || r.Err.Message != "authorization expired: call again with a fresh token")) {
 		t.Fatalf("tasks/result with an expired token: HTTP %d %s", r.Status, r.Envelope)
 	}
 	// tasks/get carries the expired token itself: the upstream's 401 is
 	// relayed (the client's OAuth layer refreshes), never a failed task.
 	if r := c.call(ctx, "tasks/get", map[string]any{"taskId": id}); r.Err != nil {
-		if r.Status != http.StatusUnauthorized && r.Err.Code != face.CodeAuthorizationExpired {
+		if r.Status != http.StatusUnauthorized && r.Err.Code != legacyface.CodeAuthorizationExpired {
 			t.Fatalf("tasks/get with an expired token: HTTP %d %s", r.Status, r.Envelope)
 		}
 	} else if s := statusOf(t, r); s != "working" {
@@ -322,7 +322,7 @@ func TestTokenExpiresDuringPlainCall(t *testing.T) {
 		name := map[bool]string{true: "parked", false: "blocking"}[parked]
 		t.Run(name, func(t *testing.T) {
 			ctx := ctxT(t, 30*time.Second)
-			env := startCredBridge(t, nil, nil, func(c *face.Config) { c.DisableParkedWaits = !parked })
+			env := startCredBridge(t, nil, nil, func(c *legacyface.Config) { c.DisableParkedWaits = !parked })
 			c := newRawClient(t, env.url)
 			c.authz = "Bearer alice-A"
 			c.initialize(ctx, nil)
@@ -345,7 +345,7 @@ func TestTokenExpiresDuringPlainCall(t *testing.T) {
 				if got.err != nil {
 					t.Fatal(got.err)
 				}
-				if got.r.Err == nil || got.r.Err.Code != face.CodeAuthorizationExpired {
+				if got.r.Err == nil || got.r.Err.Code != legacyface.CodeAuthorizationExpired {
 					t.Fatalf("the waiting tools/call got HTTP %d %s", got.r.Status, got.r.Envelope)
 				}
 			case <-ctx.Done():
@@ -360,7 +360,7 @@ func TestTokenExpiresDuringPlainCall(t *testing.T) {
 // request: the outbox uses the freshest credential at each attempt.
 func TestOwedCancelUsesFreshToken(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
-	env := startCredBridge(t, nil, nil, func(c *face.Config) {
+	env := startCredBridge(t, nil, nil, func(c *legacyface.Config) {
 		c.Outbox.Initial, c.Outbox.Max = 10*time.Millisecond, 50*time.Millisecond
 	})
 	c := newRawClient(t, env.url)

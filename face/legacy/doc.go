@@ -1,12 +1,12 @@
-// Package face is the bridge's legacy face: it serves MCP 2025-11-25 clients,
+// Package legacyface is the bridge's legacy face: it serves MCP 2025-11-25 clients,
 // including their experimental tasks (tasks/get, the blocking tasks/result,
 // tasks/list, tasks/cancel), in front of a modern 2026-07-28 server that
 // speaks the io.modelcontextprotocol/tasks extension (modern-tasks.md §5).
 //
 // # Shape
 //
-// A Bridge (New) owns the upstream client (modern/upstream), the durable
-// index (sessionmap), one watcher per upstream task (internal/watch) and the
+// A Bridge (New) owns the upstream client (upstream/modern), the durable
+// index (sessionmap), one watcher per upstream task (runtime/watch) and the
 // session table. Over HTTP, Handler is the bridge's own endpoint:
 //
 //   - Sessions are records, not servers (sessions.go): a session is its
@@ -50,7 +50,7 @@
 //     go, and one hub per task answers all its parked waits from the task's
 //     watcher; the keep-alive ticker notices a client gone (its close, or a
 //     failed write). Response wrappers follow through ResponseDetacher (the
-//     wire meter of internal/server). HTTP/2, stdio and a wait with work of
+//     wire meter of router). HTTP/2, stdio and a wait with work of
 //     its own (questions to present, progress to send) keep the blocking
 //     wait.
 //   - Per-principal limits (limits.go, L-72, L-73) bound the calls and
@@ -104,4 +104,4 @@
 // the same session (same Mcp-Session-Id) still sees its tasks, but a new
 // session does not (L-04, L-71). Task ids are 144-bit random values either
 // way (L-70).
-package face
+package legacyface

@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"context"
@@ -11,15 +11,15 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
 // sessionCounts counts the session lifecycle events the metrics see.
 type sessionCounts struct{ start, rehydrate, end atomic.Int64 }
 
-func (c *sessionCounts) hook(ev face.SessionEvent) {
+func (c *sessionCounts) hook(ev legacyface.SessionEvent) {
 	switch ev.Kind {
 	case "start":
 		c.start.Add(1)
@@ -39,7 +39,7 @@ func TestIdleSessionsBeyondTheCacheGoDormant(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	up := startUpstream(t, demo.Options{})
 	var ev sessionCounts
-	cfg := face.Config{MaxIdleCached: 2, Store: sessionmap.NewMemory()}
+	cfg := legacyface.Config{MaxIdleCached: 2, Store: sessionmap.NewMemory()}
 	cfg.Hooks.Session = ev.hook
 	br := startBridge(t, up, cfg)
 	const n = 6
@@ -113,7 +113,7 @@ func TestIdleSessionsBeyondTheCacheGoDormant(t *testing.T) {
 func TestMaxSessionsCountsDormantSessions(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{MaxSessions: 3, MaxIdleCached: 1})
+	br := startBridge(t, up, legacyface.Config{MaxSessions: 3, MaxIdleCached: 1})
 	for range 3 {
 		newRawClient(t, br.url).initialize(ctx, nil)
 	}
@@ -142,7 +142,7 @@ func TestDormantSessionsExpire(t *testing.T) {
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 	var ev sessionCounts
 	st := sessionmap.NewMemory()
-	cfg := face.Config{SessionIdleTimeout: 2 * time.Second, Clock: clock, Store: st, MaxIdleCached: 1}
+	cfg := legacyface.Config{SessionIdleTimeout: 2 * time.Second, Clock: clock, Store: st, MaxIdleCached: 1}
 	cfg.Hooks.Session = ev.hook
 	br := startBridge(t, up, cfg)
 	asked := newRawClient(t, br.url)
@@ -161,7 +161,7 @@ func TestDormantSessionsExpire(t *testing.T) {
 	if r.Status != http.StatusNotFound {
 		t.Errorf("dormant session idle 5 s with a 2 s timeout: HTTP %d %s, want 404", r.Status, r.Body)
 	}
-	face.Sweep(br.b)
+	legacyface.Sweep(br.b)
 	if got := br.b.Sessions(); got != 0 {
 		t.Errorf("sessions after expiry and the sweep: %d, want 0", got)
 	}
@@ -198,7 +198,7 @@ func TestDormantSessionsUnderConcurrentUse(t *testing.T) {
 	ctx := ctxT(t, 60*time.Second)
 	up := startUpstream(t, demo.Options{})
 	var ev sessionCounts
-	cfg := face.Config{MaxIdleCached: 1, Store: sessionmap.NewMemory()}
+	cfg := legacyface.Config{MaxIdleCached: 1, Store: sessionmap.NewMemory()}
 	cfg.Hooks.Session = ev.hook
 	br := startBridge(t, up, cfg)
 	const n, rounds = 6, 15

@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"bufio"
@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/internal/schemacheck"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/schemacheck"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
@@ -26,7 +26,7 @@ func TestInitializeFromDiscover_L01(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
 	st := sessionmap.NewMemory()
-	br := startBridge(t, up, face.Config{Store: st})
+	br := startBridge(t, up, legacyface.Config{Store: st})
 	c := newRawClient(t, br.url)
 	r := c.initialize(ctx, nil)
 
@@ -85,7 +85,7 @@ func mustJSON(v any) string {
 func TestOlderProtocolHasNoTasks(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{})
+	br := startBridge(t, up, legacyface.Config{})
 	c := newRawClient(t, br.url)
 	r := c.call(ctx, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "old", "version": "1"}})
@@ -116,7 +116,7 @@ func TestLogLevelStampedUpstream(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
 	st := sessionmap.NewMemory()
-	br := startBridge(t, up, face.Config{Store: st})
+	br := startBridge(t, up, legacyface.Config{Store: st})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	if r := c.call(ctx, "logging/setLevel", map[string]any{"level": "warning"}); r.Err != nil {
@@ -151,7 +151,7 @@ func TestLogLevelStampedUpstream(t *testing.T) {
 func TestPlainCallOfTaskToolIsPolled(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{})
+	br := startBridge(t, up, legacyface.Config{})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	c.drainEvents()
@@ -188,7 +188,7 @@ func TestTasksGetThrottled(t *testing.T) {
 	clk := newManualClock()
 	wc := fastWatch()
 	wc.Clock, wc.DisablePush = clk, true
-	br := startBridge(t, up, face.Config{Watch: wc})
+	br := startBridge(t, up, legacyface.Config{Watch: wc})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "x"}, "task": map[string]any{}}))
@@ -219,7 +219,7 @@ func TestOneWatcherForManyWaiters(t *testing.T) {
 	clk := newManualClock()
 	wc := fastWatch()
 	wc.Clock, wc.DisablePush = clk, true
-	br := startBridge(t, up, face.Config{Watch: wc, KeepAlive: 5 * time.Millisecond})
+	br := startBridge(t, up, legacyface.Config{Watch: wc, KeepAlive: 5 * time.Millisecond})
 	owner := newRawClient(t, br.url)
 	owner.authz = "Bearer shared"
 	owner.initialize(ctx, nil)
@@ -262,7 +262,7 @@ func TestInputAnsweredExactlyOnce(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	up := startUpstream(t, demo.Options{})
 	st := sessionmap.NewMemory()
-	br := startBridge(t, up, face.Config{Store: st})
+	br := startBridge(t, up, legacyface.Config{Store: st})
 	answer := func(method string, params json.RawMessage) (any, *rpc.Error) {
 		return map[string]any{"action": "accept", "content": map[string]any{"answer": "once"}}, nil
 	}
@@ -324,7 +324,7 @@ func TestInputAnsweredExactlyOnce(t *testing.T) {
 func TestCancelledWaitEndsOnlyItself_L86(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{KeepAlive: 5 * time.Millisecond})
+	br := startBridge(t, up, legacyface.Config{KeepAlive: 5 * time.Millisecond})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "survived"}, "task": map[string]any{}}))
@@ -381,7 +381,7 @@ func TestCancelledWaitEndsOnlyItself_L86(t *testing.T) {
 func TestKeepAlivesOnLongWait(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{KeepAlive: 5 * time.Millisecond})
+	br := startBridge(t, up, legacyface.Config{KeepAlive: 5 * time.Millisecond})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "late"}, "task": map[string]any{}}))
@@ -404,7 +404,7 @@ func TestKeepAlivesOnLongWait(t *testing.T) {
 func TestScopeIsolationBetweenPrincipals_L69(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{})
+	br := startBridge(t, up, legacyface.Config{})
 	alice := newRawClient(t, br.url)
 	alice.authz = "Bearer alice-token"
 	alice.initialize(ctx, nil)
@@ -456,7 +456,7 @@ func TestScopeIsolationBetweenPrincipals_L69(t *testing.T) {
 func TestSessionScopeWithoutCredentials(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{})
+	br := startBridge(t, up, legacyface.Config{})
 	a := newRawClient(t, br.url)
 	a.initialize(ctx, nil)
 	id := taskIDOf(t, a.call(ctx, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}, "task": map[string]any{}}))
@@ -473,7 +473,7 @@ func TestSessionScopeWithoutCredentials(t *testing.T) {
 func TestHTTPRefusals(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{MaxBodyBytes: 2048})
+	br := startBridge(t, up, legacyface.Config{MaxBodyBytes: 2048})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 
@@ -522,7 +522,7 @@ func TestDeleteSession(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
 	st := sessionmap.NewMemory()
-	br := startBridge(t, up, face.Config{Store: st})
+	br := startBridge(t, up, legacyface.Config{Store: st})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}, "task": map[string]any{}}))
@@ -551,7 +551,7 @@ func TestUpstreamDown(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	up := startUpstream(t, demo.Options{})
 	st := sessionmap.NewMemory()
-	br := startBridge(t, up, face.Config{Store: st})
+	br := startBridge(t, up, legacyface.Config{Store: st})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "back"}, "task": map[string]any{}}))
@@ -577,7 +577,7 @@ func TestUpstreamDown(t *testing.T) {
 	}
 
 	// A bridge whose upstream does not listen at all.
-	dead := startBridge(t, up, face.Config{Upstream: "http://127.0.0.1:1/mcp"})
+	dead := startBridge(t, up, legacyface.Config{Upstream: "http://127.0.0.1:1/mcp"})
 	d := newRawClient(t, dead.url)
 	ir := d.call(ctx, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "x", "version": "1"}})
@@ -591,7 +591,7 @@ func TestUpstreamDown(t *testing.T) {
 func TestHealthAndReady(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{})
+	br := startBridge(t, up, legacyface.Config{})
 	get := func(url string) int {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		resp, err := http.DefaultClient.Do(req)
@@ -607,7 +607,7 @@ func TestHealthAndReady(t *testing.T) {
 	if s := get(br.hs.URL + "/readyz"); s != http.StatusOK {
 		t.Errorf("readyz %d", s)
 	}
-	dead := startBridge(t, up, face.Config{Upstream: "http://127.0.0.1:1/mcp"})
+	dead := startBridge(t, up, legacyface.Config{Upstream: "http://127.0.0.1:1/mcp"})
 	if s := get(dead.hs.URL + "/readyz"); s != http.StatusServiceUnavailable {
 		t.Errorf("readyz without upstream %d", s)
 	}
@@ -621,7 +621,7 @@ func TestHealthAndReady(t *testing.T) {
 func TestStatusNotificationsOnGETStream_L61(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{StatusNotifications: true})
+	br := startBridge(t, up, legacyface.Config{StatusNotifications: true})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	notes := make(chan json.RawMessage, 8)

@@ -1,4 +1,4 @@
-package face
+package legacyface
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
-// The composition root (internal/server) hands the face every HTTP request
+// The composition root (router) hands the face every HTTP request
 // through the request edge: Host and Origin checked, the body read and
 // decoded once, the principal resolved (edge.FromContext). The fallbacks
 // below serve the face on its own (Bridge.Handler in tests and embedding),

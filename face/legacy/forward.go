@@ -1,4 +1,4 @@
-package face
+package legacyface
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
-	"github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/translate"
+	modernup "github.com/tasksbridge/tasksbridge/upstream/modern"
 )
 
 // maxMRTRRounds bounds the input_required rounds of one request (go-sdk's
@@ -85,13 +85,13 @@ func (s *session) toolsList(ctx context.Context, ri *reqInfo) (mcp.Result, error
 // request's stream, and the request is retried with the answers, the echoed
 // requestState and a new id (M-17, M-18). It returns a complete result or,
 // for tools/call, a task.
-func (s *session) callUpstream(ctx context.Context, method string, params json.RawMessage, opts upstream.CallOptions) (translate.CallKind, json.RawMessage, error) {
+func (s *session) callUpstream(ctx context.Context, method string, params json.RawMessage, opts modernup.CallOptions) (translate.CallKind, json.RawMessage, error) {
 	cur := params
 	for round := 0; ; round++ {
 		var raw json.RawMessage
 		var err error
 		if method == legacy.MethodToolsCall {
-			var out *upstream.ToolOutcome
+			var out *modernup.ToolOutcome
 			if out, err = s.b.upstreamCallTool(ctx, cur, opts); err == nil {
 				raw = out.Raw
 			}

@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"bytes"
@@ -12,8 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/tasksbridge/tasksbridge/internal/schemacheck"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/schemacheck"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -96,7 +96,7 @@ func startCustomUpstream(t *testing.T) *customUpstream {
 func TestMRTROnOrdinaryRequest(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startCustomUpstream(t)
-	br := startBridge(t, nil, face.Config{Upstream: up.url})
+	br := startBridge(t, nil, legacyface.Config{Upstream: up.url})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	c.setHandler(func(method string, params json.RawMessage) (any, *rpc.Error) {
@@ -147,7 +147,7 @@ func TestMRTROnOrdinaryRequest(t *testing.T) {
 func TestProgressAndLogNotifications(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startCustomUpstream(t)
-	br := startBridge(t, nil, face.Config{Upstream: up.url})
+	br := startBridge(t, nil, legacyface.Config{Upstream: up.url})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	c.call(ctx, "logging/setLevel", map[string]any{"level": "info"})
@@ -187,7 +187,7 @@ func TestProgressAndLogNotifications(t *testing.T) {
 func TestForwardedMethods(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startCustomUpstream(t)
-	br := startBridge(t, nil, face.Config{Upstream: up.url})
+	br := startBridge(t, nil, legacyface.Config{Upstream: up.url})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	v := schemacheck.Load(t)
@@ -232,7 +232,7 @@ func TestForwardedMethods(t *testing.T) {
 func TestResourceSubscriptionsViaListen(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startCustomUpstream(t)
-	br := startBridge(t, nil, face.Config{Upstream: up.url})
+	br := startBridge(t, nil, legacyface.Config{Upstream: up.url})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	notes := make(chan json.RawMessage, 8)

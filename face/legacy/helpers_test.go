@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"bufio"
@@ -17,12 +17,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/internal/schemacheck"
-	"github.com/tasksbridge/tasksbridge/internal/watch"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/schemacheck"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/runtime/watch"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -220,7 +220,7 @@ const (
 // ---- bridge -------------------------------------------------------------
 
 type bridgeEnv struct {
-	b   *face.Bridge
+	b   *legacyface.Bridge
 	hs  *httptest.Server
 	url string
 	// watchClock is the watchers' clock when a test drives it (nil: the
@@ -238,7 +238,7 @@ func fastWatch() watch.Config {
 
 // startBridge runs a bridge in front of up on 127.0.0.1 (memory store unless
 // cfg names one).
-func startBridge(t *testing.T, up *upEnv, cfg face.Config) *bridgeEnv {
+func startBridge(t *testing.T, up *upEnv, cfg legacyface.Config) *bridgeEnv {
 	t.Helper()
 	if cfg.Upstream == "" && cfg.UpstreamClient == nil && cfg.UpstreamCommand == "" {
 		cfg.Upstream = up.url
@@ -252,7 +252,7 @@ func startBridge(t *testing.T, up *upEnv, cfg face.Config) *bridgeEnv {
 	if cfg.Watch.MinPollInterval == 0 {
 		cfg.Watch = fastWatch()
 	}
-	b, err := face.New(cfg)
+	b, err := legacyface.New(cfg)
 	if err != nil {
 		t.Fatalf("face.New: %v", err)
 	}

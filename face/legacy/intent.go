@@ -1,4 +1,4 @@
-package face
+package legacyface
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/tasksbridge/tasksbridge/modern"
-	"github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
+	modernup "github.com/tasksbridge/tasksbridge/upstream/modern"
 )
 
 // Create intents (sessionmap.Intent): before a task-augmented tools/call
@@ -143,11 +143,11 @@ func (b *Bridge) flushIntents() {
 // credential. A transport error, a 5xx or a cut connection leaves the
 // outcome unknown (the intent stays).
 func settledByAnswer(err error) bool {
-	var ue *upstream.Error
+	var ue *modernup.Error
 	if errors.As(err, &ue) {
 		// A failure on the way (upstream.Error): only a refused
 		// credential is known to have created nothing.
-		return errors.Is(err, upstream.ErrUnauthorized)
+		return errors.Is(err, modernup.ErrUnauthorized)
 	}
 	var re *jsonrpc.Error
 	return errors.As(err, &re)
@@ -157,7 +157,7 @@ func settledByAnswer(err error) bool {
 // the client will never see (its record could not be written), and records
 // on the intent what the upstream was asked and what it answered. The
 // outbox cannot do it: it works from the task record, which is missing.
-func (s *session) cancelUndelivered(intentID string, t modern.Task, tool string, opts upstream.CallOptions) {
+func (s *session) cancelUndelivered(intentID string, t modern.Task, tool string, opts modernup.CallOptions) {
 	b := s.b
 	sc := s.scope()
 	opts.OnNotify, opts.Header = nil, nil
@@ -165,7 +165,7 @@ func (s *session) cancelUndelivered(intentID string, t modern.Task, tool string,
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		start := time.Now()
-		err := b.withCredential(ctx, sc.Principal, opts, func(o upstream.CallOptions) error {
+		err := b.withCredential(ctx, sc.Principal, opts, func(o modernup.CallOptions) error {
 			return b.up.CancelTask(ctx, t.TaskID, o)
 		})
 		b.reportUpstream(modern.MethodTasksCancel, start, err)

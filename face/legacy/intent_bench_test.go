@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -28,7 +28,7 @@ func BenchmarkTaskCreate(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	br, err := face.New(face.Config{Upstream: upURL, Store: st, Logger: quietLogger(), Watch: fastWatch()})
+	br, err := legacyface.New(legacyface.Config{Upstream: upURL, Store: st, Logger: quietLogger(), Watch: fastWatch()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
@@ -63,7 +63,7 @@ func TestIntentStaysWhenUpstreamAnswerIsLost(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	up := resettingUpstream(t)
 	st := sessionmap.NewMemory()
-	br := startBridge(t, up, face.Config{Store: st})
+	br := startBridge(t, up, legacyface.Config{Store: st})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	r, err := c.try(ctx, "tools/call", map[string]any{"name": "slow_task",
@@ -122,7 +122,7 @@ func TestUndeliveredTaskIsCancelledUpstream(t *testing.T) {
 			if mode == "client-gone" {
 				st.mode.Store(1)
 			}
-			br := startBridge(t, up, face.Config{Store: st})
+			br := startBridge(t, up, legacyface.Config{Store: st})
 			c := newRawClient(t, br.url)
 			c.initialize(ctx, nil)
 			cctx, cancel := context.WithCancel(ctx)
@@ -169,7 +169,7 @@ func TestNormalCreateLeavesNoIntent(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	up := startUpstream(t, demo.Options{})
 	st := sessionmap.NewMemory()
-	br := startBridge(t, up, face.Config{Store: st})
+	br := startBridge(t, up, legacyface.Config{Store: st})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task",

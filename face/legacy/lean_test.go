@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
@@ -45,7 +45,7 @@ func TestIdleSessionsAreRecords(t *testing.T) {
 	srv := demo.New(demo.Options{})
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { srv.Close(); hs.Close() })
-	br := startBridge(t, &upEnv{url: hs.URL}, face.Config{})
+	br := startBridge(t, &upEnv{url: hs.URL}, legacyface.Config{})
 	warm := newRawClient(t, br.url)
 	warm.initialize(ctx, nil)
 
@@ -81,9 +81,9 @@ func TestMaxSessionsRefusesBeyondBound(t *testing.T) {
 	ctx := ctxT(t, 60*time.Second)
 	up := startUpstream(t, demo.Options{})
 	var refused atomic.Int64
-	cfg := face.Config{MaxSessions: 1000, MaxSessionsPerPrincipal: -1}
-	cfg.Hooks.Refused = func(ev face.RefusedEvent) {
-		if ev.Limit == face.LimitSessions {
+	cfg := legacyface.Config{MaxSessions: 1000, MaxSessionsPerPrincipal: -1}
+	cfg.Hooks.Refused = func(ev legacyface.RefusedEvent) {
+		if ev.Limit == legacyface.LimitSessions {
 			refused.Add(1)
 		}
 	}
@@ -128,7 +128,7 @@ func TestSessionIdleTimeoutEnforced(t *testing.T) {
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 	st := sessionmap.NewMemory()
-	br := startBridge(t, up, face.Config{SessionIdleTimeout: 2 * time.Second, Clock: clock, Store: st})
+	br := startBridge(t, up, legacyface.Config{SessionIdleTimeout: 2 * time.Second, Clock: clock, Store: st})
 	idle := newRawClient(t, br.url)
 	idle.initialize(ctx, nil)
 	busy := newRawClient(t, br.url)
@@ -154,7 +154,7 @@ func TestSessionIdleTimeoutEnforced(t *testing.T) {
 	if _, err := st.GetSession(ctx, sessionmap.Scope{Session: idle.sessionID()}); !errors.Is(err, sessionmap.ErrNotFound) {
 		t.Errorf("expired session record: %v, want deleted", err)
 	}
-	face.Sweep(br.b) // the periodic sweep, run now
+	legacyface.Sweep(br.b) // the periodic sweep, run now
 	if got := br.b.Sessions(); got != 1 {
 		t.Errorf("sessions after expiry %d, want 1 (the active one; the idle ones released)", got)
 	}
@@ -169,7 +169,7 @@ func TestSessionIdleTimeoutEnforced(t *testing.T) {
 func TestTasksResultStreamSpeaksEarly_L63(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{KeepAlive: time.Hour})
+	br := startBridge(t, up, legacyface.Config{KeepAlive: time.Hour})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "early"}, "task": map[string]any{}}))
@@ -191,7 +191,7 @@ func TestTasksResultStreamSpeaksEarly_L63(t *testing.T) {
 func TestPlainCallProgressAtKeepAliveCadence_L62(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{KeepAlive: 10 * time.Millisecond})
+	br := startBridge(t, up, legacyface.Config{KeepAlive: 10 * time.Millisecond})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	c.drainEvents()
@@ -232,12 +232,12 @@ func TestPerPrincipalLimits_L72_L73(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	up := startUpstream(t, demo.Options{})
 	var waiters, tasks atomic.Int64
-	cfg := face.Config{MaxWaitersPerPrincipal: 1, MaxTasksPerPrincipal: 1}
-	cfg.Hooks.Refused = func(ev face.RefusedEvent) {
+	cfg := legacyface.Config{MaxWaitersPerPrincipal: 1, MaxTasksPerPrincipal: 1}
+	cfg.Hooks.Refused = func(ev legacyface.RefusedEvent) {
 		switch ev.Limit {
-		case face.LimitWaiters:
+		case legacyface.LimitWaiters:
 			waiters.Add(1)
-		case face.LimitTasks:
+		case legacyface.LimitTasks:
 			tasks.Add(1)
 		}
 	}
@@ -326,7 +326,7 @@ func TestTerminalSnapshotAnswersBeforeDurableWrite(t *testing.T) {
 		}
 	}
 	t.Cleanup(release)
-	br := startBridge(t, up, face.Config{Store: st})
+	br := startBridge(t, up, legacyface.Config{Store: st})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "fast"}, "task": map[string]any{}}))
@@ -357,7 +357,7 @@ func TestWaiterCost(t *testing.T) {
 	}
 	ctx := ctxT(t, 60*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{KeepAlive: 50 * time.Millisecond})
+	br := startBridge(t, up, legacyface.Config{KeepAlive: 50 * time.Millisecond})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "w"}, "task": map[string]any{}}))
@@ -394,8 +394,8 @@ func TestSessionServedByAnyProcessOnTheStore(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	up := startUpstream(t, demo.Options{})
 	st := sessionmap.NewMemory()
-	one := startBridge(t, up, face.Config{Store: st})
-	two := startBridge(t, up, face.Config{Store: st})
+	one := startBridge(t, up, legacyface.Config{Store: st})
+	two := startBridge(t, up, legacyface.Config{Store: st})
 	c := newRawClient(t, one.url)
 	c.initialize(ctx, nil)
 	other := newRawClient(t, two.url)

@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -40,7 +40,7 @@ func TestTasksListOneStoreReadPerPage(t *testing.T) {
 	ctx := ctxT(t, 60*time.Second)
 	up := startUpstream(t, demo.Options{})
 	st := &taskReadCounter{Store: sessionmap.NewMemory()}
-	br := startBridge(t, up, face.Config{Store: st, ListPageSize: 50})
+	br := startBridge(t, up, legacyface.Config{Store: st, ListPageSize: 50})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	for range 51 {

@@ -1,4 +1,4 @@
-package face
+package legacyface
 
 // Limits are the bounds of the legacy face that may change while it serves
 // (bridge serve re-reads them from its config file on SIGHUP): the session

@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"net/http"
@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
 )
 
 // SetLimits (bridge serve's SIGHUP) changes the session bound of a serving
@@ -15,7 +15,7 @@ import (
 func TestSetLimitsChangesSessionBoundLive(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{MaxSessions: 1})
+	br := startBridge(t, up, legacyface.Config{MaxSessions: 1})
 	first := newRawClient(t, br.url)
 	first.initialize(ctx, nil)
 	c := newRawClient(t, br.url)
@@ -23,10 +23,10 @@ func TestSetLimitsChangesSessionBoundLive(t *testing.T) {
 	if r, err := c.post(ctx, body, 7); err != nil || r.Status != http.StatusServiceUnavailable {
 		t.Fatalf("second session under bound 1: %v %+v", err, r)
 	}
-	br.b.SetLimits(face.Limits{MaxSessions: 2})
+	br.b.SetLimits(legacyface.Limits{MaxSessions: 2})
 	// The share derived from the bound follows it (one anonymous client,
 	// one address, holds all of these sessions).
-	if got := br.b.CurrentLimits(); got.MaxSessions != 2 || got.MaxSessionsPerPrincipal != 2 || got.MaxTasksPerPrincipal != face.DefaultMaxTasksPerPrincipal {
+	if got := br.b.CurrentLimits(); got.MaxSessions != 2 || got.MaxSessionsPerPrincipal != 2 || got.MaxTasksPerPrincipal != legacyface.DefaultMaxTasksPerPrincipal {
 		t.Fatalf("CurrentLimits: %+v", got)
 	}
 	if r, err := c.post(ctx, body, 7); err != nil || r.Status != http.StatusOK {
@@ -36,11 +36,11 @@ func TestSetLimitsChangesSessionBoundLive(t *testing.T) {
 	if err != nil || r.Status != http.StatusServiceUnavailable || r.Err == nil || !strings.Contains(r.Err.Message, "maximum of 2 sessions") {
 		t.Fatalf("third session under bound 2: %v %+v", err, r)
 	}
-	br.b.SetLimits(face.Limits{MaxSessions: -1})
+	br.b.SetLimits(legacyface.Limits{MaxSessions: -1})
 	if r, err := c.post(ctx, body, 7); err != nil || r.Status != http.StatusOK {
 		t.Fatalf("third session without bound: %v %+v", err, r)
 	}
-	br.b.SetLimits(face.Limits{MaxSessions: 1})
+	br.b.SetLimits(legacyface.Limits{MaxSessions: 1})
 	if r := first.call(ctx, "tasks/list", nil); r.Err != nil {
 		t.Errorf("a session held before the bound was lowered: %s", r.Envelope)
 	}

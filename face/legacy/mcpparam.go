@@ -1,4 +1,4 @@
-package face
+package legacyface
 
 import (
 	"context"
@@ -12,9 +12,9 @@ import (
 	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
-	"github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/translate"
+	modernup "github.com/tasksbridge/tasksbridge/upstream/modern"
 )
 
 // M-11 (modern-tasks §3.5, §6.1): a 2026-07-28 client mirrors every tool
@@ -223,7 +223,7 @@ func isToken(s string) bool {
 // face re-lists the tools and retries once (M-11 SHOULD) if the headers
 // differ; a -32020 is answered before the tool runs, so the retry cannot run
 // it twice.
-func (s *session) callToolUpstream(ctx context.Context, params json.RawMessage, opts upstream.CallOptions) (translate.CallKind, json.RawMessage, error) {
+func (s *session) callToolUpstream(ctx context.Context, params json.RawMessage, opts modernup.CallOptions) (translate.CallKind, json.RawMessage, error) {
 	base := opts.Header
 	h := s.paramHeaders(ctx, params, opts, false)
 	opts.Header = mergeHeader(base, h)
@@ -247,7 +247,7 @@ func (b *Bridge) sendsHeaders() bool { return !b.up.Shared }
 // never listed (the legacy client may call without listing) fills the cache
 // from the upstream's tools/list first; so does refresh. Values are raw: the
 // upstream client applies the =?base64?…?= rule on the wire (CallOptions.Header).
-func (s *session) paramHeaders(ctx context.Context, params json.RawMessage, opts upstream.CallOptions, refresh bool) http.Header {
+func (s *session) paramHeaders(ctx context.Context, params json.RawMessage, opts modernup.CallOptions, refresh bool) http.Header {
 	if !s.b.sendsHeaders() {
 		return nil
 	}
@@ -305,13 +305,13 @@ func (s *session) paramHeaders(ctx context.Context, params json.RawMessage, opts
 // fillParams reads the upstream's whole tool list into the cache, with the
 // calling client's credentials. Concurrent misses share one listing: a
 // caller that waited finds the cache complete unless it asks for a refresh.
-func (b *Bridge) fillParams(ctx context.Context, opts upstream.CallOptions, refresh bool) error {
+func (b *Bridge) fillParams(ctx context.Context, opts modernup.CallOptions, refresh bool) error {
 	b.params.fill.Lock()
 	defer b.params.fill.Unlock()
 	if _, _, complete := b.params.lookup(""); complete && !refresh {
 		return nil
 	}
-	lo := upstream.CallOptions{Capabilities: opts.Capabilities, ClientInfo: opts.ClientInfo, Authorization: opts.Authorization}
+	lo := modernup.CallOptions{Capabilities: opts.Capabilities, ClientInfo: opts.ClientInfo, Authorization: opts.Authorization}
 	all := map[string][]paramBinding{}
 	cursor := ""
 	for page := 0; page < maxParamFillPages; page++ {

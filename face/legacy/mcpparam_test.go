@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"bytes"
@@ -14,8 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/tasksbridge/tasksbridge/internal/schemacheck"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/schemacheck"
 )
 
 // paramUpstream is a plain go-sdk 2026-07-28 server with a tool whose
@@ -88,7 +88,7 @@ func TestMcpParamHeadersM11(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	rec, url := startParamUpstream(t)
 	logs := &lockedBuffer{}
-	br := startBridge(t, nil, face.Config{Upstream: url, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	br := startBridge(t, nil, legacyface.Config{Upstream: url, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 
@@ -184,7 +184,7 @@ func TestMcpParamHeadersM11(t *testing.T) {
 func TestMcpParamHeadersWithoutListingM11(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	rec, url := startParamUpstream(t)
-	br := startBridge(t, nil, face.Config{Upstream: url})
+	br := startBridge(t, nil, legacyface.Config{Upstream: url})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	for i := 0; i < 2; i++ {
@@ -225,7 +225,7 @@ func TestMcpParamHeadersRelistOnMismatchM11(t *testing.T) {
 	hs := httptest.NewServer(rec)
 	t.Cleanup(hs.Close)
 	t.Cleanup(func() { checkUpstreamRequests(t, rec.all()) })
-	br := startBridge(t, nil, face.Config{Upstream: hs.URL})
+	br := startBridge(t, nil, legacyface.Config{Upstream: hs.URL})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	if l := c.call(ctx, "tools/list", nil); l.Err != nil {

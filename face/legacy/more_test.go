@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"bytes"
@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
@@ -22,7 +22,7 @@ import (
 func TestOneElicitationPerSession(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{})
+	br := startBridge(t, up, legacyface.Config{})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	c.setHandler(func(string, json.RawMessage) (any, *rpc.Error) {
@@ -69,7 +69,7 @@ func TestStdioUpstreamCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv(envChild, "upstream") // inherited by the upstream process only (TestMain has run)
-	br := startBridge(t, nil, face.Config{UpstreamCommand: "'" + exe + "' -test.run=^$"})
+	br := startBridge(t, nil, legacyface.Config{UpstreamCommand: "'" + exe + "' -test.run=^$"})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 30, "text": "over a pipe"}, "task": map[string]any{}}))
@@ -110,7 +110,7 @@ func TestNoTaskIDBeforeDurable(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
 	st := &failingStore{Memory: sessionmap.NewMemory()}
-	br := startBridge(t, up, face.Config{Store: st})
+	br := startBridge(t, up, legacyface.Config{Store: st})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	st.mu.Lock()
@@ -134,7 +134,7 @@ func TestNoTaskIDBeforeDurable(t *testing.T) {
 func TestShutdownHandsBackWaits(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{DataDir: t.TempDir(), KeepAlive: 5 * time.Millisecond})
+	br := startBridge(t, up, legacyface.Config{DataDir: t.TempDir(), KeepAlive: 5 * time.Millisecond})
 	st := br.b.Store().(sessionmap.Admin)
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
@@ -165,7 +165,7 @@ func TestShutdownHandsBackWaits(t *testing.T) {
 func TestParseError(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{})
+	br := startBridge(t, up, legacyface.Config{})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	r, err := c.post(ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":`), nil)
@@ -183,7 +183,7 @@ func TestParseError(t *testing.T) {
 func TestTooDeepOnItsOwn(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{})
+	br := startBridge(t, up, legacyface.Config{})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	for _, depth := range []int{200, 20_000} {
@@ -206,13 +206,13 @@ func TestHooks(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
 	var mu sync.Mutex
-	var reqs []face.RequestEvent
-	var ups []face.UpstreamEvent
-	var sess []face.SessionEvent
-	br := startBridge(t, up, face.Config{Hooks: face.Hooks{
-		Request:  func(e face.RequestEvent) { mu.Lock(); reqs = append(reqs, e); mu.Unlock() },
-		Upstream: func(e face.UpstreamEvent) { mu.Lock(); ups = append(ups, e); mu.Unlock() },
-		Session:  func(e face.SessionEvent) { mu.Lock(); sess = append(sess, e); mu.Unlock() },
+	var reqs []legacyface.RequestEvent
+	var ups []legacyface.UpstreamEvent
+	var sess []legacyface.SessionEvent
+	br := startBridge(t, up, legacyface.Config{Hooks: legacyface.Hooks{
+		Request:  func(e legacyface.RequestEvent) { mu.Lock(); reqs = append(reqs, e); mu.Unlock() },
+		Upstream: func(e legacyface.UpstreamEvent) { mu.Lock(); ups = append(ups, e); mu.Unlock() },
+		Session:  func(e legacyface.SessionEvent) { mu.Lock(); sess = append(sess, e); mu.Unlock() },
 	}})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
@@ -225,15 +225,15 @@ func TestHooks(t *testing.T) {
 		if e.Era != "legacy" {
 			t.Errorf("era %q", e.Era)
 		}
-		sawOK = sawOK || (e.Method == "tools/call" && e.Outcome == face.OutcomeOK)
-		sawErr = sawErr || (e.Method == "tasks/get" && e.Outcome == face.OutcomeError && e.Code == rpc.CodeInvalidParams)
+		sawOK = sawOK || (e.Method == "tools/call" && e.Outcome == legacyface.OutcomeOK)
+		sawErr = sawErr || (e.Method == "tasks/get" && e.Outcome == legacyface.OutcomeError && e.Code == rpc.CodeInvalidParams)
 	}
 	if !sawOK || !sawErr {
 		t.Errorf("request events %+v", reqs)
 	}
 	var sawUp bool
 	for _, e := range ups {
-		sawUp = sawUp || (e.Method == "tools/call" && e.Outcome == face.OutcomeOK)
+		sawUp = sawUp || (e.Method == "tools/call" && e.Outcome == legacyface.OutcomeOK)
 	}
 	if !sawUp {
 		t.Errorf("upstream events %+v", ups)

@@ -1,4 +1,4 @@
-package face
+package legacyface
 
 import (
 	"context"
@@ -9,11 +9,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/outbox"
 	"github.com/tasksbridge/tasksbridge/modern"
-	"github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/runtime/outbox"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
+	modernup "github.com/tasksbridge/tasksbridge/upstream/modern"
 )
 
 // upstreamSettled decides, from one upstream tasks/cancel or tasks/update
@@ -40,7 +40,7 @@ func upstreamSettled(err error) bool {
 //
 // The first attempt is made before cancelUpstream returns, so a reachable
 // upstream has been asked to stop before the client gets its answer.
-func (b *Bridge) cancelUpstream(rec sessionmap.Task, opts upstream.CallOptions) {
+func (b *Bridge) cancelUpstream(rec sessionmap.Task, opts modernup.CallOptions) {
 	if rec.UpstreamTaskID == "" || b.outbox == nil {
 		return
 	}
@@ -57,7 +57,7 @@ func (b *Bridge) cancelUpstream(rec sessionmap.Task, opts upstream.CallOptions) 
 		}
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		start := time.Now()
-		err := b.withCredential(cctx, rec.Scope.Principal, opts, func(o upstream.CallOptions) error {
+		err := b.withCredential(cctx, rec.Scope.Principal, opts, func(o modernup.CallOptions) error {
 			return b.up.CancelTask(cctx, rec.UpstreamTaskID, o)
 		})
 		cancel()
@@ -107,7 +107,7 @@ func (b *Bridge) cancelUpstream(rec sessionmap.Task, opts upstream.CallOptions) 
 // waits for the key (awaitsKey); when it does not, the debt is settled
 // without sending. Once acknowledged it is never sent again: the payload is
 // settled, and a failed settle is retried on its own.
-func (b *Bridge) answerUpstream(rec sessionmap.Task, key string, payload json.RawMessage, opts upstream.CallOptions, fresh bool) {
+func (b *Bridge) answerUpstream(rec sessionmap.Task, key string, payload json.RawMessage, opts modernup.CallOptions, fresh bool) {
 	if rec.UpstreamTaskID == "" || b.outbox == nil {
 		return
 	}
@@ -143,7 +143,7 @@ func (b *Bridge) answerUpstream(rec sessionmap.Task, key string, payload json.Ra
 		if !acked {
 			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			start := time.Now()
-			err := b.withCredential(cctx, rec.Scope.Principal, opts, func(o upstream.CallOptions) error {
+			err := b.withCredential(cctx, rec.Scope.Principal, opts, func(o modernup.CallOptions) error {
 				return b.up.UpdateTask(cctx, rec.UpstreamTaskID, modern.InputResponses{key: payload}, o)
 			})
 			cancel()
@@ -186,12 +186,12 @@ func (b *Bridge) answerUpstream(rec sessionmap.Task, key string, payload json.Ra
 // awaitsKey asks the upstream whether its task still waits for input key
 // (input_required with key among its inputRequests). A task the upstream
 // no longer knows, or refuses to show (upstreamSettled), waits for nothing.
-func (b *Bridge) awaitsKey(ctx context.Context, rec sessionmap.Task, key string, opts upstream.CallOptions) (bool, error) {
+func (b *Bridge) awaitsKey(ctx context.Context, rec sessionmap.Task, key string, opts modernup.CallOptions) (bool, error) {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var d *modern.DetailedTask
 	start := time.Now()
-	err := b.withCredential(cctx, rec.Scope.Principal, opts, func(o upstream.CallOptions) error {
+	err := b.withCredential(cctx, rec.Scope.Principal, opts, func(o modernup.CallOptions) error {
 		var gerr error
 		d, gerr = b.up.GetTask(cctx, rec.UpstreamTaskID, o)
 		return gerr
@@ -212,7 +212,7 @@ func (b *Bridge) awaitsKey(ctx context.Context, rec sessionmap.Task, key string,
 
 // deliverDebts hands everything rec owes the upstream to the outbox, with
 // opts (the owner's credentials when it has a principal).
-func (b *Bridge) deliverDebts(rec sessionmap.Task, opts upstream.CallOptions) {
+func (b *Bridge) deliverDebts(rec sessionmap.Task, opts modernup.CallOptions) {
 	if rec.UpstreamCancelPending {
 		b.cancelUpstream(rec, opts)
 	}
@@ -249,7 +249,7 @@ func (b *Bridge) resumeOwed(ctx context.Context) {
 		if _, ok := b.creds.Current(ctx, rec.Scope.Principal); rec.Scope.Principal == "" || ok {
 			// No principal, or its credential is in the store: the outbox
 			// calls with the freshest one (creds.go).
-			b.deliverDebts(rec, upstream.CallOptions{})
+			b.deliverDebts(rec, modernup.CallOptions{})
 			continue
 		}
 		b.owed.mu.Lock()

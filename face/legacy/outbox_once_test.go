@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"bytes"
@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -56,7 +56,7 @@ func TestInputAnswerNotResentAfterALostAcknowledgement(t *testing.T) {
 	fs := httptest.NewServer(lost)
 	t.Cleanup(fs.Close)
 	probe := newOutboxProbe()
-	br := startBridge(t, up, face.Config{Upstream: fs.URL + "/mcp", Outbox: probe.config()})
+	br := startBridge(t, up, legacyface.Config{Upstream: fs.URL + "/mcp", Outbox: probe.config()})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	// The client answers round 1 at once and round 2 only when the test is

@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"bytes"
@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/internal/outbox"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/runtime/outbox"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -119,7 +119,7 @@ func faultyBridge(t *testing.T, method string, n int) (*upEnv, *methodFaults, *o
 	fs := httptest.NewServer(faults)
 	t.Cleanup(fs.Close)
 	probe := newOutboxProbe()
-	return up, faults, probe, startBridge(t, up, face.Config{Upstream: fs.URL + "/mcp", Outbox: probe.config()})
+	return up, faults, probe, startBridge(t, up, legacyface.Config{Upstream: fs.URL + "/mcp", Outbox: probe.config()})
 }
 
 func owedCancel(t *testing.T, st sessionmap.Store, id string) bool {
@@ -178,7 +178,7 @@ type restartRig struct {
 	faults *methodFaults
 	fsURL  string
 	dir    string
-	b1     *face.Bridge
+	b1     *legacyface.Bridge
 	hs1    *httptest.Server
 	probe1 *outboxProbe
 	c      *rawClient
@@ -192,7 +192,7 @@ func newRestartRig(t *testing.T, ctx context.Context, method, authz string) *res
 	t.Cleanup(fs.Close)
 	r.fsURL = fs.URL + "/mcp"
 	var err error
-	r.b1, err = face.New(face.Config{Upstream: r.fsURL, DataDir: r.dir, Logger: quietLogger(), Watch: fastWatch(), Outbox: r.probe1.config()})
+	r.b1, err = legacyface.New(legacyface.Config{Upstream: r.fsURL, DataDir: r.dir, Logger: quietLogger(), Watch: fastWatch(), Outbox: r.probe1.config()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func (r *restartRig) restart(t *testing.T, ctx context.Context, probe *outboxPro
 	r.faults.mu.Lock()
 	r.faults.n = 0 // the upstream is healthy again
 	r.faults.mu.Unlock()
-	return startBridge(t, r.up, face.Config{Upstream: r.fsURL, DataDir: r.dir, Outbox: probe.config()})
+	return startBridge(t, r.up, legacyface.Config{Upstream: r.fsURL, DataDir: r.dir, Outbox: probe.config()})
 }
 
 // checkDelivered asserts that the upstream took the owed side effect once

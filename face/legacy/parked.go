@@ -1,4 +1,4 @@
-package face
+package legacyface
 
 import (
 	"context"
@@ -10,11 +10,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/audit"
-	"github.com/tasksbridge/tasksbridge/internal/watch"
-	"github.com/tasksbridge/tasksbridge/modern/upstream"
+	"github.com/tasksbridge/tasksbridge/ops/audit"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/runtime/watch"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
+	modernup "github.com/tasksbridge/tasksbridge/upstream/modern"
 )
 
 // Parked waits: a blocked tasks/result over HTTP/1, or a plain tools/call
@@ -115,7 +115,7 @@ type parkTail struct {
 	// cancel (or going away from a stream it cannot resume) abandons the
 	// task, with these upstream options (toolsCall).
 	abandon bool
-	opts    upstream.CallOptions
+	opts    modernup.CallOptions
 }
 
 // setTail says what the wait's caller does after it; nil-safe.
@@ -556,7 +556,7 @@ type parkHub struct {
 	b       *Bridge
 	rec     sessionmap.Task // the record the first wait saw (scope, ids)
 	key     watch.Key
-	opts    upstream.CallOptions // the binding's options when the hub started (run binds again)
+	opts    modernup.CallOptions // the binding's options when the hub started (run binds again)
 	kick    chan struct{}        // a wait came or left
 	waiters map[*parkCtl]struct{}
 	dead    bool // the hub's goroutine ended: a new wait starts a new hub

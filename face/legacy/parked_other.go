@@ -1,6 +1,6 @@
 //go:build !unix
 
-package face
+package legacyface
 
 import "net"
 

@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"bufio"
@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
 )
 
 // A blocked tasks/result over HTTP/1.1 parks (its connection taken over,
@@ -28,7 +28,7 @@ func TestParkedResultAnswered(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			ctx := ctxT(t, 20*time.Second)
 			up := startUpstream(t, demo.Options{})
-			cfg := face.Config{DisableParkedWaits: mode == "blocking"}
+			cfg := legacyface.Config{DisableParkedWaits: mode == "blocking"}
 			br := startBridge(t, up, cfg)
 			c := newRawClient(t, br.url)
 			if mode == "http2" {
@@ -51,7 +51,7 @@ func TestParkedResultAnswered(t *testing.T) {
 				got <- r
 			}()
 			if mode == "parked" {
-				if err := face.AwaitParked(ctx, br.b, 1); err != nil {
+				if err := legacyface.AwaitParked(ctx, br.b, 1); err != nil {
 					t.Fatal(err)
 				}
 			} else {
@@ -77,7 +77,7 @@ func TestParkedResultAnswered(t *testing.T) {
 			if last == "" {
 				t.Errorf("the answer event carries no id: the stream is not resumable")
 			}
-			if err := face.AwaitParked(ctx, br.b, 0); err != nil {
+			if err := legacyface.AwaitParked(ctx, br.b, 0); err != nil {
 				t.Fatal(err)
 			}
 			// The session still serves requests (its busy mark was released).
@@ -95,7 +95,7 @@ func TestParkedResultAnswered(t *testing.T) {
 func TestParkedClientGone(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{KeepAlive: 10 * time.Millisecond, MaxWaitersPerPrincipal: 1})
+	br := startBridge(t, up, legacyface.Config{KeepAlive: 10 * time.Millisecond, MaxWaitersPerPrincipal: 1})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "gone"}, "task": map[string]any{}}))
@@ -106,7 +106,7 @@ func TestParkedClientGone(t *testing.T) {
 		_, err := c.try(wctx, "tasks/result", map[string]any{"taskId": id})
 		done <- err
 	}()
-	if err := face.AwaitParked(ctx, br.b, 1); err != nil {
+	if err := legacyface.AwaitParked(ctx, br.b, 1); err != nil {
 		t.Fatal(err)
 	}
 	// The one waiter place is taken: a second wait is refused at once.
@@ -117,13 +117,13 @@ func TestParkedClientGone(t *testing.T) {
 	if err := <-done; err == nil {
 		t.Fatal("the abandoned wait returned no error")
 	}
-	if err := face.AwaitParked(ctx, br.b, 0); err != nil {
+	if err := legacyface.AwaitParked(ctx, br.b, 0); err != nil {
 		t.Fatal(err)
 	}
 	// The place is free again: a new wait parks, then gets the answer.
 	got := make(chan *reply, 1)
 	go func() { got <- c.call(ctx, "tasks/result", map[string]any{"taskId": id}) }()
-	if err := face.AwaitParked(ctx, br.b, 1); err != nil {
+	if err := legacyface.AwaitParked(ctx, br.b, 1); err != nil {
 		t.Fatal(err)
 	}
 	up.srv.CompleteNow(upstreamTaskID(t, br.b.Store(), id))
@@ -136,7 +136,7 @@ func TestParkedClientGone(t *testing.T) {
 func TestParkedSessionDelete(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{})
+	br := startBridge(t, up, legacyface.Config{})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "x"}, "task": map[string]any{}}))
@@ -145,7 +145,7 @@ func TestParkedSessionDelete(t *testing.T) {
 		r, _ := c.try(ctx, "tasks/result", map[string]any{"taskId": id})
 		got <- r
 	}()
-	if err := face.AwaitParked(ctx, br.b, 1); err != nil {
+	if err := legacyface.AwaitParked(ctx, br.b, 1); err != nil {
 		t.Fatal(err)
 	}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodDelete, br.url, nil)
@@ -163,7 +163,7 @@ func TestParkedSessionDelete(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("DELETE did not end the parked wait")
 	}
-	if err := face.AwaitParked(ctx, br.b, 0); err != nil {
+	if err := legacyface.AwaitParked(ctx, br.b, 0); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -177,7 +177,7 @@ func TestParkedShutdown(t *testing.T) {
 		t.Run(store, func(t *testing.T) {
 			ctx := ctxT(t, 20*time.Second)
 			up := startUpstream(t, demo.Options{})
-			cfg := face.Config{}
+			cfg := legacyface.Config{}
 			if store == "datadir" {
 				cfg.DataDir = t.TempDir()
 			}
@@ -194,7 +194,7 @@ func TestParkedShutdown(t *testing.T) {
 				r, err := c.try(ctx, "tasks/result", map[string]any{"taskId": id})
 				got <- result{r, err}
 			}()
-			if err := face.AwaitParked(ctx, br.b, 1); err != nil {
+			if err := legacyface.AwaitParked(ctx, br.b, 1); err != nil {
 				t.Fatal(err)
 			}
 			if err := br.b.Shutdown(ctx); err != nil {
@@ -213,7 +213,7 @@ func TestParkedShutdown(t *testing.T) {
 					t.Fatalf("parked wait at shutdown: %+v %v, last event id %q; want the stream ended unanswered and resumable", res.r, res.err, last)
 				}
 			}
-			if err := face.AwaitParked(ctx, br.b, 0); err != nil {
+			if err := legacyface.AwaitParked(ctx, br.b, 0); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -230,7 +230,7 @@ func TestParkedNoGoroutinePerWaiter(t *testing.T) {
 		t.Run(fmt.Sprintf("parked=%v", parked), func(t *testing.T) {
 			ctx := ctxT(t, 60*time.Second)
 			up := startUpstream(t, demo.Options{})
-			br := startBridge(t, up, face.Config{DisableParkedWaits: !parked, MaxWaitersPerPrincipal: -1})
+			br := startBridge(t, up, legacyface.Config{DisableParkedWaits: !parked, MaxWaitersPerPrincipal: -1})
 			c := newRawClient(t, br.url)
 			c.initialize(ctx, nil)
 			ids := make([]string, tasks)
@@ -255,7 +255,7 @@ func TestParkedNoGoroutinePerWaiter(t *testing.T) {
 					conns[i] = bufio.NewReader(conn)
 				}
 				if parked {
-					if err := face.AwaitParked(ctx, br.b, to); err != nil {
+					if err := legacyface.AwaitParked(ctx, br.b, to); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -308,7 +308,7 @@ func TestParkedNoGoroutinePerWaiter(t *testing.T) {
 					t.Fatalf("wait %d: answer %q", i, b)
 				}
 			}
-			if err := face.AwaitParked(ctx, br.b, 0); err != nil {
+			if err := legacyface.AwaitParked(ctx, br.b, 0); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -321,7 +321,7 @@ func TestParkedNoGoroutinePerWaiter(t *testing.T) {
 func TestParkedPlainCall(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{MaxTasksPerPrincipal: 1})
+	br := startBridge(t, up, legacyface.Config{MaxTasksPerPrincipal: 1})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	got := make(chan *reply, 1)
@@ -332,7 +332,7 @@ func TestParkedPlainCall(t *testing.T) {
 		}
 		got <- r
 	}()
-	if err := face.AwaitParked(ctx, br.b, 1); err != nil {
+	if err := legacyface.AwaitParked(ctx, br.b, 1); err != nil {
 		t.Fatal(err)
 	}
 	if r := c.call(ctx, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}}); r.Err == nil || !strings.Contains(r.Err.Message, "too many concurrent tools/call") {
@@ -348,7 +348,7 @@ func TestParkedPlainCall(t *testing.T) {
 		strings.Contains(string(r.Result), "taskId") || strings.Contains(string(r.Result), "related-task") {
 		t.Fatalf("plain tools/call: %+v", r)
 	}
-	if err := face.AwaitParked(ctx, br.b, 0); err != nil {
+	if err := legacyface.AwaitParked(ctx, br.b, 0); err != nil {
 		t.Fatal(err)
 	}
 	if r := c.call(ctx, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "again"}}); r.Err != nil {
@@ -363,7 +363,7 @@ func TestParkedPlainCall(t *testing.T) {
 func TestParkedPlainCallCancelled(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{})
+	br := startBridge(t, up, legacyface.Config{})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	c.mu.Lock()
@@ -374,7 +374,7 @@ func TestParkedPlainCallCancelled(t *testing.T) {
 		r, _ := c.try(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "never"}})
 		got <- r
 	}()
-	if err := face.AwaitParked(ctx, br.b, 1); err != nil {
+	if err := legacyface.AwaitParked(ctx, br.b, 1); err != nil {
 		t.Fatal(err)
 	}
 	if n := c.notify(ctx, "notifications/cancelled", map[string]any{"requestId": 901, "reason": "user gave up"}); n.Status != http.StatusAccepted {
@@ -384,7 +384,7 @@ func TestParkedPlainCallCancelled(t *testing.T) {
 		t.Errorf("a cancelled call was answered: %s", r.Envelope)
 	}
 	up.rec.awaitHit(t, ctx, "tasks/cancel")
-	if err := face.AwaitParked(ctx, br.b, 0); err != nil {
+	if err := legacyface.AwaitParked(ctx, br.b, 0); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -395,29 +395,29 @@ func TestParkedPlainCallCancelled(t *testing.T) {
 func TestParkedStreamResumed(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{KeepAlive: 10 * time.Millisecond})
+	br := startBridge(t, up, legacyface.Config{KeepAlive: 10 * time.Millisecond})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "resumed"}, "task": map[string]any{}}))
 	s := openSSE(t, ctx, c, br.url, rpcBody(31, "tasks/result", map[string]any{"taskId": id}), "")
 	primeID := s.prime()
-	if err := face.AwaitParked(ctx, br.b, 1); err != nil {
+	if err := legacyface.AwaitParked(ctx, br.b, 1); err != nil {
 		t.Fatal(err)
 	}
 	s.cut()
-	if err := face.AwaitParked(ctx, br.b, 0); err != nil {
+	if err := legacyface.AwaitParked(ctx, br.b, 0); err != nil {
 		t.Fatal(err)
 	}
 	r := openSSE(t, ctx, c, br.url, nil, primeID)
 	if r.status != http.StatusOK || r.sc == nil {
 		t.Fatalf("resume: HTTP %d %s", r.status, r.body)
 	}
-	if err := face.AwaitParked(ctx, br.b, 1); err != nil {
+	if err := legacyface.AwaitParked(ctx, br.b, 1); err != nil {
 		t.Fatal(err)
 	}
 	up.srv.CompleteNow(upstreamTaskID(t, br.b.Store(), id))
 	r.answer("31", "resumed")
-	if err := face.AwaitParked(ctx, br.b, 0); err != nil {
+	if err := legacyface.AwaitParked(ctx, br.b, 0); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -427,7 +427,7 @@ func TestParkedStreamResumed(t *testing.T) {
 func TestParkedLargeAnswer(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{})
+	br := startBridge(t, up, legacyface.Config{})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	text := strings.Repeat("large answer ", 20<<10) // 260 KiB
@@ -443,7 +443,7 @@ func TestParkedLargeAnswer(t *testing.T) {
 			got <- r
 		}()
 	}
-	if err := face.AwaitParked(ctx, br.b, waits); err != nil {
+	if err := legacyface.AwaitParked(ctx, br.b, waits); err != nil {
 		t.Fatal(err)
 	}
 	up.srv.CompleteNow(upstreamTaskID(t, br.b.Store(), id))

@@ -1,4 +1,4 @@
-package face
+package legacyface
 
 import (
 	"bytes"
@@ -12,12 +12,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/tasksbridge/tasksbridge/internal/audit"
 	"github.com/tasksbridge/tasksbridge/modern"
-	"github.com/tasksbridge/tasksbridge/modern/upstream"
+	"github.com/tasksbridge/tasksbridge/ops/audit"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 	"github.com/tasksbridge/tasksbridge/translate"
+	modernup "github.com/tasksbridge/tasksbridge/upstream/modern"
 )
 
 // A client answers an input request relayed on a tasks/result stream with a
@@ -136,7 +136,7 @@ func (b *Bridge) answerStored(r *http.Request, s *session, resp *jsonrpc.Respons
 
 // takeAnswer translates the client's answer resp to key of rec and sends it
 // upstream, exactly once per key (invariant 5).
-func (s *session) takeAnswer(rec sessionmap.Task, key string, req modern.InputRequest, resp []byte, opts upstream.CallOptions) {
+func (s *session) takeAnswer(rec sessionmap.Task, key string, req modern.InputRequest, resp []byte, opts modernup.CallOptions) {
 	answer, err := translate.InputResponseFromLegacy(req, resp)
 	if err != nil {
 		s.b.log.Warn("face: the client's answer cannot go upstream; the key stays open", "err", rpc.As(err).Message)

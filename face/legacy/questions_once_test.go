@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -56,9 +56,9 @@ func TestAnsweredQuestionNotPresentedAgainWhileItsAnswerStalls(t *testing.T) {
 	up := startUpstream(t, demo.Options{})
 	st := &stallingStore{Store: sessionmap.NewMemory(), stalled: make(chan struct{}), release: make(chan struct{}),
 		questions: make(chan struct{}, 8)}
-	br := startBridge(t, up, face.Config{Store: st})
-	brB := startBridge(t, up, face.Config{Store: st})
-	brC := startBridge(t, up, face.Config{Store: st})
+	br := startBridge(t, up, legacyface.Config{Store: st})
+	brB := startBridge(t, up, legacyface.Config{Store: st})
+	brC := startBridge(t, up, legacyface.Config{Store: st})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "elicit_task", "arguments": map[string]any{"question": "Q?"}, "task": map[string]any{}}))

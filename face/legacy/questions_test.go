@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"context"

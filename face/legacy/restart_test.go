@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"bufio"
@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 // runChild serves a bridge on a loopback port until killed, printing
 // "listening <addr>" once it accepts connections.
 func runChild() int {
-	b, err := face.New(face.Config{
+	b, err := legacyface.New(legacyface.Config{
 		Upstream: os.Getenv(envUpstream),
 		DataDir:  os.Getenv(envDataDir),
 		Logger:   quietLogger(),

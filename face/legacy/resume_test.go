@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"bufio"
@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/internal/redistest"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/redistest"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -161,8 +161,8 @@ func (s *sseStream) prime() string {
 
 // twoReplicas starts two bridges sharing one store each build opens.
 func twoReplicas(t *testing.T, up *upEnv, open func() sessionmap.Store) (a, b *bridgeEnv) {
-	a = startBridge(t, up, face.Config{Store: open()})
-	b = startBridge(t, up, face.Config{Store: open(), KeepAlive: 5 * time.Millisecond})
+	a = startBridge(t, up, legacyface.Config{Store: open()})
+	b = startBridge(t, up, legacyface.Config{Store: open(), KeepAlive: 5 * time.Millisecond})
 	return a, b
 }
 
@@ -408,8 +408,8 @@ func TestResumeListenStreamOnAnotherReplica(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	up := startUpstream(t, demo.Options{})
 	open := sharedStores(t)["memory"]
-	brA := startBridge(t, up, face.Config{Store: open(), StatusNotifications: true})
-	brB := startBridge(t, up, face.Config{Store: open(), StatusNotifications: true})
+	brA := startBridge(t, up, legacyface.Config{Store: open(), StatusNotifications: true})
+	brB := startBridge(t, up, legacyface.Config{Store: open(), StatusNotifications: true})
 	c := newRawClient(t, brA.url)
 	c.initialize(ctx, nil)
 	g := openSSE(t, ctx, c, brA.url, nil, "")

@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"bytes"
@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
 )
 
 // A replica dies under a blocked tasks/result; its resumed stream on a
@@ -22,8 +22,8 @@ func TestSecondGETWithoutLastEventIDIsServed(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := ctxT(t, 30*time.Second)
 			up := startUpstream(t, demo.Options{})
-			brA := startBridge(t, up, face.Config{Store: open(), StatusNotifications: true})
-			brB := startBridge(t, up, face.Config{Store: open(), StatusNotifications: true, KeepAlive: 5 * time.Millisecond})
+			brA := startBridge(t, up, legacyface.Config{Store: open(), StatusNotifications: true})
+			brB := startBridge(t, up, legacyface.Config{Store: open(), StatusNotifications: true, KeepAlive: 5 * time.Millisecond})
 			c := newRawClient(t, brA.url)
 			c.initialize(ctx, nil)
 

@@ -1,4 +1,4 @@
-package face
+package legacyface
 
 import (
 	"context"
@@ -18,10 +18,10 @@ import (
 	"github.com/tasksbridge/tasksbridge/internal/version"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
-	"github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 	"github.com/tasksbridge/tasksbridge/translate"
+	modernup "github.com/tasksbridge/tasksbridge/upstream/modern"
 )
 
 // legacyVersions are the protocol versions the face negotiates. Legacy tasks
@@ -159,13 +159,13 @@ func (s *session) preparedMeta() (*modern.PreparedMeta, error) {
 
 // callOptions are the upstream options of one request of this session, and
 // its per-request _meta prepared for translate.RequestToModernPrepared.
-func (s *session) callOptions(ri *reqInfo) (upstream.CallOptions, *modern.PreparedMeta, error) {
+func (s *session) callOptions(ri *reqInfo) (modernup.CallOptions, *modern.PreparedMeta, error) {
 	p, err := s.preparedMeta()
 	if err != nil {
-		return upstream.CallOptions{}, nil, err
+		return modernup.CallOptions{}, nil, err
 	}
 	m := p.Meta()
-	opts := upstream.CallOptions{ClientInfo: m.ClientInfo, LogLevel: m.LogLevel}
+	opts := modernup.CallOptions{ClientInfo: m.ClientInfo, LogLevel: m.LogLevel}
 	if m.ClientCapabilities != nil {
 		opts.Capabilities = *m.ClientCapabilities
 	}
@@ -579,7 +579,7 @@ func (b *Bridge) upstreamError(method string, taskAugmented bool, err error) err
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
-	var ue *upstream.Error
+	var ue *modernup.Error
 	if errors.As(err, &ue) {
 		return keepRefusal(ue.RPC, err) // a 401/403 is relayed (autherr.go)
 	}

@@ -1,4 +1,4 @@
-package face
+package legacyface
 
 import (
 	"bytes"

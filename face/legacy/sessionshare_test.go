@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"bytes"
@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -78,7 +78,7 @@ func TestAnonymousFloodCannotLockOutOthers(t *testing.T) {
 	ctx := ctxT(t, 60*time.Second)
 	up := startUpstream(t, demo.Options{})
 	logs := &syncBuffer{}
-	br := startBridge(t, up, face.Config{MaxSessions: 20, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	br := startBridge(t, up, legacyface.Config{MaxSessions: 20, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	url := peerURL(t, br)
 
 	var flood []*rawClient
@@ -133,7 +133,7 @@ func TestAnonymousFloodCannotLockOutOthers(t *testing.T) {
 func TestSessionSharePerPrincipal(t *testing.T) {
 	ctx := ctxT(t, 60*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{MaxSessions: 100, MaxSessionsPerPrincipal: 3})
+	br := startBridge(t, up, legacyface.Config{MaxSessions: 100, MaxSessionsPerPrincipal: 3})
 	url := peerURL(t, br)
 	for _, tc := range []struct{ peer, authz, who string }{
 		{"192.0.2.7:1", "", "client address"},

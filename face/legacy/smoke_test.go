@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"bytes"
@@ -8,8 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
 )
 
 // go-sdk's own client at 2025-11-25 works through the bridge (handshake and
@@ -17,7 +17,7 @@ import (
 func TestGoSDKLegacyClient(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{})
+	br := startBridge(t, up, legacyface.Config{})
 	c := mcp.NewClient(&mcp.Implementation{Name: "legacy-go", Version: "1"}, nil)
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: br.url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
@@ -41,7 +41,7 @@ func TestGoSDKLegacyClient(t *testing.T) {
 func TestTasksGetIsJSON_L40(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, face.Config{})
+	br := startBridge(t, up, legacyface.Config{})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	r := c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 60000, "text": "done"}, "task": map[string]any{}})

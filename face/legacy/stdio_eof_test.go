@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"bufio"
@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/internal/schemacheck"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/schemacheck"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -112,7 +112,7 @@ func pipedSession() (in []byte, ids []string) {
 func servePiped(t *testing.T, in []byte, logs *logCapture) []json.RawMessage {
 	t.Helper()
 	up := startUpstream(t, demo.Options{})
-	return servePipedTo(t, startBridge(t, up, face.Config{Logger: slog.New(logs)}), in)
+	return servePipedTo(t, startBridge(t, up, legacyface.Config{Logger: slog.New(logs)}), in)
 }
 
 func servePipedTo(t *testing.T, br *bridgeEnv, in []byte) []json.RawMessage {
@@ -245,7 +245,7 @@ func TestStdioEOFHandshakeOnlyAndEmptyInput(t *testing.T) {
 // forever.
 func TestStdioEOFServerToClientCallAfterEOF(t *testing.T) {
 	up := startCustomUpstream(t)
-	br := startBridge(t, nil, face.Config{Upstream: up.url})
+	br := startBridge(t, nil, legacyface.Config{Upstream: up.url})
 	in, _ := pipedSession()
 	handshake := in[:bytes.IndexByte(in, '\n')+1]
 	call, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "tools/call",

@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
@@ -82,7 +82,7 @@ func TestStoreFaultIsRetryableNotTaskNotFound(t *testing.T) {
 				ctx := ctxT(t, 60*time.Second)
 				up := startUpstream(t, demo.Options{})
 				st := &faultyStore{Store: sessionmap.NewMemory()}
-				br := startBridge(t, up, face.Config{Store: st, DisableParkedWaits: kind == "blocking"})
+				br := startBridge(t, up, legacyface.Config{Store: st, DisableParkedWaits: kind == "blocking"})
 				c := newRawClient(t, br.url)
 				c.initialize(ctx, nil)
 				id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task",
@@ -100,7 +100,7 @@ func TestStoreFaultIsRetryableNotTaskNotFound(t *testing.T) {
 					got <- r
 				}()
 				if kind == "parked" {
-					if err := face.AwaitParked(ctx, br.b, 1); err != nil {
+					if err := legacyface.AwaitParked(ctx, br.b, 1); err != nil {
 						t.Fatal(err)
 					}
 				} else {

@@ -1,4 +1,4 @@
-package face
+package legacyface
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/modern"
-	"github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	modernup "github.com/tasksbridge/tasksbridge/upstream/modern"
 )
 
 // subscriptions carries a legacy session's resources/subscribe over to the
@@ -26,7 +26,7 @@ type subscriptions struct {
 	mu     sync.Mutex
 	uris   map[string]bool
 	authz  string
-	stream *upstream.Stream
+	stream *modernup.Stream
 	gen    int
 	closed bool
 }
@@ -126,7 +126,7 @@ func (sub *subscriptions) reopenLocked() error {
 	return nil
 }
 
-func (sub *subscriptions) open() (*upstream.Stream, context.CancelFunc, error) {
+func (sub *subscriptions) open() (*modernup.Stream, context.CancelFunc, error) {
 	f, err := sub.filter()
 	if err != nil {
 		return nil, nil, err
@@ -156,7 +156,7 @@ func (sub *subscriptions) open() (*upstream.Stream, context.CancelFunc, error) {
 
 // pump forwards the listen's notifications to the legacy client until the
 // stream ends; an unexpected end re-listens with backoff.
-func (sub *subscriptions) pump(st *upstream.Stream, gen int) {
+func (sub *subscriptions) pump(st *modernup.Stream, gen int) {
 	s := sub.s
 	for n := range st.C {
 		s.forwardListenNote(n)
@@ -214,7 +214,7 @@ const listChangedName = "tasksbridge-list-changed"
 
 // forwardListenNote relays one listen notification to the legacy client,
 // without the 2026-only subscriptionId.
-func (s *session) forwardListenNote(n upstream.Notification) {
+func (s *session) forwardListenNote(n modernup.Notification) {
 	s.mu.Lock()
 	srv := s.srv
 	s.mu.Unlock()

@@ -1,4 +1,4 @@
-package face
+package legacyface
 
 import (
 	"context"
@@ -10,14 +10,14 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/tasksbridge/tasksbridge/internal/audit"
-	"github.com/tasksbridge/tasksbridge/internal/watch"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
-	"github.com/tasksbridge/tasksbridge/modern/upstream"
+	"github.com/tasksbridge/tasksbridge/ops/audit"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/runtime/watch"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 	"github.com/tasksbridge/tasksbridge/translate"
+	modernup "github.com/tasksbridge/tasksbridge/upstream/modern"
 )
 
 // toolsCall runs a legacy tools/call:
@@ -516,7 +516,7 @@ func outcome(rec sessionmap.Task, mode awaitMode) (mcp.Result, error) {
 // abandon cancels an internally polled task nobody waits for any more: the
 // record is pinned cancelled and the upstream asked to stop, in the
 // background.
-func (b *Bridge) abandon(rec sessionmap.Task, opts upstream.CallOptions) {
+func (b *Bridge) abandon(rec sessionmap.Task, opts modernup.CallOptions) {
 	b.goBackground(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -732,7 +732,7 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 // present shows one upstream input request to the client as a legacy
 // server→client request with related-task _meta (L-33) and sends the answer
 // upstream (exactly once per key, invariant 5).
-func (s *session) present(ctx context.Context, rec sessionmap.Task, key string, req modern.InputRequest, opts upstream.CallOptions) {
+func (s *session) present(ctx context.Context, rec sessionmap.Task, key string, req modern.InputRequest, opts modernup.CallOptions) {
 	side, err := translate.InputRequestToLegacy(rec.ID, key, req, s.clientCaps(), presentIDs(rec.ID, key))
 	if err != nil {
 		s.b.log.Warn("face: cannot relay an input request to the client", "err", rpc.As(err).Message)

@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"encoding/json"
@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/internal/schemacheck"
-	"github.com/tasksbridge/tasksbridge/internal/transcript"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/schemacheck"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/transcript"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -81,7 +81,7 @@ func runE2E(t *testing.T, f *transcript.File) (transcript.Output, error) {
 		}
 	}
 	up := startUpstream(t, uo)
-	var cfg face.Config
+	var cfg legacyface.Config
 	var wclk *manualClock
 	for _, v := range f.Values("bridge") {
 		switch v {

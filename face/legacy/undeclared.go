@@ -1,4 +1,4 @@
-package face
+package legacyface
 
 import (
 	"context"
@@ -8,10 +8,10 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
-	"github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 	"github.com/tasksbridge/tasksbridge/translate"
+	modernup "github.com/tasksbridge/tasksbridge/upstream/modern"
 )
 
 // undeclaredInput decides whether an upstream task asks its legacy client for
@@ -58,7 +58,7 @@ func undeclaredInput(tool string, reqs modern.InputRequests, caps modern.ClientC
 // upstream are recorded in one write (so a crash cannot lose the cancel),
 // every waiter on the task is woken, and the outbox sends the cancel. It returns the
 // effective record: the failure, or whatever terminal state won the race.
-func (b *Bridge) failUndeclared(ctx context.Context, rec sessionmap.Task, e *rpc.Error, statusMessage string, opts upstream.CallOptions) sessionmap.Task {
+func (b *Bridge) failUndeclared(ctx context.Context, rec sessionmap.Task, e *rpc.Error, statusMessage string, opts modernup.CallOptions) sessionmap.Task {
 	raw, err := json.Marshal(e)
 	if err != nil {
 		raw = nil
@@ -85,7 +85,7 @@ func (b *Bridge) failUndeclared(ctx context.Context, rec sessionmap.Task, e *rpc
 // tasks/result nor a plain tools/call waits for an answer that cannot come
 // and tasks/get shows the failure at once. ok reports that the task ended
 // (ended is its terminal record).
-func (s *session) endUndeclared(ctx context.Context, cur sessionmap.Task, d modern.DetailedTask, opts upstream.CallOptions) (ended sessionmap.Task, ok bool) {
+func (s *session) endUndeclared(ctx context.Context, cur sessionmap.Task, d modern.DetailedTask, opts modernup.CallOptions) (ended sessionmap.Task, ok bool) {
 	if d.Status != modern.StatusInputRequired || len(d.InputRequests) == 0 {
 		return cur, false
 	}

@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"bytes"
@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -20,7 +20,7 @@ func TestUndeclaredInputFailsPlainCallPromptly(t *testing.T) {
 	// Far below the demo task's 1 h ttl: a hang fails the test.
 	ctx := ctxT(t, 15*time.Second)
 	up := startUpstream(t, demo.Options{IgnoreClientCapabilities: true})
-	br := startBridge(t, up, face.Config{})
+	br := startBridge(t, up, legacyface.Config{})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, map[string]any{"sampling": map[string]any{}})
 	c.setHandler(func(method string, _ json.RawMessage) (any, *rpc.Error) {

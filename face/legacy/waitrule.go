@@ -1,4 +1,4 @@
-package face
+package legacyface
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/watch"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/runtime/watch"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 

@@ -1,4 +1,4 @@
-package face_test
+package legacyface_test
 
 import (
 	"context"
@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
-	"github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
+	modernup "github.com/tasksbridge/tasksbridge/upstream/modern"
 )
 
 // restartable is a modern upstream that can restart empty: every task it
@@ -165,7 +165,7 @@ func TestWaitEndsWhenTaskTerminal(t *testing.T) {
 					// Nothing but a push (or the route under test) tells
 					// the watcher of a pushed task anything.
 					w.PushPollInterval = time.Hour
-					br := startBridge(t, up.upEnv, face.Config{Store: st, Watch: w, DisableParkedWaits: kind == "blocking"})
+					br := startBridge(t, up.upEnv, legacyface.Config{Store: st, Watch: w, DisableParkedWaits: kind == "blocking"})
 					c := newRawClient(t, br.url)
 					c.initialize(ctx, nil)
 					args := map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 3600000, "text": "waited"}}
@@ -183,7 +183,7 @@ func TestWaitEndsWhenTaskTerminal(t *testing.T) {
 					inPlace := func() {
 						t.Helper()
 						if kind == "parked" {
-							if err := face.AwaitParked(ctx, br.b, 1); err != nil {
+							if err := legacyface.AwaitParked(ctx, br.b, 1); err != nil {
 								t.Fatal(err)
 							}
 						} else {
@@ -302,9 +302,9 @@ func TestStalledUpstreamDoesNotStallTasksGet(t *testing.T) {
 	w.PushPollInterval = time.Hour
 	clk := newManualClock() // the watcher's: the known state ages only when the test says
 	w.Clock = clk
-	client := upstream.NewHTTP(up.url, nil)
+	client := modernup.NewHTTP(up.url, nil)
 	client.Timeout = -1
-	br := startBridge(t, up.upEnv, face.Config{UpstreamClient: client, Watch: w})
+	br := startBridge(t, up.upEnv, legacyface.Config{UpstreamClient: client, Watch: w})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task",
@@ -336,9 +336,9 @@ func TestStalledUpstreamIsBounded(t *testing.T) {
 	w := fastWatch()
 	w.RequestTimeout = time.Hour
 	w.PushPollInterval = time.Hour
-	client := upstream.NewHTTP(up.url, nil)
+	client := modernup.NewHTTP(up.url, nil)
 	client.Timeout = 500 * time.Millisecond
-	br := startBridge(t, up.upEnv, face.Config{UpstreamClient: client, Watch: w})
+	br := startBridge(t, up.upEnv, legacyface.Config{UpstreamClient: client, Watch: w})
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
 	id := taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task",
@@ -358,7 +358,7 @@ func TestStalledUpstreamIsBounded(t *testing.T) {
 		}
 		got <- r
 	}()
-	if err := face.AwaitParked(ctx, br.b, 1); err != nil {
+	if err := legacyface.AwaitParked(ctx, br.b, 1); err != nil {
 		t.Fatal(err)
 	}
 	up.server().CompleteNow(upstreamTaskID(t, br.b.Store(), id))

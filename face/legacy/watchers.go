@@ -1,4 +1,4 @@
-package face
+package legacyface
 
 import (
 	"context"
@@ -8,13 +8,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/watch"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
-	"github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/runtime/watch"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 	"github.com/tasksbridge/tasksbridge/translate"
+	modernup "github.com/tasksbridge/tasksbridge/upstream/modern"
 )
 
 // binding ties an upstream task (a watcher key) to the local record it feeds
@@ -26,7 +26,7 @@ type binding struct {
 	localID string
 
 	mu   sync.Mutex
-	opts upstream.CallOptions
+	opts modernup.CallOptions
 }
 
 func (b *Bridge) keyOf(rec sessionmap.Task) watch.Key {
@@ -35,7 +35,7 @@ func (b *Bridge) keyOf(rec sessionmap.Task) watch.Key {
 
 // bind registers (or refreshes) the binding of rec with the options of the
 // current request, and returns the watcher key.
-func (b *Bridge) bind(rec sessionmap.Task, opts upstream.CallOptions) watch.Key {
+func (b *Bridge) bind(rec sessionmap.Task, opts modernup.CallOptions) watch.Key {
 	key := b.keyOf(rec)
 	opts.OnNotify = nil
 	v, loaded := b.bindings.LoadOrStore(key, &binding{scope: rec.Scope, localID: rec.ID, opts: opts})
@@ -57,7 +57,7 @@ func (b *Bridge) binding(key watch.Key) *binding {
 }
 
 // attach subscribes to key's watcher. The subscription is ended only by its
-// Close (callers defer it), never by a context: internal/watch registers the
+// Close (callers defer it), never by a context: runtime/watch registers the
 // context hook after Attach returns without synchronisation, so a context
 // cancelled at that moment races with it.
 func (b *Bridge) attach(key watch.Key) (*watch.Subscription, error) {
@@ -329,7 +329,7 @@ func (b *Bridge) forgetSent(id string) {
 // stored is never presented to the client again (await checks
 // AnsweredKeys). Only when the write fails is the key released, so a later
 // wait asks again.
-func (b *Bridge) answer(rec sessionmap.Task, key string, resp json.RawMessage, opts upstream.CallOptions) {
+func (b *Bridge) answer(rec sessionmap.Task, key string, resp json.RawMessage, opts modernup.CallOptions) {
 	if !b.claimSent(rec.ID, key) {
 		return
 	}

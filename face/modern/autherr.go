@@ -1,4 +1,4 @@
-package face
+package modernface
 
 import (
 	"net/http"
@@ -17,7 +17,7 @@ import (
 // resource metadata (RFC 6750 §3, RFC 9728 §5.1) — never with HTTP 200 and
 // a JSON-RPC error. Once the response is an event stream (progress went
 // out) only the JSON-RPC error can follow; its message names the
-// authorization plainly (legacy/upstream).
+// authorization plainly (upstream/legacy).
 
 // relayAuthError answers request id on w with the upstream's refusal when
 // err carries one, and reports whether it did. The caller makes sure the

@@ -1,4 +1,4 @@
-package face
+package modernface
 
 import (
 	"context"
@@ -8,14 +8,14 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/tasksbridge/tasksbridge/internal/audit"
 	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/legacy"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/modern"
+	"github.com/tasksbridge/tasksbridge/ops/audit"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 	"github.com/tasksbridge/tasksbridge/translate"
+	legacyup "github.com/tasksbridge/tasksbridge/upstream/legacy"
 )
 
 // modernMetaKeys are the per-request keys a legacy server knows nothing of.
@@ -140,10 +140,10 @@ func (f *Face) toolsList(ctx context.Context, c *call) (json.RawMessage, error) 
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.Call(ctx, legacy.MethodToolsList, params, upstream.CallOptions{})
+	res, err := s.Call(ctx, legacy.MethodToolsList, params, legacyup.CallOptions{})
 	if next := f.replacement(ctx, c, s, err); next != nil {
 		s = next
-		res, err = s.Call(ctx, legacy.MethodToolsList, params, upstream.CallOptions{})
+		res, err = s.Call(ctx, legacy.MethodToolsList, params, legacyup.CallOptions{})
 	}
 	if err != nil {
 		return nil, upstreamError(c.method, err)
@@ -170,9 +170,9 @@ func (f *Face) passthrough(ctx context.Context, c *call) (json.RawMessage, error
 	if modern.MRTRCapable(c.method) {
 		return f.callWithInput(ctx, c, s, params, nil)
 	}
-	res, err := s.Call(ctx, c.method, params, upstream.CallOptions{})
+	res, err := s.Call(ctx, c.method, params, legacyup.CallOptions{})
 	if next := f.replacement(ctx, c, s, err); next != nil {
-		res, err = next.Call(ctx, c.method, params, upstream.CallOptions{})
+		res, err = next.Call(ctx, c.method, params, legacyup.CallOptions{})
 	}
 	if err != nil {
 		return nil, upstreamError(c.method, err)
@@ -229,7 +229,7 @@ func (f *Face) toolsCall(ctx context.Context, c *call) (json.RawMessage, error) 
 
 // finishCall turns the upstream's final answer to an MRTR-capable call into
 // the modern result.
-func (f *Face) finishCall(ctx context.Context, c *call, s *upstream.Session, lc *translate.LegacyCall, res json.RawMessage) (json.RawMessage, error) {
+func (f *Face) finishCall(ctx context.Context, c *call, s *legacyup.Session, lc *translate.LegacyCall, res json.RawMessage) (json.RawMessage, error) {
 	if lc != nil && legacy.IsCreateTaskResult(res) {
 		if !lc.AsTask {
 			return nil, rpc.Errorf(rpc.CodeInternalError, "legacy upstream %s answered a tools/call without \"task\" with a CreateTaskResult", f.pool.Target())
@@ -243,7 +243,7 @@ func (f *Face) finishCall(ctx context.Context, c *call, s *upstream.Session, lc 
 
 // createTask makes the local task durable, then answers with the flat
 // CreateTaskResult (M-53: tasks/get resolves before the client sees the id).
-func (f *Face) createTask(ctx context.Context, c *call, s *upstream.Session, res json.RawMessage) (json.RawMessage, error) {
+func (f *Face) createTask(ctx context.Context, c *call, s *legacyup.Session, res json.RawMessage) (json.RawMessage, error) {
 	ct, err := legacy.DecodeCreateTaskResult(res)
 	if err != nil {
 		return nil, rpc.Errorf(rpc.CodeInternalError, "legacy upstream %s: invalid CreateTaskResult: %s", f.pool.Target(), rpc.As(err).Message)
@@ -323,7 +323,7 @@ func (f *Face) notifyFor(ctx context.Context, c *call) func(method string, param
 }
 
 // errorsIsGone reports whether err says the upstream session ended.
-func errorsIsGone(err error) bool { return errors.Is(err, upstream.ErrSessionGone) }
+func errorsIsGone(err error) bool { return errors.Is(err, legacyup.ErrSessionGone) }
 
 // members returns the request's params object split into members, once
 // (false when the params are no object).

@@ -1,11 +1,11 @@
-package face
+package modernface
 
 import (
 	"context"
 	"encoding/json"
 
-	"github.com/tasksbridge/tasksbridge/internal/audit"
 	"github.com/tasksbridge/tasksbridge/modern"
+	"github.com/tasksbridge/tasksbridge/ops/audit"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/translate"
 )

@@ -1,4 +1,4 @@
-package face_test
+package modernface_test
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/legacyfixture"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -18,7 +18,7 @@ import (
 // for), tasks/get shows the question as inputRequests (M-55), tasks/update
 // answers it, and the task completes with the answer.
 func TestTaskFirstInputRequiredIsATask_M55(t *testing.T) {
-	e := newEnv(t, envOpts{fixture: func(o *fixture.Options) { o.TaskFirstCompose = true }})
+	e := newEnv(t, envOpts{fixture: func(o *legacyfixture.Options) { o.TaskFirstCompose = true }})
 	ctx := ctxT(t)
 	r := e.rpc(ctx, "tools/call", map[string]any{"name": "test_tool_with_task", "arguments": map[string]any{}}, withTasks).ok(t)
 	id, _ := r["taskId"].(string)
@@ -58,7 +58,7 @@ func TestTaskFirstInputRequiredIsATask_M55(t *testing.T) {
 // is what it cannot see: tasks/get answers -32021 naming form elicitation
 // with HTTP 400 (M-39).
 func TestTaskFirstUndeclaredCapability_M39(t *testing.T) {
-	e := newEnv(t, envOpts{fixture: func(o *fixture.Options) { o.TaskFirstCompose = true }})
+	e := newEnv(t, envOpts{fixture: func(o *legacyfixture.Options) { o.TaskFirstCompose = true }})
 	ctx := ctxT(t)
 	caps := clientCaps{tasks: true}
 	r := e.rpc(ctx, "tools/call", map[string]any{"name": "test_tool_with_task", "arguments": map[string]any{}}, caps).ok(t)

@@ -1,4 +1,4 @@
-package face_test
+package modernface_test
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/server"
 	"github.com/tasksbridge/tasksbridge/interop/peers"
+	"github.com/tasksbridge/tasksbridge/router"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -133,7 +133,7 @@ func TestConformanceThroughBridgeInFrontOfServerEverything(t *testing.T) {
 		case <-time.After(50 * time.Millisecond): // polling the external process's port
 		}
 	}
-	s, err := server.New(server.Config{Upstream: up, UpstreamEra: "legacy", Store: sessionmap.NewMemory(), Logger: quietLogger()})
+	s, err := router.New(router.Config{Upstream: up, UpstreamEra: "legacy", Store: sessionmap.NewMemory(), Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package face_test
+package modernface_test
 
 // Conformance rows of docs/CONFORMANCE.md that no other test of the modern
 // face pinned down on its own: each test names the checklist ids

@@ -1,15 +1,15 @@
-package face_test
+package modernface_test
 
 import (
 	"net/http/httptest"
 	"testing"
 	"time"
 
+	modernface "github.com/tasksbridge/tasksbridge/face/modern"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/legacyfixture"
 	"github.com/tasksbridge/tasksbridge/interop/peers"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
-	"github.com/tasksbridge/tasksbridge/modern/face"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
+	legacyup "github.com/tasksbridge/tasksbridge/upstream/legacy"
 )
 
 // The official conformance suite's task scenarios
@@ -54,7 +54,7 @@ func TestConformanceTasksScenarios(t *testing.T) {
 		// before it creates the task: the legacy shape of an MRTR round, which
 		// the bridge turns into one (the TS fixture's expected failure).
 		{"go", []string{"tasks-mrtr-composition"}, func(t *testing.T) string {
-			fx := fixture.New(fixture.Options{TimeScale: 0.2, PollInterval: 50 * time.Millisecond})
+			fx := legacyfixture.New(legacyfixture.Options{TimeScale: 0.2, PollInterval: 50 * time.Millisecond})
 			url, stop, err := fx.Start()
 			if err != nil {
 				t.Fatal(err)
@@ -67,7 +67,7 @@ func TestConformanceTasksScenarios(t *testing.T) {
 		// input_required and ask inside them, as server-everything's do: the
 		// client gets the task and its questions on tasks/get (M-55).
 		{"go-asking", peers.TaskScenarios, func(t *testing.T) string {
-			fx := fixture.New(fixture.Options{TimeScale: 0.2, PollInterval: 50 * time.Millisecond, AskingTasksInputRequired: true})
+			fx := legacyfixture.New(legacyfixture.Options{TimeScale: 0.2, PollInterval: 50 * time.Millisecond, AskingTasksInputRequired: true})
 			url, stop, err := fx.Start()
 			if err != nil {
 				t.Fatal(err)
@@ -83,7 +83,7 @@ func TestConformanceTasksScenarios(t *testing.T) {
 			return peers.StartTSServer(t, peers.TSServerOptions{PollMs: 50, TimeScale: 0.05, Compose: "task-first"}).URL
 		}},
 		{"go-task-first", []string{"tasks-mrtr-composition"}, func(t *testing.T) string {
-			fx := fixture.New(fixture.Options{TimeScale: 0.2, PollInterval: 50 * time.Millisecond, TaskFirstCompose: true})
+			fx := legacyfixture.New(legacyfixture.Options{TimeScale: 0.2, PollInterval: 50 * time.Millisecond, TaskFirstCompose: true})
 			url, stop, err := fx.Start()
 			if err != nil {
 				t.Fatal(err)
@@ -117,11 +117,11 @@ func TestConformanceTasksScenarios(t *testing.T) {
 // 127.0.0.1 and returns its endpoint.
 func startBridge(t *testing.T, upstreamURL string) string {
 	t.Helper()
-	pool, err := upstream.NewPool(upstream.Config{Endpoint: upstreamURL, Logger: quietLogger()})
+	pool, err := legacyup.NewPool(legacyup.Config{Endpoint: upstreamURL, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := face.New(face.Options{Upstream: pool, Store: sessionmap.NewMemory(), Logger: quietLogger(), PollInterval: 50 * time.Millisecond})
+	f, err := modernface.New(modernface.Options{Upstream: pool, Store: sessionmap.NewMemory(), Logger: quietLogger(), PollInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package face
+package modernface
 
 import (
 	"bytes"
@@ -6,10 +6,10 @@ import (
 	"net/http"
 
 	"github.com/tasksbridge/tasksbridge/modern"
-	modernup "github.com/tasksbridge/tasksbridge/modern/upstream"
+	modernup "github.com/tasksbridge/tasksbridge/upstream/modern"
 )
 
-// Era is a peer's protocol era (modern/upstream's type, so a dispatcher
+// Era is a peer's protocol era (upstream/modern's type, so a dispatcher
 // compares client and upstream eras with one vocabulary).
 type Era = modernup.Era
 

@@ -1,10 +1,10 @@
-package face_test
+package modernface_test
 
 import (
 	"net/http"
 	"testing"
 
-	"github.com/tasksbridge/tasksbridge/modern/face"
+	modernface "github.com/tasksbridge/tasksbridge/face/modern"
 )
 
 func TestDetectClientEra(t *testing.T) {
@@ -20,29 +20,29 @@ func TestDetectClientEra(t *testing.T) {
 		name   string
 		header http.Header
 		body   string
-		want   face.Era
+		want   modernface.Era
 	}{
-		{"initialize is legacy", hdr(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, face.EraLegacy},
-		{"initialize with a modern header is still legacy", hdr("MCP-Protocol-Version", "2026-07-28"), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, face.EraLegacy},
-		{"per-request _meta is modern", hdr("MCP-Protocol-Version", "2026-07-28"), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta + `}}`, face.EraModern},
-		{"_meta without header is modern (the face answers -32020)", hdr(), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta + `}}`, face.EraModern},
-		{"_meta naming an old version is modern (the face answers -32022)", hdr(), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}`, face.EraModern},
-		{"server/discover is modern", hdr(), `{"jsonrpc":"2.0","id":1,"method":"server/discover"}`, face.EraModern},
-		{"modern header without _meta is modern (the face answers -32602)", hdr("MCP-Protocol-Version", "2026-07-28"), `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, face.EraModern},
-		{"a later revision's header is modern", hdr("MCP-Protocol-Version", "2027-01-01"), `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, face.EraModern},
-		{"legacy session request", hdr("Mcp-Session-Id", "s1", "MCP-Protocol-Version", "2025-11-25"), `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"t"}}`, face.EraLegacy},
-		{"legacy request without headers", hdr(), `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, face.EraLegacy},
-		{"posted response is legacy", hdr("Mcp-Session-Id", "s1"), `{"jsonrpc":"2.0","id":0,"result":{"action":"accept"}}`, face.EraLegacy},
-		{"batch is legacy", hdr(), `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, face.EraLegacy},
-		{"garbage without header is legacy", hdr(), `{not json`, face.EraLegacy},
-		{"garbage with a modern header is modern", hdr("MCP-Protocol-Version", "2026-07-28"), `{not json`, face.EraModern},
-		{"GET with a session is legacy", hdr("Mcp-Session-Id", "s1"), ``, face.EraLegacy},
-		{"GET with a modern header is modern (405)", hdr("MCP-Protocol-Version", "2026-07-28"), ``, face.EraModern},
-		{"bare GET is legacy", hdr(), ``, face.EraLegacy},
-		{"modern notification by header", hdr("MCP-Protocol-Version", "2026-07-28"), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, face.EraModern},
+		{"initialize is legacy", hdr(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, modernface.EraLegacy},
+		{"initialize with a modern header is still legacy", hdr("MCP-Protocol-Version", "2026-07-28"), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, modernface.EraLegacy},
+		{"per-request _meta is modern", hdr("MCP-Protocol-Version", "2026-07-28"), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta + `}}`, modernface.EraModern},
+		{"_meta without header is modern (the face answers -32020)", hdr(), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta + `}}`, modernface.EraModern},
+		{"_meta naming an old version is modern (the face answers -32022)", hdr(), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}`, modernface.EraModern},
+		{"server/discover is modern", hdr(), `{"jsonrpc":"2.0","id":1,"method":"server/discover"}`, modernface.EraModern},
+		{"modern header without _meta is modern (the face answers -32602)", hdr("MCP-Protocol-Version", "2026-07-28"), `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, modernface.EraModern},
+		{"a later revision's header is modern", hdr("MCP-Protocol-Version", "2027-01-01"), `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, modernface.EraModern},
+		{"legacy session request", hdr("Mcp-Session-Id", "s1", "MCP-Protocol-Version", "2025-11-25"), `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"t"}}`, modernface.EraLegacy},
+		{"legacy request without headers", hdr(), `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, modernface.EraLegacy},
+		{"posted response is legacy", hdr("Mcp-Session-Id", "s1"), `{"jsonrpc":"2.0","id":0,"result":{"action":"accept"}}`, modernface.EraLegacy},
+		{"batch is legacy", hdr(), `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, modernface.EraLegacy},
+		{"garbage without header is legacy", hdr(), `{not json`, modernface.EraLegacy},
+		{"garbage with a modern header is modern", hdr("MCP-Protocol-Version", "2026-07-28"), `{not json`, modernface.EraModern},
+		{"GET with a session is legacy", hdr("Mcp-Session-Id", "s1"), ``, modernface.EraLegacy},
+		{"GET with a modern header is modern (405)", hdr("MCP-Protocol-Version", "2026-07-28"), ``, modernface.EraModern},
+		{"bare GET is legacy", hdr(), ``, modernface.EraLegacy},
+		{"modern notification by header", hdr("MCP-Protocol-Version", "2026-07-28"), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, modernface.EraModern},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := face.DetectClientEra(tc.header, []byte(tc.body)); got != tc.want {
+			if got := modernface.DetectClientEra(tc.header, []byte(tc.body)); got != tc.want {
 				t.Fatalf("DetectClientEra = %v, want %v", got, tc.want)
 			}
 		})
@@ -60,7 +60,7 @@ func FuzzDetectClientEra(f *testing.F) {
 		if version != "" {
 			h.Set("MCP-Protocol-Version", version)
 		}
-		if era := face.DetectClientEra(h, []byte(body)); era != face.EraLegacy && era != face.EraModern {
+		if era := modernface.DetectClientEra(h, []byte(body)); era != modernface.EraLegacy && era != modernface.EraModern {
 			t.Fatalf("era %v", era)
 		}
 	})

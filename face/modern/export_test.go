@@ -1,4 +1,4 @@
-package face
+package modernface
 
 // SDKBuilds reports how many times f built go-sdk's server (0 while every
 // request took the lean path).

@@ -1,8 +1,8 @@
-// Package face serves modern clients (MCP 2026-07-28 with the
+// Package modernface serves modern clients (MCP 2026-07-28 with the
 // io.modelcontextprotocol/tasks extension) in front of a legacy upstream
 // (2025-11-25 with experimental tasks): every request is answered with the
 // upstream work done on a pooled, initialized legacy session of the caller's
-// principal (legacy/upstream.Pool).
+// principal (upstream/legacy.Pool).
 //
 // Over HTTP the face serves its requests itself (lean.go): the front
 // (http.go) decodes each message once and checks it, the method's handler
@@ -41,7 +41,7 @@
 // used as bearer tokens"); Options.RequireAuth refuses such requests instead.
 //
 // DetectClientEra tells a dual-era dispatcher which face a request belongs to.
-package face
+package modernface
 
 import (
 	"bytes"
@@ -57,15 +57,15 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/tasksbridge/tasksbridge/internal/audit"
 	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/internal/version"
-	"github.com/tasksbridge/tasksbridge/internal/watch"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/modern"
+	"github.com/tasksbridge/tasksbridge/ops/audit"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/runtime/watch"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 	"github.com/tasksbridge/tasksbridge/translate"
+	legacyup "github.com/tasksbridge/tasksbridge/upstream/legacy"
 )
 
 // AnonymousScope is the sessionmap scope of requests without credentials.
@@ -74,7 +74,7 @@ var AnonymousScope = sessionmap.Scope{Session: "modern:anonymous"}
 // Options configure a Face. Upstream and Store are required.
 type Options struct {
 	// Upstream is the pool of legacy upstream sessions.
-	Upstream *upstream.Pool
+	Upstream *legacyup.Pool
 	// Store keeps the task mappings (durable before a CreateTaskResult, M-53).
 	Store sessionmap.Store
 
@@ -123,7 +123,7 @@ type Options struct {
 // serves stdio with Run.
 type Face struct {
 	opts    Options
-	pool    *upstream.Pool
+	pool    *legacyup.Pool
 	store   sessionmap.Store
 	impl    modern.Implementation
 	watch   *watch.Manager
@@ -200,7 +200,7 @@ func New(opts Options) (*Face, error) {
 		MaxPollInterval:     10 * time.Second,
 		IdleTimeout:         10 * time.Second,
 		DisablePush:         true, // legacy upstreams are polled (their status notifications only kick a poll)
-		Retryable:           upstream.Retryable,
+		Retryable:           legacyup.Retryable,
 		Logger:              opts.Logger,
 	})
 
@@ -423,7 +423,7 @@ func (f *Face) dispatch(ctx context.Context, c *call) (json.RawMessage, error) {
 }
 
 // session returns the caller's upstream session.
-func (f *Face) session(ctx context.Context, c *call) (*upstream.Session, error) {
+func (f *Face) session(ctx context.Context, c *call) (*legacyup.Session, error) {
 	s, err := f.pool.Session(ctx, c.principal, c.authorization)
 	if err != nil {
 		return nil, upstreamFailure(err)
@@ -436,8 +436,8 @@ func (f *Face) session(ctx context.Context, c *call) (*upstream.Session, error) 
 // session (HTTP 404 after a restart or an expiry; another bridge process may
 // have replaced it already): the request is then sent once more on the new
 // session — it never ran. nil when err is anything else.
-func (f *Face) replacement(ctx context.Context, c *call, s *upstream.Session, err error) *upstream.Session {
-	if !upstream.Unsent(err) || !errorsIsGone(err) {
+func (f *Face) replacement(ctx context.Context, c *call, s *legacyup.Session, err error) *legacyup.Session {
+	if !legacyup.Unsent(err) || !errorsIsGone(err) {
 		return nil
 	}
 	next, nerr := f.pool.Session(ctx, c.principal, c.authorization)
@@ -460,7 +460,7 @@ func upstreamFailure(err error) error {
 
 // upstreamError maps an error of an upstream call for a modern client.
 func upstreamError(method string, err error) error {
-	var te *upstream.Error
+	var te *legacyup.Error
 	if errors.As(err, &te) {
 		return keepRefusal(te.RPC, err)
 	}

@@ -1,4 +1,4 @@
-package face_test
+package modernface_test
 
 import (
 	"bufio"
@@ -14,11 +14,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/tasksbridge/tasksbridge/internal/schemacheck"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
+	modernface "github.com/tasksbridge/tasksbridge/face/modern"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/legacyfixture"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/schemacheck"
 	"github.com/tasksbridge/tasksbridge/modern"
-	"github.com/tasksbridge/tasksbridge/modern/face"
+	legacyup "github.com/tasksbridge/tasksbridge/upstream/legacy"
 )
 
 func createTask(t *testing.T, e *env, ctx context.Context, tool string, args map[string]any) string {
@@ -63,12 +63,12 @@ func TestRestartResumesUpstreamSessionByID(t *testing.T) {
 	ctx := ctxT(t)
 	id := createTask(t, e, ctx, "slow_compute", map[string]any{"seconds": 10})
 
-	pool2, err := upstream.NewPool(upstream.Config{Endpoint: e.pool.Target(), Logger: quietLogger()})
+	pool2, err := legacyup.NewPool(legacyup.Config{Endpoint: e.pool.Target(), Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = pool2.Close() })
-	f2, err := face.New(face.Options{Upstream: pool2, Store: e.store, Logger: quietLogger(), PollInterval: 50 * time.Millisecond})
+	f2, err := modernface.New(modernface.Options{Upstream: pool2, Store: e.store, Logger: quietLogger(), PollInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestHTTPFront(t *testing.T) {
 	if r.status != http.StatusForbidden {
 		t.Errorf("foreign Origin: %d, want 403 (M-43)", r.status)
 	}
-	big := append([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"`), bytes.Repeat([]byte("a"), face.MaxBody)...)
+	big := append([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"`), bytes.Repeat([]byte("a"), modernface.MaxBody)...)
 	big = append(big, `"}}`...)
 	if r := e.request(ctx, big, nil); r.status != http.StatusRequestEntityTooLarge {
 		t.Errorf("oversized body: %d, want 413", r.status)
@@ -232,7 +232,7 @@ func TestHTTPFront(t *testing.T) {
 }
 
 func TestRequireAuth(t *testing.T) {
-	e := newEnv(t, envOpts{face: func(o *face.Options) { o.RequireAuth = true }})
+	e := newEnv(t, envOpts{face: func(o *modernface.Options) { o.RequireAuth = true }})
 	ctx := ctxT(t)
 	if r := e.rpc(ctx, "tools/list", nil, withTasks); r.status != http.StatusUnauthorized {
 		t.Fatalf("no credentials: HTTP %d, want 401", r.status)
@@ -344,7 +344,7 @@ func mustJSON(v any) []byte {
 // task: tasks/get answers at once with the recorded state and the watcher
 // keeps trying; new work gets a -32603 naming the upstream.
 func TestUnreachableUpstreamServesRecordedState(t *testing.T) {
-	fx := fixture.New(fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
+	fx := legacyfixture.New(legacyfixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
 	url, stop, err := fx.Start()
 	if err != nil {
 		t.Fatal(err)

@@ -1,11 +1,11 @@
-package face_test
+package modernface_test
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 
-	"github.com/tasksbridge/tasksbridge/internal/schemacheck"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/schemacheck"
 )
 
 func TestSmokeTaskLifecycle(t *testing.T) {

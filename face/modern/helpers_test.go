@@ -1,4 +1,4 @@
-package face_test
+package modernface_test
 
 import (
 	"bufio"
@@ -14,30 +14,30 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/legacy/upstream"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
+	modernface "github.com/tasksbridge/tasksbridge/face/modern"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/legacyfixture"
 	"github.com/tasksbridge/tasksbridge/modern"
-	"github.com/tasksbridge/tasksbridge/modern/face"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
+	legacyup "github.com/tasksbridge/tasksbridge/upstream/legacy"
 )
 
 // env is a modern face in front of the in-repo legacy fixture, on loopback.
 type env struct {
 	t     *testing.T
-	fx    *fixture.Server
-	pool  *upstream.Pool
+	fx    *legacyfixture.Server
+	pool  *legacyup.Pool
 	store *sessionmap.Memory
-	face  *face.Face
+	face  *modernface.Face
 	url   string
 	ids   atomic.Int64
 }
 
 type envOpts struct {
-	face    func(*face.Options)
+	face    func(*modernface.Options)
 	stdio   bool
 	scale   float64
-	upOpts  func(*upstream.Config)
-	fixture func(*fixture.Options)
+	upOpts  func(*legacyup.Config)
+	fixture func(*legacyfixture.Options)
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -45,31 +45,31 @@ func newEnv(t *testing.T, o envOpts) *env {
 	if o.scale == 0 {
 		o.scale = 0.05
 	}
-	fxo := fixture.Options{TimeScale: o.scale, PollInterval: 20 * time.Millisecond}
+	fxo := legacyfixture.Options{TimeScale: o.scale, PollInterval: 20 * time.Millisecond}
 	if o.fixture != nil {
 		o.fixture(&fxo)
 	}
-	e := &env{t: t, fx: fixture.New(fxo)}
+	e := &env{t: t, fx: legacyfixture.New(fxo)}
 	url, stop, err := e.fx.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
-	cfg := upstream.Config{Endpoint: url, Logger: quietLogger()}
+	cfg := legacyup.Config{Endpoint: url, Logger: quietLogger()}
 	if o.upOpts != nil {
 		o.upOpts(&cfg)
 	}
-	e.pool, err = upstream.NewPool(cfg)
+	e.pool, err = legacyup.NewPool(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.pool.Close() })
 	e.store = sessionmap.NewMemory()
-	fo := face.Options{Upstream: e.pool, Store: e.store, Logger: quietLogger(), PollInterval: 50 * time.Millisecond}
+	fo := modernface.Options{Upstream: e.pool, Store: e.store, Logger: quietLogger(), PollInterval: 50 * time.Millisecond}
 	if o.face != nil {
 		o.face(&fo)
 	}
-	e.face, err = face.New(fo)
+	e.face, err = modernface.New(fo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,13 +88,13 @@ func newEnvAt(t *testing.T, upstreamURL string) *env {
 	t.Helper()
 	e := &env{t: t}
 	var err error
-	e.pool, err = upstream.NewPool(upstream.Config{Endpoint: upstreamURL, Logger: quietLogger(), InitTimeout: 5 * time.Second})
+	e.pool, err = legacyup.NewPool(legacyup.Config{Endpoint: upstreamURL, Logger: quietLogger(), InitTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.pool.Close() })
 	e.store = sessionmap.NewMemory()
-	e.face, err = face.New(face.Options{Upstream: e.pool, Store: e.store, Logger: quietLogger(), PollInterval: 50 * time.Millisecond})
+	e.face, err = modernface.New(modernface.Options{Upstream: e.pool, Store: e.store, Logger: quietLogger(), PollInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

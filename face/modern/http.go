@@ -1,4 +1,4 @@
-package face
+package modernface
 
 import (
 	"bytes"
@@ -33,7 +33,7 @@ func (f *Face) Handler() http.Handler { return f }
 // to it.
 func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Accel-Buffering", "no") // M-43 SHOULD
-	// The composition root (internal/server) serves the face behind the
+	// The composition root (router) serves the face behind the
 	// request edge: Host, Origin, body and principal settled once
 	// (edge.FromContext). Served on its own (tests, embedding) the face
 	// applies the same checks itself.

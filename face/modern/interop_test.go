@@ -1,4 +1,4 @@
-package face_test
+package modernface_test
 
 import (
 	"encoding/json"
@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasksbridge/tasksbridge/internal/testkit/legacyfixture"
 	"github.com/tasksbridge/tasksbridge/interop/peers"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
 )
 
 // Interop with real legacy upstreams: a go-sdk modern client →
@@ -21,7 +21,7 @@ func TestInteropTypeScriptLegacyServer(t *testing.T) {
 }
 
 func TestInteropGoFixtureLegacyServer(t *testing.T) {
-	fx := fixture.New(fixture.Options{TimeScale: 0.2, PollInterval: 50 * time.Millisecond})
+	fx := legacyfixture.New(legacyfixture.Options{TimeScale: 0.2, PollInterval: 50 * time.Millisecond})
 	url, stop, err := fx.Start()
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package face_test
+package modernface_test
 
 import (
 	"bytes"
@@ -8,29 +8,29 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/legacy/upstream"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
+	modernface "github.com/tasksbridge/tasksbridge/face/modern"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/legacyfixture"
 	"github.com/tasksbridge/tasksbridge/modern"
-	"github.com/tasksbridge/tasksbridge/modern/face"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
+	legacyup "github.com/tasksbridge/tasksbridge/upstream/legacy"
 )
 
 // BenchmarkLeanToolsCall measures one synchronous tools/call through the
 // face's HTTP handler (in process, upstream on loopback); its allocations
 // per call are the figure to watch, being stable on a loaded machine.
 func BenchmarkLeanToolsCall(b *testing.B) {
-	fx := fixture.New(fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
+	fx := legacyfixture.New(legacyfixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
 	url, stop, err := fx.Start()
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer stop()
-	pool, err := upstream.NewPool(upstream.Config{Endpoint: url, Logger: quietLogger()})
+	pool, err := legacyup.NewPool(legacyup.Config{Endpoint: url, Logger: quietLogger()})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer pool.Close()
-	f, err := face.New(face.Options{Upstream: pool, Store: sessionmap.NewMemory(), Logger: quietLogger()})
+	f, err := modernface.New(modernface.Options{Upstream: pool, Store: sessionmap.NewMemory(), Logger: quietLogger()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package face
+package modernface
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package face_test
+package modernface_test
 
 import (
 	"encoding/json"
@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tasksbridge/tasksbridge/internal/schemacheck"
-	"github.com/tasksbridge/tasksbridge/modern/face"
+	modernface "github.com/tasksbridge/tasksbridge/face/modern"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/schemacheck"
 )
 
 // Every method a modern client uses goes through the lean path: go-sdk's
@@ -51,7 +51,7 @@ func TestLeanPathServesEveryMethodWithoutGoSDK(t *testing.T) {
 		t.Fatalf("tasks/update: HTTP %d %s", u.status, u.body)
 	}
 	check("tasks/cancel", map[string]any{"taskId": id}, schemacheck.Ext, "CancelTaskResult")
-	if n := face.SDKBuilds(e.face); n != 0 {
+	if n := modernface.SDKBuilds(e.face); n != 0 {
 		t.Fatalf("go-sdk's server was built %d times for requests the lean path serves", n)
 	}
 }
@@ -64,7 +64,7 @@ func TestLeanToolsCallBuildsNoGoSDKServer(t *testing.T) {
 	for range 3 {
 		e.rpc(ctx, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}}, withTasks).ok(t)
 	}
-	if n := face.SDKBuilds(e.face); n != 0 {
+	if n := modernface.SDKBuilds(e.face); n != 0 {
 		t.Fatalf("go-sdk's server built %d times by plain tools/call", n)
 	}
 }
@@ -90,7 +90,7 @@ func TestLeanBadInput(t *testing.T) {
 	if r.status != http.StatusBadRequest || r.errCode != -32602 || !strings.Contains(r.errMsg, "taskId") {
 		t.Fatalf("numeric taskId: HTTP %d %s", r.status, r.body)
 	}
-	if n := face.SDKBuilds(e.face); n != 0 {
+	if n := modernface.SDKBuilds(e.face); n != 0 {
 		t.Fatalf("go-sdk built %d times for input the front answers", n)
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 3, "method": "tools/call",
@@ -107,7 +107,7 @@ func TestLeanBadInput(t *testing.T) {
 	if r.status != http.StatusBadRequest || r.errCode != -32602 || !strings.Contains(r.errMsg, "cursor") {
 		t.Fatalf("numeric cursor: HTTP %d %s", r.status, r.body)
 	}
-	if n := face.SDKBuilds(e.face); n != 1 {
+	if n := modernface.SDKBuilds(e.face); n != 1 {
 		t.Fatalf("go-sdk built %d times, want once for the wrong-typed params", n)
 	}
 	// go-sdk's transport rules stay too: an Accept without event streams.

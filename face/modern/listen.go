@@ -1,4 +1,4 @@
-package face
+package modernface
 
 import (
 	"bytes"
@@ -8,9 +8,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/tasksbridge/tasksbridge/internal/watch"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/runtime/watch"
 	"github.com/tasksbridge/tasksbridge/translate"
 )
 

@@ -1,4 +1,4 @@
-package face_test
+package modernface_test
 
 import (
 	"bytes"

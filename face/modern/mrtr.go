@@ -1,4 +1,4 @@
-package face
+package modernface
 
 import (
 	"context"
@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/tasksbridge/tasksbridge/internal/edge"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/translate"
+	legacyup "github.com/tasksbridge/tasksbridge/upstream/legacy"
 )
 
 // A legacy upstream asks for input in the middle of a request with real
@@ -45,7 +45,7 @@ type pendingCall struct {
 	principal string
 	method    string
 	name      string
-	sess      *upstream.Session
+	sess      *legacyup.Session
 	lc        *translate.LegacyCall
 	caps      modern.ClientCapabilities
 	cancel    context.CancelFunc
@@ -71,7 +71,7 @@ func (pc *pendingCall) signal() {
 }
 
 // onRequest turns an upstream server→client request into an input request.
-func (pc *pendingCall) onRequest(sr *upstream.SideRequest) {
+func (pc *pendingCall) onRequest(sr *legacyup.SideRequest) {
 	entry, err := translate.InputRequestFromLegacy(sr.Raw, pc.f.opts.IDs)
 	if err != nil {
 		_ = pc.sess.Respond(pc.f.ctx, sr.ID, nil, rpc.As(err))
@@ -206,7 +206,7 @@ func (f *Face) resume(state string, c *call, name string) *pendingCall {
 // prompts/get, resources/read): the first round starts the upstream call, a
 // retry with a known requestState delivers its inputResponses to the call the
 // state names.
-func (f *Face) callWithInput(ctx context.Context, c *call, s *upstream.Session, params json.RawMessage, lc *translate.LegacyCall) (json.RawMessage, error) {
+func (f *Face) callWithInput(ctx context.Context, c *call, s *legacyup.Session, params json.RawMessage, lc *translate.LegacyCall) (json.RawMessage, error) {
 	c.ctx = ctx // before any upstream notification can be relayed on it
 	name := c.stringParam("name") + c.stringParam("uri")
 	if name == "" {
@@ -254,7 +254,7 @@ func (f *Face) callWithInput(ctx context.Context, c *call, s *upstream.Session, 
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
-		opts := upstream.CallOptions{OnRequest: pc.onRequest, OnNotify: pc.onNotify}
+		opts := legacyup.CallOptions{OnRequest: pc.onRequest, OnNotify: pc.onNotify}
 		res, err := s.Call(cctx, c.method, params, opts)
 		if next := f.replacement(cctx, c, s, err); next != nil {
 			pc.mu.Lock()

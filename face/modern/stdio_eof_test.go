@@ -1,4 +1,4 @@
-package face_test
+package modernface_test
 
 import (
 	"bufio"
@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/tasksbridge/tasksbridge/internal/schemacheck"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/schemacheck"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 

@@ -1,4 +1,4 @@
-package face
+package modernface
 
 import (
 	"context"
@@ -9,14 +9,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/audit"
-	"github.com/tasksbridge/tasksbridge/internal/watch"
 	"github.com/tasksbridge/tasksbridge/legacy"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream"
 	"github.com/tasksbridge/tasksbridge/modern"
+	"github.com/tasksbridge/tasksbridge/ops/audit"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/runtime/watch"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 	"github.com/tasksbridge/tasksbridge/translate"
+	legacyup "github.com/tasksbridge/tasksbridge/upstream/legacy"
 )
 
 // taskRT is what the face holds in memory for a live task: its upstream
@@ -33,7 +33,7 @@ type taskRT struct {
 	base          modern.Task // from the record: createdAt, ttl, poll interval
 
 	mu        sync.Mutex
-	sess      *upstream.Session
+	sess      *legacyup.Session
 	status    legacy.TaskStatus // the upstream's, as last read
 	pending   map[string]translate.InputEntry
 	order     []string
@@ -59,7 +59,7 @@ func (f *Face) now() time.Time { return time.Now() }
 
 // runtime returns the in-memory state of rec, creating it (after a restart:
 // with the recorded upstream session, resumed by id on HTTP).
-func (f *Face) runtime(rec sessionmap.Task, principal, authorization string, sess *upstream.Session) *taskRT {
+func (f *Face) runtime(rec sessionmap.Task, principal, authorization string, sess *legacyup.Session) *taskRT {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if rt := f.tasks[rec.ID]; rt != nil {
@@ -152,7 +152,7 @@ func (rt *taskRT) view(d modern.DetailedTask) modern.DetailedTask {
 // onSideRequest receives a server→client request the upstream sent for the
 // task on the bridge's blocking tasks/result, as an inputRequests entry with
 // a key unique for the task's lifetime (M-57).
-func (rt *taskRT) onSideRequest(sr *upstream.SideRequest) {
+func (rt *taskRT) onSideRequest(sr *legacyup.SideRequest) {
 	entry, err := translate.InputRequestFromLegacy(sr.Raw, rt.f.opts.IDs)
 	if err != nil {
 		rt.mu.Lock()
@@ -182,7 +182,7 @@ func (rt *taskRT) onSideRequest(sr *upstream.SideRequest) {
 // ensureStream keeps the upstream's blocking tasks/result open for the task:
 // the side-channel requests arrive on it, and it answers with the payload
 // once the task is terminal (fetched once, then cached in sessionmap).
-func (rt *taskRT) ensureStream(sess *upstream.Session) {
+func (rt *taskRT) ensureStream(sess *legacyup.Session) {
 	rt.mu.Lock()
 	if rt.streaming || rt.outcome != nil {
 		rt.mu.Unlock()
@@ -214,7 +214,7 @@ func (rt *taskRT) ensureStream(sess *upstream.Session) {
 }
 
 // waitOutcome waits for the payload of a terminal task.
-func (rt *taskRT) waitOutcome(ctx context.Context, sess *upstream.Session) (*translate.LegacyOutcome, error) {
+func (rt *taskRT) waitOutcome(ctx context.Context, sess *legacyup.Session) (*translate.LegacyOutcome, error) {
 	for {
 		rt.ensureStream(sess)
 		rt.mu.Lock()
@@ -257,7 +257,7 @@ func (rt *taskRT) fail(reason string) *modern.DetailedTask {
 	return rt.failure
 }
 
-// rtSource adapts a task to internal/watch: every poll is a legacy tasks/get
+// rtSource adapts a task to runtime/watch: every poll is a legacy tasks/get
 // (plus, once terminal, the cached tasks/result payload).
 type rtSource struct{ rt *taskRT }
 
@@ -296,7 +296,7 @@ func (rt *taskRT) poll(ctx context.Context) (*modern.DetailedTask, error) {
 	}
 	raw, err := sess.GetTask(ctx, rt.upID)
 	if err != nil && errorsIsGone(err) {
-		var alt *upstream.Session
+		var alt *legacyup.Session
 		if raw, alt = rt.rebind(ctx); alt != nil {
 			err = nil
 		} else {
@@ -305,7 +305,7 @@ func (rt *taskRT) poll(ctx context.Context) (*modern.DetailedTask, error) {
 	}
 	if err != nil {
 		var re *rpc.Error
-		var te *upstream.Error
+		var te *legacyup.Error
 		if errors.As(err, &re) && !errors.As(err, &te) && re.Code == rpc.CodeInvalidParams {
 			return rt.fail(fmt.Sprintf("legacy upstream %s no longer knows the task (%s)", target, re.Message)), nil
 		}
@@ -348,7 +348,7 @@ func (rt *taskRT) poll(ctx context.Context) (*modern.DetailedTask, error) {
 
 // rebind looks for the task on the principal's current session after its own
 // session died: an upstream whose task store outlives sessions still knows it.
-func (rt *taskRT) rebind(ctx context.Context) (json.RawMessage, *upstream.Session) {
+func (rt *taskRT) rebind(ctx context.Context) (json.RawMessage, *legacyup.Session) {
 	cur, err := rt.f.pool.Session(ctx, rt.principal, rt.authorization)
 	if err != nil {
 		return nil, nil

@@ -1,4 +1,4 @@
-package face_test
+package modernface_test
 
 import (
 	"bytes"
@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/schemacheck"
-	"github.com/tasksbridge/tasksbridge/internal/transcript"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
+	modernface "github.com/tasksbridge/tasksbridge/face/modern"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/legacyfixture"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/schemacheck"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/transcript"
 	"github.com/tasksbridge/tasksbridge/modern"
-	"github.com/tasksbridge/tasksbridge/modern/face"
 )
 
 // Face transcripts (testdata/*.txtar): a modern client's HTTP conversation
@@ -82,10 +82,10 @@ func TestTranscripts(t *testing.T) {
 
 func runFaceTranscript(t *testing.T, f *transcript.File) (transcript.Output, error) {
 	fxMode, _ := f.Lookup("fixture", "")
-	e := newEnv(t, envOpts{face: func(o *face.Options) {
+	e := newEnv(t, envOpts{face: func(o *modernface.Options) {
 		o.ServerInfo = &modern.Implementation{Name: "tasksbridge", Version: "test"}
 		o.TaskTTL = 10 * time.Minute
-	}, fixture: func(o *fixture.Options) { o.TaskFirstCompose = fxMode == "task-first" }})
+	}, fixture: func(o *legacyfixture.Options) { o.TaskFirstCompose = fxMode == "task-first" }})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	vars := map[string]string{}

@@ -1,4 +1,4 @@
-package face_test
+package modernface_test
 
 import (
 	"encoding/json"
@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/tasksbridge/tasksbridge/modern/face"
+	modernface "github.com/tasksbridge/tasksbridge/face/modern"
 )
 
 // A dual-era endpoint names the same versions in server/discover's
@@ -16,7 +16,7 @@ import (
 // error is one discover lists (before, discover listed only 2026-07-28).
 func TestUnsupportedVersionMatchesDiscover_M38(t *testing.T) {
 	versions := []string{"2026-07-28", "2025-11-25", "2025-06-18"}
-	e := newEnv(t, envOpts{face: func(o *face.Options) { o.SupportedVersions = versions }})
+	e := newEnv(t, envOpts{face: func(o *modernface.Options) { o.SupportedVersions = versions }})
 	ctx := ctxT(t)
 	d := e.rpc(ctx, "server/discover", map[string]any{}, withTasks).ok(t)
 	var listed []string

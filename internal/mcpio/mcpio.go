@@ -1,11 +1,11 @@
 // Package mcpio is the transport plumbing the two modern (2026-07-28) servers
-// in this module share — the modern face (modern/face) and the embedded demo
+// in this module share — the modern face (face/modern) and the embedded demo
 // server (internal/demo): JSON-RPC error answers over HTTP, task-listen SSE
 // streams, and the bookkeeping of task listens on a stdio connection. Both
 // take subscriptions/listen for task ids before go-sdk sees it (go-sdk v1.8.0
 // has no task filter and cannot send notifications/tasks), so both need the
 // same framing; what a listen reports stays with each server. The two
-// upstream clients (legacy/upstream, modern/upstream) read SSE answers with
+// upstream clients (upstream/legacy, upstream/modern) read SSE answers with
 // its EventReader.
 package mcpio
 

@@ -82,7 +82,7 @@ func checkRefs(t *testing.T, where, text string, reg map[string]bool) {
 			}
 		}
 		if !reg[name] {
-			t.Errorf("%s names %s, which internal/metrics does not register", where, ref)
+			t.Errorf("%s names %s, which ops/metrics does not register", where, ref)
 		}
 	}
 }

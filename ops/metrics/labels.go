@@ -58,7 +58,7 @@ var outcomes = set(OutcomeOK, OutcomeToolError, OutcomeParseError, OutcomeInvali
 // Outcomes returns the outcome label's value set (without Other).
 func Outcomes() []string { return keys(outcomes) }
 
-// temporary is implemented by upstream adapter errors (modern/upstream.Error)
+// temporary is implemented by upstream adapter errors (upstream/modern.Error)
 // whose cause is an unreachable or failing upstream.
 type temporary interface{ Temporary() bool }
 

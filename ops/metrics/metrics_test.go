@@ -43,7 +43,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-// upstreamDown mimics modern/upstream.Error for an unreachable upstream: it
+// upstreamDown mimics upstream/modern.Error for an unreachable upstream: it
 // is Temporary and unwraps to a -32603 *rpc.Error.
 type upstreamDown struct{ rpc *rpc.Error }
 

@@ -7,7 +7,7 @@ import (
 )
 
 // tlsFailure is implemented by errors that stand for a failed TLS handshake
-// the bridge has already classified (internal/server's upstream meter).
+// the bridge has already classified (router's upstream meter).
 type tlsFailure interface{ TLSFailure() bool }
 
 // IsTLSFailure reports whether err is a failed TLS handshake or certificate

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/metrics"
+	"github.com/tasksbridge/tasksbridge/ops/metrics"
 )
 
 // Formats of NewHandler.

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/metrics"
+	"github.com/tasksbridge/tasksbridge/ops/metrics"
 )
 
 // refusalText says, for an operator, what a request outcome means; warn

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/metrics"
+	"github.com/tasksbridge/tasksbridge/ops/metrics"
 )
 
-// TestRealPrometheus scrapes a real internal/metrics registry with a real
+// TestRealPrometheus scrapes a real ops/metrics registry with a real
 // Prometheus (Debian's `prometheus` package) and runs QueryPrometheus against
 // it: first modern traffic only (removable), then a legacy client (not).
 // Skipped when the prometheus binary is not installed; takes ~10 s.

@@ -17,7 +17,7 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// Metric names the rollout reads (see internal/metrics and docs/METRICS.md).
+// Metric names the rollout reads (see ops/metrics and docs/METRICS.md).
 const (
 	mClientRequests = "tasksbridge_client_requests_total"
 	mClientLastSeen = "tasksbridge_client_last_seen_timestamp_seconds"

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/metrics"
+	"github.com/tasksbridge/tasksbridge/ops/metrics"
 )
 
 // scripted returns a real metrics registry after the calls a legacy client
@@ -45,7 +45,7 @@ func serveMetrics(t *testing.T, m *metrics.Metrics) string {
 }
 
 // TestFetchMetricsFromRealRegistry reads a /metrics page produced by
-// internal/metrics after scripted traffic, with and without legacy clients.
+// ops/metrics after scripted traffic, with and without legacy clients.
 func TestFetchMetricsFromRealRegistry(t *testing.T) {
 	ctx := context.Background()
 	url := serveMetrics(t, scripted(true))

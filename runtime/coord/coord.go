@@ -4,7 +4,7 @@
 // topic. Redis implements both for replicas sharing a Redis; Local implements
 // them in one process (for tests and for several consumers of one process).
 //
-// The consumers (internal/watch: one upstream watcher per task across
+// The consumers (runtime/watch: one upstream watcher per task across
 // replicas) keep their own logic; this package only names holders and moves
 // bytes.
 package coord

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/coord"
-	"github.com/tasksbridge/tasksbridge/internal/redistest"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/redistest"
+	"github.com/tasksbridge/tasksbridge/runtime/coord"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/coord"
+	"github.com/tasksbridge/tasksbridge/runtime/coord"
 )
 
 // DefaultLeaseTTL is Config.LeaseTTL's default. Its holder renews a lease

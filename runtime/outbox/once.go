@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/coord"
+	"github.com/tasksbridge/tasksbridge/runtime/coord"
 )
 
 // DefaultSentTTL is how long the "an attempt may have been sent" marker of

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/coord"
+	"github.com/tasksbridge/tasksbridge/runtime/coord"
 )
 
 // waitIdle polls o until no delivery runs (deadline 10 s).

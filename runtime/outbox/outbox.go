@@ -18,7 +18,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/coord"
+	"github.com/tasksbridge/tasksbridge/runtime/coord"
 )
 
 // Defaults of Config.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/coord"
+	"github.com/tasksbridge/tasksbridge/runtime/coord"
 )
 
 // stepWait is an injected Wait: each wait reports its delay on waits and

@@ -36,8 +36,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/coord"
-	"github.com/tasksbridge/tasksbridge/internal/credseal"
+	"github.com/tasksbridge/tasksbridge/runtime/coord"
+	"github.com/tasksbridge/tasksbridge/runtime/credseal"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/coord"
-	"github.com/tasksbridge/tasksbridge/internal/credseal"
-	"github.com/tasksbridge/tasksbridge/internal/syncbuf"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/syncbuf"
+	"github.com/tasksbridge/tasksbridge/runtime/coord"
+	"github.com/tasksbridge/tasksbridge/runtime/credseal"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 

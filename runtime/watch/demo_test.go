@@ -13,17 +13,17 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/internal/demo"
 	"github.com/tasksbridge/tasksbridge/modern"
-	"github.com/tasksbridge/tasksbridge/modern/upstream"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	modernup "github.com/tasksbridge/tasksbridge/upstream/modern"
 )
 
-// Integration: watchers over modern/upstream against the embedded modern
+// Integration: watchers over upstream/modern against the embedded modern
 // server (internal/demo) on 127.0.0.1.
 
 type demoUpstream struct {
 	srv    *demo.Server
 	clock  *demo.FakeClock
-	client *upstream.Client
+	client *modernup.Client
 	url    string
 }
 
@@ -46,15 +46,15 @@ func startDemo(t *testing.T, opts demo.Options) *demoUpstream {
 		}
 		cancel()
 	})
-	c := upstream.NewHTTP(url, nil)
+	c := modernup.NewHTTP(url, nil)
 	// Runs before stop: a connection dialled for a cancelled request would
 	// otherwise sit unused, and http.Server.Shutdown waits 5 s for those.
 	t.Cleanup(func() { _ = c.Close() })
 	return &demoUpstream{srv: s, clock: clk, client: c, url: url}
 }
 
-func (d *demoUpstream) manager(t *testing.T, opts upstream.CallOptions, mutate func(*Config)) (*Manager, *fakeClock) {
-	src := upstream.TaskSource{Client: d.client, Opts: opts}
+func (d *demoUpstream) manager(t *testing.T, opts modernup.CallOptions, mutate func(*Config)) (*Manager, *fakeClock) {
+	src := modernup.TaskSource{Client: d.client, Opts: opts}
 	clk := newFakeClock()
 	cfg := Config{
 		Source: func(k Key) (Source, error) {
@@ -75,7 +75,7 @@ func (d *demoUpstream) manager(t *testing.T, opts upstream.CallOptions, mutate f
 	return m, clk
 }
 
-func (d *demoUpstream) task(t *testing.T, name string, args map[string]any, opts upstream.CallOptions) Key {
+func (d *demoUpstream) task(t *testing.T, name string, args map[string]any, opts modernup.CallOptions) Key {
 	t.Helper()
 	b, _ := json.Marshal(map[string]any{"name": name, "arguments": args})
 	out, err := d.client.CallTool(context.Background(), b, opts)
@@ -88,8 +88,8 @@ func (d *demoUpstream) task(t *testing.T, name string, args map[string]any, opts
 // Poll path: no push; the completion is read by tasks/get at the interval.
 func TestDemoPollPath(t *testing.T) {
 	d := startDemo(t, demo.Options{DisablePush: true})
-	m, clk := d.manager(t, upstream.CallOptions{}, nil)
-	k := d.task(t, "slow_task", map[string]any{"ms": 60_000, "text": "polled"}, upstream.CallOptions{})
+	m, clk := d.manager(t, modernup.CallOptions{}, nil)
+	k := d.task(t, "slow_task", map[string]any{"ms": 60_000, "text": "polled"}, modernup.CallOptions{})
 	s, err := m.Attach(context.Background(), k)
 	if err != nil {
 		t.Fatal(err)
@@ -117,8 +117,8 @@ func TestDemoPollPath(t *testing.T) {
 // first read and the one after the acknowledgement.
 func TestDemoPushPath(t *testing.T) {
 	d := startDemo(t, demo.Options{})
-	m, _ := d.manager(t, upstream.CallOptions{}, nil)
-	k := d.task(t, "slow_task", map[string]any{"ms": 60_000, "text": "pushed"}, upstream.CallOptions{})
+	m, _ := d.manager(t, modernup.CallOptions{}, nil)
+	k := d.task(t, "slow_task", map[string]any{"ms": 60_000, "text": "pushed"}, modernup.CallOptions{})
 	s, err := m.Attach(context.Background(), k)
 	if err != nil {
 		t.Fatal(err)
@@ -143,8 +143,8 @@ func TestDemoPushPath(t *testing.T) {
 func TestDemo100WaitersOnePollStream(t *testing.T) {
 	d := startDemo(t, demo.Options{DisablePush: true})
 	run := func(n int) int {
-		m, clk := d.manager(t, upstream.CallOptions{}, nil)
-		k := d.task(t, "slow_task", map[string]any{"ms": 60_000, "text": "x"}, upstream.CallOptions{})
+		m, clk := d.manager(t, modernup.CallOptions{}, nil)
+		k := d.task(t, "slow_task", map[string]any{"ms": 60_000, "text": "x"}, modernup.CallOptions{})
 		subs := make([]*Subscription, n)
 		for i := range subs {
 			s, err := m.Attach(context.Background(), k)
@@ -182,7 +182,7 @@ func TestDemo100WaitersOnePollStream(t *testing.T) {
 // and the watcher sees the completion (M-28).
 func TestDemoInputRequiredAnswer(t *testing.T) {
 	d := startDemo(t, demo.Options{DisablePush: true})
-	opts := upstream.CallOptions{Capabilities: modern.ClientCapabilities{Elicitation: &modern.Object{}}}
+	opts := modernup.CallOptions{Capabilities: modern.ClientCapabilities{Elicitation: &modern.Object{}}}
 	m, _ := d.manager(t, opts, nil)
 	k := d.task(t, "elicit_task", map[string]any{"question": "colour?"}, opts)
 	s, _ := m.Attach(context.Background(), k)
@@ -207,12 +207,12 @@ func TestDemoInputRequiredAnswer(t *testing.T) {
 // tasks/cancel upstream; the watcher reports cancelled and stops.
 func TestDemoCancelled(t *testing.T) {
 	d := startDemo(t, demo.Options{})
-	m, _ := d.manager(t, upstream.CallOptions{}, nil)
-	k := d.task(t, "slow_task", map[string]any{"ms": 60_000, "text": "x"}, upstream.CallOptions{})
+	m, _ := d.manager(t, modernup.CallOptions{}, nil)
+	k := d.task(t, "slow_task", map[string]any{"ms": 60_000, "text": "x"}, modernup.CallOptions{})
 	s, _ := m.Attach(context.Background(), k)
 	defer s.Close()
 	until(t, s, seqAtLeast(1))
-	if err := d.client.CancelTask(context.Background(), k.TaskID, upstream.CallOptions{}); err != nil {
+	if err := d.client.CancelTask(context.Background(), k.TaskID, modernup.CallOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if snap := until(t, s, terminal); snap.Task.Status != modern.StatusCancelled {
@@ -226,7 +226,7 @@ func TestDemoExpiredTaskIsGone(t *testing.T) {
 	d := startDemo(t, demo.Options{TTL: time.Minute, DisablePush: true})
 	var mu sync.Mutex
 	var gone []Key
-	m, clk := d.manager(t, upstream.CallOptions{}, func(c *Config) {
+	m, clk := d.manager(t, modernup.CallOptions{}, func(c *Config) {
 		c.Sink = SinkFunc(func(_ context.Context, k Key, s Snapshot) error {
 			if s.Gone != nil {
 				mu.Lock()
@@ -236,7 +236,7 @@ func TestDemoExpiredTaskIsGone(t *testing.T) {
 			return nil
 		})
 	})
-	k := d.task(t, "slow_task", map[string]any{"ms": 600_000, "text": "x"}, upstream.CallOptions{})
+	k := d.task(t, "slow_task", map[string]any{"ms": 600_000, "text": "x"}, modernup.CallOptions{})
 	s, _ := m.Attach(context.Background(), k)
 	defer s.Close()
 	until(t, s, seqAtLeast(1))
@@ -262,9 +262,9 @@ func TestDemoUpstreamDownBackoff(t *testing.T) {
 	}
 	url := "http://" + ln.Addr().String() + "/mcp"
 	ln.Close()
-	c := upstream.NewHTTP(url, nil)
+	c := modernup.NewHTTP(url, nil)
 	defer c.Close()
-	src := upstream.TaskSource{Client: c}
+	src := modernup.TaskSource{Client: c}
 	clk := newFakeClock()
 	m := NewManager(Config{Source: func(Key) (Source, error) { return src, nil }, Clock: clk, Jitter: -1,
 		DisablePush: true, Logger: slog.New(slog.DiscardHandler)})
@@ -273,7 +273,7 @@ func TestDemoUpstreamDownBackoff(t *testing.T) {
 	defer s.Close()
 	snap := until(t, s, seqAtLeast(1))
 	e := rpc.As(snap.Err)
-	if e == nil || e.Code != rpc.CodeInternalError || !strings.Contains(e.Message, url) || !errors.Is(snap.Err, upstream.ErrUnavailable) {
+	if e == nil || e.Code != rpc.CodeInternalError || !strings.Contains(e.Message, url) || !errors.Is(snap.Err, modernup.ErrUnavailable) {
 		t.Fatalf("Err = %v, want -32603 naming %s", snap.Err, url)
 	}
 	if snap.Terminal() {

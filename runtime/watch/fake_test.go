@@ -272,7 +272,7 @@ func (f *fakeSource) feed() *feed {
 	return f.feeds[len(f.feeds)-1]
 }
 
-// tempErr is a retryable transport failure, like modern/upstream's ErrUnavailable.
+// tempErr is a retryable transport failure, like upstream/modern's ErrUnavailable.
 type tempErr struct{ rpc *rpc.Error }
 
 func (e *tempErr) Error() string   { return e.rpc.Message }

@@ -8,9 +8,9 @@ import (
 	"errors"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/coord"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/runtime/coord"
 )
 
 // One watcher per task across replicas (ARCHITECTURE.md invariant 2 with

@@ -14,9 +14,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/tasksbridge/tasksbridge/internal/coord"
-	"github.com/tasksbridge/tasksbridge/internal/redistest"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/redistest"
 	"github.com/tasksbridge/tasksbridge/modern"
+	"github.com/tasksbridge/tasksbridge/runtime/coord"
 )
 
 // redisCoords returns a factory of coordinators on one real Redis under one

@@ -17,9 +17,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/coord"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/runtime/coord"
 )
 
 // Key names one upstream task.
@@ -31,7 +31,7 @@ type Key struct {
 	TaskID string
 }
 
-// Source is what a watcher needs from the upstream. modern/upstream's
+// Source is what a watcher needs from the upstream. upstream/modern's
 // TaskSource implements it (and Pusher).
 type Source interface {
 	GetTask(ctx context.Context, taskID string) (*modern.DetailedTask, error)
@@ -134,7 +134,7 @@ type Config struct {
 	RequestTimeout time.Duration
 	// Retryable decides whether a failed tasks/update is retried (Answer).
 	// Default: errors with a Temporary() bool method that returns true
-	// (modern/upstream's ErrUnavailable).
+	// (upstream/modern's ErrUnavailable).
 	Retryable func(error) bool
 	// Logger defaults to slog.Default(). Task ids are logged at debug level
 	// only (invariant 7).

@@ -1,4 +1,4 @@
-package upstream_test
+package legacyup_test
 
 import (
 	"errors"
@@ -9,14 +9,14 @@ import (
 	"time"
 
 	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/legacyfixture"
+	legacyup "github.com/tasksbridge/tasksbridge/upstream/legacy"
 )
 
 // A legacy upstream's 401 to initialize (which go-sdk reports as a bare
 // status text) and to a later call come back typed, with the challenges.
 func TestLegacyUpstreamRefusalIsTyped(t *testing.T) {
-	fx := fixture.New(fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
+	fx := legacyfixture.New(legacyfixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
 	t.Cleanup(fx.DropSessions)
 	inner := fx.Handler()
 	var open atomic.Bool
@@ -29,7 +29,7 @@ func TestLegacyUpstreamRefusalIsTyped(t *testing.T) {
 		http.Error(w, "no", http.StatusUnauthorized)
 	}))
 	t.Cleanup(hs.Close)
-	p, err := upstream.NewPool(upstream.Config{Endpoint: hs.URL + "/mcp"})
+	p, err := legacyup.NewPool(legacyup.Config{Endpoint: hs.URL + "/mcp"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestLegacyUpstreamRefusalIsTyped(t *testing.T) {
 
 	_, err = p.Session(ctx, "k", "")
 	ae, ok := oauthmeta.AsUpstreamAuthError(err)
-	if !ok || ae.Status != 401 || ae.Method != "initialize" || len(ae.Challenges) != 1 || !errors.Is(err, upstream.ErrUnauthorized) || upstream.Retryable(err) {
+	if !ok || ae.Status != 401 || ae.Method != "initialize" || len(ae.Challenges) != 1 || !errors.Is(err, legacyup.ErrUnauthorized) || legacyup.Retryable(err) {
 		t.Fatalf("initialize refused: %v (%+v)", err, ae)
 	}
 
@@ -48,8 +48,8 @@ func TestLegacyUpstreamRefusalIsTyped(t *testing.T) {
 		t.Fatal(err)
 	}
 	open.Store(false)
-	_, err = s.Call(ctx, "tools/list", []byte(`{}`), upstream.CallOptions{})
-	if ae, ok := oauthmeta.AsUpstreamAuthError(err); !ok || ae.Method != "tools/list" || !upstream.Unauthorized(err) {
+	_, err = s.Call(ctx, "tools/list", []byte(`{}`), legacyup.CallOptions{})
+	if ae, ok := oauthmeta.AsUpstreamAuthError(err); !ok || ae.Method != "tools/list" || !legacyup.Unauthorized(err) {
 		t.Fatalf("tools/list refused: %v (%+v)", err, ae)
 	}
 	if !s.Alive() {

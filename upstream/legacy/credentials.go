@@ -1,10 +1,10 @@
-package upstream
+package legacyup
 
 import (
 	"context"
 	"net/http"
 
-	"github.com/tasksbridge/tasksbridge/internal/upcred"
+	"github.com/tasksbridge/tasksbridge/runtime/upcred"
 )
 
 // Forwarded credentials over time. A pooled session lives as long as its

@@ -1,4 +1,4 @@
-package upstream_test
+package legacyup_test
 
 import (
 	"crypto/rand"
@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/credseal"
-	"github.com/tasksbridge/tasksbridge/internal/upcred"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/legacyfixture"
+	"github.com/tasksbridge/tasksbridge/runtime/credseal"
+	"github.com/tasksbridge/tasksbridge/runtime/upcred"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
+	legacyup "github.com/tasksbridge/tasksbridge/upstream/legacy"
 )
 
 // gateRT is the upstream's token check, at the client's side of the
@@ -53,7 +53,7 @@ func (g *gateRT) last() string {
 // principal's freshest token; after a 401 the request goes once more with
 // the next freshest one.
 func TestPooledSessionUsesFreshestCredential(t *testing.T) {
-	fx := fixture.New(fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
+	fx := legacyfixture.New(legacyfixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
 	url, stop, err := fx.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +69,7 @@ func TestPooledSessionUsesFreshestCredential(t *testing.T) {
 	store := sessionmap.NewMemory()
 	keeper := upcred.New(upcred.Config{Upstream: url, Store: store, Sealer: seal, Logger: slog.New(slog.DiscardHandler)})
 	other := upcred.New(upcred.Config{Upstream: url, Store: store, Sealer: seal, Logger: slog.New(slog.DiscardHandler)})
-	p, err := upstream.NewPool(upstream.Config{Endpoint: url, HTTPClient: &http.Client{Transport: gate},
+	p, err := legacyup.NewPool(legacyup.Config{Endpoint: url, HTTPClient: &http.Client{Transport: gate},
 		ForwardAuthorization: true, Credentials: keeper})
 	if err != nil {
 		t.Fatal(err)

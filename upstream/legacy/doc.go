@@ -1,4 +1,4 @@
-// Package upstream is the bridge's client towards a legacy MCP server
+// Package legacyup is the bridge's client towards a legacy MCP server
 // (2025-11-25 with experimental tasks): a Pool of initialized go-sdk client
 // sessions, one per principal, each opened with mcp.Client pinned to
 // 2025-11-25 and re-initialized when the upstream session dies.
@@ -34,4 +34,4 @@
 //
 // EraSelector decides (and caches) whether an upstream is legacy or modern
 // (modern-tasks.md §3.4), for the dispatcher that serves both.
-package upstream
+package legacyup

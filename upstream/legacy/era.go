@@ -1,4 +1,4 @@
-package upstream
+package legacyup
 
 import (
 	"context"
@@ -6,11 +6,11 @@ import (
 	"strings"
 	"sync"
 
-	modernup "github.com/tasksbridge/tasksbridge/modern/upstream"
+	modernup "github.com/tasksbridge/tasksbridge/upstream/modern"
 )
 
 // Era is the protocol era of a peer (modern-tasks.md §3.4); it is
-// modern/upstream's type, shared so that a dispatcher compares client and
+// upstream/modern's type, shared so that a dispatcher compares client and
 // upstream eras with one vocabulary.
 type Era = modernup.Era
 
@@ -50,7 +50,7 @@ func ParseEraMode(s string) (EraMode, error) {
 // EraSelector decides which era the upstream speaks and caches the answer
 // (M-08: per origin or process; re-probe when the assumption fails). A pinned
 // mode answers at once. In auto mode the first call probes with Probe —
-// typically modern/upstream's Client.ProbeEra, which sends server/discover and
+// typically upstream/modern's Client.ProbeEra, which sends server/discover and
 // reports legacy for any non-modern outcome without keying on one error code
 // (M-06, M-07); the legacy path then opens its sessions with initialize. An
 // unreachable upstream (EraUnknown) is not cached, so the next call probes
@@ -139,7 +139,7 @@ func (e *EraSelector) Invalidate() {
 }
 
 // ProbeWith returns an EraSelector probe that sends server/discover with the
-// modern upstream client c (modern/upstream's ProbeEra): a DiscoverResult or a
+// modern upstream client c (upstream/modern's ProbeEra): a DiscoverResult or a
 // recognised modern error means modern, anything else legacy — the legacy
 // path then opens its sessions with initialize (§3.4, M-06, M-07).
 func ProbeWith(c *modernup.Client) func(ctx context.Context) (Era, error) {

@@ -1,4 +1,4 @@
-package upstream_test
+package legacyup_test
 
 import (
 	"context"
@@ -8,27 +8,27 @@ import (
 	"testing"
 
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
-	modernup "github.com/tasksbridge/tasksbridge/modern/upstream"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/legacyfixture"
+	legacyup "github.com/tasksbridge/tasksbridge/upstream/legacy"
+	modernup "github.com/tasksbridge/tasksbridge/upstream/modern"
 )
 
 func TestParseEraMode(t *testing.T) {
-	for in, want := range map[string]upstream.EraMode{"": upstream.EraAuto, "auto": upstream.EraAuto, "Legacy": upstream.EraPinLegacy, " modern ": upstream.EraPinModern} {
-		got, err := upstream.ParseEraMode(in)
+	for in, want := range map[string]legacyup.EraMode{"": legacyup.EraAuto, "auto": legacyup.EraAuto, "Legacy": legacyup.EraPinLegacy, " modern ": legacyup.EraPinModern} {
+		got, err := legacyup.ParseEraMode(in)
 		if err != nil || got != want {
 			t.Errorf("ParseEraMode(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	if _, err := upstream.ParseEraMode("2026"); err == nil {
+	if _, err := legacyup.ParseEraMode("2026"); err == nil {
 		t.Error("ParseEraMode accepted a bad value")
 	}
 }
 
 func TestEraSelectorPinnedNeverProbes(t *testing.T) {
-	probe := func(context.Context) (upstream.Era, error) { t.Fatal("pinned mode probed"); return 0, nil }
-	for mode, want := range map[upstream.EraMode]upstream.Era{upstream.EraPinLegacy: upstream.EraLegacy, upstream.EraPinModern: upstream.EraModern} {
-		e := &upstream.EraSelector{Mode: mode, Probe: probe}
+	probe := func(context.Context) (legacyup.Era, error) { t.Fatal("pinned mode probed"); return 0, nil }
+	for mode, want := range map[legacyup.EraMode]legacyup.Era{legacyup.EraPinLegacy: legacyup.EraLegacy, legacyup.EraPinModern: legacyup.EraModern} {
+		e := &legacyup.EraSelector{Mode: mode, Probe: probe}
 		if got, err := e.Era(context.Background()); err != nil || got != want {
 			t.Errorf("%s: Era = %v, %v", mode, got, err)
 		}
@@ -40,11 +40,11 @@ func TestEraSelectorPinnedNeverProbes(t *testing.T) {
 
 func TestEraSelectorAutoCachesAndReprobes(t *testing.T) {
 	var calls atomic.Int32
-	answer := upstream.EraUnknown
-	e := &upstream.EraSelector{Mode: upstream.EraAuto, Probe: func(context.Context) (upstream.Era, error) {
+	answer := legacyup.EraUnknown
+	e := &legacyup.EraSelector{Mode: legacyup.EraAuto, Probe: func(context.Context) (legacyup.Era, error) {
 		calls.Add(1)
-		if answer == upstream.EraUnknown {
-			return upstream.EraUnknown, errors.New("unreachable")
+		if answer == legacyup.EraUnknown {
+			return legacyup.EraUnknown, errors.New("unreachable")
 		}
 		return answer, nil
 	}}
@@ -52,16 +52,16 @@ func TestEraSelectorAutoCachesAndReprobes(t *testing.T) {
 	if _, err := e.Era(ctx); err == nil {
 		t.Fatal("an unreachable upstream gave an era")
 	}
-	answer = upstream.EraLegacy
-	if got, err := e.Era(ctx); err != nil || got != upstream.EraLegacy {
+	answer = legacyup.EraLegacy
+	if got, err := e.Era(ctx); err != nil || got != legacyup.EraLegacy {
 		t.Fatalf("Era = %v, %v", got, err)
 	}
-	if got, _ := e.Era(ctx); got != upstream.EraLegacy || calls.Load() != 2 {
+	if got, _ := e.Era(ctx); got != legacyup.EraLegacy || calls.Load() != 2 {
 		t.Fatalf("cached answer not used: %v after %d probes (an unknown answer must not be cached, a known one must)", got, calls.Load())
 	}
-	answer = upstream.EraModern
+	answer = legacyup.EraModern
 	e.Invalidate()
-	if got, _ := e.Era(ctx); got != upstream.EraModern || calls.Load() != 3 {
+	if got, _ := e.Era(ctx); got != legacyup.EraModern || calls.Load() != 3 {
 		t.Fatalf("after Invalidate: %v after %d probes", got, calls.Load())
 	}
 }
@@ -70,14 +70,14 @@ func TestEraSelectorSharesOneProbe(t *testing.T) {
 	release := make(chan struct{})
 	entered := make(chan struct{}, 8)
 	var calls atomic.Int32
-	e := &upstream.EraSelector{Mode: upstream.EraAuto, Probe: func(context.Context) (upstream.Era, error) {
+	e := &legacyup.EraSelector{Mode: legacyup.EraAuto, Probe: func(context.Context) (legacyup.Era, error) {
 		calls.Add(1)
 		entered <- struct{}{}
 		<-release
-		return upstream.EraModern, nil
+		return legacyup.EraModern, nil
 	}}
 	var wg sync.WaitGroup
-	results := make(chan upstream.Era, 4)
+	results := make(chan legacyup.Era, 4)
 	wg.Add(1)
 	go func() { defer wg.Done(); era, _ := e.Era(context.Background()); results <- era }()
 	<-entered // the first caller is probing
@@ -89,7 +89,7 @@ func TestEraSelectorSharesOneProbe(t *testing.T) {
 	wg.Wait()
 	close(results)
 	for era := range results {
-		if era != upstream.EraModern {
+		if era != legacyup.EraModern {
 			t.Fatalf("era %v", era)
 		}
 	}
@@ -101,7 +101,7 @@ func TestEraSelectorSharesOneProbe(t *testing.T) {
 // The probe against real upstreams: the legacy fixture (go-sdk, stateful,
 // 2025-11-25) is legacy, the embedded modern demo server is modern.
 func TestEraSelectorProbesRealUpstreams(t *testing.T) {
-	fx := fixture.New(fixture.Options{})
+	fx := legacyfixture.New(legacyfixture.Options{})
 	legacyURL, stop, err := fx.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -113,15 +113,15 @@ func TestEraSelectorProbesRealUpstreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = stopDemo() }()
-	for url, want := range map[string]upstream.Era{legacyURL: upstream.EraLegacy, modernURL: upstream.EraModern} {
-		e := &upstream.EraSelector{Mode: upstream.EraAuto, Probe: upstream.ProbeWith(modernup.NewHTTP(url, nil))}
+	for url, want := range map[string]legacyup.Era{legacyURL: legacyup.EraLegacy, modernURL: legacyup.EraModern} {
+		e := &legacyup.EraSelector{Mode: legacyup.EraAuto, Probe: legacyup.ProbeWith(modernup.NewHTTP(url, nil))}
 		got, err := e.Era(ctxT(t))
 		if err != nil || got != want {
 			t.Errorf("%s: Era = %v, %v; want %v", url, got, err, want)
 		}
 	}
-	e := &upstream.EraSelector{Mode: upstream.EraAuto, Probe: upstream.ProbeWith(modernup.NewHTTP("http://127.0.0.1:1/mcp", nil))}
-	if got, err := e.Era(ctxT(t)); err == nil || got != upstream.EraUnknown || e.Cached() != upstream.EraUnknown {
+	e := &legacyup.EraSelector{Mode: legacyup.EraAuto, Probe: legacyup.ProbeWith(modernup.NewHTTP("http://127.0.0.1:1/mcp", nil))}
+	if got, err := e.Era(ctxT(t)); err == nil || got != legacyup.EraUnknown || e.Cached() != legacyup.EraUnknown {
 		t.Errorf("unreachable upstream: %v, %v (cached %v); want unknown, an error, nothing cached", got, err, e.Cached())
 	}
 }

@@ -1,4 +1,4 @@
-package upstream
+package legacyup
 
 import (
 	"errors"
@@ -43,7 +43,7 @@ func (e *Error) Unwrap() []error {
 	return errs
 }
 
-// Temporary reports whether retrying later may succeed (internal/watch
+// Temporary reports whether retrying later may succeed (runtime/watch
 // classifies errors through this method without importing the package).
 func (e *Error) Temporary() bool { return e.Kind == ErrUnavailable }
 

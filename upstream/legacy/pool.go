@@ -1,4 +1,4 @@
-package upstream
+package legacyup
 
 import (
 	"context"
@@ -14,9 +14,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/tasksbridge/tasksbridge/internal/upcred"
 	"github.com/tasksbridge/tasksbridge/internal/version"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/runtime/upcred"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 

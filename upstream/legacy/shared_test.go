@@ -1,4 +1,4 @@
-package upstream_test
+package legacyup_test
 
 import (
 	"encoding/json"
@@ -8,20 +8,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/legacy/upstream"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/legacyfixture"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
+	legacyup "github.com/tasksbridge/tasksbridge/upstream/legacy"
 )
 
 // sharedPools starts the fixture and n pools (as n bridge processes) that
 // share one store.
-func sharedPools(t *testing.T, n int, fo ...fixture.Options) (*fixture.Server, []*upstream.Pool, sessionmap.Store) {
+func sharedPools(t *testing.T, n int, fo ...legacyfixture.Options) (*legacyfixture.Server, []*legacyup.Pool, sessionmap.Store) {
 	t.Helper()
-	o := fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond}
+	o := legacyfixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond}
 	if len(fo) > 0 {
 		o = fo[0]
 	}
-	fx := fixture.New(o)
+	fx := legacyfixture.New(o)
 	url, stop, err := fx.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -29,9 +29,9 @@ func sharedPools(t *testing.T, n int, fo ...fixture.Options) (*fixture.Server, [
 	t.Cleanup(stop)
 	st := sessionmap.NewMemory()
 	t.Cleanup(func() { _ = st.Close() })
-	var pools []*upstream.Pool
+	var pools []*legacyup.Pool
 	for range n {
-		p, err := upstream.NewPool(upstream.Config{Endpoint: url, Store: st})
+		p, err := legacyup.NewPool(legacyup.Config{Endpoint: url, Store: st})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +106,7 @@ func TestSharedSessionReplacedAfterUpstreamLostIt(t *testing.T) {
 	if b.ID() == a.ID() {
 		t.Fatal("the second process adopted a session the upstream no longer knows")
 	}
-	if _, err := a.GetTask(ctx, task.TaskID); !errors.Is(err, upstream.ErrSessionGone) {
+	if _, err := a.GetTask(ctx, task.TaskID); !errors.Is(err, legacyup.ErrSessionGone) {
 		t.Fatalf("tasks/get on the lost session: %v; want ErrSessionGone", err)
 	}
 	a2, err := pools[0].Session(ctx, "p", "")
@@ -163,7 +163,7 @@ func TestSharedSessionConcurrentFirstUse(t *testing.T) {
 // request.
 func TestSharedSessionCallsFromTwoProcessesAtOnce(t *testing.T) {
 	started := make(chan string, 4)
-	_, pools, _ := sharedPools(t, 2, fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond,
+	_, pools, _ := sharedPools(t, 2, legacyfixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond,
 		OnTasksResult: func(id string) { started <- id }})
 	ctx := ctxT(t)
 	a, err := pools[0].Session(ctx, "p", "")
@@ -176,7 +176,7 @@ func TestSharedSessionCallsFromTwoProcessesAtOnce(t *testing.T) {
 	}
 	task := createTask(t, ctx, a, "slow_task", map[string]any{"ms": 20000, "text": "done"})
 	errs := make(chan error, 2)
-	for _, s := range []*upstream.Session{a, b} {
+	for _, s := range []*legacyup.Session{a, b} {
 		go func() {
 			resp, err := s.TaskResult(ctx, task.TaskID, nil)
 			var r struct {

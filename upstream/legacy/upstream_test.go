@@ -1,4 +1,4 @@
-package upstream_test
+package legacyup_test
 
 import (
 	"context"
@@ -11,11 +11,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/tasksbridge/tasksbridge/internal/schemacheck"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/legacyfixture"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/schemacheck"
 	"github.com/tasksbridge/tasksbridge/legacy"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	legacyup "github.com/tasksbridge/tasksbridge/upstream/legacy"
 )
 
 func ctxT(t *testing.T) context.Context {
@@ -26,15 +26,15 @@ func ctxT(t *testing.T) context.Context {
 }
 
 // httpPool starts the fixture on loopback and a pool in front of it.
-func httpPool(t *testing.T) (*fixture.Server, *upstream.Pool) {
+func httpPool(t *testing.T) (*legacyfixture.Server, *legacyup.Pool) {
 	t.Helper()
-	fx := fixture.New(fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
+	fx := legacyfixture.New(legacyfixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
 	url, stop, err := fx.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
-	p, err := upstream.NewPool(upstream.Config{Endpoint: url})
+	p, err := legacyup.NewPool(legacyup.Config{Endpoint: url})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,14 +45,14 @@ func httpPool(t *testing.T) (*fixture.Server, *upstream.Pool) {
 // memPool connects a pool to the fixture over in-memory transports (the
 // multiplexed, stdio-like path). kill breaks the current connection, as when
 // the upstream process dies.
-func memPool(t *testing.T) (*fixture.Server, *upstream.Pool, func()) {
+func memPool(t *testing.T) (*legacyfixture.Server, *legacyup.Pool, func()) {
 	t.Helper()
-	fx := fixture.New(fixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
+	fx := legacyfixture.New(legacyfixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
 	var mu sync.Mutex
 	var conns []*killable
 	var cancels []context.CancelFunc
 	var wg sync.WaitGroup
-	p, err := upstream.NewPool(upstream.Config{Target: "in-memory fixture", NewTransport: func() mcp.Transport {
+	p, err := legacyup.NewPool(legacyup.Config{Target: "in-memory fixture", NewTransport: func() mcp.Transport {
 		ct, st := mcp.NewInMemoryTransports()
 		k := &killable{inner: st}
 		ctx, cancel := context.WithCancel(context.Background())
@@ -118,9 +118,9 @@ func taskCall(name string, args map[string]any) json.RawMessage {
 	return b
 }
 
-func createTask(t *testing.T, ctx context.Context, s *upstream.Session, name string, args map[string]any) legacy.Task {
+func createTask(t *testing.T, ctx context.Context, s *legacyup.Session, name string, args map[string]any) legacy.Task {
 	t.Helper()
-	res, err := s.Call(ctx, "tools/call", taskCall(name, args), upstream.CallOptions{})
+	res, err := s.Call(ctx, "tools/call", taskCall(name, args), legacyup.CallOptions{})
 	if err != nil {
 		t.Fatalf("tools/call %s: %v", name, err)
 	}
@@ -216,7 +216,7 @@ func TestUpstreamErrorsComeBackAsRPCErrors(t *testing.T) {
 	if !errors.As(err, &re) || re.Code != rpc.CodeInvalidParams {
 		t.Fatalf("tasks/get unknown = %v, want the upstream's -32602 (L-38)", err)
 	}
-	var te *upstream.Error
+	var te *legacyup.Error
 	if errors.As(err, &te) {
 		t.Fatalf("an upstream JSON-RPC error must not be a transport *Error: %v", err)
 	}
@@ -236,10 +236,10 @@ func TestUpstreamErrorsComeBackAsRPCErrors(t *testing.T) {
 func TestSideRequestOnTasksResultStreamIsRelayedByID(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		open func(t *testing.T) (*fixture.Server, *upstream.Pool)
+		open func(t *testing.T) (*legacyfixture.Server, *legacyup.Pool)
 	}{
 		{"http", httpPool},
-		{"multiplexed", func(t *testing.T) (*fixture.Server, *upstream.Pool) { fx, p, _ := memPool(t); return fx, p }},
+		{"multiplexed", func(t *testing.T) (*legacyfixture.Server, *legacyup.Pool) { fx, p, _ := memPool(t); return fx, p }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fx, p := tc.open(t)
@@ -249,17 +249,17 @@ func TestSideRequestOnTasksResultStreamIsRelayedByID(t *testing.T) {
 				t.Fatal(err)
 			}
 			task := createTask(t, ctx, s, "elicit_task", map[string]any{"question": "Your name?"})
-			got := make(chan *upstream.SideRequest, 1)
+			got := make(chan *legacyup.SideRequest, 1)
 			type out struct {
 				resp json.RawMessage
 				err  error
 			}
 			done := make(chan out, 1)
 			go func() {
-				resp, err := s.TaskResult(ctx, task.TaskID, func(r *upstream.SideRequest) { got <- r })
+				resp, err := s.TaskResult(ctx, task.TaskID, func(r *legacyup.SideRequest) { got <- r })
 				done <- out{resp, err}
 			}()
-			var sr *upstream.SideRequest
+			var sr *legacyup.SideRequest
 			select {
 			case sr = <-got:
 			case o := <-done:
@@ -293,10 +293,10 @@ func TestSideRequestOnTasksResultStreamIsRelayedByID(t *testing.T) {
 func TestUntaggedSideRequestGoesToTheCallInFlight(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		open func(t *testing.T) (*fixture.Server, *upstream.Pool)
+		open func(t *testing.T) (*legacyfixture.Server, *legacyup.Pool)
 	}{
 		{"http", httpPool},
-		{"multiplexed", func(t *testing.T) (*fixture.Server, *upstream.Pool) { fx, p, _ := memPool(t); return fx, p }},
+		{"multiplexed", func(t *testing.T) (*legacyfixture.Server, *legacyup.Pool) { fx, p, _ := memPool(t); return fx, p }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, p := tc.open(t)
@@ -306,8 +306,8 @@ func TestUntaggedSideRequestGoesToTheCallInFlight(t *testing.T) {
 				t.Fatal(err)
 			}
 			var answered int
-			res, err := s.Call(ctx, "tools/call", taskCall("test_tool_with_task", nil), upstream.CallOptions{
-				OnRequest: func(r *upstream.SideRequest) {
+			res, err := s.Call(ctx, "tools/call", taskCall("test_tool_with_task", nil), legacyup.CallOptions{
+				OnRequest: func(r *legacyup.SideRequest) {
 					answered++
 					if r.RelatedTask != "" {
 						t.Errorf("request before the task exists carries related-task %q", r.RelatedTask)
@@ -335,7 +335,7 @@ func TestDeadSessionFailsFastAndIsReplaced(t *testing.T) {
 	task := createTask(t, ctx, s, "slow_task", map[string]any{"ms": 60000})
 	fx.DropSessions()
 	_, err = s.GetTask(ctx, task.TaskID)
-	if !errors.Is(err, upstream.ErrSessionGone) {
+	if !errors.Is(err, legacyup.ErrSessionGone) {
 		t.Fatalf("tasks/get on a dropped session = %v, want ErrSessionGone", err)
 	}
 	if !strings.Contains(err.Error(), "404") || !strings.Contains(err.Error(), s.ID()) {
@@ -347,7 +347,7 @@ func TestDeadSessionFailsFastAndIsReplaced(t *testing.T) {
 	if s.Alive() || s.Err() == nil {
 		t.Fatal("session still alive after 404")
 	}
-	if _, err := s.Call(ctx, "tools/list", nil, upstream.CallOptions{}); !errors.Is(err, upstream.ErrSessionGone) {
+	if _, err := s.Call(ctx, "tools/list", nil, legacyup.CallOptions{}); !errors.Is(err, legacyup.ErrSessionGone) {
 		t.Fatalf("later call = %v, want ErrSessionGone without a request", err)
 	}
 	s2, err := p.Session(ctx, "k", "")
@@ -364,14 +364,14 @@ func TestDeadSessionFailsFastAndIsReplaced(t *testing.T) {
 
 func TestBlockingCallEndsWhenUpstreamGoesAway(t *testing.T) {
 	waiting := make(chan string, 1)
-	fx := fixture.New(fixture.Options{TimeScale: 1, PollInterval: 20 * time.Millisecond,
+	fx := legacyfixture.New(legacyfixture.Options{TimeScale: 1, PollInterval: 20 * time.Millisecond,
 		OnTasksResult: func(id string) { waiting <- id }})
 	url, stop, err := fx.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stop()
-	p, err := upstream.NewPool(upstream.Config{Endpoint: url})
+	p, err := legacyup.NewPool(legacyup.Config{Endpoint: url})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +429,7 @@ func TestMultiplexedSessionEndsWithTheProcess(t *testing.T) {
 	kill()
 	select {
 	case err := <-done:
-		if !errors.Is(err, upstream.ErrSessionGone) {
+		if !errors.Is(err, legacyup.ErrSessionGone) {
 			t.Fatalf("tasks/result after the process ended = %v, want ErrSessionGone", err)
 		}
 	case <-ctx.Done():
@@ -443,21 +443,21 @@ func TestMultiplexedSessionEndsWithTheProcess(t *testing.T) {
 }
 
 func TestNewPoolNeedsExactlyOneUpstream(t *testing.T) {
-	if _, err := upstream.NewPool(upstream.Config{}); err == nil {
+	if _, err := legacyup.NewPool(legacyup.Config{}); err == nil {
 		t.Fatal("NewPool without an upstream succeeded")
 	}
-	if _, err := upstream.NewPool(upstream.Config{Endpoint: "http://127.0.0.1:1/mcp", NewTransport: func() mcp.Transport { return nil }}); err == nil {
+	if _, err := legacyup.NewPool(legacyup.Config{Endpoint: "http://127.0.0.1:1/mcp", NewTransport: func() mcp.Transport { return nil }}); err == nil {
 		t.Fatal("NewPool with two upstreams succeeded")
 	}
 }
 
 func TestUnreachableUpstreamIsRetryable(t *testing.T) {
-	p, err := upstream.NewPool(upstream.Config{Endpoint: "http://127.0.0.1:1/mcp", InitTimeout: 5 * time.Second})
+	p, err := legacyup.NewPool(legacyup.Config{Endpoint: "http://127.0.0.1:1/mcp", InitTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = p.Session(ctxT(t), "", "")
-	if err == nil || !upstream.Retryable(err) {
+	if err == nil || !legacyup.Retryable(err) {
 		t.Fatalf("Session on a closed port = %v, want a retryable error", err)
 	}
 }

@@ -1,4 +1,4 @@
-package upstream
+package modernup
 
 import (
 	"bytes"
@@ -424,7 +424,7 @@ func (e *Error) Error() string   { return e.RPC.Message }
 func (e *Error) Unwrap() []error { return []error{e.RPC, e.Kind, e.Cause} }
 
 // Temporary reports whether retrying later may succeed (ErrUnavailable). It
-// lets packages that do not import this one (internal/watch) classify errors.
+// lets packages that do not import this one (runtime/watch) classify errors.
 func (e *Error) Temporary() bool { return e.Kind == ErrUnavailable }
 
 // Retryable reports whether err is worth retrying later (ErrUnavailable).

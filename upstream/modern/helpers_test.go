@@ -1,4 +1,4 @@
-package upstream
+package modernup
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/internal/schemacheck"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/schemacheck"
 	"github.com/tasksbridge/tasksbridge/modern"
 )
 

@@ -1,4 +1,4 @@
-package upstream
+package modernup
 
 import (
 	"bufio"
@@ -18,7 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/internal/schemacheck"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/schemacheck"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )

@@ -1,4 +1,4 @@
-package upstream
+package modernup
 
 import (
 	"context"
@@ -134,7 +134,7 @@ func (c *Client) ack(ctx context.Context, method string, params json.RawMessage,
 }
 
 // TaskSource binds a Client and per-request options to the task methods a
-// task watcher needs (internal/watch.Source and watch.Pusher): the face
+// task watcher needs (runtime/watch.Source and watch.Pusher): the face
 // creates one per task with the options of the principal that owns it.
 type TaskSource struct {
 	Client *Client

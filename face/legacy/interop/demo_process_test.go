@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/syncbuf"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/syncbuf"
 	"github.com/tasksbridge/tasksbridge/interop/peers"
 )
 

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/internal/schemacheck"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/schemacheck"
 	"github.com/tasksbridge/tasksbridge/interop/peers"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -80,7 +80,7 @@ func startBridge(t *testing.T) *env {
 		upHS.Close()
 	})
 
-	b, err := face.New(face.Config{
+	b, err := legacyface.New(legacyface.Config{
 		Upstream:            upHS.URL + "/mcp",
 		Store:               sessionmap.NewMemory(),
 		Logger:              slog.New(slog.DiscardHandler),

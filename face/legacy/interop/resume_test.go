@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
 	"github.com/tasksbridge/tasksbridge/interop/peers"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -112,7 +112,7 @@ func TestTSClientResumesBrokenTasksResult(t *testing.T) {
 	st := sessionmap.NewMemory()
 	var urls []string
 	for range 2 {
-		b, err := face.New(face.Config{Upstream: upHS.URL + "/mcp", Store: st, Logger: slog.New(slog.DiscardHandler)})
+		b, err := legacyface.New(legacyface.Config{Upstream: upHS.URL + "/mcp", Store: st, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatalf("face.New: %v", err)
 		}

@@ -3,7 +3,7 @@ package transcript
 import (
 	"fmt"
 
-	"github.com/tasksbridge/tasksbridge/internal/schemacheck"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/schemacheck"
 )
 
 // SchemaValidator adapts the official-schema validator to a Validator: the
