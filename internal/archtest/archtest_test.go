@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -187,5 +189,28 @@ func TestTranslateSubpackageIsPure(t *testing.T) {
 	}
 	if r, ok := rowOf("era"); !ok || !r.pure || r.layer != layerTranslation {
 		t.Fatalf("era: row %+v (found %v), want a pure row of the translation layer", r, ok)
+	}
+}
+
+// README.md's Layout table names every folder of the layout, so a maintainer
+// finds each one from the README alone.
+func TestReadmeListsEveryFolder(t *testing.T) {
+	dir, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
+	if err != nil {
+		t.Fatalf("go list -m: %v", err)
+	}
+	readme, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(dir)), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(readme), "\n## Layout\n")
+	if !ok {
+		t.Fatal(`README.md has no "## Layout" section`)
+	}
+	table, _, _ = strings.Cut(table, "\n## ")
+	for _, r := range layout {
+		if !strings.Contains(table, "`"+r.folder+"/") {
+			t.Errorf("README.md's Layout table does not list %s/", r.folder)
+		}
 	}
 }
