@@ -15,7 +15,7 @@ test: redis-server vet unit fuzz-seeds
 
 # The Redis store's tests (sessionmap, cmd/bridge) run a real redis-server:
 # the one of $$TASKSBRIDGE_REDIS_URL, else their own on a free loopback port
-# (internal/redistest). Some (replication, WAIT, Sentinel failover, Redis
+# (internal/testkit/redistest). Some (replication, WAIT, Sentinel failover, Redis
 # Cluster) always start their own, so the binaries are installed from
 # Debian's packages when missing: redis-server (with redis-tools'
 # redis-cli, which creates and reshards the test cluster) and
@@ -112,10 +112,10 @@ interop/%/node_modules/.interop-stamp: interop/%/package.json interop/%/package-
 unit: interop-deps
 
 # Every command in README.md and docs/MIGRATION.md, run against a real bridge
-# built from this checkout (internal/docscheck), so the guide cannot rot.
+# built from this checkout (internal/testkit/docscheck), so the guide cannot rot.
 .PHONY: docs-check
 docs-check:
-	TASKSBRIDGE_DOCS_CHECK=1 $(GO) test -count=1 -run '^TestDocs' ./internal/docscheck/
+	TASKSBRIDGE_DOCS_CHECK=1 $(GO) test -count=1 -run '^TestDocs' ./internal/testkit/docscheck/
 
 test: docs-check
 

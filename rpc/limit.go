@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 )
 
 // CodeLimitReached is the bridge's one code for "a limit refused this
@@ -54,9 +53,11 @@ func LimitHTTP(err error) (status, retryAfterSeconds int, ok bool) {
 	}
 	var d LimitData
 	_ = json.Unmarshal(e.Data, &d)
-	status = http.StatusServiceUnavailable
+	// The numbers, not net/http's names: rpc is a pure package and imports
+	// no I/O package (internal/archtest).
+	status = 503 // Service Unavailable
 	if d.Scope == LimitScopePrincipal {
-		status = http.StatusTooManyRequests
+		status = 429 // Too Many Requests
 	}
 	return status, max(d.RetryAfterSeconds, 1), true
 }

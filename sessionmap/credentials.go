@@ -14,7 +14,7 @@ import (
 )
 
 // Credential is one principal's credential for one upstream, as the store
-// keeps it: Sealed is opaque to the store (internal/credseal seals it with
+// keeps it: Sealed is opaque to the store (runtime/credseal seals it with
 // the principal and upstream as additional data), so a store dump never
 // shows a token. The record expires with the credential.
 type Credential struct {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tasksbridge/tasksbridge/internal/oplog"
+	"github.com/tasksbridge/tasksbridge/ops/oplog"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/tasksbridge/tasksbridge/era"
-	"github.com/tasksbridge/tasksbridge/internal/redistest"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/redistest"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 

@@ -409,7 +409,7 @@ func (r *Redis) Durability() (waitReplicas int, waitTimeout, failoverTimeout tim
 func (r *Redis) Prefix() string { return r.cfg.Prefix }
 
 // Client returns the store's Redis client, for the coordination of replicas
-// (internal/coord) under the same prefix; the store still owns it.
+// (runtime/coord) under the same prefix; the store still owns it.
 func (r *Redis) Client() redis.UniversalClient { return r.rdb }
 
 // Close closes the connections; the data stays in Redis.

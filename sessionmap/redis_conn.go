@@ -383,5 +383,5 @@ func notApplied(err error) bool {
 
 // TransientRedisError reports whether err is what a Redis failover, restart
 // or resharding looks like (the store retries such errors), for code that
-// shares the store's Redis client (internal/coord).
+// shares the store's Redis client (runtime/coord).
 func TransientRedisError(err error) bool { return transient(err) }

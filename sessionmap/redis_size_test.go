@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/tasksbridge/tasksbridge/era"
-	"github.com/tasksbridge/tasksbridge/internal/redistest"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/redistest"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tasksbridge/tasksbridge/internal/transcript"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/transcript"
 )
 
 // TestBrokenExpectationFails is the acceptance check that the transcript

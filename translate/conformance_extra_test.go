@@ -13,7 +13,7 @@ import (
 // retried with another version: it is surfaced to the legacy client as a
 // -32603 that says so, with the upstream's data.supported kept, on plain
 // and task-augmented calls alike. (Choosing the era from data.supported
-// when probing is modern/upstream's TestProbeEra.)
+// when probing is upstream/modern's TestProbeEra.)
 func TestUpstreamUnsupportedVersionSurfaced_M05(t *testing.T) {
 	data := []byte(`{"supported":["2027-01-01"],"requested":"2026-07-28"}`)
 	for _, taskAugmented := range []bool{false, true} {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tasksbridge/tasksbridge/internal/transcript"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/transcript"
 )
 
 // EnvSpecDir overrides the folder the two checklist specs are read from (the
@@ -67,9 +67,9 @@ var (
 var provenLabels = map[string]string{"test": "proven by test", "face": "face-proven", "no": "not proven", "n/a": "n/a"}
 
 // faceDirs hold the end-to-end proof: tests and transcripts that drive a
-// real face (legacy/face, modern/face), the composition root
-// (internal/server) or the bridge binary (cmd/bridge).
-var faceDirs = []string{"legacy/face", "modern/face", "internal/server", "cmd/bridge"}
+// real face (face/legacy, face/modern), the composition root
+// (router) or the bridge binary (cmd/bridge).
+var faceDirs = []string{"face/legacy", "face/modern", "router", "cmd/bridge"}
 
 func isFaceDir(dir string) bool {
 	for _, d := range faceDirs {
@@ -399,10 +399,10 @@ func TestConformanceMatrixDetectsGaps(t *testing.T) {
 		{"bare transcript", "| L-01 | MUST | x | translate | here | initialize-from-discover.txtar | test |\n", "as a link"},
 		{"missing transcript", "| L-01 | MUST | x | translate | here | [nope.txtar](../translate/testdata/nope.txtar) | test |\n", "cited transcript"},
 		{"transcript of another id", "| L-02 | MUST | x | translate | here | [cancel-terminal-rejected.txtar](../translate/testdata/cancel-terminal-rejected.txtar) | test |\n", "does not list L-02"},
-		{"face transcript of another id", "| L-02 | MUST | x | legacy face | here | [list.txtar](../legacy/face/testdata/list.txtar) | face |\n", "does not list L-02"},
+		{"face transcript of another id", "| L-02 | MUST | x | legacy face | here | [list.txtar](../face/legacy/testdata/list.txtar) | face |\n", "does not list L-02"},
 		{"missing test", "| L-01 | MUST | x | translate | here | `TestNoSuchThing` | test |\n", "does not exist"},
 		{"ambiguous test", "| L-01 | MUST | x | translate | here | `TestTranscripts` | test |\n", "cite it as"},
-		{"wrong package", "| L-01 | MUST | x | translate | here | `modern/face.TestConformanceMatrix` | test |\n", "is defined in"},
+		{"wrong package", "| L-01 | MUST | x | translate | here | `face/modern.TestConformanceMatrix` | test |\n", "is defined in"},
 		{"missing subtest", "| L-01 | MUST | x | sessionmap | here | `TestMemoryConformance/NoSuchSubtest` | test |\n", "no subtest"},
 		{"face without face proof", "| L-01 | MUST | x | translate | here | `TestConformanceMatrix` | face |\n", "cites no transcript or test of"},
 		{"no without reason", "| L-01 | MUST | x | legacy face | here | — | no |\n", "must start with"},
@@ -423,7 +423,7 @@ func TestConformanceMatrixDetectsGaps(t *testing.T) {
 		t.Errorf("a wrong summary passed: %v", m.problems)
 	}
 	// Proof in a face package counts as face proof, qualified or not.
-	face := "| L-40 | SHOULD NOT | x | legacy face | here | `TestTasksGetIsJSON_L40`, `legacy/face.TestTranscripts` | face |\n"
+	face := "| L-40 | SHOULD NOT | x | legacy face | here | `TestTasksGetIsJSON_L40`, `face/legacy.TestTranscripts` | face |\n"
 	if m := checkMatrix(face+summary(0, 1, 0, 0), r); len(m.problems) != 0 {
 		t.Errorf("face proof refused: %v", m.problems)
 	}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/tasksbridge/tasksbridge/internal/schemacheck"
-	"github.com/tasksbridge/tasksbridge/internal/transcript"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/schemacheck"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/transcript"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
@@ -22,7 +22,7 @@ import (
 // ("func: X", X being the translate function it drives), feeds its input
 // sections through it and compares the emitted sections with the expected
 // ".out" ones; every emitted message is validated against the official
-// schema definition the file names (internal/transcript).
+// schema definition the file names (internal/testkit/transcript).
 //
 // Section conventions: *.in / legacy.* / modern.* inputs; legacy.out and
 // modern.out the translated message; error.out a whole JSON-RPC error

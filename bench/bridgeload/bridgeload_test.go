@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/internal/schemacheck"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/schemacheck"
 )
 
 func ms(v ...int) []time.Duration {

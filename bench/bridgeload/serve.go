@@ -22,11 +22,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/internal/server"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/legacyfixture"
 	"github.com/tasksbridge/tasksbridge/modern"
+	"github.com/tasksbridge/tasksbridge/router"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -134,7 +134,7 @@ type BridgeOptions struct {
 
 // Bridge is a legacy face serving on a loopback port in this process.
 type Bridge struct {
-	*face.Bridge
+	*legacyface.Bridge
 	URL string
 	srv *http.Server
 	ln  net.Listener
@@ -145,11 +145,11 @@ func StartBridge(opts BridgeOptions) (*Bridge, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	cfg := face.Config{Upstream: opts.Upstream, DataDir: opts.DataDir, KeepAlive: opts.KeepAlive, Logger: opts.Logger}
+	cfg := legacyface.Config{Upstream: opts.Upstream, DataDir: opts.DataDir, KeepAlive: opts.KeepAlive, Logger: opts.Logger}
 	if opts.DataDir == "" {
 		cfg.Store = sessionmap.NewMemory()
 	}
-	fb, err := face.New(cfg)
+	fb, err := legacyface.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("start bridge: %w", err)
 	}
@@ -258,7 +258,7 @@ const ChildMode = "bridge-child"
 
 // Kinds of child process.
 const (
-	// KindBridge is the bridge as `bridge serve` runs it: internal/server
+	// KindBridge is the bridge as `bridge serve` runs it: router
 	// (era detection, metering, all four paths) with the upstream's era
 	// pinned, a Badger store (durable group commit, as deployed) in a fresh
 	// temporary directory.
@@ -342,7 +342,7 @@ func RunChild(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	return stop()
 }
 
-// ServerOptions configure a bridge (internal/server, as `bridge serve`
+// ServerOptions configure a bridge (router, as `bridge serve`
 // runs it) under test.
 type ServerOptions struct {
 	Upstream string
@@ -398,12 +398,12 @@ func (s *Served) Close() error {
 	return s.close(ctx)
 }
 
-// StartServer serves internal/server at http://127.0.0.1:PORT/mcp.
+// StartServer serves router at http://127.0.0.1:PORT/mcp.
 func StartServer(opts ServerOptions) (*Served, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	cfg := server.Config{Upstream: opts.Upstream, UpstreamEra: opts.Era, DataDir: opts.DataDir, Logger: opts.Logger,
+	cfg := router.Config{Upstream: opts.Upstream, UpstreamEra: opts.Era, DataDir: opts.DataDir, Logger: opts.Logger,
 		KeepAlive: opts.KeepAlive, SessionIdleTimeout: opts.SessionIdleTimeout}
 	if opts.DataDir == "" {
 		cfg.Store = sessionmap.NewMemory()
@@ -413,7 +413,7 @@ func StartServer(opts ServerOptions) (*Served, error) {
 		tr.MaxIdleConnsPerHost = opts.UpstreamIdleConns
 		cfg.Transport = tr
 	}
-	s, err := server.New(cfg)
+	s, err := router.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("start bridge: %w", err)
 	}
@@ -450,8 +450,8 @@ func StartRevProxy(upstream string) (*Served, error) {
 }
 
 // StartLegacyUpstream serves the in-repo legacy fixture
-// (legacy/upstream/fixture: a go-sdk server with experimental tasks) on
+// (internal/testkit/legacyfixture: a go-sdk server with experimental tasks) on
 // 127.0.0.1; stop ends it.
 func StartLegacyUpstream() (url string, stop func(), err error) {
-	return fixture.New(fixture.Options{}).Start()
+	return legacyfixture.New(legacyfixture.Options{}).Start()
 }

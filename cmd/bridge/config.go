@@ -18,8 +18,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/tasksbridge/tasksbridge/era"
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/edge"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -53,8 +53,8 @@ var liveKeys = map[string]bool{
 // referenceDefaults replace defaults that depend on the machine in the
 // generated reference (docs/MIGRATION.md), so that it is the same everywhere.
 var referenceDefaults = map[string]string{
-	"max-sessions":               fmt.Sprintf("%d per CPU", face.DefaultMaxSessionsPerCPU),
-	"max-sessions-per-principal": fmt.Sprintf("a tenth of `max-sessions`, at least %d", face.DefaultSessionShareFloor),
+	"max-sessions":               fmt.Sprintf("%d per CPU", legacyface.DefaultMaxSessionsPerCPU),
+	"max-sessions-per-principal": fmt.Sprintf("a tenth of `max-sessions`, at least %d", legacyface.DefaultSessionShareFloor),
 }
 
 // Sources of a setting, in increasing precedence.

@@ -27,8 +27,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
 
-	"github.com/tasksbridge/tasksbridge/internal/server"
-	"github.com/tasksbridge/tasksbridge/internal/syncbuf"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/syncbuf"
+	"github.com/tasksbridge/tasksbridge/router"
 )
 
 // bridgeBinary is the bridge built once for this package's child-process
@@ -225,7 +225,7 @@ func serveFlagsForTest(t *testing.T) []cli.Flag {
 
 // withReloader runs fn with a reloader of a serve configuration (flags
 // args), its log and what it applied.
-func withReloader(t *testing.T, args []string, fn func(r *reloader, log *syncbuf.Buffer, lv *slog.LevelVar, applied *[]server.Live)) {
+func withReloader(t *testing.T, args []string, fn func(r *reloader, log *syncbuf.Buffer, lv *slog.LevelVar, applied *[]router.Live)) {
 	t.Helper()
 	flags := serveFlagsForTest(t)
 	app := &cli.App{Name: "bridge", Writer: io.Discard, ErrWriter: io.Discard, Commands: []*cli.Command{{
@@ -236,8 +236,8 @@ func withReloader(t *testing.T, args []string, fn func(r *reloader, log *syncbuf
 			var buf syncbuf.Buffer
 			lv := new(slog.LevelVar)
 			log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-			var applied []server.Live
-			r := newReloader(c, nil, lv, log, func(l server.Live) error {
+			var applied []router.Live
+			r := newReloader(c, nil, lv, log, func(l router.Live) error {
 				if len(l.AllowedOrigins) > 0 && l.AllowedOrigins[0] == "https://refuse.example" {
 					return errors.New("refused by the server")
 				}
@@ -261,7 +261,7 @@ func TestReloadAppliesLiveKeys(t *testing.T) {
 	cfg := filepath.Join(dir, "bridge.yaml")
 	base := "upstream: http://127.0.0.1:9000/mcp\n"
 	writeConfig(t, cfg, base+"allowed-origin: [https://a.example]\nmax-sessions: 10\nstore: redis://u:pw-one@127.0.0.1:6379/0\n")
-	withReloader(t, []string{"--config", cfg, "--max-waiters-per-principal", "7"}, func(r *reloader, log *syncbuf.Buffer, lv *slog.LevelVar, applied *[]server.Live) {
+	withReloader(t, []string{"--config", cfg, "--max-waiters-per-principal", "7"}, func(r *reloader, log *syncbuf.Buffer, lv *slog.LevelVar, applied *[]router.Live) {
 		hooks := 0
 		r.addHook(func() error { hooks++; return nil })
 		r.addHook(func() error { return errors.New("certificate file unreadable") })
@@ -320,7 +320,7 @@ func TestReloadAppliesLiveKeys(t *testing.T) {
 
 // Without --config a SIGHUP only runs the hooks and says there is no file.
 func TestReloadWithoutConfigFile(t *testing.T) {
-	withReloader(t, []string{"--upstream", "http://127.0.0.1:9000/mcp"}, func(r *reloader, log *syncbuf.Buffer, _ *slog.LevelVar, applied *[]server.Live) {
+	withReloader(t, []string{"--upstream", "http://127.0.0.1:9000/mcp"}, func(r *reloader, log *syncbuf.Buffer, _ *slog.LevelVar, applied *[]router.Live) {
 		hooks := 0
 		r.addHook(func() error { hooks++; return nil })
 		r.reload()

@@ -6,11 +6,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/tasksbridge/tasksbridge/internal/credseal"
+	"github.com/tasksbridge/tasksbridge/runtime/credseal"
 )
 
 // credentialKeyFlag names the key that seals the clients' upstream
-// credentials the store keeps (internal/credseal).
+// credentials the store keeps (runtime/credseal).
 var credentialKeyFlag = &cli.StringFlag{
 	Name:    "credential-key-file",
 	EnvVars: []string{"TASKSBRIDGE_CREDENTIAL_KEY_FILE"},

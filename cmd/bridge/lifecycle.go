@@ -17,7 +17,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/tasksbridge/tasksbridge/internal/server"
+	"github.com/tasksbridge/tasksbridge/router"
 )
 
 // Defaults of the listener's timeouts and of the graceful stop.
@@ -214,7 +214,7 @@ type stopReport struct {
 //
 // A drain cut by the timeout or by hurry is reported (stopReport), not an
 // error: the store is closed all the same and nothing acknowledged is lost.
-func gracefulStop(s *server.Server, srv *http.Server, served <-chan error, ct *connTracker, ms *metricsServer,
+func gracefulStop(s *router.Server, srv *http.Server, served <-chan error, ct *connTracker, ms *metricsServer,
 	delay, timeout time.Duration, hurry <-chan struct{}) (stopReport, error) {
 	start := time.Now()
 	var rep stopReport

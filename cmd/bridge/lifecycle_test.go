@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/server"
+	"github.com/tasksbridge/tasksbridge/router"
 )
 
 // legacyHTTP is a 2025-11-25 client by hand over plain HTTP (the tests
@@ -161,7 +161,7 @@ func pollUntil(ctx context.Context, t *testing.T, what string, cond func() bool)
 func TestListenerTimeouts(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	s, err := server.New(server.Config{Upstream: startDemoUpstream(t), UpstreamEra: "modern", DataDir: t.TempDir(), Logger: newLogger(io.Discard, "error")})
+	s, err := router.New(router.Config{Upstream: startDemoUpstream(t), UpstreamEra: "modern", DataDir: t.TempDir(), Logger: newLogger(io.Discard, "error")})
 	if err != nil {
 		t.Fatal(err)
 	}

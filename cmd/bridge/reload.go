@@ -11,7 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/tasksbridge/tasksbridge/internal/server"
+	"github.com/tasksbridge/tasksbridge/router"
 )
 
 // SIGHUP makes bridge serve re-read its --config file, as operators expect
@@ -39,7 +39,7 @@ type reloader struct {
 	hup   <-chan os.Signal
 	level *slog.LevelVar
 	log   *slog.Logger
-	apply func(server.Live) error
+	apply func(router.Live) error
 
 	mu sync.Mutex
 	// onReload are run on every SIGHUP after the file is applied (the TLS
@@ -50,7 +50,7 @@ type reloader struct {
 	running map[string][]string
 }
 
-func newReloader(c *cli.Context, hup <-chan os.Signal, level *slog.LevelVar, log *slog.Logger, apply func(server.Live) error) *reloader {
+func newReloader(c *cli.Context, hup <-chan os.Signal, level *slog.LevelVar, log *slog.Logger, apply func(router.Live) error) *reloader {
 	st, _ := c.App.Metadata[configMetaKey].(*configState)
 	if st == nil { // run without the Before hook (tests of runServe alone)
 		st = &configState{origins: map[string]origin{}}
@@ -198,8 +198,8 @@ func (r *reloader) evaluate() (*cli.Context, error) {
 }
 
 // liveOf is the server.Live of a configuration.
-func liveOf(c valueReader) server.Live {
-	return server.Live{
+func liveOf(c valueReader) router.Live {
+	return router.Live{
 		AllowedHosts:            c.StringSlice("allowed-host"),
 		AllowedOrigins:          c.StringSlice("allowed-origin"),
 		TrustedProxies:          c.StringSlice("trusted-proxy"),

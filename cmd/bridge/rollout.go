@@ -10,7 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/tasksbridge/tasksbridge/internal/rollout"
+	"github.com/tasksbridge/tasksbridge/ops/rollout"
 )
 
 func init() {

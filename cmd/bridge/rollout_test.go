@@ -17,8 +17,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/tasksbridge/tasksbridge/internal/metrics"
-	"github.com/tasksbridge/tasksbridge/internal/rollout"
+	"github.com/tasksbridge/tasksbridge/ops/metrics"
+	"github.com/tasksbridge/tasksbridge/ops/rollout"
 )
 
 // runRollout runs `bridge rollout args...` in-process and returns its stdout
@@ -45,7 +45,7 @@ func runRolloutCmd(t *testing.T, args ...string) (string, int, error) {
 	return out.String(), code, err
 }
 
-// bridgeMetrics serves a real internal/metrics registry after the calls the
+// bridgeMetrics serves a real ops/metrics registry after the calls the
 // faces make for a legacy client (when withLegacy) and a modern client.
 func bridgeMetrics(t *testing.T, withLegacy bool) string {
 	t.Helper()
@@ -174,7 +174,7 @@ func TestRolloutJSON(t *testing.T) {
 }
 
 // TestRolloutPrometheus runs against recorded Prometheus API answers
-// (internal/rollout/testdata/prometheus), checking the exact PromQL sent.
+// (ops/rollout/testdata/prometheus), checking the exact PromQL sent.
 func TestRolloutPrometheus(t *testing.T) {
 	for _, c := range []struct {
 		scenario string

@@ -16,15 +16,15 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tasksbridge/tasksbridge/era"
-	"github.com/tasksbridge/tasksbridge/internal/audit"
-	"github.com/tasksbridge/tasksbridge/internal/coord"
-	"github.com/tasksbridge/tasksbridge/internal/oplog"
-	"github.com/tasksbridge/tasksbridge/internal/server"
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
+	modernface "github.com/tasksbridge/tasksbridge/face/modern"
 	"github.com/tasksbridge/tasksbridge/internal/version"
-	"github.com/tasksbridge/tasksbridge/legacy/face"
-	modernface "github.com/tasksbridge/tasksbridge/modern/face"
-	modernup "github.com/tasksbridge/tasksbridge/modern/upstream"
+	"github.com/tasksbridge/tasksbridge/ops/audit"
+	"github.com/tasksbridge/tasksbridge/ops/oplog"
+	"github.com/tasksbridge/tasksbridge/router"
+	"github.com/tasksbridge/tasksbridge/runtime/coord"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
+	modernup "github.com/tasksbridge/tasksbridge/upstream/modern"
 )
 
 // Defaults of `bridge serve`.
@@ -83,14 +83,14 @@ func init() {
 			&cli.StringFlag{Name: "data-dir", Value: serveDataDir, Usage: "directory of the durable session and task index", EnvVars: []string{"TASKSBRIDGE_DATA_DIR"}},
 			&cli.BoolFlag{Name: "stdio", Usage: "serve one client on stdin/stdout instead of HTTP", EnvVars: []string{"TASKSBRIDGE_STDIO"}},
 			&cli.StringSliceFlag{Name: "allowed-origin", Usage: "a browser Origin accepted besides loopback ones (`SCHEME://HOST[:PORT]`; repeatable or comma-separated; no \"*\"): other Origins get 403 on every path (M-43)", EnvVars: []string{"TASKSBRIDGE_ALLOWED_ORIGINS"}},
-			&cli.Int64Flag{Name: "max-body-bytes", Value: face.DefaultMaxBodyBytes, Usage: "largest request body; larger ones get 413", EnvVars: []string{"TASKSBRIDGE_MAX_BODY_BYTES"}},
-			&cli.DurationFlag{Name: "keepalive", Value: face.DefaultKeepAlive, Usage: "interval of SSE keep-alive comments on long waits (0 or less: none)", EnvVars: []string{"TASKSBRIDGE_KEEPALIVE"}},
-			&cli.DurationFlag{Name: "session-idle-timeout", Value: face.DefaultSessionIdleTimeout, Usage: "how long an idle legacy session lives: after it the session answers 404 and is released", EnvVars: []string{"TASKSBRIDGE_SESSION_IDLE_TIMEOUT"}},
-			&cli.IntFlag{Name: "max-sessions", Value: face.DefaultMaxSessionsPerCPU * runtime.NumCPU(), Usage: "most legacy sessions this process holds (well under 1 KiB each while idle); a new one beyond it gets HTTP 503 (-1: no bound)", DefaultText: fmt.Sprintf("%d per CPU, %d here", face.DefaultMaxSessionsPerCPU, face.DefaultMaxSessionsPerCPU*runtime.NumCPU()), EnvVars: []string{"TASKSBRIDGE_MAX_SESSIONS"}},
-			&cli.IntFlag{Name: "max-sessions-per-principal", Usage: "most legacy sessions one client holds: its credentials, or without them its address (the one a --trusted-proxy forwarded; IPv6 by /64); a new one beyond it gets HTTP 429. When --max-sessions is reached, the least recently used idle session without credentials of a bigger holder makes room (it answers 404 afterwards) (-1: no bound)", DefaultText: fmt.Sprintf("a tenth of --max-sessions, at least %d", face.DefaultSessionShareFloor), EnvVars: []string{"TASKSBRIDGE_MAX_SESSIONS_PER_PRINCIPAL"}},
-			&cli.IntFlag{Name: "session-cache", Value: face.DefaultMaxIdleCached, Usage: "idle legacy sessions kept whole in memory; older idle ones go dormant (about 40 bytes each) and are loaded back from the store on their next request (-1: keep every idle session whole)", EnvVars: []string{"TASKSBRIDGE_SESSION_CACHE"}},
-			&cli.IntFlag{Name: "max-tasks-per-principal", Value: face.DefaultMaxTasksPerPrincipal, Usage: "most tools/call requests one legacy client (its Authorization, else its session) has in flight (-1: no bound)", EnvVars: []string{"TASKSBRIDGE_MAX_TASKS_PER_PRINCIPAL"}},
-			&cli.IntFlag{Name: "max-waiters-per-principal", Value: face.DefaultMaxWaitersPerPrincipal, Usage: "most blocked waits on tasks (tasks/result, plain tools/call on a task) one legacy client has open (-1: no bound)", EnvVars: []string{"TASKSBRIDGE_MAX_WAITERS_PER_PRINCIPAL"}},
+			&cli.Int64Flag{Name: "max-body-bytes", Value: legacyface.DefaultMaxBodyBytes, Usage: "largest request body; larger ones get 413", EnvVars: []string{"TASKSBRIDGE_MAX_BODY_BYTES"}},
+			&cli.DurationFlag{Name: "keepalive", Value: legacyface.DefaultKeepAlive, Usage: "interval of SSE keep-alive comments on long waits (0 or less: none)", EnvVars: []string{"TASKSBRIDGE_KEEPALIVE"}},
+			&cli.DurationFlag{Name: "session-idle-timeout", Value: legacyface.DefaultSessionIdleTimeout, Usage: "how long an idle legacy session lives: after it the session answers 404 and is released", EnvVars: []string{"TASKSBRIDGE_SESSION_IDLE_TIMEOUT"}},
+			&cli.IntFlag{Name: "max-sessions", Value: legacyface.DefaultMaxSessionsPerCPU * runtime.NumCPU(), Usage: "most legacy sessions this process holds (well under 1 KiB each while idle); a new one beyond it gets HTTP 503 (-1: no bound)", DefaultText: fmt.Sprintf("%d per CPU, %d here", legacyface.DefaultMaxSessionsPerCPU, legacyface.DefaultMaxSessionsPerCPU*runtime.NumCPU()), EnvVars: []string{"TASKSBRIDGE_MAX_SESSIONS"}},
+			&cli.IntFlag{Name: "max-sessions-per-principal", Usage: "most legacy sessions one client holds: its credentials, or without them its address (the one a --trusted-proxy forwarded; IPv6 by /64); a new one beyond it gets HTTP 429. When --max-sessions is reached, the least recently used idle session without credentials of a bigger holder makes room (it answers 404 afterwards) (-1: no bound)", DefaultText: fmt.Sprintf("a tenth of --max-sessions, at least %d", legacyface.DefaultSessionShareFloor), EnvVars: []string{"TASKSBRIDGE_MAX_SESSIONS_PER_PRINCIPAL"}},
+			&cli.IntFlag{Name: "session-cache", Value: legacyface.DefaultMaxIdleCached, Usage: "idle legacy sessions kept whole in memory; older idle ones go dormant (about 40 bytes each) and are loaded back from the store on their next request (-1: keep every idle session whole)", EnvVars: []string{"TASKSBRIDGE_SESSION_CACHE"}},
+			&cli.IntFlag{Name: "max-tasks-per-principal", Value: legacyface.DefaultMaxTasksPerPrincipal, Usage: "most tools/call requests one legacy client (its Authorization, else its session) has in flight (-1: no bound)", EnvVars: []string{"TASKSBRIDGE_MAX_TASKS_PER_PRINCIPAL"}},
+			&cli.IntFlag{Name: "max-waiters-per-principal", Value: legacyface.DefaultMaxWaitersPerPrincipal, Usage: "most blocked waits on tasks (tasks/result, plain tools/call on a task) one legacy client has open (-1: no bound)", EnvVars: []string{"TASKSBRIDGE_MAX_WAITERS_PER_PRINCIPAL"}},
 			&cli.BoolFlag{Name: "status-notifications", Usage: "send notifications/tasks/status when a legacy client's task changes (stdio, or an open GET stream)", EnvVars: []string{"TASKSBRIDGE_STATUS_NOTIFICATIONS"}},
 			&cli.BoolFlag{Name: "require-auth", Usage: "in front of a legacy server, refuse 2026-07-28 requests without a principal (an Authorization header, or what --principal takes; HTTP 401); without it, unauthenticated modern clients share one scope in which the unguessable task ids act as bearer tokens", EnvVars: []string{"TASKSBRIDGE_REQUIRE_AUTH"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"TASKSBRIDGE_LOG_LEVEL"}},
@@ -113,7 +113,7 @@ func init() {
 			dataDir = dir
 			cleanup = func() error { return os.RemoveAll(dir) }
 		}
-		s, err := server.New(server.Config{Upstream: upstreamURL, DataDir: dataDir, Logger: newLogger(c.App.ErrWriter, "warn"), StatusNotifications: true})
+		s, err := router.New(router.Config{Upstream: upstreamURL, DataDir: dataDir, Logger: newLogger(c.App.ErrWriter, "warn"), StatusNotifications: true})
 		if err != nil {
 			_ = cleanup()
 			return "", nil, err
@@ -165,7 +165,7 @@ func runServe(c *cli.Context) error {
 		return fmt.Errorf("serve: --log-format %q: want text or json", c.String("log-format"))
 	}
 	logger := slog.New(h)
-	cfg := server.Config{
+	cfg := router.Config{
 		Upstream:            up,
 		UpstreamCommand:     cmd,
 		UpstreamEra:         c.String("upstream-era"),
@@ -207,7 +207,7 @@ func runServe(c *cli.Context) error {
 	if sessionCache == 0 {
 		return fmt.Errorf("serve: --session-cache 0 would reload every session from the store on every request; use 1 or more, or -1 to keep every idle session whole")
 	}
-	cfg.Legacy = func(lc *face.Config) {
+	cfg.Legacy = func(lc *legacyface.Config) {
 		lc.MaxSessions, lc.MaxTasksPerPrincipal, lc.MaxWaitersPerPrincipal = maxSessions, maxTasks, maxWaiters
 		lc.MaxSessionsPerPrincipal = c.Int("max-sessions-per-principal")
 		lc.MaxIdleCached = sessionCache
@@ -237,7 +237,7 @@ func runServe(c *cli.Context) error {
 		// L-79, L-80 for clients of either era (after, not instead of, the
 		// limits set above).
 		legacyTweak := cfg.Legacy
-		cfg.Legacy = func(lc *face.Config) {
+		cfg.Legacy = func(lc *legacyface.Config) {
 			legacyTweak(lc)
 			lc.Audit = al
 		}
@@ -268,7 +268,7 @@ func runServe(c *cli.Context) error {
 	if cfg.CredentialKey, err = credentialKey(c); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	s, err := server.New(cfg)
+	s, err := router.New(cfg)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -343,7 +343,7 @@ type metricsServer struct {
 	served chan error
 }
 
-func serveMetrics(s *server.Server, listen string) (*metricsServer, error) {
+func serveMetrics(s *router.Server, listen string) (*metricsServer, error) {
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return nil, fmt.Errorf("metrics listen: %w", err)
@@ -379,7 +379,7 @@ func (hs *httpServing) stop() error {
 // serveHTTP serves s on listen (and /metrics on metricsListen when set),
 // with the listener's timeouts of o (lifecycle.go newHTTPServer), and
 // returns the /mcp URL and the graceful stop.
-func serveHTTP(s *server.Server, listen, metricsListen string, o listenOptions) (*httpServing, error) {
+func serveHTTP(s *router.Server, listen, metricsListen string, o listenOptions) (*httpServing, error) {
 	var ms *metricsServer
 	if metricsListen != "" {
 		var err error

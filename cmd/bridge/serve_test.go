@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/legacy/upstream/fixture"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/legacyfixture"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -268,7 +268,7 @@ func TestServeUpstreamCommand(t *testing.T) {
 func TestServeRequireAuth(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	fx := fixture.New(fixture.Options{PollInterval: 20 * time.Millisecond})
+	fx := legacyfixture.New(legacyfixture.Options{PollInterval: 20 * time.Millisecond})
 	upURL, stopUp, err := fx.Start()
 	if err != nil {
 		t.Fatal(err)

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/cluster"
+	"github.com/tasksbridge/tasksbridge/bench/cluster"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/internal/syncbuf"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/syncbuf"
 )
 
 // bridgeChild is a `bridge serve` child process.

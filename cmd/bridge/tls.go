@@ -11,8 +11,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tasksbridge/tasksbridge/internal/identity"
-	"github.com/tasksbridge/tasksbridge/internal/server"
 	"github.com/tasksbridge/tasksbridge/internal/tlsconf"
+	"github.com/tasksbridge/tasksbridge/router"
 )
 
 // tlsFlags are the TLS flags of `bridge serve`: the listener's certificate
@@ -95,7 +95,7 @@ func serveOn(srv *http.Server, ln net.Listener) error {
 
 // readTLSFlags checks the TLS flags, sets cfg.UpstreamTLS, and loads and
 // starts watching the listener's certificate (nil without --tls-cert).
-func readTLSFlags(c *cli.Context, logger *slog.Logger, cfg *server.Config) (*listenerTLS, error) {
+func readTLSFlags(c *cli.Context, logger *slog.Logger, cfg *router.Config) (*listenerTLS, error) {
 	cert, key, ca, auth := c.String("tls-cert"), c.String("tls-key"), c.String("tls-client-ca"), c.String("tls-client-auth")
 	switch {
 	case (cert == "") != (key == ""):

@@ -17,11 +17,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/internal/server"
-	"github.com/tasksbridge/tasksbridge/internal/syncbuf"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/syncbuf"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/tlstest"
 	"github.com/tasksbridge/tasksbridge/internal/tlsconf"
-	"github.com/tasksbridge/tasksbridge/internal/tlsconf/tlstest"
 	"github.com/tasksbridge/tasksbridge/interop/peers"
+	"github.com/tasksbridge/tasksbridge/router"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
@@ -398,7 +398,7 @@ func TestServeHTTPReloadTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := server.New(server.Config{Upstream: startDemoUpstream(t), Store: sessionmap.NewMemory(), Logger: newLogger(io.Discard, "error")})
+	s, err := router.New(router.Config{Upstream: startDemoUpstream(t), Store: sessionmap.NewMemory(), Logger: newLogger(io.Discard, "error")})
 	if err != nil {
 		t.Fatal(err)
 	}

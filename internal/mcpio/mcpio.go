@@ -1,5 +1,5 @@
 // Package mcpio is the transport plumbing the module's servers share — the
-// legacy face (legacy/face), the modern face (modern/face) and the embedded
+// legacy face (face/legacy), the modern face (face/modern) and the embedded
 // demo server (internal/demo): the stdio connection (Conn), the JSON-RPC
 // answer writer (AppendResponse, WriteJSON), params and results passed
 // through go-sdk untouched (RawParams, RawResult), JSON-RPC error answers
@@ -8,7 +8,7 @@
 // for task ids before go-sdk sees it (go-sdk v1.8.0 has no task filter and
 // cannot send notifications/tasks), so both need the same framing; what a
 // listen reports stays with each server. The two upstream clients
-// (legacy/upstream, modern/upstream) read SSE answers with its EventReader.
+// (upstream/legacy, upstream/modern) read SSE answers with its EventReader.
 package mcpio
 
 import (

@@ -10,7 +10,7 @@ import (
 )
 
 // EventReader reads a text/event-stream answer one message event at a time
-// (the two upstream clients, legacy/upstream and modern/upstream, read their
+// (the two upstream clients, upstream/legacy and upstream/modern, read their
 // upstreams' SSE answers with it). Comments (keep-alives), events of other
 // types and events without data are skipped; an event the stream ends in the
 // middle of is dropped, as the SSE format says.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/syncbuf"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/syncbuf"
 )
 
 // fakeClock is the relay's clock in tests: time moves only when told.

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/syncbuf"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/syncbuf"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/tlstest"
 	"github.com/tasksbridge/tasksbridge/internal/tlsconf"
-	"github.com/tasksbridge/tasksbridge/internal/tlsconf/tlstest"
 )
 
 // upstream is an https server with pair (and client CA ca when set).

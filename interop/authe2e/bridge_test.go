@@ -25,7 +25,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/syncbuf"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/syncbuf"
 )
 
 // bridgeAuthFlags are the request-edge flags of `bridge serve` for a bridge

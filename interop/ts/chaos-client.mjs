@@ -1,6 +1,6 @@
 // Legacy (MCP 2025-11-25 experimental tasks) clients on the official
 // TypeScript SDK v1 for the chaos tool (bench/cmd/chaos) and the
-// multi-replica end-to-end test (internal/cluster): they keep working while
+// multi-replica end-to-end test (bench/cluster): they keep working while
 // bridge replicas are killed under them.
 //
 // Usage: node chaos-client.mjs [options] URL

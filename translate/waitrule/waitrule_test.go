@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tasksbridge/tasksbridge/internal/transcript"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/transcript"
 )
 
 // The rule's table: every testdata/*.txtar file is one row (record,

@@ -23,9 +23,9 @@
 //     streams it holds upstream, and another principal's tasks/get and
 //     tools/call round trips meanwhile.
 //
-// The upstreams (internal/demo, legacy/upstream/fixture) run in this process
+// The upstreams (internal/demo, internal/testkit/legacyfixture) run in this process
 // so the tool can complete tasks at a precise instant and read per-task
-// counters; the bridge (internal/server, as `bridge serve` runs it) and the
+// counters; the bridge (router, as `bridge serve` runs it) and the
 // reverse proxy run as child processes (this binary in its bridge-child
 // mode) so their memory and CPU time are their own. Everything listens on
 // 127.0.0.1. The tool prints a Markdown table and exits; -timeout bounds the

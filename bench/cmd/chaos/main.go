@@ -2,7 +2,7 @@
 // `make test`): on loopback only, it starts a redis-server of its own, the
 // embedded modern upstream, several `bridge serve --store redis://...`
 // replicas built from this checkout and a round-robin proxy without
-// affinity (internal/cluster), then runs official TypeScript SDK legacy
+// affinity (bench/cluster), then runs official TypeScript SDK legacy
 // clients (interop/ts/chaos-client.mjs) creating, polling, waiting on
 // tasks/result, listing, cancelling and answering elicitations through the
 // proxy, while it kills a random replica with SIGKILL every few seconds and
@@ -11,7 +11,7 @@
 // a Markdown table (docs/RELIABILITY.md records a run).
 //
 // With -topology sentinel the store is a Sentinel setup (1 primary, 1
-// replica, 3 sentinels, internal/redistest) and the Redis primary is killed
+// replica, 3 sentinels, internal/testkit/redistest) and the Redis primary is killed
 // with SIGKILL every -failover-every as well: the sentinels promote the
 // replica and the old primary comes back as a replica of the new one. A
 // probe writes through the store's own code meanwhile (the bridges'
@@ -44,9 +44,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tasksbridge/tasksbridge/internal/cluster"
+	"github.com/tasksbridge/tasksbridge/bench/cluster"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
-	"github.com/tasksbridge/tasksbridge/internal/redistest"
+	"github.com/tasksbridge/tasksbridge/internal/testkit/redistest"
 )
 
 type config struct {

@@ -1,8 +1,0 @@
-//go:build race
-
-package server_test
-
-// hostileRace: the race detector slows every byte loop many times over and
-// drops sync.Pool entries at random (pooled buffers are allocated again), so
-// TestHostileInputs allows more time and a little more allocation under it.
-const hostileRace = true

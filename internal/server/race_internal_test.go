@@ -1,7 +1,0 @@
-//go:build race
-
-package server
-
-// raceBuild: the race detector drops sync.Pool entries at random, so pooled
-// objects (encoding/json's scanner) are sometimes allocated again.
-const raceBuild = true

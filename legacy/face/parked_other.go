@@ -1,8 +1,0 @@
-//go:build !unix
-
-package face
-
-import "net"
-
-// peerClosed cannot peek here: a failed keep-alive write tells instead.
-func peerClosed(net.Conn) bool { return false }

@@ -1,5 +1,0 @@
-package face
-
-// SDKBuilds reports how many times f built go-sdk's server (0 while every
-// request took the lean path).
-func SDKBuilds(f *Face) int64 { return f.sdkBuilds.Load() }

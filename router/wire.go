@@ -1,0 +1,282 @@
+package router
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
+)
+
+// The legacy face parks waits only behind wrappers that can follow it.
+var _ legacyface.ResponseDetacher = (*sniffWriter)(nil)
+
+// maxSniff bounds what the wire observer buffers of one message: a larger
+// message is passed on untouched but not inspected (its request then counts
+// by HTTP status).
+const maxSniff = 4 << 20
+
+// idKey is a message id as a map key (never a label).
+func idKey(raw json.RawMessage) string { return string(bytes.TrimSpace(raw)) }
+
+// hasTask reports whether a tools/call asked for a legacy task.
+func (p *paramsView) hasTask() bool {
+	return p != nil && !isNull(p.raw.task)
+}
+
+// msgParser splits a response body into JSON-RPC messages as it is written:
+// one JSON body (or a batch), or the data of each SSE event.
+type msgParser struct {
+	sse      bool
+	onMsg    func([]byte)
+	buf      []byte // JSON body, or the current SSE line
+	data     []byte // SSE: the current event's data
+	overflow bool   // a message was too large to inspect
+	closed   bool
+}
+
+// parserPool recycles parsers and their buffers: every metered answer
+// needs one, and most answers are small.
+var parserPool = sync.Pool{New: func() any { return new(msgParser) }}
+
+// maxPooledBuf: a parser whose buffers grew past this (a large answer) is
+// left to the collector rather than kept.
+const maxPooledBuf = 64 << 10
+
+func newMsgParser(contentType string, onMsg func([]byte)) *msgParser {
+	p := parserPool.Get().(*msgParser)
+	p.sse, p.onMsg = isEventStream(contentType), onMsg
+	return p
+}
+
+// release returns p to the pool; p must not be used afterwards.
+func (p *msgParser) release() {
+	if cap(p.buf) > maxPooledBuf || cap(p.data) > maxPooledBuf {
+		return
+	}
+	*p = msgParser{buf: p.buf[:0], data: p.data[:0]}
+	parserPool.Put(p)
+}
+
+// isEventStream reports whether a Content-Type is text/event-stream
+// (parameters ignored, case-insensitive) without parsing its parameters.
+func isEventStream(contentType string) bool {
+	if i := strings.IndexByte(contentType, ';'); i >= 0 {
+		contentType = contentType[:i]
+	}
+	return strings.EqualFold(strings.TrimSpace(contentType), "text/event-stream")
+}
+
+func (p *msgParser) feed(b []byte) {
+	if p.closed || len(b) == 0 {
+		return
+	}
+	if !p.sse {
+		if len(p.buf)+len(b) > maxSniff {
+			p.overflow = true
+			p.buf = nil
+			p.closed = true
+			return
+		}
+		p.buf = append(p.buf, b...)
+		// Dispatch as soon as the body is complete, so the answer is
+		// recorded before the client can have read it. Only a chunk that
+		// ends like a JSON value is worth the validity scan.
+		if t := bytes.TrimRight(b, " \t\r\n"); len(t) > 0 && (t[len(t)-1] == '}' || t[len(t)-1] == ']') && json.Valid(p.buf) {
+			p.close()
+		}
+		return
+	}
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			p.appendLine(b)
+			return
+		}
+		p.appendLine(b[:i])
+		p.line(bytes.TrimSuffix(p.buf, []byte("\r")))
+		p.buf = p.buf[:0]
+		b = b[i+1:]
+	}
+}
+
+func (p *msgParser) appendLine(b []byte) {
+	if len(p.buf)+len(b) > maxSniff {
+		p.overflow = true
+		p.buf = p.buf[:0]
+		return
+	}
+	p.buf = append(p.buf, b...)
+}
+
+// line handles one SSE line (text/event-stream framing: "data:" lines build
+// the event, a blank line dispatches it, comments and other fields are
+// skipped).
+func (p *msgParser) line(l []byte) {
+	switch {
+	case len(l) == 0:
+		if len(p.data) > 0 {
+			p.onMsg(p.data)
+		}
+		p.data = p.data[:0]
+	case bytes.HasPrefix(l, []byte("data:")):
+		v := bytes.TrimPrefix(l[5:], []byte(" "))
+		if len(p.data)+len(v) > maxSniff {
+			p.overflow = true
+			p.data = p.data[:0]
+			return
+		}
+		if len(p.data) > 0 {
+			p.data = append(p.data, '\n')
+		}
+		p.data = append(p.data, v...)
+	}
+}
+
+// close dispatches a JSON body (each element of a batch).
+func (p *msgParser) close() {
+	if p.closed {
+		return
+	}
+	p.closed = true
+	if p.sse {
+		if len(p.data) > 0 {
+			p.onMsg(p.data)
+		}
+		return
+	}
+	b := bytes.TrimSpace(p.buf)
+	switch {
+	case len(b) == 0:
+	case b[0] == '{':
+		p.onMsg(b)
+	case b[0] == '[':
+		var batch []json.RawMessage
+		if json.Unmarshal(b, &batch) == nil {
+			for _, m := range batch {
+				p.onMsg(m)
+			}
+		}
+	}
+}
+
+// sniffWriter passes a response through unchanged (flushes included) while
+// handing every JSON-RPC message in it to a parser.
+type sniffWriter struct {
+	w     http.ResponseWriter
+	onMsg func([]byte)
+	// ex, when set, is told after each chunk was parsed (a passthrough
+	// exchange settles its upstream request there).
+	ex *exchange
+
+	mu     sync.Mutex
+	p      *msgParser
+	status int
+	// written mirrors status for Status, which the parser's callbacks call
+	// while mu is held.
+	written atomic.Int32
+	// detached: the handler took the connection over (DetachResponse);
+	// onEnd then records the request when the response ends.
+	detached atomic.Bool
+	onEnd    func(cancelled bool)
+}
+
+func newSniffWriter(w http.ResponseWriter, onMsg func([]byte)) *sniffWriter {
+	return &sniffWriter{w: w, onMsg: onMsg}
+}
+
+func (s *sniffWriter) Header() http.Header { return s.w.Header() }
+
+func (s *sniffWriter) WriteHeader(code int) {
+	s.mu.Lock()
+	if s.status == 0 && code >= 200 {
+		s.status = code
+		s.written.Store(int32(code))
+		s.p = newMsgParser(s.w.Header().Get("Content-Type"), s.onMsg)
+	}
+	s.mu.Unlock()
+	s.w.WriteHeader(code)
+}
+
+// Write observes b before passing it on: whatever the answer says is
+// recorded before the client can have read it.
+func (s *sniffWriter) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	if s.status == 0 {
+		s.mu.Unlock()
+		s.WriteHeader(http.StatusOK)
+		s.mu.Lock()
+	}
+	if s.onMsg != nil && s.p != nil {
+		s.p.feed(b)
+	}
+	s.mu.Unlock()
+	s.ex.settleUpstream(false)
+	return s.w.Write(b)
+}
+
+// Status is the HTTP status written so far (0: none yet).
+func (s *sniffWriter) Status() int { return int(s.written.Load()) }
+
+// Flush lets handlers stream SSE through the wrapper.
+func (s *sniffWriter) Flush() { _ = s.FlushError() }
+
+// FlushError is what http.ResponseController calls.
+func (s *sniffWriter) FlushError() error {
+	switch f := s.w.(type) {
+	case interface{ FlushError() error }:
+		return f.FlushError() // net/http's own writer: no controller per flush
+	case http.Flusher:
+		f.Flush()
+		return nil
+	}
+	return http.NewResponseController(s.w).Flush()
+}
+
+// Unwrap serves http.ResponseController.
+func (s *sniffWriter) Unwrap() http.ResponseWriter { return s.w }
+
+// DetachResponse serves the legacy face's parked waits (face.ResponseDetacher):
+// the face took the connection over and writes the rest of the response
+// after its handler returned. The bytes it writes are observed as Write
+// observes them (before they reach the client), and the request is
+// recorded when the face ends the response, not when the handler returns.
+// The writer lets go of net/http's response (and through it the
+// connection's buffers), which a parked wait must not keep.
+func (s *sniffWriter) DetachResponse() (observe func([]byte), end func(gone bool)) {
+	s.mu.Lock()
+	s.detached.Store(true)
+	s.w = nil
+	s.mu.Unlock()
+	observe = func(b []byte) {
+		s.mu.Lock()
+		if s.onMsg != nil && s.p != nil {
+			s.p.feed(b)
+		}
+		s.mu.Unlock()
+	}
+	end = func(gone bool) {
+		if s.onEnd != nil {
+			s.onEnd(gone)
+		}
+	}
+	return observe, end
+}
+
+// finish dispatches a buffered JSON body and returns the HTTP status (0 when
+// nothing was written) and whether a message was too large to inspect.
+func (s *sniffWriter) finish() (status int, overflow bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.p == nil {
+		return s.status, false
+	}
+	s.p.close()
+	overflow = s.p.overflow
+	s.p.release()
+	s.p = nil
+	return s.status, overflow
+}
