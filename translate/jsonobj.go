@@ -29,7 +29,7 @@ func decodeObject(data []byte, what string, allowEmpty bool) (object, error) {
 	if len(trimmed) == 0 {
 		return object{}, rpc.Errorf(rpc.CodeInvalidParams, "%s is missing (want a JSON object)", what)
 	}
-	if !json.Valid(trimmed) {
+	if !rawjson.Valid(trimmed) {
 		return object{}, rpc.Errorf(rpc.CodeParseError, "%s is not valid JSON", what)
 	}
 	if trimmed[0] != '{' {

@@ -265,7 +265,7 @@ func scanJSON(t []byte) (dup string, err error) {
 	if err := rawjson.CheckDepth(t, maxNesting); err != nil {
 		return "", err
 	}
-	if !json.Valid(t) {
+	if !rawjson.Valid(t) {
 		return "", syntaxError(t)
 	}
 	return scanValidJSON(t), nil

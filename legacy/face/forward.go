@@ -1,12 +1,15 @@
 package face
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/modern/upstream"
@@ -317,4 +320,28 @@ func dropMetaKey(obj json.RawMessage, key string) json.RawMessage {
 		return obj
 	}
 	return b
+}
+
+// callHead reads a tools/call's tool name and _meta.progressToken from its
+// params member by member, skipping the arguments (most of a large call)
+// instead of decoding them. As encoding/json into a struct would: names
+// match case-insensitively, the last duplicate wins, a name that is not a
+// string is "".
+func callHead(params []byte) (name string, progressToken json.RawMessage) {
+	for k, v := range rawjson.All(params) {
+		switch key := string(rawjson.KeyBytes(k)); {
+		case strings.EqualFold(key, "name"):
+			name = ""
+			if len(v) > 0 && v[0] == '"' {
+				_ = json.Unmarshal(v, &name)
+			}
+		case strings.EqualFold(key, "_meta"):
+			for mk, mv := range rawjson.All(v) {
+				if strings.EqualFold(string(rawjson.KeyBytes(mk)), "progressToken") {
+					progressToken = bytes.Clone(mv)
+				}
+			}
+		}
+	}
+	return name, progressToken
 }
