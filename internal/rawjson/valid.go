@@ -44,15 +44,6 @@ func scan(b []byte) (ok, spaced bool) {
 	stack := stackBuf[:0]
 	n := len(b)
 	i := 0
-	ws := func() {
-		j := i
-		for i < n && isSpace(b[i]) {
-			i++
-		}
-		if i != j {
-			spaced = true
-		}
-	}
 	const (
 		stValue = iota // a value must come
 		stKey          // an object member's key must come
@@ -62,14 +53,18 @@ func scan(b []byte) (ok, spaced bool) {
 	for {
 		switch state {
 		case stValue:
-			ws()
+			if i < n && isSpace(b[i]) {
+				i, spaced = skipSpace(b, i), true
+			}
 			if i >= n {
 				return false, spaced
 			}
 			switch c := b[i]; {
 			case c == '{' || c == '[':
 				i++
-				ws()
+				if i < n && isSpace(b[i]) {
+					i, spaced = skipSpace(b, i), true
+				}
 				if i < n && (c == '{' && b[i] == '}' || c == '[' && b[i] == ']') {
 					i++
 					state = stAfter
@@ -111,21 +106,27 @@ func scan(b []byte) (ok, spaced bool) {
 			}
 			state = stAfter
 		case stKey:
-			ws()
+			if i < n && isSpace(b[i]) {
+				i, spaced = skipSpace(b, i), true
+			}
 			if i >= n || b[i] != '"' {
 				return false, spaced
 			}
 			if i = scanString(b, i); i < 0 {
 				return false, spaced
 			}
-			ws()
+			if i < n && isSpace(b[i]) {
+				i, spaced = skipSpace(b, i), true
+			}
 			if i >= n || b[i] != ':' {
 				return false, spaced
 			}
 			i++
 			state = stValue
 		case stAfter:
-			ws()
+			if i < n && isSpace(b[i]) {
+				i, spaced = skipSpace(b, i), true
+			}
 			if len(stack) == 0 {
 				return i == n, spaced
 			}

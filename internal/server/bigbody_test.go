@@ -162,14 +162,22 @@ func (st *digestUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	msg := st.buf[:n]
-	id := member(msg, "id")
-	if id == nil {
-		id = []byte("null")
+	// One walk over the message (this upstream's time counts in the
+	// figures): id, method and params, then params' arguments.
+	id, method, params := []byte("null"), []byte(nil), []byte(nil)
+	for k, v := range rawjson.All(st.buf[:n]) {
+		switch string(rawjson.KeyBytes(k)) {
+		case "id":
+			id = v
+		case "method":
+			method = v
+		case "params":
+			params = v
+		}
 	}
 	digest := "no arguments"
-	if string(member(msg, "method")) == `"tools/call"` {
-		digest = argsDigest(member(member(msg, "params"), "arguments"))
+	if string(method) == `"tools/call"` {
+		digest = argsDigest(member(params, "arguments"))
 	}
 	rt := ""
 	if st.modern {
