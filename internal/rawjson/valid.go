@@ -226,3 +226,11 @@ func scanNumber(b []byte, i int) int {
 	}
 	return i
 }
+
+// IsCompact reports whether b is valid JSON (Valid) that json.Compact
+// leaves as it is: no whitespace outside its strings. Such a value can be
+// copied where an encoder would compact it.
+func IsCompact(b []byte) bool {
+	ok, spaced := scan(b)
+	return ok && !spaced
+}

@@ -35,6 +35,9 @@ func TestScanSpaced(t *testing.T) {
 		if ok, spaced := scan([]byte(s)); !ok || spaced != want {
 			t.Errorf("scan(%q) = %v, %v; want true, %v", s, ok, spaced, want)
 		}
+		if IsCompact([]byte(s)) == want {
+			t.Errorf("IsCompact(%q) = %v", s, !want)
+		}
 	}
 }
 

@@ -65,6 +65,42 @@ func legacyParams(params json.RawMessage, drop ...string) (json.RawMessage, erro
 	return o.Bytes(), nil
 }
 
+// legacyReady reports whether legacyParams would leave params (a compact
+// object without duplicate keys, as translate writes it) as they are: no
+// MRTR retry members, no null arguments, and an _meta (if any) that is a
+// non-empty object without the 2026 per-request keys. One walk of the top
+// level instead of a decode and a write of a large call.
+func legacyReady(params json.RawMessage) bool {
+	if !rawjson.IsObject(params) {
+		return false
+	}
+	for k, v := range rawjson.All(params) {
+		switch string(rawjson.KeyBytes(k)) {
+		case "inputResponses", "requestState":
+			return false
+		case "arguments":
+			if rawjson.IsNull(v) {
+				return false
+			}
+		case "_meta":
+			if !rawjson.IsObject(v) {
+				return false
+			}
+			n := 0
+			for mk := range rawjson.All(v) {
+				n++
+				if slices.Contains(modernMetaKeys, string(rawjson.KeyBytes(mk))) {
+					return false
+				}
+			}
+			if n == 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // legacyParamsDecoded is legacyParams by a reflective decode, for params
 // that are not a plain object: its errors name what is wrong.
 func legacyParamsDecoded(params json.RawMessage, drop ...string) (json.RawMessage, error) {
@@ -210,9 +246,11 @@ func (f *Face) toolsCall(ctx context.Context, c *call) (json.RawMessage, error) 
 	if err != nil {
 		return nil, err
 	}
-	params, err := legacyParams(lc.Params)
-	if err != nil {
-		return nil, err
+	params := lc.Params
+	if !legacyReady(params) {
+		if params, err = legacyParams(lc.Params); err != nil {
+			return nil, err
+		}
 	}
 	if lc.AsTask {
 		// The ttl the bridge asks for; the upstream may override it (L-20).
