@@ -87,9 +87,23 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
+// structural marks the bytes skipValue stops at inside a container.
+var structural = func() (t [256]bool) {
+	for _, c := range []byte(`"{}[]`) {
+		t[c] = true
+	}
+	return t
+}()
+
 // skipString returns the index just past the string literal at b[i].
 func skipString(b []byte, i int) int {
 	for i++; i < len(b); i++ {
+		for i < len(b) && !special[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			break
+		}
 		switch b[i] {
 		case '\\':
 			i++
@@ -111,6 +125,10 @@ func skipValue(b []byte, i int) int {
 	case '{', '[':
 		depth := 0
 		for i < len(b) {
+			if !structural[b[i]] {
+				i++
+				continue
+			}
 			switch b[i] {
 			case '"':
 				i = skipString(b, i)
