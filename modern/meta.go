@@ -86,6 +86,24 @@ func DecodeRequestMeta(params []byte) (RequestMeta, error) {
 	if isNull(params) {
 		return RequestMeta{}, nil
 	}
+	if err := checkJSON("request params", params); err != nil {
+		return RequestMeta{}, err
+	}
+	if isObject(params) {
+		// Only _meta is read: a reader over {"_meta":…} alone (the last
+		// _meta, as the member map keeps it), so a large call's other
+		// members are neither copied nor split.
+		var meta []byte
+		for k, v := range rawjson.All(params) {
+			if string(rawjson.KeyBytes(k)) == "_meta" {
+				meta = v
+			}
+		}
+		if meta == nil {
+			return RequestMeta{}, nil
+		}
+		params = append(append([]byte(`{"_meta":`), meta...), '}')
+	}
 	r, err := topReader("request params", params)
 	if err != nil {
 		return RequestMeta{}, err
