@@ -423,6 +423,12 @@ func scanValidJSON(t []byte) (dup string) {
 						}
 					}
 				}
+				if len(names) == cap(names) {
+					// Doubled, not append's 1.25× for large slices: an
+					// object of 87,000 names then allocates about twice
+					// their 8 bytes each, not five times.
+					names = slices.Grow(names, len(names))
+				}
 				names = append(names, name)
 				lastKey = name
 			}
