@@ -339,8 +339,9 @@ func bodyCopies(p bigPath, shape string) float64 {
 // counts every goroutine's allocations, the in-process upstreams' pollers
 // included; the average over several requests keeps their noise small, and
 // a measurement over the bound is taken once more before it fails).
-// TASKSBRIDGE_BIGBODY_FIGURES=1 logs p50/max times and MB per request over
-// 20 runs (figures for docs/RELIABILITY.md; never asserted).
+// TASKSBRIDGE_BIGBODY_FIGURES=1 logs p50/max times, MB and the process's
+// CPU time per request over 20 runs (figures for docs/RELIABILITY.md; never
+// asserted).
 func TestBigBodies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sends 1 MB bodies")
@@ -372,9 +373,12 @@ func TestBigBodies(t *testing.T) {
 				}
 			}
 			check(c.post(ctx, body)) // warm-up: pools, connections
+			var cpu time.Duration
 			measure := func() (uint64, []time.Duration) {
 				var before, after runtime.MemStats
 				took := make([]time.Duration, 0, runs)
+				cpu0 := processCPU()
+				defer func() { cpu = (processCPU() - cpu0) / time.Duration(runs) }()
 				runtime.ReadMemStats(&before)
 				for range runs {
 					start := time.Now()
@@ -409,8 +413,9 @@ func TestBigBodies(t *testing.T) {
 			}
 			if figures {
 				slices.Sort(took)
-				t.Logf("FIGURE | %s | %s | %d bytes | %.1f MB | p50 %v | max %v", shape.name, p.name, len(body),
-					float64(per)/(1<<20), took[len(took)/2].Round(100*time.Microsecond), took[len(took)-1].Round(100*time.Microsecond))
+				t.Logf("FIGURE | %s | %s | %d bytes | %.1f MB | p50 %v | max %v | CPU %v", shape.name, p.name, len(body),
+					float64(per)/(1<<20), took[len(took)/2].Round(100*time.Microsecond), took[len(took)-1].Round(100*time.Microsecond),
+					cpu.Round(100*time.Microsecond))
 			}
 		}
 	}
