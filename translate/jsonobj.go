@@ -42,6 +42,21 @@ func decodeObject(data []byte, what string, allowEmpty bool) (object, error) {
 	return o, nil
 }
 
+// decodeSplitObject is decodeObject for params legacy.SplitTaskParam has
+// accepted: absent, or a valid JSON object, which is split without being
+// validated a second time (a pass over a large call fewer). Anything else
+// goes to decodeObject, which words its error.
+func decodeSplitObject(rest []byte, what string, allowEmpty bool) (object, error) {
+	if rawjson.IsAbsent(rest) {
+		return decodeObject(rest, what, allowEmpty)
+	}
+	o, err := rawjson.Decode(rest)
+	if err != nil {
+		return decodeObject(rest, what, allowEmpty)
+	}
+	return o, nil
+}
+
 // sub decodes member key of o as an object; absent or null gives (empty,
 // false, nil).
 func sub(o object, key, what string) (object, bool, error) {

@@ -159,7 +159,7 @@ func requestToModern(method string, params []byte, meta modern.RequestMeta, prep
 	// stamped params.
 	var o object
 	if method == legacy.MethodToolsCall {
-		p, err := decodeObject(rest, "tools/call params", false)
+		p, err := decodeSplitObject(rest, "tools/call params", false)
 		if err != nil {
 			return UpstreamRequest{}, err
 		}
@@ -182,7 +182,7 @@ func requestToModern(method string, params []byte, meta modern.RequestMeta, prep
 		if asTask && task != nil {
 			req.RequestedTTL = task.TTL
 		}
-	} else if o, err = decodeObject(rest, method+" params", true); err != nil {
+	} else if o, err = decodeSplitObject(rest, method+" params", true); err != nil {
 		return UpstreamRequest{}, err
 	}
 	if o, err = withoutMetaKeys(o, method+" params", legacy.RelatedTaskKey); err != nil {
