@@ -78,7 +78,13 @@ func IsAbsent(v []byte) bool { return len(bytes.TrimSpace(v)) == 0 || IsNull(v) 
 // IsObject reports whether v (valid JSON) is an object.
 func IsObject(v []byte) bool { return Kind(v) == "an object" }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+func isSpace(c byte) bool { return space[c] }
+
+// space marks JSON's insignificant whitespace.
+var space = func() (t [256]bool) {
+	t[' '], t['\t'], t['\n'], t['\r'] = true, true, true, true
+	return t
+}()
 
 func skipSpace(b []byte, i int) int {
 	for i < len(b) && isSpace(b[i]) {
@@ -87,11 +93,10 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// structural marks the bytes skipValue stops at inside a container.
-var structural = func() (t [256]bool) {
-	for _, c := range []byte(`"{}[]`) {
-		t[c] = true
-	}
+// nesting is what a byte outside strings does to the depth: +1 opens an
+// object or array, -1 closes one.
+var nesting = func() (t [256]int8) {
+	t['{'], t['['], t['}'], t[']'] = 1, 1, -1, -1
 	return t
 }()
 
@@ -123,24 +128,19 @@ func skipValue(b []byte, i int) int {
 	case '"':
 		return skipString(b, i)
 	case '{', '[':
+		// One table lookup a byte: a run of brackets (a deeply nested
+		// value) costs as little as a run of digits.
 		depth := 0
 		for i < len(b) {
-			if !structural[b[i]] {
-				i++
-				continue
-			}
-			switch b[i] {
-			case '"':
+			c := b[i]
+			if c == '"' {
 				i = skipString(b, i)
 				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
 			}
 			i++
+			if depth += int(nesting[c]); depth == 0 {
+				return i
+			}
 		}
 		return i
 	}
