@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -63,6 +64,29 @@ func legacyParams(params json.RawMessage, drop ...string) (json.RawMessage, erro
 		}
 	}
 	return o.Bytes(), nil
+}
+
+// withSortedMember returns params with member key set to val, written as
+// encoding a map[string]json.RawMessage of them writes it (members sorted by
+// name, names re-encoded, values compacted, the last duplicate kept; the
+// task-augmented call has always gone upstream in that form), but member
+// by member: a large call's arguments are copied once, not decoded into a
+// map and encoded again. false when params is not a JSON object.
+func withSortedMember(params []byte, key string, val json.RawMessage) ([]byte, bool) {
+	if !rawjson.Valid(params) || !rawjson.IsObject(params) {
+		return nil, false
+	}
+	ms, err := rawjson.Members(params)
+	if err != nil {
+		return nil, false
+	}
+	ms = rawjson.With(rawjson.Dedup(ms), key, val)
+	slices.SortFunc(ms, func(a, b rawjson.Member) int { return strings.Compare(a.Key, b.Key) })
+	for i := range ms {
+		ms[i].RawKey = rawjson.Key(ms[i].Key)
+	}
+	b, err := rawjson.AppendCompact(nil, ms)
+	return b, err == nil
 }
 
 // legacyReady reports whether legacyParams would leave params (a compact
@@ -254,12 +278,9 @@ func (f *Face) toolsCall(ctx context.Context, c *call) (json.RawMessage, error) 
 	}
 	if lc.AsTask {
 		// The ttl the bridge asks for; the upstream may override it (L-20).
-		var o map[string]json.RawMessage
-		if json.Unmarshal(params, &o) == nil {
-			o["task"], _ = json.Marshal(legacy.TaskMetadata{TTL: legacy.Millis(f.opts.TaskTTL.Milliseconds())})
-			if b, err := modern.Marshal(o); err == nil {
-				params = b
-			}
+		task, _ := json.Marshal(legacy.TaskMetadata{TTL: legacy.Millis(f.opts.TaskTTL.Milliseconds())})
+		if b, ok := withSortedMember(params, "task", task); ok {
+			params = b
 		}
 	}
 	return f.callWithInput(ctx, c, s, params, &lc)
