@@ -116,7 +116,7 @@ func skipString(b []byte, i int) int {
 			return i + 1
 		}
 	}
-	return i
+	return min(i, len(b)) // cut short (a backslash last): never past the end
 }
 
 // skipValue returns the index just past the JSON value at b[i].
@@ -190,6 +190,9 @@ func All(obj []byte) iter.Seq2[[]byte, []byte] {
 			ke := skipString(obj, i)
 			rawKey := obj[i:ke]
 			i = skipSpace(obj, skipSpace(obj, ke)+1) // past ':'
+			if i >= len(obj) {
+				return // cut short: no value (valid input always has one)
+			}
 			ve := skipValue(obj, i)
 			if !yield(rawKey, obj[i:ve]) {
 				return

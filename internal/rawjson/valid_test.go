@@ -102,3 +102,18 @@ func BenchmarkValid(b *testing.B) {
 		})
 	}
 }
+
+// All over any prefix of a message (a head read off a longer body, as the
+// upstream meter reads one) stays inside it and never panics.
+func TestAllOnPrefixes(t *testing.T) {
+	msg := []byte(`{"jsonrpc":"2.0","id":"a\"b","params":{"s":"x\\\"\u00e9","n":[1,{"k":"v\\"}]},"method":"m"}`)
+	for n := range len(msg) + 1 {
+		p := msg[:n:n] // no capacity past the prefix
+		for k, v := range All(p) {
+			if len(k) > n || len(v) > n {
+				t.Fatalf("prefix %d: member past the end", n)
+			}
+		}
+		_ = DepthExceeds(p, 3)
+	}
+}
