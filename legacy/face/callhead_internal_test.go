@@ -31,3 +31,22 @@ func TestCallHeadMatchesDecode(t *testing.T) {
 		}
 	}
 }
+
+// dropMetaKey's walk returns unchanged only what the map round trip left
+// unchanged.
+func TestDropMetaKeyUnchanged(t *testing.T) {
+	key := "io.modelcontextprotocol/serverInfo"
+	for obj, changed := range map[string]bool{
+		`{"content":[{"type":"text","text":"` + strings.Repeat("x", 1000) + `"}]}`: false,
+		`{"content":[],"_meta":{"a":1}}`:                                           false,
+		`{"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{},"a":1}}`:   true,
+		`{"_meta":{"io.modelcontextprotocol/serverInfo":{}},"_meta":{"a":1}}`:      false,
+		`{"content":{"_meta":{"io.modelcontextprotocol/serverInfo":{}}}}`:          false,
+		`[1]`: false,
+	} {
+		got := dropMetaKey(json.RawMessage(obj), key)
+		if (string(got) != obj) != changed {
+			t.Errorf("dropMetaKey(%.60s) = %.80s; want changed %v", obj, got, changed)
+		}
+	}
+}

@@ -290,6 +290,22 @@ func legacyResult(raw json.RawMessage) (json.RawMessage, error) {
 // dropMetaKey removes _meta[key] from a result object (and _meta when it
 // becomes empty); anything unexpected is returned unchanged.
 func dropMetaKey(obj json.RawMessage, key string) json.RawMessage {
+	// Almost every answer has no such key: one walk of the top level
+	// (and of _meta) says so without decoding a large result into a map.
+	has := false
+	for k, v := range rawjson.All(obj) {
+		if string(rawjson.KeyBytes(k)) != "_meta" {
+			continue
+		}
+		for mk := range rawjson.All(v) {
+			if string(rawjson.KeyBytes(mk)) == key {
+				has = true
+			}
+		}
+	}
+	if !has {
+		return obj
+	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(obj, &m) != nil {
 		return obj
