@@ -64,7 +64,7 @@ func capObject(known map[string]json.RawMessage, extra map[string]json.RawMessag
 
 func validateExtra(what string, m map[string]json.RawMessage) error {
 	for k, v := range m {
-		if !json.Valid(v) {
+		if !rawjson.Valid(v) {
 			return InternalError("%s: member %q is not valid JSON", what, k)
 		}
 	}

@@ -122,7 +122,7 @@ func DecodeRequest(data []byte) (Request, error) {
 
 // Validate checks the id and method.
 func (r Request) Validate() error {
-	if !json.Valid(r.ID) || !validID(r.ID) {
+	if !rawjson.Valid(r.ID) || !validID(r.ID) {
 		return InternalError("request: id must be a string or a number")
 	}
 	if r.Method == "" {
@@ -241,13 +241,13 @@ func (r Response) Validate() error {
 	if (r.Result == nil) == (r.Error == nil) {
 		return InternalError("response: exactly one of result and error must be set")
 	}
-	if r.ID == nil && r.Error == nil || r.ID != nil && (!json.Valid(r.ID) || !validID(r.ID)) {
+	if r.ID == nil && r.Error == nil || r.ID != nil && (!rawjson.Valid(r.ID) || !validID(r.ID)) {
 		return InternalError("response: id must be a string or a number")
 	}
-	if r.Result != nil && (!json.Valid(r.Result) || rawjson.Kind(r.Result) != "an object") {
+	if r.Result != nil && (!rawjson.Valid(r.Result) || rawjson.Kind(r.Result) != "an object") {
 		return InternalError("response: result must be an object")
 	}
-	if r.Error != nil && r.Error.Data != nil && !json.Valid(r.Error.Data) {
+	if r.Error != nil && r.Error.Data != nil && !rawjson.Valid(r.Error.Data) {
 		return InternalError("response: error.data is not valid JSON")
 	}
 	return nil
@@ -280,7 +280,7 @@ func decodeTypedRequest(data []byte, method string) (Request, error) {
 }
 
 func validateTyped(id json.RawMessage, method string, params interface{ Validate() error }) error {
-	if !json.Valid(id) || !validID(id) {
+	if !rawjson.Valid(id) || !validID(id) {
 		return InternalError("%s request: id must be a string or a number", method)
 	}
 	return params.Validate()

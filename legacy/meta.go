@@ -65,7 +65,7 @@ func (m *Meta) set(key string, v json.RawMessage) {
 // have their schema shape.
 func (m Meta) validate(what string) error {
 	for k, v := range m {
-		if !json.Valid(v) {
+		if !rawjson.Valid(v) {
 			return InternalError("%s: _meta[%q] is not valid JSON", what, k)
 		}
 	}

@@ -1,7 +1,6 @@
 package legacy
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/tasksbridge/tasksbridge/internal/rawjson"
@@ -22,7 +21,7 @@ func parseError(what string) *rpc.Error {
 // objectMembers checks that data is a JSON object and splits it into members.
 // Not JSON → -32700; JSON but not an object → notObjectCode.
 func objectMembers(data []byte, what string, notObjectCode int64) ([]member, error) {
-	if !json.Valid(data) {
+	if !rawjson.Valid(data) {
 		return nil, parseError(what)
 	}
 	if !rawjson.IsObject(data) {

@@ -60,7 +60,7 @@ func checkJSON(ctx string, data []byte) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return rpc.Errorf(rpc.CodeParseError, "Parse error: %s: empty input", ctx)
 	}
-	if !json.Valid(data) {
+	if !rawjson.Valid(data) {
 		var v any
 		return parseError(ctx, json.Unmarshal(data, &v))
 	}

@@ -86,6 +86,24 @@ func DecodeRequestMeta(params []byte) (RequestMeta, error) {
 	if isNull(params) {
 		return RequestMeta{}, nil
 	}
+	if err := checkJSON("request params", params); err != nil {
+		return RequestMeta{}, err
+	}
+	if isObject(params) {
+		// Only _meta is read: a reader over {"_meta":…} alone (the last
+		// _meta, as the member map keeps it), so a large call's other
+		// members are neither copied nor split.
+		var meta []byte
+		for k, v := range rawjson.All(params) {
+			if string(rawjson.KeyBytes(k)) == "_meta" {
+				meta = v
+			}
+		}
+		if meta == nil {
+			return RequestMeta{}, nil
+		}
+		params = append(append([]byte(`{"_meta":`), meta...), '}')
+	}
 	r, err := topReader("request params", params)
 	if err != nil {
 		return RequestMeta{}, err
@@ -221,18 +239,27 @@ func splitParamsMeta(params []byte) (ms, metaMs []rawjson.Member, err error) {
 	if ms, err = rawMembers("request params", params); err != nil {
 		return nil, nil, err
 	}
+	if metaMs, err = metaOf(ms); err != nil {
+		return nil, nil, err
+	}
+	return ms, metaMs, nil
+}
+
+// metaOf splits the _meta member of params' members ms (nil when absent or
+// null).
+func metaOf(ms []rawjson.Member) (metaMs []rawjson.Member, err error) {
 	for _, m := range ms {
 		if m.Key != "_meta" || isNull(m.Val) {
 			continue
 		}
 		if !isObject(m.Val) {
-			return nil, nil, invalidParams("request params", "field %q must be an object, got %s", "_meta", jsonKind(m.Val))
+			return nil, invalidParams("request params", "field %q must be an object, got %s", "_meta", jsonKind(m.Val))
 		}
 		if metaMs, err = rawMembers("request params: field \"_meta\"", m.Val); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	return ms, metaMs, nil
+	return metaMs, nil
 }
 
 // stampFull is StampRequestMeta after the split: encode meta, merge it,
@@ -321,17 +348,53 @@ func StampPreparedMeta(params []byte, p *PreparedMeta) (json.RawMessage, error) 
 	if err != nil {
 		return nil, err
 	}
+	return stampPrepared(ms, metaMs, p, len(params))
+}
+
+// StampPreparedMembers is StampPreparedMeta for params a caller has already
+// split: ms are the members of a valid JSON object without duplicate keys
+// (a rawjson.Object's), written back compacted as StampPreparedMeta writes
+// them. A translator that decoded and edited params stamps them without
+// encoding them first only to have them split again (one copy and two
+// scans of a 1 MB call fewer).
+func StampPreparedMembers(ms []rawjson.Member, p *PreparedMeta) (json.RawMessage, error) {
+	ms = ms[:len(ms):len(ms)] // the caller's members: appending must copy them
+	metaMs, err := metaOf(ms)
+	if err != nil {
+		return nil, err
+	}
+	size := 2
+	for _, m := range ms {
+		size += len(m.RawKey) + len(m.Val) + 2
+	}
+	return stampPrepared(ms, metaMs, p, size)
+}
+
+// StampRequestMembers is StampRequestMeta for params already split, as
+// StampPreparedMembers.
+func StampRequestMembers(ms []rawjson.Member, meta RequestMeta) (json.RawMessage, error) {
+	metaMs, err := metaOf(ms)
+	if err != nil {
+		return nil, err
+	}
+	return stampFull(ms, metaMs, meta)
+}
+
+// stampPrepared is StampPreparedMeta after the split; size bounds the
+// length of params as written.
+func stampPrepared(ms, metaMs []rawjson.Member, p *PreparedMeta, size int) (json.RawMessage, error) {
+	var err error
 	if !p.ok || !p.disjoint(metaMs) {
 		return stampFull(ms, metaMs, p.meta)
 	}
 	mb := p.enc
 	if len(metaMs) > 0 {
 		merged := make([]rawjson.Member, 0, len(metaMs)+len(p.add))
-		if mb, err = writeRawMembersSized(append(append(merged, metaMs...), p.add...), len(params)+len(p.enc)); err != nil {
+		if mb, err = writeRawMembersSized(append(append(merged, metaMs...), p.add...), size+len(p.enc)); err != nil {
 			return nil, err
 		}
 	}
-	size := len(params) + len(mb) + len(`,"_meta":{}`)
+	size += len(mb) + len(`,"_meta":{}`)
 	if _, ok := rawjson.Lookup(ms, "_meta"); ok {
 		return writeRawMembersSized(rawjson.With(ms, "_meta", mb), size)
 	}

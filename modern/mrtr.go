@@ -98,7 +98,7 @@ func (r InputRequest) Validate() error {
 			return encodeErr("InputRequest %s: params must be an object when present", r.Method)
 		}
 	}
-	if r.Params != nil && !json.Valid(r.Params) {
+	if r.Params != nil && !rawjson.Valid(r.Params) {
 		return encodeErr("InputRequest %s: params is not valid JSON", r.Method)
 	}
 	return nil
@@ -226,7 +226,7 @@ func (m InputResponses) Keys() []string {
 // Validate checks that every value is a JSON object.
 func (m InputResponses) Validate() error {
 	for _, k := range m.Keys() {
-		if !isObject(m[k]) || !json.Valid(m[k]) {
+		if !isObject(m[k]) || !rawjson.Valid(m[k]) {
 			return encodeErr("inputResponses[%q]: value must be a JSON object (ElicitResult, CreateMessageResult or ListRootsResult)", k)
 		}
 	}
@@ -507,7 +507,7 @@ func RetryParams(original []byte, responses InputResponses, requestState json.Ra
 		kept = rawjson.With(kept, "inputResponses", b)
 	}
 	if requestState != nil {
-		if !isString(requestState) || !json.Valid(requestState) {
+		if !isString(requestState) || !rawjson.Valid(requestState) {
 			return nil, encodeErr("retry params: requestState must be the raw JSON string the server sent")
 		}
 		kept = rawjson.With(kept, "requestState", requestState)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -337,14 +338,14 @@ func (d DetailedTask) Validate() error {
 			return err
 		}
 	case StatusCompleted:
-		if !isObject(d.Result) || !json.Valid(d.Result) {
+		if !isObject(d.Result) || !rawjson.Valid(d.Result) {
 			return encodeErr("DetailedTask %q: status completed requires result to be a JSON object (M-55)", id)
 		}
 	case StatusFailed:
 		if d.Error == nil {
 			return encodeErr("DetailedTask %q: status failed requires error {code, message} (M-56)", id)
 		}
-		if d.Error.Data != nil && !json.Valid(d.Error.Data) {
+		if d.Error.Data != nil && !rawjson.Valid(d.Error.Data) {
 			return encodeErr("DetailedTask %q: error.data is not valid JSON", id)
 		}
 	}

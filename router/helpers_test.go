@@ -39,7 +39,7 @@ func ctxT(t *testing.T) context.Context {
 }
 
 // startModern runs the embedded modern upstream (internal/demo) on loopback.
-func startModern(t *testing.T) string {
+func startModern(t testing.TB) string {
 	t.Helper()
 	srv := demo.New(demo.Options{PollInterval: 20 * time.Millisecond})
 	url, stop, err := srv.Start(context.Background(), "127.0.0.1:0")
@@ -54,7 +54,7 @@ func startModern(t *testing.T) string {
 }
 
 // startLegacy runs the in-repo legacy fixture (2025-11-25 + legacy tasks).
-func startLegacy(t *testing.T) (string, *legacyfixture.Server) {
+func startLegacy(t testing.TB) (string, *legacyfixture.Server) {
 	t.Helper()
 	fx := legacyfixture.New(legacyfixture.Options{TimeScale: 0.05, PollInterval: 20 * time.Millisecond})
 	url, stop, err := fx.Start()
@@ -73,7 +73,7 @@ type bridgeEnv struct {
 }
 
 // startBridge runs a bridge (memory store, quick watchers) on loopback.
-func startBridge(t *testing.T, cfg router.Config) *bridgeEnv {
+func startBridge(t testing.TB, cfg router.Config) *bridgeEnv {
 	t.Helper()
 	if cfg.Store == nil && cfg.DataDir == "" {
 		cfg.Store = sessionmap.NewMemory()

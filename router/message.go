@@ -149,7 +149,7 @@ type resultView struct {
 // m is the caller's (on its stack: nothing keeps a view past the call).
 func decodeWire(b []byte, m *wireMsg) bool {
 	b = bytes.TrimSpace(b)
-	if len(b) == 0 || b[0] != '{' || !json.Valid(b) {
+	if len(b) == 0 || b[0] != '{' || !rawjson.Valid(b) {
 		return false
 	}
 	var raw rawMembers

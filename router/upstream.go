@@ -16,6 +16,7 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/ops/metrics"
@@ -166,6 +167,51 @@ func (t *meterTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// A request body over peekHeadMin bytes is peeked at by its first peekHead
+// bytes (peekHeadCall) instead of a whole copy and scan.
+const (
+	peekHeadMin = 64 << 10
+	peekHead    = 4 << 10
+)
+
+// peekHeadCall reads the method and id of a request from the head of its
+// body: the top-level members that lie whole inside head, up to the first
+// that does not. It answers only when both id and method are among them, as
+// decodeWire would read them (their JSON types included). The bodies peeked
+// are the faces' own encodings of checked requests (the passthrough tells
+// the meter its call instead), valid JSON whose members appear once, so
+// what follows the head cannot change the answer.
+func peekHeadCall(head []byte) (peekedCall, bool) {
+	var id, method []byte
+	end := 0
+	for k, v := range rawjson.All(head) {
+		// v's end, as an offset in head: a value that reaches the end of
+		// head may be cut short.
+		if end = cap(head) - cap(v[len(v):]); end >= len(head) || len(k) < 2 || k[len(k)-1] != '"' {
+			break
+		}
+		switch string(rawjson.KeyBytes(k)) {
+		case "id":
+			id = v
+		case "method":
+			method = v
+		}
+		if id != nil && method != nil {
+			break
+		}
+	}
+	if id == nil || method == nil {
+		return peekedCall{}, false
+	}
+	small := make([]byte, 0, len(id)+len(method)+20)
+	small = append(append(append(append(append(small, `{"id":`...), id...), `,"method":`...), method...), '}')
+	var msg wireMsg
+	if !decodeWire(small, &msg) || msg.Method == "" || !msg.hasID() {
+		return peekedCall{}, true
+	}
+	return peekedCall{method: msg.Method, id: idKey(msg.ID), call: true}, true
+}
+
 // peekRequest reads the method and id of a request body without consuming it.
 func peekRequest(req *http.Request) (peekedCall, error) {
 	var body []byte
@@ -180,6 +226,22 @@ func peekRequest(req *http.Request) (peekedCall, error) {
 		// A pooled copy: only the method and id (new strings) outlive it.
 		buf := mcpio.GetBuffer()
 		defer mcpio.PutBuffer(buf)
+		if n := req.ContentLength; n > peekHeadMin {
+			// A large request (a 1 MB call): its head is enough, since
+			// the faces' encoders write id and method before params.
+			buf.Grow(peekHead)
+			head := buf.AvailableBuffer()[:peekHead]
+			if _, err := io.ReadFull(rc, head); err == nil {
+				if pc, ok := peekHeadCall(head); ok {
+					rc.Close()
+					return pc, nil
+				}
+			}
+			rc.Close()
+			if rc, err = req.GetBody(); err != nil {
+				return peekedCall{}, nil
+			}
+		}
 		if n := req.ContentLength; n > 0 && n <= maxSniff {
 			// Sized once: ReadFrom's doubling cost ~4× a large body
 			// (the hostile-input bound, TestHostileInputs).

@@ -265,7 +265,7 @@ func scanJSON(t []byte) (dup string, err error) {
 	if err := rawjson.CheckDepth(t, maxNesting); err != nil {
 		return "", err
 	}
-	if !json.Valid(t) {
+	if !rawjson.Valid(t) {
 		return "", syntaxError(t)
 	}
 	return scanValidJSON(t), nil
@@ -422,6 +422,12 @@ func scanValidJSON(t []byte) (dup string) {
 							break
 						}
 					}
+				}
+				if len(names) == cap(names) {
+					// Doubled, not append's 1.25× for large slices: an
+					// object of 87,000 names then allocates about twice
+					// their 8 bytes each, not five times.
+					names = slices.Grow(names, len(names))
 				}
 				names = append(names, name)
 				lastKey = name

@@ -153,11 +153,16 @@ func requestToModern(method string, params []byte, meta modern.RequestMeta, prep
 		return UpstreamRequest{}, err
 	}
 	req := UpstreamRequest{Method: method}
+	// params are decoded once and stamped from their members: a large
+	// call's arguments are scanned, not copied, until the one write of the
+	// stamped params.
+	var o object
 	if method == legacy.MethodToolsCall {
-		p, err := decodeObject(rest, "tools/call params", false)
+		p, err := decodeSplitObject(rest, "tools/call params", false)
 		if err != nil {
 			return UpstreamRequest{}, err
 		}
+		o = p
 		name, err := str(p, "name", "tools/call params.name")
 		if err != nil {
 			return UpstreamRequest{}, err
@@ -176,9 +181,7 @@ func requestToModern(method string, params []byte, meta modern.RequestMeta, prep
 		if asTask && task != nil {
 			req.RequestedTTL = task.TTL
 		}
-	}
-	o, err := decodeObject(rest, method+" params", true)
-	if err != nil {
+	} else if o, err = decodeSplitObject(rest, method+" params", true); err != nil {
 		return UpstreamRequest{}, err
 	}
 	if o, err = withoutMetaKeys(o, method+" params", legacy.RelatedTaskKey); err != nil {
@@ -186,9 +189,9 @@ func requestToModern(method string, params []byte, meta modern.RequestMeta, prep
 	}
 	var stamped json.RawMessage
 	if prepared != nil {
-		stamped, err = modern.StampPreparedMeta(o.Bytes(), prepared)
+		stamped, err = modern.StampPreparedMembers(o.Members(), prepared)
 	} else {
-		stamped, err = modern.StampRequestMeta(o.Bytes(), meta)
+		stamped, err = modern.StampRequestMembers(o.Members(), meta)
 	}
 	if err != nil {
 		return UpstreamRequest{}, err

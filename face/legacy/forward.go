@@ -1,12 +1,15 @@
 package legacyface
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
@@ -289,6 +292,22 @@ func legacyResult(raw json.RawMessage) (json.RawMessage, error) {
 // dropMetaKey removes _meta[key] from a result object (and _meta when it
 // becomes empty); anything unexpected is returned unchanged.
 func dropMetaKey(obj json.RawMessage, key string) json.RawMessage {
+	// Almost every answer has no such key: one walk of the top level
+	// (and of _meta) says so without decoding a large result into a map.
+	has := false
+	for k, v := range rawjson.All(obj) {
+		if string(rawjson.KeyBytes(k)) != "_meta" {
+			continue
+		}
+		for mk := range rawjson.All(v) {
+			if string(rawjson.KeyBytes(mk)) == key {
+				has = true
+			}
+		}
+	}
+	if !has {
+		return obj
+	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(obj, &m) != nil {
 		return obj
@@ -319,4 +338,28 @@ func dropMetaKey(obj json.RawMessage, key string) json.RawMessage {
 		return obj
 	}
 	return b
+}
+
+// callHead reads a tools/call's tool name and _meta.progressToken from its
+// params member by member, skipping the arguments (most of a large call)
+// instead of decoding them. As encoding/json into a struct would: names
+// match case-insensitively, the last duplicate wins, a name that is not a
+// string is "".
+func callHead(params []byte) (name string, progressToken json.RawMessage) {
+	for k, v := range rawjson.All(params) {
+		switch key := string(rawjson.KeyBytes(k)); {
+		case strings.EqualFold(key, "name"):
+			name = ""
+			if len(v) > 0 && v[0] == '"' {
+				_ = json.Unmarshal(v, &name)
+			}
+		case strings.EqualFold(key, "_meta"):
+			for mk, mv := range rawjson.All(v) {
+				if strings.EqualFold(string(rawjson.KeyBytes(mk)), "progressToken") {
+					progressToken = bytes.Clone(mv)
+				}
+			}
+		}
+	}
+	return name, progressToken
 }

@@ -57,12 +57,10 @@ func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error
 		up.RequestedTTL = nil
 	}
 	var call struct {
-		Name string `json:"name"`
-		Meta struct {
-			ProgressToken json.RawMessage `json:"progressToken"`
-		} `json:"_meta"`
+		Name string
+		Meta struct{ ProgressToken json.RawMessage }
 	}
-	_ = json.Unmarshal(ri.raw, &call)
+	call.Name, call.Meta.ProgressToken = callHead(ri.raw)
 
 	relay := s.relay(ctx, ri)
 	opts.OnNotify = relay.push

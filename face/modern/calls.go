@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -63,6 +64,65 @@ func legacyParams(params json.RawMessage, drop ...string) (json.RawMessage, erro
 		}
 	}
 	return o.Bytes(), nil
+}
+
+// withSortedMember returns params with member key set to val, written as
+// encoding a map[string]json.RawMessage of them writes it (members sorted by
+// name, names re-encoded, values compacted, the last duplicate kept; the
+// task-augmented call has always gone upstream in that form), but member
+// by member: a large call's arguments are copied once, not decoded into a
+// map and encoded again. false when params is not a JSON object.
+func withSortedMember(params []byte, key string, val json.RawMessage) ([]byte, bool) {
+	if !rawjson.Valid(params) || !rawjson.IsObject(params) {
+		return nil, false
+	}
+	ms, err := rawjson.Members(params)
+	if err != nil {
+		return nil, false
+	}
+	ms = rawjson.With(rawjson.Dedup(ms), key, val)
+	slices.SortFunc(ms, func(a, b rawjson.Member) int { return strings.Compare(a.Key, b.Key) })
+	for i := range ms {
+		ms[i].RawKey = rawjson.Key(ms[i].Key)
+	}
+	b, err := rawjson.AppendCompact(nil, ms)
+	return b, err == nil
+}
+
+// legacyReady reports whether legacyParams would leave params (a compact
+// object without duplicate keys, as translate writes it) as they are: no
+// MRTR retry members, no null arguments, and an _meta (if any) that is a
+// non-empty object without the 2026 per-request keys. One walk of the top
+// level instead of a decode and a write of a large call.
+func legacyReady(params json.RawMessage) bool {
+	if !rawjson.IsObject(params) {
+		return false
+	}
+	for k, v := range rawjson.All(params) {
+		switch string(rawjson.KeyBytes(k)) {
+		case "inputResponses", "requestState":
+			return false
+		case "arguments":
+			if rawjson.IsNull(v) {
+				return false
+			}
+		case "_meta":
+			if !rawjson.IsObject(v) {
+				return false
+			}
+			n := 0
+			for mk := range rawjson.All(v) {
+				n++
+				if slices.Contains(modernMetaKeys, string(rawjson.KeyBytes(mk))) {
+					return false
+				}
+			}
+			if n == 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // legacyParamsDecoded is legacyParams by a reflective decode, for params
@@ -210,18 +270,17 @@ func (f *Face) toolsCall(ctx context.Context, c *call) (json.RawMessage, error) 
 	if err != nil {
 		return nil, err
 	}
-	params, err := legacyParams(lc.Params)
-	if err != nil {
-		return nil, err
+	params := lc.Params
+	if !legacyReady(params) {
+		if params, err = legacyParams(lc.Params); err != nil {
+			return nil, err
+		}
 	}
 	if lc.AsTask {
 		// The ttl the bridge asks for; the upstream may override it (L-20).
-		var o map[string]json.RawMessage
-		if json.Unmarshal(params, &o) == nil {
-			o["task"], _ = json.Marshal(legacy.TaskMetadata{TTL: legacy.Millis(f.opts.TaskTTL.Milliseconds())})
-			if b, err := modern.Marshal(o); err == nil {
-				params = b
-			}
+		task, _ := json.Marshal(legacy.TaskMetadata{TTL: legacy.Millis(f.opts.TaskTTL.Milliseconds())})
+		if b, ok := withSortedMember(params, "task", task); ok {
+			params = b
 		}
 	}
 	return f.callWithInput(ctx, c, s, params, &lc)

@@ -38,7 +38,7 @@ const (
 // plainMessage is DecodeMessage's fast path (pure); false leaves data to
 // jsonrpc.DecodeMessage.
 func plainMessage(data []byte) (jsonrpc.Message, bool) {
-	if !json.Valid(data) || !rawjson.IsObject(data) {
+	if !rawjson.Valid(data) || !rawjson.IsObject(data) {
 		return nil, false
 	}
 	ms, err := rawjson.Members(data)

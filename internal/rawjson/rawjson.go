@@ -78,7 +78,13 @@ func IsAbsent(v []byte) bool { return len(bytes.TrimSpace(v)) == 0 || IsNull(v) 
 // IsObject reports whether v (valid JSON) is an object.
 func IsObject(v []byte) bool { return Kind(v) == "an object" }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+func isSpace(c byte) bool { return space[c] }
+
+// space marks JSON's insignificant whitespace.
+var space = func() (t [256]bool) {
+	t[' '], t['\t'], t['\n'], t['\r'] = true, true, true, true
+	return t
+}()
 
 func skipSpace(b []byte, i int) int {
 	for i < len(b) && isSpace(b[i]) {
@@ -87,9 +93,22 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
+// nesting is what a byte outside strings does to the depth: +1 opens an
+// object or array, -1 closes one.
+var nesting = func() (t [256]int8) {
+	t['{'], t['['], t['}'], t[']'] = 1, 1, -1, -1
+	return t
+}()
+
 // skipString returns the index just past the string literal at b[i].
 func skipString(b []byte, i int) int {
 	for i++; i < len(b); i++ {
+		for i < len(b) && !special[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			break
+		}
 		switch b[i] {
 		case '\\':
 			i++
@@ -97,7 +116,7 @@ func skipString(b []byte, i int) int {
 			return i + 1
 		}
 	}
-	return i
+	return min(i, len(b)) // cut short (a backslash last): never past the end
 }
 
 // skipValue returns the index just past the JSON value at b[i].
@@ -109,20 +128,19 @@ func skipValue(b []byte, i int) int {
 	case '"':
 		return skipString(b, i)
 	case '{', '[':
+		// One table lookup a byte: a run of brackets (a deeply nested
+		// value) costs as little as a run of digits.
 		depth := 0
 		for i < len(b) {
-			switch b[i] {
-			case '"':
+			c := b[i]
+			if c == '"' {
 				i = skipString(b, i)
 				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
 			}
 			i++
+			if depth += int(nesting[c]); depth == 0 {
+				return i
+			}
 		}
 		return i
 	}
@@ -172,6 +190,9 @@ func All(obj []byte) iter.Seq2[[]byte, []byte] {
 			ke := skipString(obj, i)
 			rawKey := obj[i:ke]
 			i = skipSpace(obj, skipSpace(obj, ke)+1) // past ':'
+			if i >= len(obj) {
+				return // cut short: no value (valid input always has one)
+			}
 			ve := skipValue(obj, i)
 			if !yield(rawKey, obj[i:ve]) {
 				return
@@ -324,7 +345,12 @@ func AppendCompact(dst []byte, ms []Member) ([]byte, error) {
 		}
 		b.Write(m.RawKey)
 		b.WriteByte(':')
-		if err := json.Compact(b, m.Val); err != nil {
+		// One fast pass tells a valid value that is already compact (what
+		// the wire carries, almost always) from one json.Compact must
+		// rewrite or refuse.
+		if ok, spaced := scan(m.Val); ok && !spaced {
+			b.Write(m.Val)
+		} else if err := json.Compact(b, m.Val); err != nil {
 			return nil, fmt.Errorf("member %q: not valid JSON: %w", m.Key, err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 )
 
 // Header names of the 2025-11-25 Streamable HTTP transport.
@@ -34,7 +35,7 @@ type httpWire struct {
 }
 
 func (w *httpWire) post(ctx context.Context, s *Session, msg jsonrpc.Message) (*http.Response, error) {
-	body, err := jsonrpc.EncodeMessage(msg)
+	body, err := encodeMessage(msg)
 	if err != nil {
 		return nil, fmt.Errorf("legacy upstream: encode message: %w", err)
 	}
@@ -219,4 +220,41 @@ func readSSE(r io.Reader, fn func(data []byte) bool) error {
 			return nil
 		}
 	}
+}
+
+// directParams is the size of params from which a request is encoded by
+// encodeMessage itself.
+const directParams = 64 << 10
+
+// encodeMessage is jsonrpc.EncodeMessage, byte for byte. A request with
+// large params that are already compact (the faces write them so) is
+// written into one buffer of its final size: go-sdk's encoder would scan
+// and copy the params twice, growing its buffer as it goes.
+func encodeMessage(msg jsonrpc.Message) ([]byte, error) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || len(req.Params) < directParams || !rawjson.IsCompact(req.Params) {
+		return jsonrpc.EncodeMessage(msg)
+	}
+	var id, method []byte
+	var err error
+	if req.ID.IsValid() {
+		if id, err = rawjson.Marshal(req.ID.Raw()); err != nil {
+			return nil, err
+		}
+	}
+	if req.Method != "" {
+		if method, err = rawjson.Marshal(req.Method); err != nil {
+			return nil, err
+		}
+	}
+	b := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"method":,"params":}`)+len(id)+len(method)+len(req.Params))
+	b = append(b, `{"jsonrpc":"2.0"`...)
+	if id != nil {
+		b = append(append(b, `,"id":`...), id...)
+	}
+	if method != nil {
+		b = append(append(b, `,"method":`...), method...)
+	}
+	b = append(append(b, `,"params":`...), req.Params...)
+	return append(b, '}'), nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/legacy"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
@@ -322,15 +323,24 @@ func progressTokenOf(params json.RawMessage) string {
 	if len(params) == 0 {
 		return ""
 	}
-	var p struct {
-		Meta struct {
-			Token json.RawMessage `json:"progressToken"`
-		} `json:"_meta"`
+	// Member by member: a tool's arguments (most of a large call) are
+	// skipped over, not decoded. Names match as encoding/json matches a
+	// struct's (case-insensitively, the last duplicate wins).
+	token := ""
+	for k, v := range rawjson.All(params) {
+		if !strings.EqualFold(string(rawjson.KeyBytes(k)), "_meta") {
+			continue
+		}
+		for mk, mv := range rawjson.All(v) {
+			if strings.EqualFold(string(rawjson.KeyBytes(mk)), "progressToken") {
+				token = string(mv)
+			}
+		}
 	}
-	if json.Unmarshal(params, &p) != nil || len(p.Meta.Token) == 0 || string(p.Meta.Token) == "null" {
+	if token == "null" {
 		return ""
 	}
-	return string(p.Meta.Token)
+	return token
 }
 
 // isSideMethod reports whether a server→client request is one the bridge

@@ -10,12 +10,14 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/tasksbridge/tasksbridge/internal/mcpio"
+	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/modern"
 )
 
@@ -297,16 +299,8 @@ func parseWireID(raw json.RawMessage) (jsonrpc.ID, error) {
 // resources/read: uri; tasks/get|update|cancel: taskId; M-10, M-32). The
 // value is base64-wrapped by headerRoundTripper when needed.
 func setStandardHeaders(h http.Header, req *jsonrpc.Request) {
-	var p struct {
-		Name   string `json:"name"`
-		URI    string `json:"uri"`
-		TaskID string `json:"taskId"`
-		Meta   struct {
-			ProtocolVersion string `json:"io.modelcontextprotocol/protocolVersion"`
-		} `json:"_meta"`
-	}
-	_ = json.Unmarshal(req.Params, &p)
-	pv := p.Meta.ProtocolVersion
+	p := headerParams(req.Params)
+	pv := p.protocolVersion
 	if pv == "" {
 		return
 	}
@@ -318,13 +312,48 @@ func setStandardHeaders(h http.Header, req *jsonrpc.Request) {
 	name := ""
 	switch {
 	case req.Method == "tools/call" || req.Method == "prompts/get":
-		name = p.Name
+		name = p.name
 	case req.Method == "resources/read":
-		name = p.URI
+		name = p.uri
 	case isTaskMethod(req.Method):
-		name = p.TaskID
+		name = p.taskID
 	}
 	if name != "" {
 		h[headerName] = []string{name}
 	}
+}
+
+// headerFields are the params members the standard headers carry.
+type headerFields struct{ name, uri, taskID, protocolVersion string }
+
+// headerParams reads headerFields from params member by member (the bridge
+// built params; a tool's arguments, which can be most of a 1 MB call, are
+// skipped over, not decoded). Like encoding/json into a struct, names match
+// case-insensitively, the last duplicate wins and a member that is not a
+// string is left empty.
+func headerParams(params []byte) headerFields {
+	var f headerFields
+	str := func(v []byte, dst *string) {
+		var s string
+		if len(v) > 0 && v[0] == '"' && json.Unmarshal(v, &s) == nil {
+			*dst = s
+		}
+	}
+	for k, v := range rawjson.All(params) {
+		switch key := string(rawjson.KeyBytes(k)); {
+		case strings.EqualFold(key, "name"):
+			str(v, &f.name)
+		case strings.EqualFold(key, "uri"):
+			str(v, &f.uri)
+		case strings.EqualFold(key, "taskId"):
+			str(v, &f.taskID)
+		case strings.EqualFold(key, "_meta"):
+			for mk, mv := range rawjson.All(v) {
+				if strings.EqualFold(string(rawjson.KeyBytes(mk)), modern.MetaKeyProtocolVersion) {
+					str(mv, &f.protocolVersion)
+				}
+			}
+		}
+	}
+	return f
 }
