@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -78,6 +79,7 @@ func runDemo(c *cli.Context) error {
 		return nil
 	}
 
+	stopBridge := func() error { return nil }
 	upListen := demoUpstreamListen
 	if c.Bool("upstream-only") && c.IsSet("listen") {
 		upListen = c.String("listen")
@@ -102,16 +104,21 @@ func runDemo(c *cli.Context) error {
 		if listen == "" {
 			listen = demoBridgeListen
 		}
-		bridgeURL, stopBridge, err := startDemoBridge(c, upURL, listen, c.String("data-dir"))
+		bridgeURL, stop, err := startDemoBridge(c, upURL, listen, c.String("data-dir"))
 		if err != nil {
 			return fmt.Errorf("demo: starting the bridge: %w", err)
 		}
+		stopBridge = sync.OnceValue(stop) // stopped early below, and deferred for the error paths
 		defer stopBridge()
 		fmt.Fprintf(c.App.Writer, "bridge: %s\n", bridgeURL)
 		fmt.Fprintf(c.App.Writer, "try: npx @modelcontextprotocol/inspector --transport http --server-url %s\n", bridgeURL)
 	}
 
 	<-ctx.Done()
+	// The bridge first: it is the upstream's client, and the notification
+	// streams it holds open (one per upstream session) would keep the
+	// upstream's graceful shutdown waiting until its deadline.
+	_ = stopBridge()
 	if err := stopUp(); err != nil {
 		return fmt.Errorf("demo: stopping the upstream: %w", err)
 	}

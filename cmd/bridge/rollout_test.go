@@ -195,7 +195,7 @@ func TestRolloutPrometheus(t *testing.T) {
 				http.Error(w, "unexpected", http.StatusBadRequest)
 				return
 			}
-			b, err := os.ReadFile(filepath.Join("..", "..", "internal", "rollout", "testdata", "prometheus", c.scenario, field+".json"))
+			b, err := os.ReadFile(filepath.Join("..", "..", "ops", "rollout", "testdata", "prometheus", c.scenario, field+".json"))
 			if err != nil {
 				t.Error(err)
 			}
