@@ -71,34 +71,101 @@ func validateExtra(what string, m map[string]json.RawMessage) error {
 	return nil
 }
 
-// Validate checks that the extra members are JSON.
-func (c ServerTasksCapability) Validate() error {
-	if err := validateExtra("capabilities.tasks", c.Extra); err != nil {
-		return err
-	}
-	return validateExtra("capabilities.tasks.requests", c.RequestsExtra)
+// tasksCap is what both sides' capabilities.tasks hold: list, cancel,
+// the tasks.requests leaves of the side (reqs, in the order of its
+// reqLeaves) and the unknown members kept. Each side's type converts to it
+// and back; the encoding and decoding are written once, here.
+type tasksCap struct {
+	list, cancel     bool
+	reqs             []bool
+	extra, reqsExtra map[string]json.RawMessage
 }
 
-// MarshalJSON encodes e.g. {"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}.
-func (c ServerTasksCapability) MarshalJSON() ([]byte, error) {
-	if err := c.Validate(); err != nil {
+// reqLeaf names the leaf tasks.requests.<group>.<leaf>.
+type reqLeaf struct{ group, leaf string }
+
+var (
+	serverReqLeaves = []reqLeaf{{"tools", "call"}}
+	clientReqLeaves = []reqLeaf{{"sampling", "createMessage"}, {"elicitation", "create"}}
+)
+
+func (t tasksCap) validate() error {
+	if err := validateExtra("capabilities.tasks", t.extra); err != nil {
+		return err
+	}
+	return validateExtra("capabilities.tasks.requests", t.reqsExtra)
+}
+
+func (t tasksCap) encode(leaves []reqLeaf) ([]byte, error) {
+	if err := t.validate(); err != nil {
 		return nil, err
 	}
 	known := map[string]json.RawMessage{}
-	if c.List {
+	if t.list {
 		known["list"] = leaf
 	}
-	if c.Cancel {
+	if t.cancel {
 		known["cancel"] = leaf
 	}
 	reqKnown := map[string]json.RawMessage{}
-	if c.ToolsCall {
-		reqKnown["tools"] = capObject(map[string]json.RawMessage{"call": leaf}, nil)
+	for i, l := range leaves {
+		if t.reqs[i] {
+			reqKnown[l.group] = capObject(map[string]json.RawMessage{l.leaf: leaf}, nil)
+		}
 	}
-	if len(reqKnown) > 0 || len(c.RequestsExtra) > 0 {
-		known["requests"] = capObject(reqKnown, c.RequestsExtra)
+	if len(reqKnown) > 0 || len(t.reqsExtra) > 0 {
+		known["requests"] = capObject(reqKnown, t.reqsExtra)
 	}
-	return capObject(known, c.Extra), nil
+	return capObject(known, t.extra), nil
+}
+
+func decodeTasksCap(data []byte, leaves []reqLeaf) (tasksCap, error) {
+	f, err := openObject(data, "capabilities.tasks", rpc.CodeInvalidParams)
+	if err != nil {
+		return tasksCap{}, err
+	}
+	t := tasksCap{reqs: make([]bool, len(leaves))}
+	if t.list, err = f.flag("list"); err != nil {
+		return tasksCap{}, err
+	}
+	if t.cancel, err = f.flag("cancel"); err != nil {
+		return tasksCap{}, err
+	}
+	req, err := f.group("requests")
+	if err != nil {
+		return tasksCap{}, err
+	}
+	groups := make([]string, len(leaves))
+	for i, l := range leaves {
+		g, err := req.group(l.group)
+		if err != nil {
+			return tasksCap{}, err
+		}
+		if t.reqs[i], err = g.flag(l.leaf); err != nil {
+			return tasksCap{}, err
+		}
+		groups[i] = l.group
+	}
+	t.extra = f.extra("list", "cancel", "requests")
+	t.reqsExtra = req.extra(groups...)
+	return t, nil
+}
+
+func (c ServerTasksCapability) tasksCap() tasksCap {
+	return tasksCap{list: c.List, cancel: c.Cancel, reqs: []bool{c.ToolsCall}, extra: c.Extra, reqsExtra: c.RequestsExtra}
+}
+
+func (c ClientTasksCapability) tasksCap() tasksCap {
+	return tasksCap{list: c.List, cancel: c.Cancel, reqs: []bool{c.SamplingCreateMessage, c.ElicitationCreate},
+		extra: c.Extra, reqsExtra: c.RequestsExtra}
+}
+
+// Validate checks that the extra members are JSON.
+func (c ServerTasksCapability) Validate() error { return c.tasksCap().validate() }
+
+// MarshalJSON encodes e.g. {"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}.
+func (c ServerTasksCapability) MarshalJSON() ([]byte, error) {
+	return c.tasksCap().encode(serverReqLeaves)
 }
 
 // UnmarshalJSON decodes like DecodeServerTasksCapability.
@@ -107,36 +174,11 @@ func (c *ServerTasksCapability) UnmarshalJSON(data []byte) error {
 }
 
 // Validate checks that the extra members are JSON.
-func (c ClientTasksCapability) Validate() error {
-	if err := validateExtra("capabilities.tasks", c.Extra); err != nil {
-		return err
-	}
-	return validateExtra("capabilities.tasks.requests", c.RequestsExtra)
-}
+func (c ClientTasksCapability) Validate() error { return c.tasksCap().validate() }
 
 // MarshalJSON encodes e.g. {"requests":{"sampling":{"createMessage":{}},"elicitation":{"create":{}}}}.
 func (c ClientTasksCapability) MarshalJSON() ([]byte, error) {
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	known := map[string]json.RawMessage{}
-	if c.List {
-		known["list"] = leaf
-	}
-	if c.Cancel {
-		known["cancel"] = leaf
-	}
-	reqKnown := map[string]json.RawMessage{}
-	if c.SamplingCreateMessage {
-		reqKnown["sampling"] = capObject(map[string]json.RawMessage{"createMessage": leaf}, nil)
-	}
-	if c.ElicitationCreate {
-		reqKnown["elicitation"] = capObject(map[string]json.RawMessage{"create": leaf}, nil)
-	}
-	if len(reqKnown) > 0 || len(c.RequestsExtra) > 0 {
-		known["requests"] = capObject(reqKnown, c.RequestsExtra)
-	}
-	return capObject(known, c.Extra), nil
+	return c.tasksCap().encode(clientReqLeaves)
 }
 
 // UnmarshalJSON decodes like DecodeClientTasksCapability.
@@ -193,68 +235,23 @@ outer:
 // DecodeServerTasksCapability decodes the value of a server's
 // capabilities.tasks.
 func DecodeServerTasksCapability(data []byte) (ServerTasksCapability, error) {
-	f, err := openObject(data, "capabilities.tasks", rpc.CodeInvalidParams)
+	t, err := decodeTasksCap(data, serverReqLeaves)
 	if err != nil {
 		return ServerTasksCapability{}, err
 	}
-	var c ServerTasksCapability
-	if c.List, err = f.flag("list"); err != nil {
-		return ServerTasksCapability{}, err
-	}
-	if c.Cancel, err = f.flag("cancel"); err != nil {
-		return ServerTasksCapability{}, err
-	}
-	req, err := f.group("requests")
-	if err != nil {
-		return ServerTasksCapability{}, err
-	}
-	tools, err := req.group("tools")
-	if err != nil {
-		return ServerTasksCapability{}, err
-	}
-	if c.ToolsCall, err = tools.flag("call"); err != nil {
-		return ServerTasksCapability{}, err
-	}
-	c.Extra = f.extra("list", "cancel", "requests")
-	c.RequestsExtra = req.extra("tools")
-	return c, nil
+	return ServerTasksCapability{List: t.list, Cancel: t.cancel, ToolsCall: t.reqs[0],
+		Extra: t.extra, RequestsExtra: t.reqsExtra}, nil
 }
 
 // DecodeClientTasksCapability decodes the value of a client's
 // capabilities.tasks.
 func DecodeClientTasksCapability(data []byte) (ClientTasksCapability, error) {
-	f, err := openObject(data, "capabilities.tasks", rpc.CodeInvalidParams)
+	t, err := decodeTasksCap(data, clientReqLeaves)
 	if err != nil {
 		return ClientTasksCapability{}, err
 	}
-	var c ClientTasksCapability
-	if c.List, err = f.flag("list"); err != nil {
-		return ClientTasksCapability{}, err
-	}
-	if c.Cancel, err = f.flag("cancel"); err != nil {
-		return ClientTasksCapability{}, err
-	}
-	req, err := f.group("requests")
-	if err != nil {
-		return ClientTasksCapability{}, err
-	}
-	sampling, err := req.group("sampling")
-	if err != nil {
-		return ClientTasksCapability{}, err
-	}
-	if c.SamplingCreateMessage, err = sampling.flag("createMessage"); err != nil {
-		return ClientTasksCapability{}, err
-	}
-	elicit, err := req.group("elicitation")
-	if err != nil {
-		return ClientTasksCapability{}, err
-	}
-	if c.ElicitationCreate, err = elicit.flag("create"); err != nil {
-		return ClientTasksCapability{}, err
-	}
-	c.Extra = f.extra("list", "cancel", "requests")
-	c.RequestsExtra = req.extra("sampling", "elicitation")
-	return c, nil
+	return ClientTasksCapability{List: t.list, Cancel: t.cancel, SamplingCreateMessage: t.reqs[0], ElicitationCreate: t.reqs[1],
+		Extra: t.extra, RequestsExtra: t.reqsExtra}, nil
 }
 
 // ---- raw helpers --------------------------------------------------------------
@@ -276,24 +273,22 @@ func tasksMember(caps json.RawMessage) ([]byte, bool, error) {
 // nil means the server declared no task support (requestors then should not
 // create tasks).
 func ServerTasksFrom(caps json.RawMessage) (*ServerTasksCapability, error) {
-	v, ok, err := tasksMember(caps)
-	if err != nil || !ok {
-		return nil, err
-	}
-	c, err := DecodeServerTasksCapability(v)
-	if err != nil {
-		return nil, err
-	}
-	return &c, nil
+	return tasksFrom(caps, DecodeServerTasksCapability)
 }
 
 // ClientTasksFrom reads capabilities.tasks from a client capabilities object.
 func ClientTasksFrom(caps json.RawMessage) (*ClientTasksCapability, error) {
+	return tasksFrom(caps, DecodeClientTasksCapability)
+}
+
+// tasksFrom decodes the "tasks" member of a capabilities object; nil when
+// there is none.
+func tasksFrom[T any](caps json.RawMessage, decode func([]byte) (T, error)) (*T, error) {
 	v, ok, err := tasksMember(caps)
 	if err != nil || !ok {
 		return nil, err
 	}
-	c, err := DecodeClientTasksCapability(v)
+	c, err := decode(v)
 	if err != nil {
 		return nil, err
 	}

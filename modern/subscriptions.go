@@ -66,25 +66,11 @@ type ListenParams struct {
 
 // DecodeListenParams decodes subscriptions/listen params; notifications is required.
 func DecodeListenParams(params []byte) (ListenParams, error) {
-	const ctx = MethodSubscriptionsListen + " params"
-	if isNull(params) {
-		return ListenParams{}, invalidParams(ctx, "missing required field %q", "notifications")
-	}
-	r, err := topReader(ctx, params)
+	r, f, err := readNotificationsParams(MethodSubscriptionsListen+" params", params)
 	if err != nil {
 		return ListenParams{}, err
 	}
-	var p ListenParams
-	if !r.has("notifications") {
-		return p, r.missing("notifications")
-	}
-	c, err := r.child("notifications")
-	if err != nil {
-		return p, err
-	}
-	if p.Notifications, err = readFilter(c); err != nil {
-		return p, err
-	}
+	p := ListenParams{Notifications: f}
 	if p.Meta, err = readMetaPtr(r); err != nil {
 		return p, err
 	}
@@ -121,27 +107,38 @@ type AcknowledgedParams struct {
 // DecodeAcknowledgedParams decodes the acknowledgement params leniently
 // (a missing subscriptionId is tolerated; notifications is required).
 func DecodeAcknowledgedParams(params []byte) (AcknowledgedParams, error) {
-	const ctx = NotificationSubscriptionsAcknowledged + " params"
-	if isNull(params) {
-		return AcknowledgedParams{}, invalidParams(ctx, "missing required field %q", "notifications")
-	}
-	r, err := topReader(ctx, params)
+	r, f, err := readNotificationsParams(NotificationSubscriptionsAcknowledged+" params", params)
 	if err != nil {
 		return AcknowledgedParams{}, err
 	}
-	var p AcknowledgedParams
+	p := AcknowledgedParams{Notifications: f}
+	p.SubscriptionID, p.Meta, err = readNotificationMeta(r)
+	return p, err
+}
+
+// readNotificationsParams opens params (named ctx in errors) whose
+// "notifications" filter is required, as a listen and its acknowledgement
+// carry it, and reads that filter; the reader is for the other members.
+func readNotificationsParams(ctx string, params []byte) (*reader, SubscriptionFilter, error) {
+	if isNull(params) {
+		return nil, SubscriptionFilter{}, invalidParams(ctx, "missing required field %q", "notifications")
+	}
+	r, err := topReader(ctx, params)
+	if err != nil {
+		return nil, SubscriptionFilter{}, err
+	}
 	if !r.has("notifications") {
-		return p, r.missing("notifications")
+		return nil, SubscriptionFilter{}, r.missing("notifications")
 	}
 	c, err := r.child("notifications")
 	if err != nil {
-		return p, err
+		return nil, SubscriptionFilter{}, err
 	}
-	if p.Notifications, err = readFilter(c); err != nil {
-		return p, err
+	f, err := readFilter(c)
+	if err != nil {
+		return nil, SubscriptionFilter{}, err
 	}
-	p.SubscriptionID, p.Meta, err = readNotificationMeta(r)
-	return p, err
+	return r, f, nil
 }
 
 // readNotificationMeta splits a notification's _meta into the subscription id

@@ -322,6 +322,52 @@ func setWithExpiry(txn *wtxn, key, val []byte, exp uint64) error {
 	return txn.SetEntry(e)
 }
 
+// badgerRead is one store call that reads: it enters the store (closed,
+// lost epoch, ended ctx) and returns what fn reads in one read transaction.
+func badgerRead[T any](ctx context.Context, b *Badger, fn func(txn *badger.Txn) (T, error)) (T, error) {
+	done, err := b.enter(ctx)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer done()
+	var out T
+	err = b.view(func(txn *badger.Txn) error {
+		var err error
+		out, err = fn(txn)
+		return err
+	})
+	return out, err
+}
+
+// badgerWrite is badgerRead for a call that writes: fn runs in a
+// read-write transaction (again on a conflict) and its last value is
+// returned with the transaction's error.
+func badgerWrite[T any](ctx context.Context, b *Badger, fn func(txn *wtxn) (T, error)) (T, error) {
+	done, err := b.enter(ctx)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer done()
+	var out T
+	err = b.update(ctx, func(txn *wtxn) error {
+		var err error
+		out, err = fn(txn)
+		return err
+	})
+	return out, err
+}
+
+// putSession writes session s with its Badger expiry.
+func (b *Badger) putSession(txn *wtxn, s Session, now time.Time) error {
+	val, err := encodeSession(s)
+	if err != nil {
+		return err
+	}
+	return setWithExpiry(txn, sessionKey(s.ID), val, b.physicalExpiry(s.ExpiresAt, now))
+}
+
 // --- sessions ---
 
 func (b *Badger) CreateSession(ctx context.Context, s Session) error {
@@ -335,17 +381,13 @@ func (b *Badger) CreateSession(ctx context.Context, s Session) error {
 	if err != nil {
 		return err
 	}
-	val, err := encodeSession(s)
-	if err != nil {
-		return err
-	}
 	err = b.update(ctx, func(txn *wtxn) error {
 		if old, err := b.loadSession(txn.Txn, s.ID); err == nil && !sessionExpired(old, now) {
 			return fmt.Errorf("%w: session", ErrExists)
 		} else if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrCorrupt) {
 			return err
 		}
-		return setWithExpiry(txn, sessionKey(s.ID), val, b.physicalExpiry(s.ExpiresAt, now))
+		return b.putSession(txn, s, now)
 	})
 	if err != nil {
 		return fmt.Errorf("sessionmap: create session: %w", err)
@@ -379,44 +421,24 @@ func (b *Badger) visibleSession(txn *badger.Txn, sc Scope) (Session, error) {
 }
 
 func (b *Badger) GetSession(ctx context.Context, sc Scope) (Session, error) {
-	done, err := b.enter(ctx)
-	if err != nil {
-		return Session{}, err
-	}
-	defer done()
-	var s Session
-	err = b.view(func(txn *badger.Txn) error {
-		s, err = b.visibleSession(txn, sc)
-		return err
+	return badgerRead(ctx, b, func(txn *badger.Txn) (Session, error) {
+		return b.visibleSession(txn, sc)
 	})
-	return s, err
 }
 
 func (b *Badger) TouchSession(ctx context.Context, sc Scope, logLevel *string) (Session, error) {
-	done, err := b.enter(ctx)
-	if err != nil {
-		return Session{}, err
-	}
-	defer done()
-	var s Session
-	err = b.update(ctx, func(txn *wtxn) error {
+	return badgerWrite(ctx, b, func(txn *wtxn) (Session, error) {
 		cur, err := b.visibleSession(txn.Txn, sc)
 		if err != nil {
-			return err
+			return Session{}, err
 		}
 		now := b.now()
 		next, changed := touchSession(cur, logLevel, now)
-		s = next
 		if !changed {
-			return nil
+			return next, nil
 		}
-		val, err := encodeSession(next)
-		if err != nil {
-			return err
-		}
-		return setWithExpiry(txn, sessionKey(next.ID), val, b.physicalExpiry(next.ExpiresAt, now))
+		return next, b.putSession(txn, next, now)
 	})
-	return s, err
 }
 
 func (b *Badger) DeleteSession(ctx context.Context, sc Scope) error {
@@ -515,50 +537,35 @@ func (b *Badger) visibleTask(txn *badger.Txn, sc Scope, id string) (Task, uint64
 }
 
 func (b *Badger) GetTask(ctx context.Context, sc Scope, id string) (Task, error) {
-	done, err := b.enter(ctx)
-	if err != nil {
-		return Task{}, err
-	}
-	defer done()
-	var t Task
-	err = b.view(func(txn *badger.Txn) error {
-		t, _, err = b.visibleTask(txn, sc, id)
-		return err
+	return badgerRead(ctx, b, func(txn *badger.Txn) (Task, error) {
+		t, _, err := b.visibleTask(txn, sc, id)
+		return t, err
 	})
-	return t, err
 }
 
 // mutateTask loads a visible task, applies fn, and writes the result back
 // (keeping its TTL) when fn reports a change.
 func (b *Badger) mutateTask(ctx context.Context, sc Scope, id string,
 	fn func(cur Task, now time.Time) (Task, bool, error)) (Task, error) {
-	done, err := b.enter(ctx)
-	if err != nil {
-		return Task{}, err
-	}
-	defer done()
-	var out Task
-	err = b.update(ctx, func(txn *wtxn) error {
+	return badgerWrite(ctx, b, func(txn *wtxn) (Task, error) {
 		cur, exp, err := b.visibleTask(txn.Txn, sc, id)
 		if err != nil {
-			return err
+			return Task{}, err
 		}
 		next, changed, ferr := fn(cur, b.now())
-		out = next
 		if ferr != nil || !changed {
-			return ferr
+			return next, ferr
 		}
 		val, err := encodeTask(next)
 		if err != nil {
-			return err
+			return next, err
 		}
 		if err := setWithExpiry(txn, taskKey(id), val, exp); err != nil {
-			return err
+			return next, err
 		}
 		// Same transaction: the list never disagrees with GetTask (L-52).
-		return setWithExpiry(txn, listKey(next), encodeSummary(next), exp)
+		return next, setWithExpiry(txn, listKey(next), encodeSummary(next), exp)
 	})
-	return out, err
 }
 
 func (b *Badger) UpdateStatus(ctx context.Context, sc Scope, id string, snap Snapshot) (Task, error) {
@@ -1062,37 +1069,23 @@ func badgerScan[T any](ctx context.Context, b *Badger, prefix, what string, deco
 }
 
 func (b *Badger) LookupSession(ctx context.Context, id string) (Session, error) {
-	done, err := b.enter(ctx)
-	if err != nil {
-		return Session{}, err
-	}
-	defer done()
-	var s Session
-	err = b.view(func(txn *badger.Txn) error {
-		s, err = b.loadSession(txn, id)
+	return badgerRead(ctx, b, func(txn *badger.Txn) (Session, error) {
+		s, err := b.loadSession(txn, id)
 		if err == nil && sessionExpired(s, b.now()) {
 			err = ErrNotFound
 		}
-		return err
+		return s, err
 	})
-	return s, err
 }
 
 func (b *Badger) LookupTask(ctx context.Context, id string) (Task, error) {
-	done, err := b.enter(ctx)
-	if err != nil {
-		return Task{}, err
-	}
-	defer done()
-	var t Task
-	err = b.view(func(txn *badger.Txn) error {
-		t, _, err = b.loadTask(txn, id)
+	return badgerRead(ctx, b, func(txn *badger.Txn) (Task, error) {
+		t, _, err := b.loadTask(txn, id)
 		if err == nil && t.Expired(b.now()) {
 			err = ErrNotFound
 		}
-		return err
+		return t, err
 	})
-	return t, err
 }
 
 // badgerLogger sends Badger's log lines to slog. Its info and debug lines

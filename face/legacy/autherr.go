@@ -9,7 +9,6 @@ import (
 	"github.com/tasksbridge/tasksbridge/internal/edge"
 	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
-	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
 // An upstream call made for one client request that the upstream refused
@@ -21,34 +20,18 @@ import (
 // error can go out; the upstream error's message names the authorization
 // plainly (upstream/legacy, upstream/modern).
 
-// relayAuthError answers request id on w with the upstream's refusal when
-// err carries one, and reports whether it did. The caller makes sure the
-// response has not started.
-func relayAuthError(w http.ResponseWriter, r *http.Request, err error, id jsonrpc.ID) bool {
-	return edge.RelayAuthError(w, r, err, id)
-}
-
-// relayAuth is relayAuthError on a lean response that has not started: it
+// relayAuth is edge.RelayAuthError on a lean response that has not started: it
 // reports false (the caller sends the JSON-RPC error) once the response is
 // an event stream or answered.
 func (o *leanOut) relayAuth(r *http.Request, id jsonrpc.ID, err error) bool {
-	if _, ok := oauthmeta.AsUpstreamAuthError(err); !ok {
-		return false
-	}
-	o.mu.Lock()
+	o.mu.Lock() // taken on error paths only; edge.RelayAuthError tells a refusal apart
 	defer o.mu.Unlock()
-	if o.done || o.sse {
-		return false
-	}
-	if !relayAuthError(o.w, r, err, id) {
+	if o.done || o.sse || !edge.RelayAuthError(o.w, r, err, id) {
 		return false
 	}
 	o.done = true
 	return true
 }
-
-// keepRefusal is edge.KeepRefusal: the error keeps the upstream's refusal.
-func keepRefusal(e *rpc.Error, cause error) error { return edge.KeepRefusal(e, cause) }
 
 // refusalBox holds a request's upstream refusal (set by its handler, read
 // by its writer).
@@ -81,7 +64,7 @@ func (g sdkGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ri := v.(*reqInfo)
 			w = &mcpio.RefusalWriter{ResponseWriter: w, Refusal: ri.refusal.Load,
 				Relay: func(w http.ResponseWriter, e *oauthmeta.UpstreamAuthError, id jsonrpc.ID) {
-					relayAuthError(w, r, e, id)
+					edge.RelayAuthError(w, r, e, id)
 				}}
 		}
 	}

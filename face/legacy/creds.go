@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/tasksbridge/tasksbridge/internal/edge"
 	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
@@ -167,7 +168,7 @@ func expiredFor(ri *reqInfo, err error) error {
 		refusal = &oauthmeta.UpstreamAuthError{Status: http.StatusUnauthorized, Method: "tasks/get",
 			Challenges: []string{`Bearer error="invalid_token", error_description="the upstream refused this access token; obtain a fresh one"`}}
 	}
-	return keepRefusal(rpc.Errorf(CodeAuthorizationExpired, msgAuthorizationExpired), refusal)
+	return edge.KeepRefusal(rpc.Errorf(CodeAuthorizationExpired, msgAuthorizationExpired), refusal)
 }
 
 // authExpired reports whether snap says the principal's credentials ran

@@ -79,29 +79,16 @@ func (b *Bridge) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// bodyWords answer a body the face cannot take when no edge read it.
+var bodyWords = mcpio.BodyWords{
+	TooLarge:   "Request Entity Too Large: the body exceeds %d bytes",
+	Unreadable: "Bad Request: cannot read the body",
+}
+
 func (b *Bridge) servePOST(w http.ResponseWriter, r *http.Request) {
-	var (
-		body []byte
-		msg  jsonrpc.Message
-		err  error
-	)
-	if er, ok := edge.FromContext(r.Context()); ok {
-		// Read and decoded once, at the edge.
-		body = er.Body
-		msg, err = er.Message()
-	} else {
-		if body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, b.cfg.MaxBodyBytes)); err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				http.Error(w, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
-				return
-			}
-			http.Error(w, "Bad Request: cannot read the body", http.StatusBadRequest)
-			return
-		}
-		if err = rawjson.CheckDepth(body, rawjson.DefaultMaxDepth); err == nil { // as the edge does
-			msg, err = mcpio.DecodeMessage(body) // params share body's bytes: body is this request's own
-		}
+	body, msg, ok, err := edge.ReadMessage(w, r, b.cfg.MaxBodyBytes, bodyWords)
+	if !ok {
+		return
 	}
 	// go-sdk reads the body again from memory.
 	r.Body = io.NopCloser(bytes.NewReader(body))

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/internal/edge"
 	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/internal/version"
 	"github.com/tasksbridge/tasksbridge/legacy"
@@ -595,7 +596,7 @@ func (b *Bridge) leanInitialize(w http.ResponseWriter, r *http.Request, req *jso
 	}
 	if err != nil {
 		b.dropSession(s, false)
-		if relayAuthError(w, r, err, req.ID) {
+		if edge.RelayAuthError(w, r, err, req.ID) {
 			return // the upstream's 401/403, so the client's OAuth flow starts
 		}
 		buf := getBuf()

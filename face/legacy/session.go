@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/internal/edge"
 	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/internal/version"
 	"github.com/tasksbridge/tasksbridge/legacy"
@@ -565,7 +566,7 @@ func (b *Bridge) upstreamError(method string, taskAugmented bool, err error) err
 	}
 	var ue *modernup.Error
 	if errors.As(err, &ue) {
-		return keepRefusal(ue.RPC, err) // a 401/403 is relayed (autherr.go)
+		return edge.KeepRefusal(ue.RPC, err) // a 401/403 is relayed (autherr.go)
 	}
 	var re *jsonrpc.Error
 	if errors.As(err, &re) {

@@ -6,8 +6,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/tasksbridge/tasksbridge/internal/edge"
-	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
-	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
 // A call to the legacy upstream made for one client request (opening the
@@ -19,27 +17,14 @@ import (
 // out) only the JSON-RPC error can follow; its message names the
 // authorization plainly (upstream/legacy).
 
-// relayAuthError answers request id on w with the upstream's refusal when
-// err carries one, and reports whether it did. The caller makes sure the
-// response has not started.
-func relayAuthError(w http.ResponseWriter, r *http.Request, err error, id jsonrpc.ID) bool {
-	return edge.RelayAuthError(w, r, err, id)
-}
-
-// relayAuth is relayAuthError on a lean response that is not an event
+// relayAuth is edge.RelayAuthError on a lean response that is not an event
 // stream yet.
 func (o *leanOut) relayAuth(r *http.Request, id jsonrpc.ID, err error) bool {
-	if _, ok := oauthmeta.AsUpstreamAuthError(err); !ok {
-		return false
-	}
-	o.mu.Lock()
+	o.mu.Lock() // taken on error paths only; edge.RelayAuthError tells a refusal apart
 	defer o.mu.Unlock()
-	if o.done || o.send != nil || !relayAuthError(o.w, r, err, id) {
+	if o.done || o.send != nil || !edge.RelayAuthError(o.w, r, err, id) {
 		return false
 	}
 	o.done = true
 	return true
 }
-
-// keepRefusal is edge.KeepRefusal: the error keeps the upstream's refusal.
-func keepRefusal(e *rpc.Error, cause error) error { return edge.KeepRefusal(e, cause) }

@@ -57,6 +57,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/internal/edge"
 	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/internal/version"
@@ -439,14 +440,14 @@ func upstreamFailure(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return rpc.Errorf(rpc.CodeInternalError, "%v", err)
 	}
-	return keepRefusal(rpc.As(err), err) // a 401/403 is relayed (autherr.go)
+	return edge.KeepRefusal(rpc.As(err), err) // a 401/403 is relayed (autherr.go)
 }
 
 // upstreamError maps an error of an upstream call for a modern client.
 func upstreamError(method string, err error) error {
 	var te *legacyup.Error
 	if errors.As(err, &te) {
-		return keepRefusal(te.RPC, err)
+		return edge.KeepRefusal(te.RPC, err)
 	}
 	var re *rpc.Error
 	if errors.As(err, &re) {

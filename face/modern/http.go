@@ -24,6 +24,12 @@ import (
 // MaxBody bounds a request body (HTTP 413 above it).
 const MaxBody = 4 << 20
 
+// bodyWords answer a body the face cannot take when no edge read it.
+var bodyWords = mcpio.BodyWords{
+	TooLarge:   "request body exceeds %d bytes",
+	Unreadable: "cannot read the request body",
+}
+
 // Handler returns the face as the /mcp endpoint.
 func (f *Face) Handler() http.Handler { return f }
 
@@ -67,27 +73,9 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Method Not Allowed: MCP 2026-07-28 uses POST only", http.StatusMethodNotAllowed)
 		return
 	}
-	var (
-		body []byte
-		msg  jsonrpc.Message
-		err  error
-	)
-	if fromEdge {
-		body = er.Body // read and decoded once, at the edge
-		msg, err = er.Message()
-	} else {
-		if body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody)); err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
-				return
-			}
-			http.Error(w, "cannot read the request body", http.StatusBadRequest)
-			return
-		}
-		if err = rawjson.CheckDepth(body, rawjson.DefaultMaxDepth); err == nil { // as the edge does
-			msg, err = mcpio.DecodeMessage(body)
-		}
+	body, msg, ok, err := edge.ReadMessage(w, r, MaxBody, bodyWords)
+	if !ok {
+		return
 	}
 	if err != nil {
 		code := rpc.CodeParseError

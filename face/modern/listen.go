@@ -3,11 +3,10 @@ package modernface
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/runtime/watch"
@@ -63,13 +62,7 @@ func (f *Face) runListen(ctx context.Context, c *call, id jsonrpc.ID, acked []st
 		f.listens--
 		f.mu.Unlock()
 	}()
-	ack, err := notification(modern.NotificationSubscriptionsAcknowledged, modern.AcknowledgedParams{
-		Notifications: modern.SubscriptionFilter{TaskIDs: acked}, SubscriptionID: id,
-	})
-	if err != nil {
-		return err
-	}
-	if err := send(ack); err != nil {
+	if err := mcpio.AcknowledgeListen(send, id, acked); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -143,22 +136,14 @@ func (f *Face) runListen(ctx context.Context, c *call, id jsonrpc.ID, acked []st
 			}
 		}(taskID, sub, rt)
 	}
-	var tick <-chan time.Time
-	if ping != nil && f.opts.ListenKeepAlive > 0 {
-		t := time.NewTicker(f.opts.ListenKeepAlive)
-		defer t.Stop()
-		tick = t.C
-	}
+	tick, stop := mcpio.ListenKeepAlive(ping, f.opts.ListenKeepAlive)
+	defer stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-f.ctx.Done():
-			res, err := modern.ListenResult{SubscriptionID: id, Meta: f.resultMeta()}.MarshalJSON()
-			if err != nil {
-				return err
-			}
-			return send(&jsonrpc.Response{ID: id, Result: res})
+			return mcpio.EndListen(send, id, f.resultMeta())
 		case taskID := <-changed:
 			sub := subs[taskID]
 			if sub == nil {
@@ -186,12 +171,4 @@ func (f *Face) runListen(ctx context.Context, c *call, id jsonrpc.ID, acked []st
 			}
 		}
 	}
-}
-
-func notification(method string, params json.Marshaler) (*jsonrpc.Request, error) {
-	b, err := params.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	return &jsonrpc.Request{Method: method, Params: b}, nil
 }

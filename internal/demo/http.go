@@ -53,14 +53,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.sdk.ServeHTTP(w, r) // 405 for GET/DELETE on a stateless server (M-43)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
-			return
-		}
-		http.Error(w, "failed to read body", http.StatusBadRequest)
+	body, ok := mcpio.ReadBody(w, r, maxBody, mcpio.BodyWords{
+		TooLarge:   "request body exceeds %d bytes",
+		Unreadable: "failed to read body",
+	})
+	if !ok {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))

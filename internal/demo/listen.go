@@ -3,11 +3,11 @@ package demo
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
@@ -74,14 +74,7 @@ func (s *Server) runListen(ctx context.Context, id jsonrpc.ID, acked []string,
 	}()
 	s.count(func(c *Counters) { c.ListenStreams++ })
 
-	ack, err := notification(modern.NotificationSubscriptionsAcknowledged, modern.AcknowledgedParams{
-		Notifications:  modern.SubscriptionFilter{TaskIDs: acked},
-		SubscriptionID: id,
-	})
-	if err != nil {
-		return err
-	}
-	if err := send(ack); err != nil {
+	if err := mcpio.AcknowledgeListen(send, id, acked); err != nil {
 		return err
 	}
 	push := func(ids []string) error {
@@ -112,22 +105,14 @@ func (s *Server) runListen(ctx context.Context, id jsonrpc.ID, acked []string,
 	if err := push(acked); err != nil {
 		return err
 	}
-	var tick <-chan time.Time
-	if ping != nil && s.opts.ListenKeepAlive > 0 {
-		t := time.NewTicker(s.opts.ListenKeepAlive)
-		defer t.Stop()
-		tick = t.C
-	}
+	tick, stop := mcpio.ListenKeepAlive(ping, s.opts.ListenKeepAlive)
+	defer stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-s.closed:
-			res, err := modern.ListenResult{SubscriptionID: id, Meta: s.resultMeta()}.MarshalJSON()
-			if err != nil {
-				return err
-			}
-			return send(&jsonrpc.Response{ID: id, Result: res})
+			return mcpio.EndListen(send, id, s.resultMeta())
 		case <-sub.wake:
 			if err := push(s.hub.take(sub)); err != nil {
 				return err

@@ -29,7 +29,6 @@ import (
 	"github.com/tasksbridge/tasksbridge/internal/identity"
 	"github.com/tasksbridge/tasksbridge/internal/mcpio"
 	"github.com/tasksbridge/tasksbridge/internal/oauthmeta"
-	"github.com/tasksbridge/tasksbridge/internal/rawjson"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
@@ -177,12 +176,27 @@ func (r *Request) Message() (jsonrpc.Message, error) {
 			// Nothing recursive reads a body nested deeper than the
 			// bridge's limit (the router refuses it first; a face served
 			// on its own relies on this).
-			if r.msgErr = rawjson.CheckDepth(r.Body, rawjson.DefaultMaxDepth); r.msgErr == nil {
-				r.msg, r.msgErr = mcpio.DecodeMessage(r.Body)
-			}
+			r.msg, r.msgErr = mcpio.DecodeChecked(r.Body)
 		}
 	}
 	return r.msg, r.msgErr
+}
+
+// ReadMessage is a face's POST body and its message: those the edge read
+// and decoded when the request passed it; otherwise (a face served on its
+// own, in tests) the body read here and decoded as the edge does. ok is
+// false when the body was too large or unreadable: w is answered, in words.
+// err is the decoder's (Message).
+func ReadMessage(w http.ResponseWriter, r *http.Request, limit int64, words mcpio.BodyWords) (body []byte, msg jsonrpc.Message, ok bool, err error) {
+	if er, fromEdge := FromContext(r.Context()); fromEdge {
+		msg, err = er.Message()
+		return er.Body, msg, true, err
+	}
+	if body, ok = mcpio.ReadBody(w, r, limit, words); !ok {
+		return nil, nil, false, nil
+	}
+	msg, err = mcpio.DecodeChecked(body)
+	return body, msg, true, err
 }
 
 // ForwardHeader are the headers translated paths add to their upstream

@@ -72,39 +72,17 @@ func (o *Outbox) deliverOnce(key, kind string, send Send) bool {
 	}
 	release := func() {}
 	if o.cfg.Leases != nil {
-		send, release = o.claimed(key, send)
+		// Strict: each attempt only while the coordinator confirms this
+		// replica's claim; sending when it cannot tell could answer twice,
+		// waiting costs one backoff.
+		send, release = o.leased(key, send, true)
 	}
 	go func() {
 		defer func() {
 			release()
-			o.mu.Lock()
-			delete(o.active, key)
-			o.mu.Unlock()
-			if o.cfg.Pending != nil {
-				o.cfg.Pending(kind, -1)
-			}
-			o.wg.Done()
+			o.settle(key, kind)
 		}()
 		o.run(kind, send, false)
 	}()
 	return true
-}
-
-// claimed wraps send so that an attempt is made only while this replica
-// holds key's claim, confirmed by the coordinator for this very attempt.
-func (o *Outbox) claimed(key string, send Send) (Send, func()) {
-	l := o.newLease("outbox:" + key)
-	return func(ctx context.Context) (bool, error) {
-		ok, err := l.take(ctx)
-		if err != nil {
-			// Held or not, we cannot tell: a holder whose renewal failed
-			// may have lost the claim to a replica that sends now. Sending
-			// too could answer twice; waiting costs one backoff.
-			return false, errNoClaim
-		}
-		if !ok {
-			return false, errHeldElsewhere
-		}
-		return send(ctx)
-	}, l.release
 }

@@ -140,23 +140,28 @@ func (o *Outbox) admit(key, kind string) bool {
 	return true
 }
 
+// settle undoes admit once key's delivery has ended.
+func (o *Outbox) settle(key, kind string) {
+	o.mu.Lock()
+	delete(o.active, key)
+	o.mu.Unlock()
+	if o.cfg.Pending != nil {
+		o.cfg.Pending(kind, -1)
+	}
+	o.wg.Done()
+}
+
 func (o *Outbox) deliver(key, kind string, send Send, inline bool) bool {
 	if !o.admit(key, kind) {
 		return false
 	}
 	release := func() {}
 	if o.cfg.Leases != nil {
-		send, release = o.leased(key, send)
+		send, release = o.leased(key, send, false)
 	}
 	finish := func() {
 		release()
-		o.mu.Lock()
-		delete(o.active, key)
-		o.mu.Unlock()
-		if o.cfg.Pending != nil {
-			o.cfg.Pending(kind, -1)
-		}
-		o.wg.Done()
+		o.settle(key, kind)
 	}
 	if inline {
 		if done, _ := send(o.ctx); done || o.ctx.Err() != nil {
@@ -173,15 +178,19 @@ func (o *Outbox) deliver(key, kind string, send Send, inline bool) bool {
 
 // leased wraps send so that an attempt is made only while this replica
 // holds key's lease (kept renewed while the delivery runs); release gives
-// it up.
-func (o *Outbox) leased(key string, send Send) (Send, func()) {
+// it up. When the coordinator cannot say who holds it, strict holds the
+// attempt back (errNoClaim: a delivery that must happen once, where a
+// holder whose renewal failed may have lost the lease to a replica that
+// sends now); otherwise the attempt is made: a duplicate is harmless (the
+// upstream ignores a second cancel), a missing one is not.
+func (o *Outbox) leased(key string, send Send, strict bool) (Send, func()) {
 	l := o.newLease("outbox:" + key)
 	return func(ctx context.Context) (bool, error) {
 		ok, err := l.take(ctx)
-		// An unreachable coordinator does not hold the delivery back: a
-		// duplicate is harmless (the upstream ignores a second cancel), a
-		// missing one is not.
-		if !ok && err == nil {
+		switch {
+		case err != nil && strict:
+			return false, errNoClaim
+		case !ok && err == nil:
 			return false, errHeldElsewhere
 		}
 		return send(ctx)

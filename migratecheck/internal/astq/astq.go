@@ -9,11 +9,13 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"iter"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 
+	"golang.org/x/tools/go/ast/edge"
 	"golang.org/x/tools/go/ast/inspector"
 )
 
@@ -45,6 +47,62 @@ func Unwrap(info *types.Info, e ast.Expr) ast.Expr {
 			return e
 		}
 	}
+}
+
+// StringLits yields every string literal under ins's root with its
+// unquoted value (literals that do not unquote are passed over).
+func StringLits(ins *inspector.Inspector) iter.Seq2[inspector.Cursor, string] {
+	return func(yield func(inspector.Cursor, string) bool) {
+		for cur := range ins.Root().Preorder((*ast.BasicLit)(nil)) {
+			lit := cur.Node().(*ast.BasicLit)
+			if lit.Kind != token.STRING {
+				continue
+			}
+			v, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				continue
+			}
+			if !yield(cur, v) {
+				return
+			}
+		}
+	}
+}
+
+// Outermost climbs from the expression at cur through the parentheses and
+// type conversions around it (Unwrap the other way) and returns the
+// outermost: the expression as its context uses it.
+func Outermost(info *types.Info, cur inspector.Cursor) inspector.Cursor {
+	for {
+		p := cur.Parent()
+		switch n := p.Node().(type) {
+		case *ast.CallExpr:
+			if len(n.Args) == 1 && info.Types[n.Fun].IsType() {
+				cur = p
+				continue
+			}
+		case *ast.ParenExpr:
+			cur = p
+			continue
+		}
+		return cur
+	}
+}
+
+// MapLiteralKey reports whether the expression at cur is the key of an
+// element of a map composite literal.
+func MapLiteralKey(info *types.Info, cur inspector.Cursor) bool {
+	if k, _ := cur.ParentEdge(); k != edge.KeyValueExpr_Key {
+		return false
+	}
+	lit, ok := cur.Parent().Parent().Node().(*ast.CompositeLit)
+	return ok && IsMap(info, lit)
+}
+
+// IsMap reports whether e's type is a map type (through names and aliases).
+func IsMap(info *types.Info, e ast.Expr) bool {
+	_, ok := Under(info.TypeOf(e)).(*types.Map)
+	return ok
 }
 
 // NameOf returns the identifier name of an ident or the selector name of a

@@ -146,25 +146,11 @@ func run(pass *analysis.Pass) (any, error) {
 // advertises reports whether the extension ID at cur is declared (map
 // literal key, index assignment key, or AddExtension-style argument).
 func advertises(info *types.Info, cur inspector.Cursor) bool {
-	for {
-		p := cur.Parent()
-		if call, ok := p.Node().(*ast.CallExpr); ok && len(call.Args) == 1 && info.Types[call.Fun].IsType() {
-			cur = p
-			continue
-		}
-		if _, ok := p.Node().(*ast.ParenExpr); ok {
-			cur = p
-			continue
-		}
-		break
-	}
+	cur = astq.Outermost(info, cur)
 	k, idx := cur.ParentEdge()
 	switch k {
 	case edge.KeyValueExpr_Key:
-		if lit, ok := cur.Parent().Parent().Node().(*ast.CompositeLit); ok {
-			_, isMap := astq.Under(info.TypeOf(lit)).(*types.Map)
-			return isMap
-		}
+		return astq.MapLiteralKey(info, cur)
 	case edge.IndexExpr_Index:
 		ke, _ := cur.Parent().ParentEdge()
 		return ke == edge.AssignStmt_Lhs

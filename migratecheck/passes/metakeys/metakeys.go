@@ -81,29 +81,12 @@ func run(pass *analysis.Pass) (any, error) {
 // mapKey: the expression at cur (through parens and conversions) is a map
 // literal key or the index of a map index expression.
 func mapKey(info *types.Info, cur inspector.Cursor) bool {
-	for {
-		p := cur.Parent()
-		if call, ok := p.Node().(*ast.CallExpr); ok && len(call.Args) == 1 && info.Types[call.Fun].IsType() {
-			cur = p
-			continue
-		}
-		if _, ok := p.Node().(*ast.ParenExpr); ok {
-			cur = p
-			continue
-		}
-		break
-	}
-	k, _ := cur.ParentEdge()
-	switch k {
+	cur = astq.Outermost(info, cur)
+	switch k, _ := cur.ParentEdge(); k {
 	case edge.KeyValueExpr_Key:
-		if lit, ok := cur.Parent().Parent().Node().(*ast.CompositeLit); ok {
-			_, isMap := astq.Under(info.TypeOf(lit)).(*types.Map)
-			return isMap
-		}
+		return astq.MapLiteralKey(info, cur)
 	case edge.IndexExpr_Index:
-		ix := cur.Parent().Node().(*ast.IndexExpr)
-		_, isMap := astq.Under(info.TypeOf(ix.X)).(*types.Map)
-		return isMap
+		return astq.IsMap(info, cur.Parent().Node().(*ast.IndexExpr).X)
 	}
 	return false
 }

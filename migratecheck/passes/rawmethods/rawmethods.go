@@ -187,15 +187,7 @@ func run(pass *analysis.Pass) (any, error) {
 	// literal, and whether the new notification name is used anywhere.
 	decls := map[types.Object]*declUse{}
 	hasNew := false
-	for cur := range ins.Root().Preorder((*ast.BasicLit)(nil)) {
-		lit := cur.Node().(*ast.BasicLit)
-		if lit.Kind != token.STRING {
-			continue
-		}
-		v, err := strconv.Unquote(lit.Value)
-		if err != nil {
-			continue
-		}
+	for cur, v := range astq.StringLits(ins) {
 		if v == NewNotification {
 			hasNew = true
 		}
@@ -203,7 +195,7 @@ func run(pass *analysis.Pass) (any, error) {
 			continue
 		}
 		if obj, name := declaredBy(info, cur); obj != nil {
-			decls[obj] = &declUse{lit: lit, name: name}
+			decls[obj] = &declUse{lit: cur.Node().(*ast.BasicLit), name: name}
 			if v != "notifications/tasks/status" {
 				res.Declares = true
 			}
@@ -353,15 +345,7 @@ func customProtocol(pass *analysis.Pass, cfg *settings.Snapshot, ins *inspector.
 		}
 	}
 	foreign := false
-	for cur := range ins.Root().Preorder((*ast.BasicLit)(nil)) {
-		lit := cur.Node().(*ast.BasicLit)
-		if lit.Kind != token.STRING {
-			continue
-		}
-		v, err := strconv.Unquote(lit.Value)
-		if err != nil {
-			continue
-		}
+	for _, v := range astq.StringLits(ins) {
 		if name, ok := strings.CutPrefix(v, "tasks/"); ok && name != "" && !strings.ContainsAny(name, " /%(") {
 			if !mcpTaskMethods[name] {
 				foreign = true
