@@ -324,6 +324,13 @@ func (mx *muxer) run(sh *muxShard) {
 		var timer Timer
 		if !wakeAt.IsZero() {
 			timer = clk.NewTimer(wakeAt.Sub(now))
+			// The clock may have moved between reading now and arming the
+			// timer (which counts from the clock's time at arming): a wake
+			// time already passed must not wait for the next tick.
+			if !clk.Now().Before(wakeAt) {
+				timer.Stop()
+				continue
+			}
 			timerC = timer.C()
 		}
 		select {
