@@ -22,7 +22,13 @@ func (realClock) Now() time.Time { return time.Now() }
 
 func (realClock) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
 
+// AfterFunc runs f on its own goroutine once d has passed (a parked
+// watcher's next step, see watcher).
+func (realClock) AfterFunc(d time.Duration, f func()) Timer {
+	return realTimer{time.AfterFunc(d, f)}
+}
+
 type realTimer struct{ t *time.Timer }
 
-func (t realTimer) C() <-chan time.Time { return t.t.C }
+func (t realTimer) C() <-chan time.Time { return t.t.C } // nil for an AfterFunc timer
 func (t realTimer) Stop() bool          { return t.t.Stop() }

@@ -140,6 +140,7 @@ type muxSub struct {
 	sh     *muxShard
 	ch     chan *modern.DetailedTask // cap 1, newest wins; closed at the end
 	ready  chan muxAnswer            // cap 1
+	notify func()                    // after each send on ch and its close (nil: none)
 	answer bool                      // ready was sent
 	closed bool
 	// the last state delivered (de-duplication across listens)
@@ -168,9 +169,10 @@ func newMuxer(m *Manager) *muxer {
 
 // muxPusher is the Pusher a watcher of a SessionPusher source uses.
 type muxPusher struct {
-	mx  *muxer
-	key muxKey
-	src Pusher
+	mx     *muxer
+	key    muxKey
+	src    Pusher
+	notify func() // called after each delivery and when the channel closes (nil: none)
 }
 
 // ListenTasks registers the task with the session's shared streams and
@@ -180,7 +182,7 @@ func (p muxPusher) ListenTasks(ctx context.Context, taskIDs []string) (<-chan *m
 	if len(taskIDs) != 1 {
 		return p.src.ListenTasks(ctx, taskIDs)
 	}
-	s := p.mx.register(p.key, p.src, taskIDs[0])
+	s := p.mx.register(p.key, p.src, taskIDs[0], p.notify)
 	var a muxAnswer
 	select {
 	case a = <-s.ready:
@@ -197,7 +199,7 @@ func (p muxPusher) ListenTasks(ctx context.Context, taskIDs []string) (<-chan *m
 }
 
 // register adds id to its session's first shard with room.
-func (mx *muxer) register(key muxKey, src Pusher, id string) *muxSub {
+func (mx *muxer) register(key muxKey, src Pusher, id string, notify func()) *muxSub {
 	m := mx.m
 	limit := m.cfg.MaxStreamTasks
 	mx.mu.Lock()
@@ -221,7 +223,7 @@ func (mx *muxer) register(key muxKey, src Pusher, id string) *muxSub {
 		sh = &muxShard{g: g, subs: map[string]*muxSub{}, wake: make(chan struct{}, 1), opened: make(chan muxOpened, 1)}
 		g.shards = append(g.shards, sh)
 	}
-	s := &muxSub{id: id, sh: sh, ch: make(chan *modern.DetailedTask, 1), ready: make(chan muxAnswer, 1)}
+	s := &muxSub{id: id, sh: sh, ch: make(chan *modern.DetailedTask, 1), ready: make(chan muxAnswer, 1), notify: notify}
 	sh.subs[id] = s
 	sh.waiting++
 	mx.changed.Broadcast()
@@ -264,6 +266,9 @@ func (mx *muxer) dropLocked(s *muxSub) bool {
 	if !s.closed {
 		s.closed = true
 		close(s.ch)
+		if s.notify != nil {
+			s.notify()
+		}
 	}
 	return true
 }
@@ -489,6 +494,9 @@ func (mx *muxer) deliverLocked(s *muxSub, t *modern.DetailedTask) {
 	default:
 	}
 	s.ch <- t
+	if s.notify != nil {
+		s.notify()
+	}
 }
 
 // Streams returns the number of shared listens open now and the number

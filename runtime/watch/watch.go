@@ -18,6 +18,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tasksbridge/tasksbridge/modern"
@@ -266,6 +267,44 @@ type Manager struct {
 	entries map[Key]*entry
 	closed  bool
 	wg      sync.WaitGroup
+
+	parkMu  sync.Mutex
+	parkedN int        // watchers parked (no goroutine)
+	parkC   *sync.Cond // broadcast when parkedN changes (tests wait on it)
+}
+
+// parkedMoved counts a watcher parking (+1) or resuming (-1).
+func (m *Manager) parkedMoved(d int) {
+	m.parkMu.Lock()
+	m.parkedN += d
+	m.parkC.Broadcast()
+	m.parkMu.Unlock()
+}
+
+// Parked returns the number of watchers parked now: waiting for their next
+// event or timer with no goroutine (tests, metrics).
+func (m *Manager) Parked() int {
+	m.parkMu.Lock()
+	defer m.parkMu.Unlock()
+	return m.parkedN
+}
+
+// WaitParked waits until cond holds on the number of parked watchers, or
+// until ctx ends; it reports whether cond held (tests wait on it instead
+// of sleeping).
+func (m *Manager) WaitParked(ctx context.Context, cond func(n int) bool) bool {
+	stop := context.AfterFunc(ctx, func() {
+		m.parkMu.Lock()
+		m.parkC.Broadcast()
+		m.parkMu.Unlock()
+	})
+	defer stop()
+	m.parkMu.Lock()
+	defer m.parkMu.Unlock()
+	for !cond(m.parkedN) && ctx.Err() == nil {
+		m.parkC.Wait()
+	}
+	return cond(m.parkedN)
 }
 
 // entry is one watched task: its subscribers, its latest snapshot and, while
@@ -279,6 +318,30 @@ type entry struct {
 	pushing bool          // the upstream reports the task's changes (notifications/tasks flow)
 	wake    chan struct{} // cap 1: subscribers changed
 	kick    chan uint64   // cap 1: "poll now unless an attempt finished after this seq"
+	w       atomic.Pointer[watcher]
+}
+
+// poke wakes e's watcher (if parked) after a send on wake or kick.
+func (e *entry) poke() {
+	if w := e.w.Load(); w != nil {
+		w.poke()
+	}
+}
+
+// signalWake tells e's watcher that its subscribers changed.
+func (e *entry) signalWake() {
+	signal(e.wake)
+	e.poke()
+}
+
+// askRead asks e's watcher to read now unless an attempt finished after
+// seen (a request already pending stands).
+func (e *entry) askRead(seen uint64) {
+	select {
+	case e.kick <- seen:
+	default:
+	}
+	e.poke()
 }
 
 // NewManager returns a Manager. cfg.Source is required.
@@ -287,6 +350,7 @@ func NewManager(cfg Config) *Manager {
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{cfg: cfg, ctx: ctx, cancel: cancel, entries: map[Key]*entry{}}
 	m.mux = newMuxer(m)
+	m.parkC = sync.NewCond(&m.parkMu)
 	m.reads = make(chan struct{}, cfg.MaxConcurrentReads)
 	return m
 }
@@ -416,7 +480,7 @@ func (m *Manager) Attach(ctx context.Context, key Key) (*Subscription, error) {
 		e.running = true
 	}
 	m.mu.Unlock()
-	signal(e.wake)
+	e.signalWake()
 	if start {
 		if err := m.start(e); err != nil {
 			s.Close()
@@ -452,7 +516,7 @@ func (m *Manager) detach(s *Subscription) {
 		return
 	}
 	e.idleAt = m.cfg.Clock.Now()
-	signal(e.wake)
+	e.signalWake()
 }
 
 func signal(ch chan struct{}) {
@@ -476,14 +540,18 @@ func (m *Manager) start(e *entry) error {
 		w.pusher = p
 		if sp, ok := src.(SessionPusher); ok {
 			if s := sp.PushSession(); s != "" {
-				w.pusher = muxPusher{mx: m.mux, key: muxKey{target: e.key.Target, session: s}, src: p}
+				w.pusher = muxPusher{mx: m.mux, key: muxKey{target: e.key.Target, session: s}, src: p, notify: w.poke}
+				w.notifies = true
 			}
 		}
 	}
+	e.w.Store(w)
+	// The watcher counts in wg from its start to its end, parked or not.
 	m.wg.Add(1)
 	go func() {
-		defer m.wg.Done()
-		w.run()
+		if !w.run() {
+			m.wg.Done()
+		}
 	}()
 	return nil
 }
@@ -587,10 +655,7 @@ func (m *Manager) Get(ctx context.Context, key Key, maxAge time.Duration) (Snaps
 		}
 	}
 	seen := snap.Seq
-	select {
-	case sub.e.kick <- seen:
-	default: // a refresh is already requested
-	}
+	sub.e.askRead(seen)
 	for {
 		select {
 		case s, ok := <-sub.C:
@@ -622,10 +687,7 @@ func (m *Manager) Refresh(key Key) {
 	}
 	m.mu.Unlock()
 	if e != nil {
-		select {
-		case e.kick <- seq:
-		default:
-		}
+		e.askRead(seq)
 	}
 }
 
