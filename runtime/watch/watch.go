@@ -397,13 +397,16 @@ type Subscription struct {
 	// always gets the latest state. C is closed when the subscription ends.
 	C <-chan Snapshot
 
-	m     *Manager
-	e     *entry
-	ch    chan Snapshot
-	stop  func() bool // unregisters the context hook
-	mu    sync.Mutex
-	last  Snapshot
-	ended bool
+	m    *Manager
+	e    *entry
+	ch   chan Snapshot
+	stop func() bool // unregisters the context hook
+	// notify is called after each snapshot offered and when C closes (nil:
+	// none): a waiter with no goroutine of its own hears it (AttachNotify).
+	notify func()
+	mu     sync.Mutex
+	last   Snapshot
+	ended  bool
 }
 
 // Latest returns the newest snapshot offered to this subscription.
@@ -417,8 +420,8 @@ func (s *Subscription) Latest() Snapshot {
 // s.mu held, so the send after the drain never blocks.
 func (s *Subscription) offer(snap Snapshot) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.ended {
+		s.mu.Unlock()
 		return
 	}
 	s.last = snap
@@ -427,6 +430,10 @@ func (s *Subscription) offer(snap Snapshot) {
 	default:
 	}
 	s.ch <- snap
+	s.mu.Unlock()
+	if s.notify != nil {
+		s.notify()
+	}
 }
 
 // Close ends this subscription only (docs/ARCHITECTURE.md, A client giving
@@ -446,12 +453,27 @@ func (s *Subscription) Close() {
 		stop()
 	}
 	s.m.detach(s)
+	if s.notify != nil {
+		s.notify()
+	}
 }
 
 // Attach subscribes to key's task, starting its watcher if none runs. The
 // subscription ends when ctx ends or Close is called. The current snapshot,
 // if there is one, is already waiting on C.
 func (m *Manager) Attach(ctx context.Context, key Key) (*Subscription, error) {
+	return m.attach(ctx, key, nil)
+}
+
+// AttachNotify is Attach for a waiter with no goroutine blocked on C:
+// notify is called (on the caller's or a watcher's goroutine; it must not
+// block) after every snapshot offered on C and once C closes; the waiter
+// then receives from C without blocking.
+func (m *Manager) AttachNotify(ctx context.Context, key Key, notify func()) (*Subscription, error) {
+	return m.attach(ctx, key, notify)
+}
+
+func (m *Manager) attach(ctx context.Context, key Key, notify func()) (*Subscription, error) {
 	if key.TaskID == "" {
 		return nil, rpc.Errorf(rpc.CodeInvalidParams, "watch: empty task id")
 	}
@@ -467,7 +489,7 @@ func (m *Manager) Attach(ctx context.Context, key Key) (*Subscription, error) {
 		m.entries[key] = e
 	}
 	ch := make(chan Snapshot, 1)
-	s := &Subscription{C: ch, m: m, e: e, ch: ch}
+	s := &Subscription{C: ch, m: m, e: e, ch: ch, notify: notify}
 	e.subs[s] = struct{}{}
 	e.idleAt = time.Time{}
 	if e.snap.Seq > 0 {
