@@ -266,6 +266,11 @@ func (pc *parkCtl) takeOverLocked() bool {
 	pc.lr.clientGone = o.isGone
 	pc.lr.cancel(nil)
 	pc.lr.cancel = func(error) {}
+	// The request itself is let go too (its headers, its context chain):
+	// a parked wait answers on an event stream, where an upstream refusal
+	// is never relayed as an HTTP status, the one use of it after the
+	// handler (relayAuth).
+	pc.lr.r = nil
 	return true
 }
 

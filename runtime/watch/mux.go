@@ -280,6 +280,9 @@ func (mx *muxer) answerLocked(s *muxSub, a muxAnswer) {
 	s.answer = true
 	s.sh.waiting--
 	s.ready <- a
+	if s.notify != nil {
+		s.notify()
+	}
 }
 
 // run serves one shard: it opens a listen when ids wait for one (at most

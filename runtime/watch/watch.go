@@ -369,8 +369,16 @@ func (m *Manager) Close() {
 			subs = append(subs, s)
 		}
 	}
+	entries := make([]*entry, 0, len(m.entries))
+	for _, e := range m.entries {
+		entries = append(entries, e)
+	}
 	m.mu.Unlock()
 	m.cancel()
+	// Parked watchers hold no context hook: wake them to see the end.
+	for _, e := range entries {
+		e.poke()
+	}
 	for _, s := range subs {
 		s.Close()
 	}

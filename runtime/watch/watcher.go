@@ -33,9 +33,8 @@ type watcher struct {
 
 	pmu    sync.Mutex
 	parked bool
-	dirty  bool        // an event came while the loop ran: do not park on it
-	timer  Timer       // wakes a parked watcher at its next step
-	unhook func() bool // the parked watcher's shutdown hook
+	dirty  bool      // an event came while the loop ran: do not park on it
+	timer  FuncTimer // wakes a parked watcher at its next step (made at the first park, then reset)
 }
 
 // leadState is what the reading loop carries from one step to the next.
@@ -50,8 +49,13 @@ type leadState struct {
 	backoff  time.Duration
 	asked    bool // the next read was asked for (a kick)
 
-	updates       <-chan *modern.DetailedTask // non-nil while notifications flow
-	listening     chan listenResult           // non-nil while a listen attempt runs
+	updates   <-chan *modern.DetailedTask // non-nil while notifications flow
+	listening chan listenResult           // non-nil while a listen attempt runs
+	// registering is the shared stream's answer to this task's
+	// registration (notifies: no goroutine waits for it); nil when none is
+	// awaited.
+	registering   <-chan muxAnswer
+	msub          *muxSub
 	listenCancel  func()
 	nextListen    time.Time
 	listenBackoff time.Duration
@@ -69,7 +73,7 @@ const never = 1000 * time.Hour
 // afterFuncer is a Clock that can run a function when a duration has passed
 // (the wall clock can); a watcher parks only on such a clock.
 type afterFuncer interface {
-	AfterFunc(d time.Duration, f func()) Timer
+	AfterFunc(d time.Duration, f func()) FuncTimer
 }
 
 // run is the watcher's first step; it reports whether the watcher parked
@@ -152,14 +156,7 @@ func (w *watcher) poke() {
 	}
 	w.parked = false
 	w.m.parkedMoved(-1)
-	if w.timer != nil {
-		w.timer.Stop()
-		w.timer = nil
-	}
-	if w.unhook != nil {
-		w.unhook()
-		w.unhook = nil
-	}
+	w.timer.Stop()
 	w.pmu.Unlock()
 	go w.resume()
 }
@@ -175,8 +172,14 @@ func (w *watcher) park(af afterFuncer, wakeAt time.Time) bool {
 	}
 	w.parked = true
 	w.m.parkedMoved(1)
-	w.timer = af.AfterFunc(max(wakeAt.Sub(w.m.cfg.Clock.Now()), 0), w.poke)
-	w.unhook = context.AfterFunc(w.ls.ctx, w.poke)
+	// Shutdown reaches a parked watcher through Manager.Close, which pokes
+	// every watcher after cancelling their contexts.
+	d := max(wakeAt.Sub(w.m.cfg.Clock.Now()), 0)
+	if w.timer == nil {
+		w.timer = af.AfterFunc(d, w.poke)
+	} else {
+		w.timer.Reset(d)
+	}
 	return true
 }
 
@@ -187,6 +190,7 @@ type event struct {
 	raw  []byte
 	ok   bool
 	r    listenResult
+	a    muxAnswer
 	t    *modern.DetailedTask
 }
 
@@ -198,6 +202,7 @@ const (
 	evListen
 	evUpdate
 	evDone
+	evRegistered
 )
 
 // loop runs the watcher's steps until it stops, loses the lease or parks.
@@ -251,7 +256,13 @@ func (w *watcher) loop(sh *shared) outcome {
 				ls.nextPoll = now.Add(w.pollDelay(snap.Task, ls.updates != nil))
 			}
 		}
-		if w.pusher != nil && ls.updates == nil && ls.listening == nil && !now.Before(ls.nextListen) {
+		if mp, ok := w.pusher.(muxPusher); ok && w.notifies && ls.updates == nil && ls.registering == nil && !now.Before(ls.nextListen) {
+			// Join the session's shared stream; its answer comes as an
+			// event (mux.go), so nothing waits for it.
+			s := mp.mx.register(mp.key, mp.src, w.e.key.TaskID, w.poke)
+			ls.msub, ls.registering = s, s.ready
+			ls.listenCancel = func() { mp.mx.unregister(s) }
+		} else if w.pusher != nil && !w.notifies && ls.updates == nil && ls.listening == nil && !now.Before(ls.nextListen) {
 			lctx, lcancel := context.WithCancel(ctx)
 			ls.listenCancel = lcancel
 			ls.listening = make(chan listenResult, 1)
@@ -263,7 +274,7 @@ func (w *watcher) loop(sh *shared) outcome {
 		}
 
 		wakeAt := ls.nextPoll
-		if w.pusher != nil && ls.updates == nil && ls.listening == nil && ls.nextListen.Before(wakeAt) {
+		if w.pusher != nil && ls.updates == nil && ls.listening == nil && ls.registering == nil && ls.nextListen.Before(wakeAt) {
 			wakeAt = ls.nextListen
 		}
 		if at, ok := w.idleDeadline(); ok && at.Before(wakeAt) {
@@ -283,6 +294,8 @@ func (w *watcher) loop(sh *shared) outcome {
 				ev.kind = evWake
 			case ev.t, ev.ok = <-ls.updates:
 				ev.kind = evUpdate
+			case ev.a = <-ls.registering:
+				ev.kind = evRegistered
 			case <-ctx.Done():
 				ev.kind = evDone
 			default:
@@ -309,6 +322,8 @@ func (w *watcher) loop(sh *shared) outcome {
 				ev.kind = evListen
 			case ev.t, ev.ok = <-ls.updates:
 				ev.kind = evUpdate
+			case ev.a = <-ls.registering:
+				ev.kind = evRegistered
 			case <-ctx.Done():
 				ev.kind = evDone
 			}
@@ -327,6 +342,20 @@ func (w *watcher) handle(sh *shared, ev event) (outcome, bool) {
 	ls := w.ls
 	ctx := ls.ctx
 	id := w.e.key.TaskID
+	if ev.kind == evRegistered {
+		// As muxPusher.ListenTasks answers a listen that waited for it.
+		s := ls.msub
+		ls.registering = nil
+		var r listenResult
+		if ev.a.err == nil && ev.a.acked {
+			r = listenResult{updates: s.ch, acked: true}
+		} else {
+			ls.listenCancel()
+			ls.listenCancel = func() {}
+			r = listenResult{err: ev.a.err}
+		}
+		ev = event{kind: evListen, r: r}
+	}
 	switch ev.kind {
 	case evKick:
 		if ev.seen >= ls.seq { // no attempt finished since the caller looked
