@@ -161,3 +161,58 @@ func (p *parkSource) set(t *modern.DetailedTask) {
 	defer p.mu.Unlock()
 	p.tasks[t.TaskID] = t
 }
+
+// queued is the number of live tickets waiting for a read token.
+func (g *readGate) queued() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := 0
+	for _, t := range g.q {
+		if !t.cancelled && !t.granted {
+			n++
+		}
+	}
+	return n
+}
+
+// A burst of watchers starting together queues for the read tokens with no
+// goroutine each: with 2 reads in flight (held upstream), the other 198
+// watchers wait as queue entries, and all of them read once the upstream
+// answers (a goroutine blocked on the token per watcher would add 400).
+func TestQueuedReadsHoldNoGoroutine(t *testing.T) {
+	const n = 200
+	f := newFakeSource()
+	f.got = make(chan string, 4*n)
+	g := &gatedSource{fakeSource: f, release: make(chan struct{}), entered: make(chan struct{}, n)}
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("T%03d", i)
+		f.set(task(ids[i], modern.StatusWorking, 30_000))
+	}
+	m := NewManager(Config{
+		Source: func(Key) (Source, error) { return g, nil },
+		Jitter: -1, Logger: slog.New(slog.DiscardHandler), IdleTimeout: time.Hour, MaxConcurrentReads: 2,
+	})
+	t.Cleanup(m.Close)
+	before := runtime.NumGoroutine()
+	subs := attachAll(t, m, ids...)
+	<-g.entered
+	<-g.entered
+	waitParked(t, m, "saw the queued watchers park", func(k int) bool { return k == n-2 && m.reads.queued() == n-2 })
+	if extra := runtime.NumGoroutine() - before; float64(extra)/n > 0.2 {
+		t.Fatalf("%d watchers, 2 reading: %d more goroutines, want ≤ %d", n, extra, n/5)
+	}
+	go func() {
+		for range n {
+			g.release <- struct{}{}
+		}
+	}()
+	for _, s := range subs {
+		until(t, s, seqAtLeast(1))
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.maxInFlight > 2 {
+		t.Fatalf("%d tasks/get in flight at once, want ≤ 2", g.maxInFlight)
+	}
+}

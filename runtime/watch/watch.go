@@ -260,8 +260,8 @@ type Manager struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mux   *muxer        // the listens shared by an upstream session's tasks
-	reads chan struct{} // MaxConcurrentReads tokens
+	mux   *muxer    // the listens shared by an upstream session's tasks
+	reads *readGate // MaxConcurrentReads tokens
 
 	mu      sync.Mutex
 	entries map[Key]*entry
@@ -351,7 +351,7 @@ func NewManager(cfg Config) *Manager {
 	m := &Manager{cfg: cfg, ctx: ctx, cancel: cancel, entries: map[Key]*entry{}}
 	m.mux = newMuxer(m)
 	m.parkC = sync.NewCond(&m.parkMu)
-	m.reads = make(chan struct{}, cfg.MaxConcurrentReads)
+	m.reads = newReadGate(cfg.MaxConcurrentReads)
 	return m
 }
 

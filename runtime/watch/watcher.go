@@ -48,6 +48,9 @@ type leadState struct {
 	nextPoll time.Time
 	backoff  time.Duration
 	asked    bool // the next read was asked for (a kick)
+	// ticket is the watcher's place in the queue for a read token
+	// (parking watchers only; nil: not queued).
+	ticket *gateTicket
 
 	updates   <-chan *modern.DetailedTask // non-nil while notifications flow
 	listening chan listenResult           // non-nil while a listen attempt runs
@@ -129,6 +132,10 @@ func (w *watcher) endLead() {
 	m, ls := w.m, w.ls
 	ls.cancel()
 	m.setPushing(w.e, false)
+	if ls.ticket != nil {
+		m.reads.abandon(ls.ticket)
+		ls.ticket = nil
+	}
 	ls.listenCancel()
 	if ls.listening != nil {
 		r := <-ls.listening
@@ -212,6 +219,7 @@ func (w *watcher) loop(sh *shared) outcome {
 	ls := w.ls
 	ctx := ls.ctx
 	af, _ := clk.(afterFuncer)
+	parking := af != nil && sh == nil
 	for {
 		now := clk.Now()
 		if w.retireIfIdle(now) {
@@ -220,15 +228,36 @@ func (w *watcher) loop(sh *shared) outcome {
 		if sh != nil && !now.Before(sh.renewAt) && !sh.renew(ctx, now) {
 			return outLost
 		}
+		// A read someone waits for (Get, Refresh) skips the queue of
+		// scheduled reads: another principal's tasks/get is not held
+		// behind a burst of this process's cadence reads.
+		urgent := ls.asked || len(w.e.kick) > 0
+		gate := gateWait
 		if !now.Before(ls.nextPoll) {
-			// A read someone waits for (Get, Refresh) skips the queue of
-			// scheduled reads: another principal's tasks/get is not held
-			// behind a burst of this process's cadence reads.
+			switch {
+			case urgent:
+				gate = gateSkip
+				if ls.ticket != nil {
+					m.reads.abandon(ls.ticket)
+					ls.ticket = nil
+				}
+			case parking && ls.ticket == nil:
+				// A parking watcher queues for its token rather than
+				// blocking a goroutine on it.
+				if t, ok := m.reads.acquire(w.poke); ok {
+					gate = gateHeld
+				} else {
+					ls.ticket = t
+				}
+			case parking && m.reads.granted(ls.ticket):
+				gate, ls.ticket = gateHeld, nil
+			}
+		}
+		if !now.Before(ls.nextPoll) && ls.ticket == nil {
 			var snap Snapshot
 			var ok bool
-			urgent := ls.asked || len(w.e.kick) > 0
 			offStack(func() {
-				snap, ok = w.poll(ctx, &ls.seq, urgent)
+				snap, ok = w.poll(ctx, &ls.seq, gate)
 				if ok {
 					m.publish(ctx, w.e, snap, ls.share)
 				}
@@ -274,6 +303,9 @@ func (w *watcher) loop(sh *shared) outcome {
 		}
 
 		wakeAt := ls.nextPoll
+		if ls.ticket != nil {
+			wakeAt = now.Add(never) // the read waits for its token (poke)
+		}
 		if w.pusher != nil && ls.updates == nil && ls.listening == nil && ls.registering == nil && ls.nextListen.Before(wakeAt) {
 			wakeAt = ls.nextListen
 		}
@@ -445,18 +477,26 @@ func offStack(f func()) {
 	<-done
 }
 
-// poll reads the task once; a read not asked for waits for one of the
-// MaxConcurrentReads tokens first. ok is false when the watcher is being
-// shut down.
-func (w *watcher) poll(ctx context.Context, seq *uint64, asked bool) (Snapshot, bool) {
+// How poll treats the read tokens (Config.MaxConcurrentReads).
+const (
+	gateWait = iota // wait for a token (a scheduled read)
+	gateSkip        // none: a read someone waits for
+	gateHeld        // the caller holds one: poll releases it
+)
+
+// poll reads the task once; a scheduled read holds one of the
+// MaxConcurrentReads tokens while it runs. ok is false when the watcher is
+// being shut down.
+func (w *watcher) poll(ctx context.Context, seq *uint64, gate int) (Snapshot, bool) {
 	m := w.m
-	if !asked {
-		select {
-		case m.reads <- struct{}{}:
-			defer func() { <-m.reads }()
-		case <-ctx.Done():
+	switch gate {
+	case gateWait:
+		if !m.reads.wait(ctx) {
 			return Snapshot{}, false
 		}
+		defer m.reads.release()
+	case gateHeld:
+		defer m.reads.release()
 	}
 	rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
 	t, err := w.src.GetTask(rctx, w.e.key.TaskID)
