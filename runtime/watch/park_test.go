@@ -194,6 +194,8 @@ func TestQueuedReadsHoldNoGoroutine(t *testing.T) {
 		Jitter: -1, Logger: slog.New(slog.DiscardHandler), IdleTimeout: time.Hour, MaxConcurrentReads: 2,
 	})
 	t.Cleanup(m.Close)
+	// Runs first: reads still held (a failed test) end, so Close returns.
+	t.Cleanup(func() { close(g.release) })
 	before := runtime.NumGoroutine()
 	subs := attachAll(t, m, ids...)
 	<-g.entered
