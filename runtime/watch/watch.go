@@ -517,6 +517,9 @@ func (m *Manager) attach(ctx context.Context, key Key, notify func()) (*Subscrip
 			return nil, err
 		}
 	}
+	if ctx.Done() == nil {
+		return s, nil // a context that never ends needs no hook
+	}
 	// The hook may fire (and Close run) before AfterFunc returns, so stop is
 	// published under s.mu; a Close that already ran leaves nothing to stop.
 	stop := context.AfterFunc(ctx, s.Close)
