@@ -249,6 +249,7 @@ func (mx *muxer) unregister(s *muxSub) {
 	defer mx.mu.Unlock()
 	if mx.dropLocked(s) {
 		signal(s.sh.wake)
+		mx.changed.Broadcast()
 	}
 }
 
@@ -331,7 +332,9 @@ func (mx *muxer) run(sh *muxShard) {
 		var timerC <-chan time.Time
 		var timer Timer
 		if !wakeAt.IsZero() {
-			timer = clk.NewTimer(wakeAt.Sub(now))
+			// From the clock's time now, not the one read under the lock:
+			// time that passed meanwhile must not push the re-listen later.
+			timer = clk.NewTimer(wakeAt.Sub(clk.Now()))
 			timerC = timer.C()
 		}
 		select {
