@@ -1,6 +1,7 @@
 package legacyface
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -271,6 +272,12 @@ func (pc *parkCtl) takeOverLocked() bool {
 	// is never relayed as an HTTP status, the one use of it after the
 	// handler (relayAuth).
 	pc.lr.r = nil
+	// The params are kept (a resumed wait may need them) in a copy of
+	// their own: the original shares the buffer the whole message was read
+	// into, several times their size.
+	if ri := pc.lr.ri; ri != nil && ri.raw != nil {
+		ri.raw = bytes.Clone(ri.raw)
+	}
 	return true
 }
 
