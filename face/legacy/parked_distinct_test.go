@@ -80,9 +80,9 @@ func TestParkedWaitsOnDistinctTasksHoldNoGoroutine(t *testing.T) {
 	// Generous: a parked wait's records, its socket's and the watcher's
 	// state, not stacks; the measure also holds this process's client side
 	// and the test upstream's record of every request (about 90 KiB each
-	// with a hub and a watcher goroutine per task, about 35 KiB without).
-	if perWait > 48<<10 {
-		t.Errorf("%d parked waits on distinct tasks: %d B of heap and stacks each, want ≤ 48 KiB", n, perWait)
+	// with a hub and a watcher goroutine per task, 14–17 KiB without).
+	if perWait > 32<<10 {
+		t.Errorf("%d parked waits on distinct tasks: %d B of heap and stacks each, want ≤ 32 KiB", n, perWait)
 	}
 
 	for _, id := range ids {
