@@ -349,7 +349,7 @@ func (pc *parkCtl) settle(v *verdict) {
 }
 
 // largeAnswer is the size beyond which a parked wait's answer is written off
-// the hub's goroutine: smaller ones fit in the socket's send buffer, so
+// the hub's drive: smaller ones fit in the socket's send buffer, so
 // writing them does not block.
 const largeAnswer = 64 << 10
 
@@ -710,9 +710,9 @@ func (h *parkHub) poke() {
 	go h.drive()
 }
 
-// drive takes the hub's pending events in turn, the way the hub's
-// goroutine used to take them from its select, and exits once none is left
-// or the hub has no waits left (it then ends the hub).
+// drive takes the hub's pending events in turn, one per turn as a select
+// loop would, and exits once none is left or the hub has no waits left (it
+// then ends the hub).
 func (h *parkHub) drive() {
 	p := &h.b.parking
 	defer func() {

@@ -308,7 +308,7 @@ func (m *Manager) WaitParked(ctx context.Context, cond func(n int) bool) bool {
 }
 
 // entry is one watched task: its subscribers, its latest snapshot and, while
-// it runs, its watcher goroutine.
+// it runs, its watcher (on a goroutine or parked).
 type entry struct {
 	key     Key
 	subs    map[*Subscription]struct{}

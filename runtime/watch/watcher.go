@@ -220,6 +220,10 @@ func (w *watcher) loop(sh *shared) outcome {
 	ctx := ls.ctx
 	af, _ := clk.(afterFuncer)
 	parking := af != nil && sh == nil
+	offStack := offStack
+	if parking {
+		offStack = inline
+	}
 	for {
 		now := clk.Now()
 		if w.retireIfIdle(now) {
@@ -463,11 +467,15 @@ func (w *watcher) handle(sh *shared, ev event) (outcome, bool) {
 	return 0, false
 }
 
-// offStack runs f on a goroutine of its own and waits for it. A watcher
-// lives as long as its task, parked most of the time; the deep calls of a
-// read or a durable write (HTTP client, JSON, the store) would otherwise
-// grow its stack for good, and with one watcher per watched task that stack
-// is a large part of what a blocked wait costs.
+// offStack runs f on a goroutine of its own and waits for it. A watcher that
+// keeps its goroutine (see watcher) lives as long as its task, blocked most
+// of the time; the deep calls of a read or a durable write (HTTP client,
+// JSON, the store) would otherwise grow its stack for good, and with one
+// watcher per watched task that stack is a large part of what a blocked wait
+// costs. A parking watcher's goroutine ends at its next park: it calls f
+// itself (inline).
+func inline(f func()) { f() }
+
 func offStack(f func()) {
 	done := make(chan struct{})
 	go func() {
