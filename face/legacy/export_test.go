@@ -22,6 +22,25 @@ func (b *Bridge) DemoteAll() {
 	}
 }
 
+// AwaitParkedIdle waits until no parked-wait hub has work running and at
+// least watchers task watchers are parked (parked.go, runtime/watch).
+func AwaitParkedIdle(ctx context.Context, b *Bridge, watchers int) error {
+	if !b.watch.WaitParked(ctx, func(n int) bool { return n >= watchers }) {
+		return fmt.Errorf("%d watchers parked, want %d: %w", b.watch.Parked(), watchers, ctx.Err())
+	}
+	for {
+		ch := b.parking.moved.next()
+		if b.parking.driving.Load() == 0 {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("%d hubs still driving: %w", b.parking.driving.Load(), ctx.Err())
+		}
+	}
+}
+
 // AwaitParked waits until exactly n waits are parked (parked.go).
 func AwaitParked(ctx context.Context, b *Bridge, n int) error {
 	for {

@@ -1,6 +1,7 @@
 package legacyface
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -28,14 +29,16 @@ import (
 // but wait (await), it takes the connection over (Hijack) and returns: the
 // handler, net/http's goroutines and its buffers are gone, and what remains
 // is a parkCtl registered with the task's hub, the socket, and the
-// request's small records. One hub per task (one goroutine per task, not per
-// waiter) holds the task's one watcher subscription and its cancel pin, and
-// answers every parked wait of the task by the rules await follows for each
-// snapshot. The process's one keep-alive ticker writes SSE comments on
-// parked streams as on any other; since nothing reads a parked connection
-// any more, the ticker peeks at it for the client's close (peerClosed) and
-// takes a failed write as the client gone too, which ends the wait as a
-// disconnect ends a blocking one (the principal's waiter place is freed).
+// request's small records. One hub per task holds the task's one watcher
+// subscription and its cancel pin, and answers every parked wait of the
+// task by the rules await follows for each snapshot; it runs only when one
+// of its events comes (see parkHub), so a parked wait costs no goroutine
+// even when it is the only wait on its task. The process's one keep-alive
+// ticker writes SSE comments on parked streams as on any other; since
+// nothing reads a parked connection any more, the ticker peeks at it for
+// the client's close (peerClosed) and takes a failed write as the client
+// gone too, which ends the wait as a disconnect ends a blocking one (the
+// principal's waiter place is freed).
 //
 // The stream goes on exactly as it began: the response head was already
 // sent (the wait primed its event stream, L-63) with Connection: close, and
@@ -264,6 +267,17 @@ func (pc *parkCtl) takeOverLocked() bool {
 	pc.lr.clientGone = o.isGone
 	pc.lr.cancel(nil)
 	pc.lr.cancel = func(error) {}
+	// The request itself is let go too (its headers, its context chain):
+	// a parked wait answers on an event stream, where an upstream refusal
+	// is never relayed as an HTTP status, the one use of it after the
+	// handler (relayAuth).
+	pc.lr.r = nil
+	// The params are kept (a resumed wait may need them) in a copy of
+	// their own: the original shares the buffer the whole message was read
+	// into, several times their size.
+	if ri := pc.lr.ri; ri != nil && ri.raw != nil {
+		ri.raw = bytes.Clone(ri.raw)
+	}
 	return true
 }
 
@@ -335,7 +349,7 @@ func (pc *parkCtl) settle(v *verdict) {
 }
 
 // largeAnswer is the size beyond which a parked wait's answer is written off
-// the hub's goroutine: smaller ones fit in the socket's send buffer, so
+// the hub's drive: smaller ones fit in the socket's send buffer, so
 // writing them does not block.
 const largeAnswer = 64 << 10
 
@@ -541,18 +555,24 @@ func (t *takenConn) close() {
 
 // parking is the process's parked waits: one hub per task with waits.
 type parking struct {
-	mu    sync.Mutex
-	hubs  map[string]*parkHub // by local task id
-	n     atomic.Int64        // parked waits
-	moved heartbeat           // fires when n changes (tests wait on it)
+	mu      sync.Mutex
+	hubs    map[string]*parkHub // by local task id
+	n       atomic.Int64        // parked waits
+	driving atomic.Int64        // hubs with a drive running
+	moved   heartbeat           // fires when n changes or driving drops to 0 (tests wait on it)
 }
 
 // ParkedWaits returns how many waits are parked (no goroutine of their
 // own): tests, diagnostics.
 func (b *Bridge) ParkedWaits() int { return int(b.parking.n.Load()) }
 
-// parkHub answers the parked waits of one task: one goroutine and one
-// watcher subscription for all of them.
+// parkHub answers the parked waits of one task: one watcher subscription
+// for all of them, and no goroutine while nothing happens. The hub is a
+// state machine driven by its events (a snapshot offered or the
+// subscription's end, a cancel pinned, the record's expiry, a wait come or
+// gone): each event pokes it, and one goroutine at a time (drive) takes
+// the pending events in turn and exits when none is left. Thousands of
+// parked waits on distinct tasks thus cost their records, not a stack each.
 type parkHub struct {
 	b       *Bridge
 	rec     sessionmap.Task // the record the first wait saw (scope, ids)
@@ -560,7 +580,21 @@ type parkHub struct {
 	opts    modernup.CallOptions // the binding's options when the hub started (run binds again)
 	kick    chan struct{}        // a wait came or left
 	waiters map[*parkCtl]struct{}
-	dead    bool // the hub's goroutine ended: a new wait starts a new hub
+	dead    bool // the hub ended: a new wait starts a new hub
+
+	// Driven state (owned by the one drive running).
+	started bool
+	failed  func(awaitMode) (*rawResult, error) // the watcher could not be attached: every wait gets this
+	sub     *watch.Subscription
+	pinned  <-chan struct{}
+	unpin   func()
+	expiry  *time.Timer
+	expired chan struct{} // cap 1: the record's expiry passed
+
+	mu    sync.Mutex
+	busy  bool // a drive runs
+	dirty bool // an event came since the drive last looked
+	ended bool
 }
 
 func (p *parking) add(pc *parkCtl, rec sessionmap.Task) {
@@ -594,9 +628,11 @@ func (p *parking) add(pc *parkCtl, rec sessionmap.Task) {
 		p.remove(h, pc)
 	}
 	if start {
-		b.goBackground(h.run)
+		// The hub counts as the bridge's background work until it ends.
+		b.bgWG.Add(1)
 	}
 	signal(h.kick)
+	h.poke()
 }
 
 func (p *parking) remove(h *parkHub, pc *parkCtl) {
@@ -608,6 +644,7 @@ func (p *parking) remove(h *parkHub, pc *parkCtl) {
 		p.n.Add(-1)
 		p.moved.fire()
 		signal(h.kick)
+		h.poke()
 	}
 }
 
@@ -658,74 +695,151 @@ func (h *parkHub) settleAll(f func(awaitMode) (*rawResult, error)) {
 	}
 }
 
-// run is the hub's goroutine: it follows the task as await does and
-// answers the parked waits, until none is left.
-func (h *parkHub) run() {
-	b := h.b
-	p := &b.parking
-	// Bind again, as await does right before it attaches: a terminal
-	// snapshot relayed from the replica holding the task's lease drops this
-	// replica's binding (observe) before that replica's record write lands,
-	// and a watcher started without one cannot read the upstream.
-	b.bind(h.rec, h.opts)
-	sub, err := b.attach(h.key)
-	if err != nil {
-		// As await: closed watchers are a shutdown; a task that finished
-		// meanwhile is answered from its record.
-		err2 := errShuttingDown()
-		if !errors.Is(err, watch.ErrClosed) {
-			ctx, cancel := storeCtx()
-			cur, gerr := b.store.GetTask(ctx, h.rec.Scope, h.rec.ID)
-			cancel()
-			if gerr == nil && !live(cur) {
-				h.settleAll(verdictOf(decideWait(waitInput{rec: cur})))
-				p.retire(h)
+// poke tells the hub that an event is pending; a drive runs unless one
+// does already (it looks again before it exits).
+func (h *parkHub) poke() {
+	h.mu.Lock()
+	h.dirty = true
+	if h.busy || h.ended {
+		h.mu.Unlock()
+		return
+	}
+	h.busy = true
+	h.mu.Unlock()
+	h.b.parking.driving.Add(1)
+	go h.drive()
+}
+
+// drive takes the hub's pending events in turn, one per turn as a select
+// loop would, and exits once none is left or the hub has no waits left (it
+// then ends the hub).
+func (h *parkHub) drive() {
+	p := &h.b.parking
+	defer func() {
+		if p.driving.Add(-1) == 0 {
+			p.moved.fire()
+		}
+	}()
+	for {
+		h.mu.Lock()
+		if !h.dirty {
+			h.busy = false
+			h.mu.Unlock()
+			return
+		}
+		h.dirty = false
+		h.mu.Unlock()
+		for {
+			more, retired := h.turn()
+			if retired {
+				h.mu.Lock()
+				h.ended, h.busy = true, false
+				h.mu.Unlock()
+				h.end()
 				return
 			}
-			err2 = rpc.Errorf(rpc.CodeInternalError, "internal error: watch task: %v", err)
-		}
-		for {
-			h.settleAll(always(err2))
-			if p.retire(h) {
-				return
+			if !more {
+				break
 			}
 		}
 	}
-	defer sub.Close()
-	pinned, unpin := b.pinWait(h.rec.ID)
-	defer unpin()
-	expiry := newExpiryTimer(h.rec)
-	defer expiry.stop()
-	for {
+}
+
+// turn handles at most one pending event; more: one was handled (look
+// again), retired: the hub has no waits left and ended.
+func (h *parkHub) turn() (more, retired bool) {
+	b := h.b
+	p := &b.parking
+	if !h.started {
+		h.started = true
+		h.begin()
+		more = true
+	} else if h.failed != nil {
+		h.settleAll(h.failed)
+	} else {
 		select {
-		case snap, ok := <-sub.C:
+		case snap, ok := <-h.sub.C:
+			more = true
 			if !ok {
 				h.settleAll(always(errShuttingDown()))
 				break
 			}
 			h.step(snap)
-		case <-pinned:
-			pinned = nil
-			h.step(sub.Latest())
-		case <-expiry.c():
+		case <-h.pinned:
+			more = true
+			h.pinned = nil
+			h.step(h.sub.Latest())
+		case <-h.expired:
+			more = true
 			// The record's own end (createdAt + ttl, L-64), even when no
 			// snapshot comes.
-			expiry.rearm()
-			h.step(sub.Latest())
+			h.expiry.Reset(expiryRecheck)
+			h.step(h.sub.Latest())
 		case <-h.kick:
+			more = true
 			// A wait came (it must see the state it may have missed while
 			// it moved here) or left (the hub may be done).
 			p.mu.Lock()
 			n := len(h.waiters)
 			p.mu.Unlock()
 			if n > 0 {
-				h.step(sub.Latest())
+				h.step(h.sub.Latest())
 			}
-		}
-		if p.retire(h) {
-			return
+		default:
 		}
 	}
+	return more, p.retire(h)
+}
+
+// begin attaches the hub to the task's watcher, pins and expiry.
+func (h *parkHub) begin() {
+	b := h.b
+	// Bind again, as await does right before it attaches: a terminal
+	// snapshot relayed from the replica holding the task's lease drops this
+	// replica's binding (observe) before that replica's record write lands,
+	// and a watcher started without one cannot read the upstream.
+	b.bind(h.rec, h.opts)
+	sub, err := b.watch.AttachNotify(context.Background(), h.key, h.poke)
+	if err != nil {
+		// As await: closed watchers are a shutdown; a task that finished
+		// meanwhile is answered from its record.
+		h.failed = always(errShuttingDown())
+		if !errors.Is(err, watch.ErrClosed) {
+			ctx, cancel := storeCtx()
+			cur, gerr := b.store.GetTask(ctx, h.rec.Scope, h.rec.ID)
+			cancel()
+			if gerr == nil && !live(cur) {
+				h.failed = verdictOf(decideWait(waitInput{rec: cur}))
+			} else {
+				h.failed = always(rpc.Errorf(rpc.CodeInternalError, "internal error: watch task: %v", err))
+			}
+		}
+		h.settleAll(h.failed)
+		return
+	}
+	h.sub = sub
+	h.pinned, h.unpin = b.pinWaitNotify(h.rec.ID, h.poke)
+	if at, ok := h.rec.ExpiresAt(); ok && !h.rec.CreatedAt.IsZero() {
+		h.expired = make(chan struct{}, 1)
+		h.expiry = time.AfterFunc(max(time.Until(at), 0), func() {
+			signal(h.expired)
+			h.poke()
+		})
+	}
+}
+
+// end lets go of what the hub holds; it runs once, after the hub retired.
+func (h *parkHub) end() {
+	if h.expiry != nil {
+		h.expiry.Stop()
+	}
+	if h.unpin != nil {
+		h.unpin()
+	}
+	if h.sub != nil {
+		h.sub.Close()
+	}
+	h.b.bgWG.Done()
 }
 
 // step judges the task from the record and the snapshot snap by the rule

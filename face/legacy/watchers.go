@@ -264,17 +264,23 @@ func legacyTask(rec sessionmap.Task) legacy.Task {
 // pin waiters: a tasks/cancel wakes every tasks/result blocked on the task,
 // even when the upstream ignores the cancel.
 func (b *Bridge) pinWait(id string) (<-chan struct{}, func()) {
+	return b.pinWaitNotify(id, nil)
+}
+
+// pinWaitNotify is pinWait for a waiter with no goroutine blocked on the
+// channel: notify (nil: none) is called once the channel is closed.
+func (b *Bridge) pinWaitNotify(id string, notify func()) (<-chan struct{}, func()) {
 	ch := make(chan struct{})
 	b.mu.Lock()
 	if b.pinWaiters == nil {
-		b.pinWaiters = map[string]map[chan struct{}]struct{}{}
+		b.pinWaiters = map[string]map[chan struct{}]func(){}
 	}
 	m := b.pinWaiters[id]
 	if m == nil {
-		m = map[chan struct{}]struct{}{}
+		m = map[chan struct{}]func(){}
 		b.pinWaiters[id] = m
 	}
-	m[ch] = struct{}{}
+	m[ch] = notify
 	b.mu.Unlock()
 	return ch, func() {
 		b.mu.Lock()
@@ -293,8 +299,11 @@ func (b *Bridge) signalPin(id string) {
 	m := b.pinWaiters[id]
 	delete(b.pinWaiters, id)
 	b.mu.Unlock()
-	for ch := range m {
+	for ch, notify := range m {
 		close(ch)
+		if notify != nil {
+			notify()
+		}
 	}
 }
 

@@ -22,6 +22,19 @@ func (realClock) Now() time.Time { return time.Now() }
 
 func (realClock) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
 
+// AfterFunc runs f on its own goroutine once d has passed (a parked
+// watcher's next step, see watcher).
+func (realClock) AfterFunc(d time.Duration, f func()) FuncTimer {
+	return time.AfterFunc(d, f)
+}
+
+// FuncTimer is the part of a *time.Timer made by time.AfterFunc a parked
+// watcher uses: one per watcher, reset at each park.
+type FuncTimer interface {
+	Stop() bool
+	Reset(d time.Duration) bool
+}
+
 type realTimer struct{ t *time.Timer }
 
 func (t realTimer) C() <-chan time.Time { return t.t.C }

@@ -140,6 +140,7 @@ type muxSub struct {
 	sh     *muxShard
 	ch     chan *modern.DetailedTask // cap 1, newest wins; closed at the end
 	ready  chan muxAnswer            // cap 1
+	notify func()                    // after each send on ch and its close (nil: none)
 	answer bool                      // ready was sent
 	closed bool
 	// the last state delivered (de-duplication across listens)
@@ -168,9 +169,10 @@ func newMuxer(m *Manager) *muxer {
 
 // muxPusher is the Pusher a watcher of a SessionPusher source uses.
 type muxPusher struct {
-	mx  *muxer
-	key muxKey
-	src Pusher
+	mx     *muxer
+	key    muxKey
+	src    Pusher
+	notify func() // called after each delivery and when the channel closes (nil: none)
 }
 
 // ListenTasks registers the task with the session's shared streams and
@@ -180,7 +182,7 @@ func (p muxPusher) ListenTasks(ctx context.Context, taskIDs []string) (<-chan *m
 	if len(taskIDs) != 1 {
 		return p.src.ListenTasks(ctx, taskIDs)
 	}
-	s := p.mx.register(p.key, p.src, taskIDs[0])
+	s := p.mx.register(p.key, p.src, taskIDs[0], p.notify)
 	var a muxAnswer
 	select {
 	case a = <-s.ready:
@@ -197,7 +199,7 @@ func (p muxPusher) ListenTasks(ctx context.Context, taskIDs []string) (<-chan *m
 }
 
 // register adds id to its session's first shard with room.
-func (mx *muxer) register(key muxKey, src Pusher, id string) *muxSub {
+func (mx *muxer) register(key muxKey, src Pusher, id string, notify func()) *muxSub {
 	m := mx.m
 	limit := m.cfg.MaxStreamTasks
 	mx.mu.Lock()
@@ -221,7 +223,7 @@ func (mx *muxer) register(key muxKey, src Pusher, id string) *muxSub {
 		sh = &muxShard{g: g, subs: map[string]*muxSub{}, wake: make(chan struct{}, 1), opened: make(chan muxOpened, 1)}
 		g.shards = append(g.shards, sh)
 	}
-	s := &muxSub{id: id, sh: sh, ch: make(chan *modern.DetailedTask, 1), ready: make(chan muxAnswer, 1)}
+	s := &muxSub{id: id, sh: sh, ch: make(chan *modern.DetailedTask, 1), ready: make(chan muxAnswer, 1), notify: notify}
 	sh.subs[id] = s
 	sh.waiting++
 	mx.changed.Broadcast()
@@ -247,6 +249,7 @@ func (mx *muxer) unregister(s *muxSub) {
 	defer mx.mu.Unlock()
 	if mx.dropLocked(s) {
 		signal(s.sh.wake)
+		mx.changed.Broadcast()
 	}
 }
 
@@ -264,6 +267,9 @@ func (mx *muxer) dropLocked(s *muxSub) bool {
 	if !s.closed {
 		s.closed = true
 		close(s.ch)
+		if s.notify != nil {
+			s.notify()
+		}
 	}
 	return true
 }
@@ -275,6 +281,9 @@ func (mx *muxer) answerLocked(s *muxSub, a muxAnswer) {
 	s.answer = true
 	s.sh.waiting--
 	s.ready <- a
+	if s.notify != nil {
+		s.notify()
+	}
 }
 
 // run serves one shard: it opens a listen when ids wait for one (at most
@@ -323,10 +332,12 @@ func (mx *muxer) run(sh *muxShard) {
 		var timerC <-chan time.Time
 		var timer Timer
 		if !wakeAt.IsZero() {
-			timer = clk.NewTimer(wakeAt.Sub(now))
-			// The clock may have moved between reading now and arming the
-			// timer (which counts from the clock's time at arming): a wake
-			// time already passed must not wait for the next tick.
+			// From the clock's time now, not the one read under the lock:
+			// time that passed meanwhile must not push the re-listen later.
+			timer = clk.NewTimer(wakeAt.Sub(clk.Now()))
+			// And if the clock moved on while the timer was armed (it counts
+			// from the clock's time at arming), a wake time already passed
+			// must not wait for the next tick.
 			if !clk.Now().Before(wakeAt) {
 				timer.Stop()
 				continue
@@ -496,6 +507,9 @@ func (mx *muxer) deliverLocked(s *muxSub, t *modern.DetailedTask) {
 	default:
 	}
 	s.ch <- t
+	if s.notify != nil {
+		s.notify()
+	}
 }
 
 // Streams returns the number of shared listens open now and the number

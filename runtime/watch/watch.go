@@ -18,6 +18,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tasksbridge/tasksbridge/modern"
@@ -259,17 +260,55 @@ type Manager struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mux   *muxer        // the listens shared by an upstream session's tasks
-	reads chan struct{} // MaxConcurrentReads tokens
+	mux   *muxer    // the listens shared by an upstream session's tasks
+	reads *readGate // MaxConcurrentReads tokens
 
 	mu      sync.Mutex
 	entries map[Key]*entry
 	closed  bool
 	wg      sync.WaitGroup
+
+	parkMu  sync.Mutex
+	parkedN int        // watchers parked (no goroutine)
+	parkC   *sync.Cond // broadcast when parkedN changes (tests wait on it)
+}
+
+// parkedMoved counts a watcher parking (+1) or resuming (-1).
+func (m *Manager) parkedMoved(d int) {
+	m.parkMu.Lock()
+	m.parkedN += d
+	m.parkC.Broadcast()
+	m.parkMu.Unlock()
+}
+
+// Parked returns the number of watchers parked now: waiting for their next
+// event or timer with no goroutine (tests, metrics).
+func (m *Manager) Parked() int {
+	m.parkMu.Lock()
+	defer m.parkMu.Unlock()
+	return m.parkedN
+}
+
+// WaitParked waits until cond holds on the number of parked watchers, or
+// until ctx ends; it reports whether cond held (tests wait on it instead
+// of sleeping).
+func (m *Manager) WaitParked(ctx context.Context, cond func(n int) bool) bool {
+	stop := context.AfterFunc(ctx, func() {
+		m.parkMu.Lock()
+		m.parkC.Broadcast()
+		m.parkMu.Unlock()
+	})
+	defer stop()
+	m.parkMu.Lock()
+	defer m.parkMu.Unlock()
+	for !cond(m.parkedN) && ctx.Err() == nil {
+		m.parkC.Wait()
+	}
+	return cond(m.parkedN)
 }
 
 // entry is one watched task: its subscribers, its latest snapshot and, while
-// it runs, its watcher goroutine.
+// it runs, its watcher (on a goroutine or parked).
 type entry struct {
 	key     Key
 	subs    map[*Subscription]struct{}
@@ -279,6 +318,30 @@ type entry struct {
 	pushing bool          // the upstream reports the task's changes (notifications/tasks flow)
 	wake    chan struct{} // cap 1: subscribers changed
 	kick    chan uint64   // cap 1: "poll now unless an attempt finished after this seq"
+	w       atomic.Pointer[watcher]
+}
+
+// poke wakes e's watcher (if parked) after a send on wake or kick.
+func (e *entry) poke() {
+	if w := e.w.Load(); w != nil {
+		w.poke()
+	}
+}
+
+// signalWake tells e's watcher that its subscribers changed.
+func (e *entry) signalWake() {
+	signal(e.wake)
+	e.poke()
+}
+
+// askRead asks e's watcher to read now unless an attempt finished after
+// seen (a request already pending stands).
+func (e *entry) askRead(seen uint64) {
+	select {
+	case e.kick <- seen:
+	default:
+	}
+	e.poke()
 }
 
 // NewManager returns a Manager. cfg.Source is required.
@@ -287,7 +350,8 @@ func NewManager(cfg Config) *Manager {
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{cfg: cfg, ctx: ctx, cancel: cancel, entries: map[Key]*entry{}}
 	m.mux = newMuxer(m)
-	m.reads = make(chan struct{}, cfg.MaxConcurrentReads)
+	m.parkC = sync.NewCond(&m.parkMu)
+	m.reads = newReadGate(cfg.MaxConcurrentReads)
 	return m
 }
 
@@ -305,8 +369,16 @@ func (m *Manager) Close() {
 			subs = append(subs, s)
 		}
 	}
+	entries := make([]*entry, 0, len(m.entries))
+	for _, e := range m.entries {
+		entries = append(entries, e)
+	}
 	m.mu.Unlock()
 	m.cancel()
+	// Parked watchers hold no context hook: wake them to see the end.
+	for _, e := range entries {
+		e.poke()
+	}
 	for _, s := range subs {
 		s.Close()
 	}
@@ -333,13 +405,16 @@ type Subscription struct {
 	// always gets the latest state. C is closed when the subscription ends.
 	C <-chan Snapshot
 
-	m     *Manager
-	e     *entry
-	ch    chan Snapshot
-	stop  func() bool // unregisters the context hook
-	mu    sync.Mutex
-	last  Snapshot
-	ended bool
+	m    *Manager
+	e    *entry
+	ch   chan Snapshot
+	stop func() bool // unregisters the context hook
+	// notify is called after each snapshot offered and when C closes (nil:
+	// none): a waiter with no goroutine of its own hears it (AttachNotify).
+	notify func()
+	mu     sync.Mutex
+	last   Snapshot
+	ended  bool
 }
 
 // Latest returns the newest snapshot offered to this subscription.
@@ -353,8 +428,8 @@ func (s *Subscription) Latest() Snapshot {
 // s.mu held, so the send after the drain never blocks.
 func (s *Subscription) offer(snap Snapshot) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.ended {
+		s.mu.Unlock()
 		return
 	}
 	s.last = snap
@@ -363,6 +438,10 @@ func (s *Subscription) offer(snap Snapshot) {
 	default:
 	}
 	s.ch <- snap
+	s.mu.Unlock()
+	if s.notify != nil {
+		s.notify()
+	}
 }
 
 // Close ends this subscription only (docs/ARCHITECTURE.md, A client giving
@@ -382,12 +461,27 @@ func (s *Subscription) Close() {
 		stop()
 	}
 	s.m.detach(s)
+	if s.notify != nil {
+		s.notify()
+	}
 }
 
 // Attach subscribes to key's task, starting its watcher if none runs. The
 // subscription ends when ctx ends or Close is called. The current snapshot,
 // if there is one, is already waiting on C.
 func (m *Manager) Attach(ctx context.Context, key Key) (*Subscription, error) {
+	return m.attach(ctx, key, nil)
+}
+
+// AttachNotify is Attach for a waiter with no goroutine blocked on C:
+// notify is called (on the caller's or a watcher's goroutine; it must not
+// block) after every snapshot offered on C and once C closes; the waiter
+// then receives from C without blocking.
+func (m *Manager) AttachNotify(ctx context.Context, key Key, notify func()) (*Subscription, error) {
+	return m.attach(ctx, key, notify)
+}
+
+func (m *Manager) attach(ctx context.Context, key Key, notify func()) (*Subscription, error) {
 	if key.TaskID == "" {
 		return nil, rpc.Errorf(rpc.CodeInvalidParams, "watch: empty task id")
 	}
@@ -403,7 +497,7 @@ func (m *Manager) Attach(ctx context.Context, key Key) (*Subscription, error) {
 		m.entries[key] = e
 	}
 	ch := make(chan Snapshot, 1)
-	s := &Subscription{C: ch, m: m, e: e, ch: ch}
+	s := &Subscription{C: ch, m: m, e: e, ch: ch, notify: notify}
 	e.subs[s] = struct{}{}
 	e.idleAt = time.Time{}
 	if e.snap.Seq > 0 {
@@ -416,12 +510,15 @@ func (m *Manager) Attach(ctx context.Context, key Key) (*Subscription, error) {
 		e.running = true
 	}
 	m.mu.Unlock()
-	signal(e.wake)
+	e.signalWake()
 	if start {
 		if err := m.start(e); err != nil {
 			s.Close()
 			return nil, err
 		}
+	}
+	if ctx.Done() == nil {
+		return s, nil // a context that never ends needs no hook
 	}
 	// The hook may fire (and Close run) before AfterFunc returns, so stop is
 	// published under s.mu; a Close that already ran leaves nothing to stop.
@@ -452,7 +549,7 @@ func (m *Manager) detach(s *Subscription) {
 		return
 	}
 	e.idleAt = m.cfg.Clock.Now()
-	signal(e.wake)
+	e.signalWake()
 }
 
 func signal(ch chan struct{}) {
@@ -476,14 +573,18 @@ func (m *Manager) start(e *entry) error {
 		w.pusher = p
 		if sp, ok := src.(SessionPusher); ok {
 			if s := sp.PushSession(); s != "" {
-				w.pusher = muxPusher{mx: m.mux, key: muxKey{target: e.key.Target, session: s}, src: p}
+				w.pusher = muxPusher{mx: m.mux, key: muxKey{target: e.key.Target, session: s}, src: p, notify: w.poke}
+				w.notifies = true
 			}
 		}
 	}
+	e.w.Store(w)
+	// The watcher counts in wg from its start to its end, parked or not.
 	m.wg.Add(1)
 	go func() {
-		defer m.wg.Done()
-		w.run()
+		if !w.run() {
+			m.wg.Done()
+		}
 	}()
 	return nil
 }
@@ -587,10 +688,7 @@ func (m *Manager) Get(ctx context.Context, key Key, maxAge time.Duration) (Snaps
 		}
 	}
 	seen := snap.Seq
-	select {
-	case sub.e.kick <- seen:
-	default: // a refresh is already requested
-	}
+	sub.e.askRead(seen)
 	for {
 		select {
 		case s, ok := <-sub.C:
@@ -622,10 +720,7 @@ func (m *Manager) Refresh(key Key) {
 	}
 	m.mu.Unlock()
 	if e != nil {
-		select {
-		case e.kick <- seq:
-		default:
-		}
+		e.askRead(seq)
 	}
 }
 

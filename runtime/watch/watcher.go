@@ -4,18 +4,64 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
 )
 
-// watcher is the single goroutine that reads one upstream task.
+// watcher reads one upstream task. It is a state machine rather than a
+// goroutine per task: while its task is pushed on a shared stream (or its
+// next read is due later) and nothing else is pending, it parks: no
+// goroutine, only a timer for the next scheduled step and the callbacks of
+// the events that wake it (a notification or the end of its stream, a
+// subscriber come or gone, a read asked for, shutdown). A burst of waits on
+// thousands of distinct tasks then costs their records, not a stack each
+// (docs/ARCHITECTURE.md, One watcher per upstream task). Under Config.Coord
+// the watcher keeps its goroutine (the lease is renewed on its loop).
 type watcher struct {
 	m      *Manager
 	e      *entry
 	src    Source
 	pusher Pusher // nil: poll only (no support, disabled, or given up)
+	// notifies: pusher reports every delivery and the end of its stream
+	// through poke (the shared streams do), so a parked watcher hears them.
+	notifies bool
+
+	ls *leadState // the reading loop's state, kept while parked
+
+	pmu    sync.Mutex
+	parked bool
+	dirty  bool      // an event came while the loop ran: do not park on it
+	timer  FuncTimer // wakes a parked watcher at its next step (made at the first park, then reset)
+}
+
+// leadState is what the reading loop carries from one step to the next.
+type leadState struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	seq    uint64
+	// share hands snapshots to the other replicas (nil: none).
+	share    func(Snapshot)
+	remote   <-chan []byte
+	nextPoll time.Time
+	backoff  time.Duration
+	asked    bool // the next read was asked for (a kick)
+	// ticket is the watcher's place in the queue for a read token
+	// (parking watchers only; nil: not queued).
+	ticket *gateTicket
+
+	updates   <-chan *modern.DetailedTask // non-nil while notifications flow
+	listening chan listenResult           // non-nil while a listen attempt runs
+	// registering is the shared stream's answer to this task's
+	// registration (notifies: no goroutine waits for it); nil when none is
+	// awaited.
+	registering   <-chan muxAnswer
+	msub          *muxSub
+	listenCancel  func()
+	nextListen    time.Time
+	listenBackoff time.Duration
 }
 
 type listenResult struct {
@@ -27,68 +73,157 @@ type listenResult struct {
 // never is far enough in the future to mean "not scheduled".
 const never = 1000 * time.Hour
 
-func (w *watcher) run() {
+// afterFuncer is a Clock that can run a function when a duration has passed
+// (the wall clock can); a watcher parks only on such a clock.
+type afterFuncer interface {
+	AfterFunc(d time.Duration, f func()) FuncTimer
+}
+
+// run is the watcher's first step; it reports whether the watcher parked
+// (it then still counts in Manager.wg, until it ends on a resumed step).
+func (w *watcher) run() (parked bool) {
 	if w.m.cfg.Coord != nil {
 		w.shared()
-		return
+		return false
 	}
-	w.lead(nil)
+	return w.lead(nil) == outParked
 }
 
 // outcome is how lead and follow end.
 type outcome int
 
 const (
-	outDone outcome = iota // the watcher has stopped (terminal, idle, closed)
-	outLost                // lead: the lease was lost; follow instead
-	outTry                 // follow: try to take the lease now
+	outDone   outcome = iota // the watcher has stopped (terminal, idle, closed)
+	outLost                  // lead: the lease was lost; follow instead
+	outTry                   // follow: try to take the lease now
+	outParked                // lead (alone): parked until an event wakes it
 )
 
 // lead reads the upstream: alone (sh nil) or as the holder of the task's
 // lease, renewing it and sharing every snapshot with the other replicas.
 func (w *watcher) lead(sh *shared) outcome {
-	m, cfg := w.m, &w.m.cfg
-	clk := cfg.Clock
-	id := w.e.key.TaskID
+	m, clk := w.m, w.m.cfg.Clock
 	ctx, cancel := context.WithCancel(m.ctx)
-	defer cancel()
-
-	seq := m.snapshot(w.e).Seq
-	var share func(Snapshot)
-	var remote <-chan []byte
+	ls := &leadState{ctx: ctx, cancel: cancel, listenCancel: func() {}}
+	ls.seq = m.snapshot(w.e).Seq
 	if sh != nil {
 		// Above every seq the previous holder shared, so the followers'
 		// "read now unless newer" requests compare against ours.
-		seq = max(seq, sh.upSeq)
-		share = func(s Snapshot) { sh.share(ctx, s, clk.Now()) }
-		remote = sh.msgs
+		ls.seq = max(ls.seq, sh.upSeq)
+		ls.share = func(s Snapshot) { sh.share(ctx, s, clk.Now()) }
+		ls.remote = sh.msgs
 		sh.renewAt = clk.Now().Add(sh.ttl / 3)
 		sh.greeted = false // should it follow again, it greets the new holder
 	}
 	start := clk.Now()
-	nextPoll := start // the first read happens at once
-	var backoff time.Duration
-	asked := false // the next read was asked for (a kick)
+	ls.nextPoll = start // the first read happens at once
+	ls.nextListen = start
+	w.ls = ls
+	out := w.loop(sh)
+	if out != outParked {
+		w.endLead()
+	}
+	return out
+}
 
-	var (
-		updates       <-chan *modern.DetailedTask // non-nil while notifications flow
-		listening     chan listenResult           // non-nil while a listen attempt runs
-		listenCancel  = func() {}
-		nextListen    = start
-		listenBackoff time.Duration
-	)
-	defer func() {
-		m.setPushing(w.e, false)
-		// End the subscription and make sure its request is over before the
-		// watcher counts as stopped (Manager.Close waits for both).
-		listenCancel()
-		if listening != nil {
-			r := <-listening
-			m.drain(r.updates)
-		}
-		m.drain(updates)
-	}()
+// endLead ends the reading loop: the subscription ends and its request is
+// over before the watcher counts as stopped (Manager.Close waits for both).
+func (w *watcher) endLead() {
+	m, ls := w.m, w.ls
+	ls.cancel()
+	m.setPushing(w.e, false)
+	if ls.ticket != nil {
+		m.reads.abandon(ls.ticket)
+		ls.ticket = nil
+	}
+	ls.listenCancel()
+	if ls.listening != nil {
+		r := <-ls.listening
+		m.drain(r.updates)
+	}
+	m.drain(ls.updates)
+}
 
+// resume runs a parked watcher's loop again on a goroutine of its own.
+func (w *watcher) resume() {
+	if w.loop(nil) != outParked {
+		w.endLead()
+		w.m.wg.Done()
+	}
+}
+
+// poke tells the watcher that an event is pending: a parked watcher resumes,
+// a running one does not park before it looked again.
+func (w *watcher) poke() {
+	w.pmu.Lock()
+	if !w.parked {
+		w.dirty = true
+		w.pmu.Unlock()
+		return
+	}
+	w.parked = false
+	w.m.parkedMoved(-1)
+	w.timer.Stop()
+	w.pmu.Unlock()
+	go w.resume()
+}
+
+// park leaves the loop until wakeAt or the next event; false when an event
+// came meanwhile (the loop looks again).
+func (w *watcher) park(af afterFuncer, wakeAt time.Time) bool {
+	w.pmu.Lock()
+	defer w.pmu.Unlock()
+	if w.dirty {
+		w.dirty = false
+		return false
+	}
+	w.parked = true
+	w.m.parkedMoved(1)
+	// Shutdown reaches a parked watcher through Manager.Close, which pokes
+	// every watcher after cancelling their contexts.
+	d := max(wakeAt.Sub(w.m.cfg.Clock.Now()), 0)
+	if w.timer == nil {
+		w.timer = af.AfterFunc(d, w.poke)
+	} else {
+		w.timer.Reset(d)
+	}
+	return true
+}
+
+// event is one thing the loop waits for.
+type event struct {
+	kind int
+	seen uint64
+	raw  []byte
+	ok   bool
+	r    listenResult
+	a    muxAnswer
+	t    *modern.DetailedTask
+}
+
+const (
+	evTimer = iota
+	evKick
+	evWake
+	evRemote
+	evListen
+	evUpdate
+	evDone
+	evRegistered
+)
+
+// loop runs the watcher's steps until it stops, loses the lease or parks.
+func (w *watcher) loop(sh *shared) outcome {
+	m, cfg := w.m, &w.m.cfg
+	clk := cfg.Clock
+	ls := w.ls
+	ctx := ls.ctx
+	af, _ := clk.(afterFuncer)
+	parking := af != nil && sh == nil
+	offStack := offStack
+	if parking {
+		offStack = inline
+	}
 	for {
 		now := clk.Now()
 		if w.retireIfIdle(now) {
@@ -97,20 +232,41 @@ func (w *watcher) lead(sh *shared) outcome {
 		if sh != nil && !now.Before(sh.renewAt) && !sh.renew(ctx, now) {
 			return outLost
 		}
-		if !now.Before(nextPoll) {
-			// A read someone waits for (Get, Refresh) skips the queue of
-			// scheduled reads: another principal's tasks/get is not held
-			// behind a burst of this process's cadence reads.
+		// A read someone waits for (Get, Refresh) skips the queue of
+		// scheduled reads: another principal's tasks/get is not held
+		// behind a burst of this process's cadence reads.
+		urgent := ls.asked || len(w.e.kick) > 0
+		gate := gateWait
+		if !now.Before(ls.nextPoll) {
+			switch {
+			case urgent:
+				gate = gateSkip
+				if ls.ticket != nil {
+					m.reads.abandon(ls.ticket)
+					ls.ticket = nil
+				}
+			case parking && ls.ticket == nil:
+				// A parking watcher queues for its token rather than
+				// blocking a goroutine on it.
+				if t, ok := m.reads.acquire(w.poke); ok {
+					gate = gateHeld
+				} else {
+					ls.ticket = t
+				}
+			case parking && m.reads.granted(ls.ticket):
+				gate, ls.ticket = gateHeld, nil
+			}
+		}
+		if !now.Before(ls.nextPoll) && ls.ticket == nil {
 			var snap Snapshot
 			var ok bool
-			urgent := asked || len(w.e.kick) > 0
 			offStack(func() {
-				snap, ok = w.poll(ctx, &seq, urgent)
+				snap, ok = w.poll(ctx, &ls.seq, gate)
 				if ok {
-					m.publish(ctx, w.e, snap, share)
+					m.publish(ctx, w.e, snap, ls.share)
 				}
 			})
-			asked = false
+			ls.asked = false
 			if !ok {
 				w.finish()
 				return outDone
@@ -121,31 +277,41 @@ func (w *watcher) lead(sh *shared) outcome {
 			now = clk.Now()
 			if snap.Err != nil {
 				// Outage or refusal: keep the record, retry with backoff.
-				backoff = m.nextBackoff(backoff, m.interval(snap.Task))
-				nextPoll = now.Add(m.jitter(backoff))
+				ls.backoff = m.nextBackoff(ls.backoff, m.interval(snap.Task))
+				ls.nextPoll = now.Add(m.jitter(ls.backoff))
 			} else {
-				backoff = 0
+				ls.backoff = 0
 				// No jitter on the regular cadence: jitter could only make the
 				// watcher poll faster than pollIntervalMs (M-24) or answer later
 				// than one interval after completion. Watchers are already out
 				// of step (tasks start at different times); jitter spreads the
 				// retries after an outage, where herds form.
-				nextPoll = now.Add(w.pollDelay(snap.Task, updates != nil))
+				ls.nextPoll = now.Add(w.pollDelay(snap.Task, ls.updates != nil))
 			}
 		}
-		if w.pusher != nil && updates == nil && listening == nil && !now.Before(nextListen) {
+		if mp, ok := w.pusher.(muxPusher); ok && w.notifies && ls.updates == nil && ls.registering == nil && !now.Before(ls.nextListen) {
+			// Join the session's shared stream; its answer comes as an
+			// event (mux.go), so nothing waits for it.
+			s := mp.mx.register(mp.key, mp.src, w.e.key.TaskID, w.poke)
+			ls.msub, ls.registering = s, s.ready
+			ls.listenCancel = func() { mp.mx.unregister(s) }
+		} else if w.pusher != nil && !w.notifies && ls.updates == nil && ls.listening == nil && !now.Before(ls.nextListen) {
 			lctx, lcancel := context.WithCancel(ctx)
-			listenCancel = lcancel
-			listening = make(chan listenResult, 1)
+			ls.listenCancel = lcancel
+			ls.listening = make(chan listenResult, 1)
+			id := w.e.key.TaskID
 			go func(p Pusher, out chan<- listenResult) {
 				ch, acked, err := p.ListenTasks(lctx, []string{id})
 				out <- listenResult{updates: ch, acked: slices.Contains(acked, id), err: err}
-			}(w.pusher, listening)
+			}(w.pusher, ls.listening)
 		}
 
-		wakeAt := nextPoll
-		if w.pusher != nil && updates == nil && listening == nil && nextListen.Before(wakeAt) {
-			wakeAt = nextListen
+		wakeAt := ls.nextPoll
+		if ls.ticket != nil {
+			wakeAt = now.Add(never) // the read waits for its token (poke)
+		}
+		if w.pusher != nil && ls.updates == nil && ls.listening == nil && ls.registering == nil && ls.nextListen.Before(wakeAt) {
+			wakeAt = ls.nextListen
 		}
 		if at, ok := w.idleDeadline(); ok && at.Before(wakeAt) {
 			wakeAt = at
@@ -153,90 +319,163 @@ func (w *watcher) lead(sh *shared) outcome {
 		if sh != nil && sh.renewAt.Before(wakeAt) {
 			wakeAt = sh.renewAt
 		}
-		timer := clk.NewTimer(max(wakeAt.Sub(now), 0))
-		select {
-		case <-timer.C():
-		case seen := <-w.e.kick:
-			if seen >= seq { // no attempt finished since the caller looked
-				nextPoll = clk.Now()
-				asked = true
-			}
-		case <-w.e.wake:
-		case raw, ok := <-remote:
-			if !ok {
-				remote, sh.msgs = nil, nil // resubscribed when leading ends
-				break
-			}
-			if sh.leaderMessage(ctx, raw, seq, m.snapshot(w.e), clk.Now()) {
-				nextPoll = clk.Now()
-			}
-		case r := <-listening:
-			listening = nil
-			now = clk.Now()
-			switch {
-			case r.err == nil && r.acked:
-				updates = r.updates
-				m.setPushing(w.e, true)
-				listenBackoff = 0
-				// Read once more: a change between the last read and the
-				// acknowledgement would otherwise go unseen.
-				nextPoll = now
-			case r.err == nil:
-				// Acknowledged without our task: this upstream does not push
-				// it (M-15). Poll only.
-				listenCancel()
-				m.drain(r.updates)
-				w.pusher = nil
-			case cfg.Retryable(r.err):
-				listenCancel()
-				listenBackoff = m.nextBackoff(listenBackoff, cfg.DefaultPollInterval)
-				nextListen = now.Add(m.jitter(listenBackoff))
+		var ev event
+		if af != nil && sh == nil && ls.listening == nil && (ls.updates == nil || w.notifies) {
+			// Nothing runs for the watcher but what an event or its timer
+			// starts: look at what is pending, else park.
+			select {
+			case ev.seen = <-w.e.kick:
+				ev.kind = evKick
+			case <-w.e.wake:
+				ev.kind = evWake
+			case ev.t, ev.ok = <-ls.updates:
+				ev.kind = evUpdate
+			case ev.a = <-ls.registering:
+				ev.kind = evRegistered
+			case <-ctx.Done():
+				ev.kind = evDone
 			default:
-				// -32601 or another refusal: no notifications/tasks here.
-				cfg.Logger.Debug("watch: upstream offers no task notifications; polling", "upstream", w.e.key.Target, "err", r.err)
-				listenCancel()
-				w.pusher = nil
+				if !clk.Now().Before(wakeAt) {
+					continue
+				}
+				if w.park(af, wakeAt) {
+					return outParked
+				}
+				continue
 			}
-		case t, ok := <-updates:
-			now = clk.Now()
-			if !ok {
-				// The subscription ended (upstream restart, broken stream):
-				// poll at once and listen again later (M-14).
-				updates = nil
-				m.setPushing(w.e, false)
-				listenCancel()
-				listenBackoff = m.nextBackoff(listenBackoff, cfg.DefaultPollInterval)
-				nextListen = now.Add(m.jitter(listenBackoff))
-				nextPoll = now
-				break
+		} else {
+			timer := clk.NewTimer(max(wakeAt.Sub(now), 0))
+			select {
+			case <-timer.C():
+				ev.kind = evTimer
+			case ev.seen = <-w.e.kick:
+				ev.kind = evKick
+			case <-w.e.wake:
+				ev.kind = evWake
+			case ev.raw, ev.ok = <-ls.remote:
+				ev.kind = evRemote
+			case ev.r = <-ls.listening:
+				ev.kind = evListen
+			case ev.t, ev.ok = <-ls.updates:
+				ev.kind = evUpdate
+			case ev.a = <-ls.registering:
+				ev.kind = evRegistered
+			case <-ctx.Done():
+				ev.kind = evDone
 			}
-			if t == nil || t.TaskID != id {
-				break
-			}
-			seq++
-			snap := m.snapshot(w.e)
-			snap.Task, snap.FetchedAt, snap.Seq, snap.Err, snap.Pushed, snap.Relayed = t, now, seq, nil, true, false
-			offStack(func() { m.publish(ctx, w.e, snap, share) })
-			if snap.Terminal() {
-				timer.Stop()
-				return outDone
-			}
-			backoff = 0
-			nextPoll = now.Add(m.jitter(w.pollDelay(t, true)))
-		case <-ctx.Done():
 			timer.Stop()
-			w.finish()
-			return outDone
 		}
-		timer.Stop()
+		if out, stop := w.handle(sh, ev); stop {
+			return out
+		}
 	}
 }
 
-// offStack runs f on a goroutine of its own and waits for it. A watcher
-// lives as long as its task, parked most of the time; the deep calls of a
-// read or a durable write (HTTP client, JSON, the store) would otherwise
-// grow its stack for good, and with one watcher per watched task that stack
-// is a large part of what a blocked wait costs.
+// handle applies one event to the loop's state; stop: the loop ends.
+func (w *watcher) handle(sh *shared, ev event) (outcome, bool) {
+	m, cfg := w.m, &w.m.cfg
+	clk := cfg.Clock
+	ls := w.ls
+	ctx := ls.ctx
+	id := w.e.key.TaskID
+	if ev.kind == evRegistered {
+		// As muxPusher.ListenTasks answers a listen that waited for it.
+		s := ls.msub
+		ls.registering = nil
+		var r listenResult
+		if ev.a.err == nil && ev.a.acked {
+			r = listenResult{updates: s.ch, acked: true}
+		} else {
+			ls.listenCancel()
+			ls.listenCancel = func() {}
+			r = listenResult{err: ev.a.err}
+		}
+		ev = event{kind: evListen, r: r}
+	}
+	switch ev.kind {
+	case evKick:
+		if ev.seen >= ls.seq { // no attempt finished since the caller looked
+			ls.nextPoll = clk.Now()
+			ls.asked = true
+		}
+	case evRemote:
+		if !ev.ok {
+			ls.remote, sh.msgs = nil, nil // resubscribed when leading ends
+			break
+		}
+		if sh.leaderMessage(ctx, ev.raw, ls.seq, m.snapshot(w.e), clk.Now()) {
+			ls.nextPoll = clk.Now()
+		}
+	case evListen:
+		r := ev.r
+		ls.listening = nil
+		now := clk.Now()
+		switch {
+		case r.err == nil && r.acked:
+			ls.updates = r.updates
+			m.setPushing(w.e, true)
+			ls.listenBackoff = 0
+			// Read once more: a change between the last read and the
+			// acknowledgement would otherwise go unseen.
+			ls.nextPoll = now
+		case r.err == nil:
+			// Acknowledged without our task: this upstream does not push
+			// it (M-15). Poll only.
+			ls.listenCancel()
+			m.drain(r.updates)
+			w.pusher = nil
+		case cfg.Retryable(r.err):
+			ls.listenCancel()
+			ls.listenBackoff = m.nextBackoff(ls.listenBackoff, cfg.DefaultPollInterval)
+			ls.nextListen = now.Add(m.jitter(ls.listenBackoff))
+		default:
+			// -32601 or another refusal: no notifications/tasks here.
+			cfg.Logger.Debug("watch: upstream offers no task notifications; polling", "upstream", w.e.key.Target, "err", r.err)
+			ls.listenCancel()
+			w.pusher = nil
+		}
+	case evUpdate:
+		now := clk.Now()
+		if !ev.ok {
+			// The subscription ended (upstream restart, broken stream):
+			// poll at once and listen again later (M-14).
+			ls.updates = nil
+			m.setPushing(w.e, false)
+			ls.listenCancel()
+			ls.listenBackoff = m.nextBackoff(ls.listenBackoff, cfg.DefaultPollInterval)
+			ls.nextListen = now.Add(m.jitter(ls.listenBackoff))
+			ls.nextPoll = now
+			break
+		}
+		t := ev.t
+		if t == nil || t.TaskID != id {
+			break
+		}
+		ls.seq++
+		snap := m.snapshot(w.e)
+		snap.Task, snap.FetchedAt, snap.Seq, snap.Err, snap.Pushed, snap.Relayed = t, now, ls.seq, nil, true, false
+		offStack(func() { m.publish(ctx, w.e, snap, ls.share) })
+		if snap.Terminal() {
+			return outDone, true
+		}
+		ls.backoff = 0
+		ls.nextPoll = now.Add(m.jitter(w.pollDelay(t, true)))
+	case evDone:
+		w.finish()
+		return outDone, true
+	}
+	return 0, false
+}
+
+// offStack runs f on a goroutine of its own and waits for it. A watcher that
+// keeps its goroutine (see watcher) lives as long as its task, blocked most
+// of the time; the deep calls of a read or a durable write (HTTP client,
+// JSON, the store) would otherwise grow its stack for good, and with one
+// watcher per watched task that stack is a large part of what a blocked wait
+// costs. A parking watcher's goroutine ends at its next park: it calls f
+// itself (inline).
+func inline(f func()) { f() }
+
 func offStack(f func()) {
 	done := make(chan struct{})
 	go func() {
@@ -246,18 +485,26 @@ func offStack(f func()) {
 	<-done
 }
 
-// poll reads the task once; a read not asked for waits for one of the
-// MaxConcurrentReads tokens first. ok is false when the watcher is being
-// shut down.
-func (w *watcher) poll(ctx context.Context, seq *uint64, asked bool) (Snapshot, bool) {
+// How poll treats the read tokens (Config.MaxConcurrentReads).
+const (
+	gateWait = iota // wait for a token (a scheduled read)
+	gateSkip        // none: a read someone waits for
+	gateHeld        // the caller holds one: poll releases it
+)
+
+// poll reads the task once; a scheduled read holds one of the
+// MaxConcurrentReads tokens while it runs. ok is false when the watcher is
+// being shut down.
+func (w *watcher) poll(ctx context.Context, seq *uint64, gate int) (Snapshot, bool) {
 	m := w.m
-	if !asked {
-		select {
-		case m.reads <- struct{}{}:
-			defer func() { <-m.reads }()
-		case <-ctx.Done():
+	switch gate {
+	case gateWait:
+		if !m.reads.wait(ctx) {
 			return Snapshot{}, false
 		}
+		defer m.reads.release()
+	case gateHeld:
+		defer m.reads.release()
 	}
 	rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
 	t, err := w.src.GetTask(rctx, w.e.key.TaskID)

@@ -1,0 +1,107 @@
+package legacyface_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
+	"github.com/tasksbridge/tasksbridge/internal/demo"
+	"github.com/tasksbridge/tasksbridge/runtime/watch"
+)
+
+// Parked waits on distinct tasks hold no goroutine either: each task's
+// parked-wait hub and its watcher (its task pushed on the session's shared
+// notification stream, no read due) run only when an event comes. 1,000
+// blocked tasks/result calls on 1,000 distinct tasks add ≤ 0.2 goroutines
+// and a bounded amount of memory per wait (a hub and a watcher goroutine
+// per task used to add two goroutines and their stacks each); every wait
+// still ends when its task does.
+func TestParkedWaitsOnDistinctTasksHoldNoGoroutine(t *testing.T) {
+	const n = 1000
+	ctx := ctxT(t, 180*time.Second)
+	up := startUpstream(t, demo.Options{})
+	br := startBridge(t, up, legacyface.Config{
+		MaxWaitersPerPrincipal: -1, MaxTasksPerPrincipal: -1,
+		// No idle retirement and no safety read while the test counts.
+		Watch: watch.Config{MinPollInterval: 5 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
+			IdleTimeout: time.Hour, PushPollInterval: time.Hour, Jitter: -1},
+	})
+	c := newRawClient(t, br.url)
+	c.initialize(ctx, nil)
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 600000, "text": fmt.Sprintf("task-%d", i)}, "task": map[string]any{}}))
+	}
+	c.hc.CloseIdleConnections()
+	addr := strings.TrimPrefix(strings.TrimSuffix(br.url, "/mcp"), "http://")
+	if err := legacyface.AwaitParkedIdle(ctx, br.b, 0); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	base := runtime.NumGoroutine()
+
+	conns := make([]*bufio.Reader, n)
+	for i := range n {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/result","params":{"taskId":%q}}`, i+1, ids[i])
+		fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: %d\r\n\r\n%s",
+			addr, c.sessionID(), len(body), body)
+		conns[i] = bufio.NewReaderSize(conn, 512)
+	}
+	if err := legacyface.AwaitParked(ctx, br.b, n); err != nil {
+		t.Fatal(err)
+	}
+	// Every task's watcher is pushed and parked, and no hub has work left.
+	if err := legacyface.AwaitParkedIdle(ctx, br.b, n); err != nil {
+		t.Fatal(err)
+	}
+	grew := runtime.NumGoroutine() - base
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	perWait := (int64(after.HeapInuse+after.StackInuse) - int64(before.HeapInuse+before.StackInuse)) / n
+	t.Logf("%d parked waits on distinct tasks: %d more goroutines, %d B heap+stack each", n, grew, perWait)
+	if float64(grew)/n > 0.2 {
+		t.Errorf("%d parked waits on distinct tasks added %d goroutines (%.2f each), want ≤ 0.2 each", n, grew, float64(grew)/n)
+	}
+	// Generous: a parked wait's records, its socket's and the watcher's
+	// state, not stacks; the measure also holds this process's client side
+	// and the test upstream's record of every request (about 90 KiB each
+	// with a hub and a watcher goroutine per task, 14–17 KiB without).
+	if perWait > 32<<10 {
+		t.Errorf("%d parked waits on distinct tasks: %d B of heap and stacks each, want ≤ 32 KiB", n, perWait)
+	}
+
+	for _, id := range ids {
+		up.srv.CompleteNow(upstreamTaskID(t, br.b.Store(), id))
+	}
+	for i, r := range conns {
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			t.Fatalf("wait %d: %v", i, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatalf("wait %d: body: %v", i, err)
+		}
+		if !strings.Contains(string(b), fmt.Sprintf("task-%d", i)) || !strings.Contains(string(b), fmt.Sprintf(`"id":%d`, i+1)) {
+			t.Fatalf("wait %d: answer %q", i, b)
+		}
+	}
+	if err := legacyface.AwaitParked(ctx, br.b, 0); err != nil {
+		t.Fatal(err)
+	}
+}
