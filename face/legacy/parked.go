@@ -228,11 +228,13 @@ func (s *session) park(pc *parkCtl, rec sessionmap.Task, mode awaitMode) bool {
 	s.addParked(pc)
 	b.parking.hookDrain(b)
 	b.parking.add(pc, pc.rec)
+	// As the hooks do, the stop runs apart from the caller, which may
+	// hold the session's locks.
 	switch {
 	case b.drain.Err() != nil:
-		pc.stop(errDrained)
+		go pc.stop(errDrained)
 	case s.lifeCtx().Err() != nil:
-		pc.stop(context.Canceled)
+		go pc.stop(context.Canceled)
 	}
 	return true
 }
@@ -249,8 +251,10 @@ func (s *session) addParked(pc *parkCtl) {
 	s.parkMu.Unlock()
 	if hook {
 		context.AfterFunc(s.lifeCtx(), func() {
+			// Each on its own goroutine, as a hook per wait ran: a
+			// wait's end writes to its client, which may be slow.
 			for _, pc := range s.takeParked() {
-				pc.stop(context.Canceled)
+				go pc.stop(context.Canceled)
 			}
 		})
 	}
@@ -620,7 +624,7 @@ func (p *parking) hookDrain(b *Bridge) {
 			}
 			p.mu.Unlock()
 			for _, pc := range all {
-				pc.stop(errDrained)
+				go pc.stop(errDrained)
 			}
 		})
 	})
