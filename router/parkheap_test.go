@@ -65,7 +65,11 @@ func TestParkedWaitThroughRouterKeepsNoBody(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	live := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
 	t.Logf("%d parked waits through the router, %d B bodies: %d B live heap each", n, len(ids[0])+pad, live)
-	if live > perWait {
-		t.Errorf("a parked wait through the router keeps %d B of live heap, want ≤ %d (its %d B body let go)", live, perWait, pad)
+	limit := int64(perWait)
+	if router.RaceBuild {
+		limit *= 2 // the race detector's bookkeeping: about 50 KiB now
+	}
+	if live > limit {
+		t.Errorf("a parked wait through the router keeps %d B of live heap, want ≤ %d (its %d B body let go)", live, limit, pad)
 	}
 }

@@ -85,8 +85,13 @@ func TestParkedWaitsOnDistinctTasksHoldNoGoroutine(t *testing.T) {
 	// request (about 90 KiB each with a hub and a watcher goroutine per
 	// task; 45 KiB and more while a parked wait kept its 32 KiB message;
 	// 12–17 KiB now).
-	if perWait > 24<<10 {
-		t.Errorf("%d parked waits on distinct tasks: %d B of heap and stacks each, want ≤ 24 KiB", n, perWait)
+	// Under -race the figures are about twice as large (30 KiB now).
+	limit := int64(24 << 10)
+	if raceBuild {
+		limit = 48 << 10
+	}
+	if perWait > limit {
+		t.Errorf("%d parked waits on distinct tasks: %d B of heap and stacks each, want ≤ %d KiB", n, perWait, limit>>10)
 	}
 
 	for _, id := range ids {
