@@ -56,9 +56,9 @@ func TestParkedWaitsOnDistinctTasksHoldNoGoroutine(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { conn.Close() })
-		// 32 KiB of whitespace between members: a parked wait that kept
+		// 64 KiB of whitespace between members: a parked wait that kept
 		// the buffer its message was read into would keep it all.
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,%s"method":"tasks/result","params":{"taskId":%q}}`, i+1, strings.Repeat(" ", 32<<10), ids[i])
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,%s"method":"tasks/result","params":{"taskId":%q}}`, i+1, strings.Repeat(" ", 64<<10), ids[i])
 		fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: %d\r\n\r\n%s",
 			addr, c.sessionID(), len(body), body)
 		conns[i] = bufio.NewReaderSize(conn, 512)
@@ -83,12 +83,13 @@ func TestParkedWaitsOnDistinctTasksHoldNoGoroutine(t *testing.T) {
 	// stacks nor its message's buffer; the measure also holds this
 	// process's client side and the test upstream's record of every
 	// request (about 90 KiB each with a hub and a watcher goroutine per
-	// task; 45 KiB and more while a parked wait kept its 32 KiB message;
+	// task; more than its 64 KiB message while a parked wait kept it;
 	// 12–17 KiB now).
-	// Under -race the figures are about twice as large (30 KiB now).
+	// Under -race the figures are two to three times as large (29–43 KiB
+	// now, with the package's other tests running alongside).
 	limit := int64(24 << 10)
 	if raceBuild {
-		limit = 48 << 10
+		limit = 60 << 10
 	}
 	if perWait > limit {
 		t.Errorf("%d parked waits on distinct tasks: %d B of heap and stacks each, want ≤ %d KiB", n, perWait, limit>>10)
