@@ -153,6 +153,15 @@ func (mt *wireMeter) request(clientEra, upstreamEra, sess string, cm *clientMsg,
 	return ex
 }
 
+// detach drops the exchange's view of the request's params (and through
+// it the decoded message and the body it was read from), which nothing
+// reads once the request was handed on; nil-safe.
+func (ex *exchange) detach() {
+	if ex != nil {
+		ex.params = nil
+	}
+}
+
 // isLegacyCall reports whether a legacy client's request uses the legacy
 // task protocol or session setup (tasksbridge_legacy_calls_total).
 func isLegacyCall(method string, p *paramsView) bool {

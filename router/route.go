@@ -162,6 +162,10 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	// A legacy wait that parks takes the connection over and ends the
 	// response after this handler returned (sniffWriter.DetachResponse).
 	sw.onEnd = end
+	// A parked wait may last hours: its record keeps only what metering
+	// its answer reads (method, id, eras, client, start), not the decoded
+	// message and its body.
+	sw.onDetach = ex.detach
 	defer func() {
 		if !sw.detached.Load() {
 			end(r.Context().Err() != nil)

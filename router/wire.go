@@ -182,6 +182,9 @@ type sniffWriter struct {
 	// onEnd then records the request when the response ends.
 	detached atomic.Bool
 	onEnd    func(cancelled bool)
+	// onDetach lets go of what the request's records keep that its
+	// answer does not need, when the handler returns parked.
+	onDetach func()
 }
 
 func newSniffWriter(w http.ResponseWriter, onMsg func([]byte)) *sniffWriter {
@@ -251,6 +254,10 @@ func (s *sniffWriter) DetachResponse() (observe func([]byte), end func(gone bool
 	s.detached.Store(true)
 	s.w = nil
 	s.mu.Unlock()
+	if s.onDetach != nil {
+		s.onDetach()
+		s.onDetach = nil
+	}
 	observe = func(b []byte) {
 		s.mu.Lock()
 		if s.onMsg != nil && s.p != nil {

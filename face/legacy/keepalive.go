@@ -13,32 +13,80 @@ import (
 // keepAliver is an open stream the ticker writes to.
 type keepAliver interface{ keepAlive() }
 
-// streams is the set of open long streams.
+// The beat is spread over its interval: each stream gets a phase (one of
+// up to maxPhases slots, handed out in turn as streams open) and the ticker
+// wakes once per slot, writing only that slot's streams. Every stream still
+// gets one keep-alive per interval, but 10,000 parked streams no longer get
+// theirs in one burst of write syscalls that holds a core while other
+// clients' requests queue behind it.
+const (
+	maxPhases     = 64
+	minPhaseSlice = 250 * time.Millisecond
+)
+
+// phasesFor is how many slots a keep-alive interval is cut into: one per
+// minPhaseSlice, between 1 and maxPhases (a short test interval gets one).
+func phasesFor(interval time.Duration) int {
+	n := int(interval / minPhaseSlice)
+	return max(1, min(n, maxPhases))
+}
+
+// streams is the set of open long streams, by phase.
 type streams struct {
-	mu  sync.Mutex
-	set map[keepAliver]struct{}
+	mu     sync.Mutex
+	phases []map[keepAliver]struct{}
+	of     map[keepAliver]int // each stream's phase
+	next   int                // the phase the next stream gets
+}
+
+// setPhases cuts the beat into n slots; call before any stream is added.
+func (s *streams) setPhases(n int) {
+	s.mu.Lock()
+	if len(s.of) == 0 {
+		s.phases = make([]map[keepAliver]struct{}, max(n, 1))
+	}
+	s.mu.Unlock()
 }
 
 func (s *streams) add(k keepAliver) {
 	s.mu.Lock()
-	if s.set == nil {
-		s.set = map[keepAliver]struct{}{}
+	if s.phases == nil {
+		s.phases = make([]map[keepAliver]struct{}, 1)
 	}
-	s.set[k] = struct{}{}
+	if s.of == nil {
+		s.of = map[keepAliver]int{}
+	}
+	if _, ok := s.of[k]; !ok {
+		ph := s.next
+		s.next = (s.next + 1) % len(s.phases)
+		if s.phases[ph] == nil {
+			s.phases[ph] = map[keepAliver]struct{}{}
+		}
+		s.phases[ph][k] = struct{}{}
+		s.of[k] = ph
+	}
 	s.mu.Unlock()
 }
 
 func (s *streams) remove(k keepAliver) {
 	s.mu.Lock()
-	delete(s.set, k)
+	if ph, ok := s.of[k]; ok {
+		delete(s.phases[ph], k)
+		delete(s.of, k)
+	}
 	s.mu.Unlock()
 }
 
-func (s *streams) each(f func(keepAliver)) {
+// phase calls f on each stream of slot ph (taken modulo the slot count).
+func (s *streams) phase(ph int, f func(keepAliver)) {
 	s.mu.Lock()
-	all := make([]keepAliver, 0, len(s.set))
-	for k := range s.set {
-		all = append(all, k)
+	var all []keepAliver
+	if n := len(s.phases); n > 0 {
+		set := s.phases[ph%n]
+		all = make([]keepAliver, 0, len(set))
+		for k := range set {
+			all = append(all, k)
+		}
 	}
 	s.mu.Unlock()
 	for _, k := range all {
@@ -73,19 +121,25 @@ func (h *heartbeat) fire() {
 }
 
 // keepAlives runs the process's one keep-alive ticker until the bridge
-// drains.
+// drains: it wakes once per phase slot (see streams) and fires the beat
+// once per interval.
 func (b *Bridge) keepAlives() {
 	if b.cfg.KeepAlive <= 0 {
 		return
 	}
+	n := phasesFor(b.cfg.KeepAlive)
+	b.alive.setPhases(n)
 	b.goBackground(func() {
-		t := time.NewTicker(b.cfg.KeepAlive)
+		t := time.NewTicker(b.cfg.KeepAlive / time.Duration(n))
 		defer t.Stop()
-		for {
+		for ph := 0; ; {
 			select {
 			case <-t.C:
-				b.alive.each(func(k keepAliver) { k.keepAlive() })
-				b.beat.fire()
+				b.alive.phase(ph, func(k keepAliver) { k.keepAlive() })
+				if ph++; ph == n {
+					ph = 0
+					b.beat.fire()
+				}
 			case <-b.drain.Done():
 				return
 			}

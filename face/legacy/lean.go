@@ -292,9 +292,17 @@ func (b *Bridge) serveLean(w http.ResponseWriter, r *http.Request, s *session, r
 		w.WriteHeader(http.StatusAccepted)
 		return false
 	}
+	long := req.Method == legacy.MethodToolsCall || req.Method == legacy.MethodTasksResult
+	if long {
+		// A long request's params outlive its handler (a parked or resumed
+		// wait, the resumable stream's record): they get a copy of their
+		// own, as the original shares the buffer the whole message was
+		// read into, often many times their size.
+		req.Params = bytes.Clone(req.Params)
+	}
 	ri := httpReqInfo(r, req.Method, req.Params)
 	out := newLeanOut(w)
-	if req.Method == legacy.MethodToolsCall || req.Method == legacy.MethodTasksResult {
+	if long {
 		out.res = b.newResumable(s, req)
 		out.park = b.newParkCtl(w, r, s, release)
 	}

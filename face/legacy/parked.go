@@ -1,7 +1,6 @@
 package legacyface
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -100,10 +99,9 @@ type parkCtl struct {
 	state      parkState
 	mode       awaitMode               // what the wait answers (a parked wait)
 	cause      error                   // why the wait was stopped (stop)
-	rec        sessionmap.Task         // the task waited on
+	rec        *sessionmap.Task        // the task waited on (shared with its hub: read-only)
 	waiterHeld bool                    // the principal's waiter place is held by the parked wait
 	cancelRun  context.CancelCauseFunc // ends the running wait (parkRunning)
-	stops      []func() bool           // the parked wait's context hooks
 	hub        *parkHub
 	noPark     bool // the takeover failed once: never try again
 }
@@ -215,17 +213,69 @@ func (s *session) park(pc *parkCtl, rec sessionmap.Task, mode awaitMode) bool {
 		return false
 	}
 	pc.state = parkParked
-	pc.rec, pc.mode = rec, mode
+	// One copy of the record, which the task's hub shares when this wait
+	// starts it: a record is a few hundred bytes.
+	pc.rec, pc.mode = &rec, mode
 	pc.waiterHeld = true
 	pc.cancelRun = nil
-	// Drain and the session's end reach a parked wait through context
-	// hooks, as they reach a blocking one (await).
-	pc.stops = append(pc.stops[:0],
-		context.AfterFunc(b.drain, func() { pc.stop(errDrained) }),
-		context.AfterFunc(s.lifeCtx(), func() { pc.stop(context.Canceled) }))
 	pc.mu.Unlock()
-	b.parking.add(pc, rec)
+	// Drain and the session's end reach a parked wait as they reach a
+	// blocking one (await), but through one hook per session and one per
+	// bridge rather than two context hooks per wait: thousands of parked
+	// waits would otherwise each keep two registrations in the contexts.
+	// A hook that ran before the wait was in its set is caught by the
+	// checks after (the contexts end before their hooks run).
+	s.addParked(pc)
+	b.parking.hookDrain(b)
+	b.parking.add(pc, pc.rec)
+	// As the hooks do, the stop runs apart from the caller, which may
+	// hold the session's locks.
+	switch {
+	case b.drain.Err() != nil:
+		go pc.stop(errDrained)
+	case s.lifeCtx().Err() != nil:
+		go pc.stop(context.Canceled)
+	}
 	return true
+}
+
+// addParked registers a parked wait with its session, whose end stops it.
+func (s *session) addParked(pc *parkCtl) {
+	s.parkMu.Lock()
+	if s.parked == nil {
+		s.parked = map[*parkCtl]struct{}{}
+	}
+	s.parked[pc] = struct{}{}
+	hook := !s.parkHooked
+	s.parkHooked = true
+	s.parkMu.Unlock()
+	if hook {
+		context.AfterFunc(s.lifeCtx(), func() {
+			// Each on its own goroutine, as a hook per wait ran: a
+			// wait's end writes to its client, which may be slow.
+			for _, pc := range s.takeParked() {
+				go pc.stop(context.Canceled)
+			}
+		})
+	}
+}
+
+// removeParked forgets a wait that left the parked state.
+func (s *session) removeParked(pc *parkCtl) {
+	s.parkMu.Lock()
+	delete(s.parked, pc)
+	s.parkMu.Unlock()
+}
+
+// takeParked returns the session's parked waits (to stop them).
+func (s *session) takeParked() []*parkCtl {
+	s.parkMu.Lock()
+	defer s.parkMu.Unlock()
+	all := make([]*parkCtl, 0, len(s.parked))
+	for pc := range s.parked {
+		all = append(all, pc)
+	}
+	return all
 }
 
 // takeOverLocked hijacks the connection and moves the response onto it.
@@ -272,11 +322,12 @@ func (pc *parkCtl) takeOverLocked() bool {
 	// is never relayed as an HTTP status, the one use of it after the
 	// handler (relayAuth).
 	pc.lr.r = nil
-	// The params are kept (a resumed wait may need them) in a copy of
-	// their own: the original shares the buffer the whole message was read
-	// into, several times their size.
-	if ri := pc.lr.ri; ri != nil && ri.raw != nil {
-		ri.raw = bytes.Clone(ri.raw)
+	// The params are kept (a resumed wait may need them): serveLean gave
+	// them a copy of their own, apart from the message's buffer.
+	// Nor does it keep the request's "over" context: the wait's own state
+	// says when the client went away, and a resumed wait skips a nil one.
+	if ri := pc.lr.ri; ri != nil {
+		ri.over, ri.finish = nil, func() {}
 	}
 	return true
 }
@@ -313,10 +364,7 @@ func (pc *parkCtl) stop(cause error) {
 // the hub forgets the wait.
 func (pc *parkCtl) unparkLocked(next parkState) {
 	pc.state = next
-	for _, stop := range pc.stops {
-		stop()
-	}
-	pc.stops = pc.stops[:0]
+	pc.s.removeParked(pc)
 	if h := pc.hub; h != nil {
 		pc.hub = nil
 		pc.b.parking.remove(h, pc)
@@ -396,7 +444,7 @@ func (pc *parkCtl) resume() {
 	s := pc.s
 	go func() {
 		// A parked wait has no progress token (see above).
-		res, err := asRaw(s.await(withReqInfo(ctx, lr.ri), lr.ri, rec, mode, nil))
+		res, err := asRaw(s.await(withReqInfo(ctx, lr.ri), lr.ri, *rec, mode, nil))
 		if errors.Is(err, errParked) {
 			return
 		}
@@ -425,7 +473,7 @@ func (pc *parkCtl) end(res *rawResult, err error) {
 	if tail.abandon && errors.Is(err, context.Canceled) && (errors.Is(cause, errCallCancelled) || !pc.out.resumable()) {
 		// As toolsCall after a blocking wait: notifications/cancelled, or
 		// a client gone from a stream it cannot resume.
-		s.b.abandon(rec, tail.opts)
+		s.b.abandon(*rec, tail.opts)
 	}
 	if held {
 		s.b.limits.releaseWaiter(s.principalOrSession())
@@ -555,16 +603,40 @@ func (t *takenConn) close() {
 
 // parking is the process's parked waits: one hub per task with waits.
 type parking struct {
-	mu      sync.Mutex
-	hubs    map[string]*parkHub // by local task id
-	n       atomic.Int64        // parked waits
-	driving atomic.Int64        // hubs with a drive running
-	moved   heartbeat           // fires when n changes or driving drops to 0 (tests wait on it)
+	drainHook sync.Once // the bridge's drain stops every parked wait
+	mu        sync.Mutex
+	hubs      map[string]*parkHub // by local task id
+	n         atomic.Int64        // parked waits
+	driving   atomic.Int64        // hubs with a drive running
+	moved     heartbeat           // fires when n changes or driving drops to 0 (tests wait on it)
+}
+
+// hookDrain makes the bridge's drain stop every parked wait (once).
+func (p *parking) hookDrain(b *Bridge) {
+	p.drainHook.Do(func() {
+		context.AfterFunc(b.drain, func() {
+			p.mu.Lock()
+			var all []*parkCtl
+			for _, h := range p.hubs {
+				for pc := range h.waiters {
+					all = append(all, pc)
+				}
+			}
+			p.mu.Unlock()
+			for _, pc := range all {
+				go pc.stop(errDrained)
+			}
+		})
+	})
 }
 
 // ParkedWaits returns how many waits are parked (no goroutine of their
 // own): tests, diagnostics.
 func (b *Bridge) ParkedWaits() int { return int(b.parking.n.Load()) }
+
+// ParkedMoved returns a channel closed when the number of parked waits next
+// changes (with ParkedWaits: a test waits for its waits to park).
+func (b *Bridge) ParkedMoved() <-chan struct{} { return b.parking.moved.next() }
 
 // parkHub answers the parked waits of one task: one watcher subscription
 // for all of them, and no goroutine while nothing happens. The hub is a
@@ -575,7 +647,7 @@ func (b *Bridge) ParkedWaits() int { return int(b.parking.n.Load()) }
 // parked waits on distinct tasks thus cost their records, not a stack each.
 type parkHub struct {
 	b       *Bridge
-	rec     sessionmap.Task // the record the first wait saw (scope, ids)
+	rec     *sessionmap.Task // the record the first wait saw (scope, ids; read-only)
 	key     watch.Key
 	opts    modernup.CallOptions // the binding's options when the hub started (run binds again)
 	kick    chan struct{}        // a wait came or left
@@ -597,7 +669,7 @@ type parkHub struct {
 	ended bool
 }
 
-func (p *parking) add(pc *parkCtl, rec sessionmap.Task) {
+func (p *parking) add(pc *parkCtl, rec *sessionmap.Task) {
 	b := pc.b
 	p.mu.Lock()
 	if p.hubs == nil {
@@ -606,7 +678,7 @@ func (p *parking) add(pc *parkCtl, rec sessionmap.Task) {
 	h := p.hubs[rec.ID]
 	start := h == nil || h.dead
 	if start {
-		h = &parkHub{b: b, rec: rec, key: b.keyOf(rec), kick: make(chan struct{}, 1), waiters: map[*parkCtl]struct{}{}}
+		h = &parkHub{b: b, rec: rec, key: b.keyOf(*rec), kick: make(chan struct{}, 1), waiters: map[*parkCtl]struct{}{}}
 		if bd := b.binding(h.key); bd != nil {
 			bd.mu.Lock()
 			h.opts = bd.opts
@@ -798,7 +870,7 @@ func (h *parkHub) begin() {
 	// snapshot relayed from the replica holding the task's lease drops this
 	// replica's binding (observe) before that replica's record write lands,
 	// and a watcher started without one cannot read the upstream.
-	b.bind(h.rec, h.opts)
+	b.bind(*h.rec, h.opts)
 	sub, err := b.watch.AttachNotify(context.Background(), h.key, h.poke)
 	if err != nil {
 		// As await: closed watchers are a shutdown; a task that finished
@@ -860,7 +932,7 @@ func (h *parkHub) step(snap watch.Snapshot) {
 	st := decideWait(waitInput{rec: cur, recErr: err, snap: snap, target: b.target})
 	switch st.Kind {
 	case waitrule.Fail:
-		st.rec = h.rec // a lost record is named by the id the waits know
+		st.rec = *h.rec // a lost record is named by the id the waits know
 		h.settleAll(verdictOf(st))
 		return
 	case waitrule.Answer:

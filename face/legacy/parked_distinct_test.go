@@ -56,7 +56,9 @@ func TestParkedWaitsOnDistinctTasksHoldNoGoroutine(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { conn.Close() })
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/result","params":{"taskId":%q}}`, i+1, ids[i])
+		// 64 KiB of whitespace between members: a parked wait that kept
+		// the buffer its message was read into would keep it all.
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,%s"method":"tasks/result","params":{"taskId":%q}}`, i+1, strings.Repeat(" ", 64<<10), ids[i])
 		fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: %d\r\n\r\n%s",
 			addr, c.sessionID(), len(body), body)
 		conns[i] = bufio.NewReaderSize(conn, 512)
@@ -77,12 +79,20 @@ func TestParkedWaitsOnDistinctTasksHoldNoGoroutine(t *testing.T) {
 	if float64(grew)/n > 0.2 {
 		t.Errorf("%d parked waits on distinct tasks added %d goroutines (%.2f each), want ≤ 0.2 each", n, grew, float64(grew)/n)
 	}
-	// Generous: a parked wait's records, its socket's and the watcher's
-	// state, not stacks; the measure also holds this process's client side
-	// and the test upstream's record of every request (about 90 KiB each
-	// with a hub and a watcher goroutine per task, 14–17 KiB without).
-	if perWait > 32<<10 {
-		t.Errorf("%d parked waits on distinct tasks: %d B of heap and stacks each, want ≤ 32 KiB", n, perWait)
+	// A parked wait's records, its socket's and the watcher's state, not
+	// stacks nor its message's buffer; the measure also holds this
+	// process's client side and the test upstream's record of every
+	// request (about 90 KiB each with a hub and a watcher goroutine per
+	// task; more than its 64 KiB message while a parked wait kept it;
+	// 12–17 KiB now).
+	// Under -race the figures are two to three times as large (29–43 KiB
+	// now, with the package's other tests running alongside).
+	limit := int64(24 << 10)
+	if raceBuild {
+		limit = 60 << 10
+	}
+	if perWait > limit {
+		t.Errorf("%d parked waits on distinct tasks: %d B of heap and stacks each, want ≤ %d KiB", n, perWait, limit>>10)
 	}
 
 	for _, id := range ids {

@@ -65,6 +65,12 @@ type session struct {
 	life context.Context
 	end  context.CancelFunc
 
+	// parked are the session's parked waits, which its end stops: one
+	// hook on life for all of them (parkHooked), not one per wait.
+	parkMu     sync.Mutex
+	parked     map[*parkCtl]struct{}
+	parkHooked bool
+
 	// sdkMu serialises building the go-sdk part (materialize).
 	sdkMu sync.Mutex
 

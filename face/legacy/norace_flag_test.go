@@ -1,0 +1,5 @@
+//go:build !race
+
+package legacyface_test
+
+const raceBuild = false
