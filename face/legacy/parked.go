@@ -348,6 +348,13 @@ func (pc *parkCtl) stop(cause error) {
 			cancel(cause)
 		}
 	case parkParked:
+		// The waiter place goes back before the hub forgets the wait: once
+		// the wait no longer counts as parked, the principal may open
+		// another at once (L-72), and must not be refused for this one.
+		if pc.waiterHeld {
+			pc.waiterHeld = false
+			pc.s.b.limits.releaseWaiter(pc.s.principalOrSession())
+		}
 		pc.unparkLocked(parkEnded)
 		pc.mu.Unlock()
 		var err error = context.Canceled
