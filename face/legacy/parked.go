@@ -653,11 +653,14 @@ func (b *Bridge) ParkedMoved() <-chan struct{} { return b.parking.moved.next() }
 // the pending events in turn and exits when none is left. Thousands of
 // parked waits on distinct tasks thus cost their records, not a stack each.
 type parkHub struct {
-	b       *Bridge
-	rec     *sessionmap.Task // the record the first wait saw (scope, ids; read-only)
-	key     watch.Key
-	opts    modernup.CallOptions // the binding's options when the hub started (run binds again)
-	kick    chan struct{}        // a wait came or left
+	b    *Bridge
+	rec  *sessionmap.Task // the record the first wait saw (scope, ids; read-only)
+	key  watch.Key
+	opts modernup.CallOptions // the binding's options when the hub started (run binds again)
+	// kicked: a wait came or left; expired: the record's expiry passed.
+	// Flags the hub's poke is sent after, not channels: a parked wait's hub
+	// then keeps no channel for either.
+	kicked  atomic.Bool
 	waiters map[*parkCtl]struct{}
 	dead    bool // the hub ended: a new wait starts a new hub
 
@@ -668,7 +671,7 @@ type parkHub struct {
 	pinned  <-chan struct{}
 	unpin   func()
 	expiry  *time.Timer
-	expired chan struct{} // cap 1: the record's expiry passed
+	expired atomic.Bool
 
 	mu    sync.Mutex
 	busy  bool // a drive runs
@@ -685,7 +688,7 @@ func (p *parking) add(pc *parkCtl, rec *sessionmap.Task) {
 	h := p.hubs[rec.ID]
 	start := h == nil || h.dead
 	if start {
-		h = &parkHub{b: b, rec: rec, key: b.keyOf(*rec), kick: make(chan struct{}, 1), waiters: map[*parkCtl]struct{}{}}
+		h = &parkHub{b: b, rec: rec, key: b.keyOf(*rec), waiters: map[*parkCtl]struct{}{}}
 		if bd := b.binding(h.key); bd != nil {
 			bd.mu.Lock()
 			h.opts = bd.opts
@@ -710,7 +713,7 @@ func (p *parking) add(pc *parkCtl, rec *sessionmap.Task) {
 		// The hub counts as the bridge's background work until it ends.
 		b.bgWG.Add(1)
 	}
-	signal(h.kick)
+	h.kicked.Store(true)
 	h.poke()
 }
 
@@ -722,7 +725,7 @@ func (p *parking) remove(h *parkHub, pc *parkCtl) {
 	if ok {
 		p.n.Add(-1)
 		p.moved.fire()
-		signal(h.kick)
+		h.kicked.Store(true)
 		h.poke()
 	}
 }
@@ -757,13 +760,6 @@ func (p *parking) retire(h *parkHub) bool {
 		delete(p.hubs, h.rec.ID)
 	}
 	return true
-}
-
-func signal(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
 }
 
 // settleAll answers every parked wait of the hub with the verdict f.
@@ -835,6 +831,22 @@ func (h *parkHub) turn() (more, retired bool) {
 		more = true
 	} else if h.failed != nil {
 		h.settleAll(h.failed)
+	} else if h.expired.Swap(false) {
+		more = true
+		// The record's own end (createdAt + ttl, L-64), even when no
+		// snapshot comes.
+		h.expiry.Reset(expiryRecheck)
+		h.step(h.sub.Latest())
+	} else if h.kicked.Swap(false) {
+		more = true
+		// A wait came (it must see the state it may have missed while it
+		// moved here) or left (the hub may be done).
+		p.mu.Lock()
+		n := len(h.waiters)
+		p.mu.Unlock()
+		if n > 0 {
+			h.step(h.sub.Latest())
+		}
 	} else {
 		select {
 		case snap, ok := <-h.sub.C:
@@ -848,22 +860,6 @@ func (h *parkHub) turn() (more, retired bool) {
 			more = true
 			h.pinned = nil
 			h.step(h.sub.Latest())
-		case <-h.expired:
-			more = true
-			// The record's own end (createdAt + ttl, L-64), even when no
-			// snapshot comes.
-			h.expiry.Reset(expiryRecheck)
-			h.step(h.sub.Latest())
-		case <-h.kick:
-			more = true
-			// A wait came (it must see the state it may have missed while
-			// it moved here) or left (the hub may be done).
-			p.mu.Lock()
-			n := len(h.waiters)
-			p.mu.Unlock()
-			if n > 0 {
-				h.step(h.sub.Latest())
-			}
 		default:
 		}
 	}
@@ -899,9 +895,8 @@ func (h *parkHub) begin() {
 	h.sub = sub
 	h.pinned, h.unpin = b.pinWaitNotify(h.rec.ID, h.poke)
 	if at, ok := h.rec.ExpiresAt(); ok && !h.rec.CreatedAt.IsZero() {
-		h.expired = make(chan struct{}, 1)
 		h.expiry = time.AfterFunc(max(time.Until(at), 0), func() {
-			signal(h.expired)
+			h.expired.Store(true)
 			h.poke()
 		})
 	}

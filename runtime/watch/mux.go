@@ -139,7 +139,7 @@ type muxSub struct {
 	id     string
 	sh     *muxShard
 	ch     chan *modern.DetailedTask // cap 1, newest wins; closed at the end
-	ready  chan muxAnswer            // cap 1
+	ready  chan muxAnswer            // cap 1; nil once answered
 	notify func()                    // after each send on ch and its close (nil: none)
 	answer bool                      // ready was sent
 	closed bool
@@ -182,10 +182,10 @@ func (p muxPusher) ListenTasks(ctx context.Context, taskIDs []string) (<-chan *m
 	if len(taskIDs) != 1 {
 		return p.src.ListenTasks(ctx, taskIDs)
 	}
-	s := p.mx.register(p.key, p.src, taskIDs[0], p.notify)
+	s, ready := p.mx.register(p.key, p.src, taskIDs[0], p.notify)
 	var a muxAnswer
 	select {
-	case a = <-s.ready:
+	case a = <-ready:
 	case <-ctx.Done():
 		p.mx.unregister(s)
 		return nil, nil, ctx.Err()
@@ -198,8 +198,9 @@ func (p muxPusher) ListenTasks(ctx context.Context, taskIDs []string) (<-chan *m
 	return s.ch, taskIDs, nil
 }
 
-// register adds id to its session's first shard with room.
-func (mx *muxer) register(key muxKey, src Pusher, id string, notify func()) *muxSub {
+// register adds id to its session's first shard with room; ready delivers
+// the shard's answer (the muxSub lets go of it once answered).
+func (mx *muxer) register(key muxKey, src Pusher, id string, notify func()) (s *muxSub, ready <-chan muxAnswer) {
 	m := mx.m
 	limit := m.cfg.MaxStreamTasks
 	mx.mu.Lock()
@@ -223,7 +224,8 @@ func (mx *muxer) register(key muxKey, src Pusher, id string, notify func()) *mux
 		sh = &muxShard{g: g, subs: map[string]*muxSub{}, wake: make(chan struct{}, 1), opened: make(chan muxOpened, 1)}
 		g.shards = append(g.shards, sh)
 	}
-	s := &muxSub{id: id, sh: sh, ch: make(chan *modern.DetailedTask, 1), ready: make(chan muxAnswer, 1), notify: notify}
+	s = &muxSub{id: id, sh: sh, ch: make(chan *modern.DetailedTask, 1), ready: make(chan muxAnswer, 1), notify: notify}
+	ready = s.ready
 	sh.subs[id] = s
 	sh.waiting++
 	mx.changed.Broadcast()
@@ -240,7 +242,7 @@ func (mx *muxer) register(key muxKey, src Pusher, id string, notify func()) *mux
 	} else {
 		signal(sh.wake)
 	}
-	return s
+	return s, ready
 }
 
 // unregister removes s (its watcher stopped listening).
@@ -281,6 +283,9 @@ func (mx *muxer) answerLocked(s *muxSub, a muxAnswer) {
 	s.answer = true
 	s.sh.waiting--
 	s.ready <- a
+	// Its one reader holds the channel (register's ready) until it has
+	// received: a subscription parked for long keeps no answer channel.
+	s.ready = nil
 	if s.notify != nil {
 		s.notify()
 	}

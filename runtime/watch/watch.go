@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -310,8 +311,10 @@ func (m *Manager) WaitParked(ctx context.Context, cond func(n int) bool) bool {
 // entry is one watched task: its subscribers, its latest snapshot and, while
 // it runs, its watcher (on a goroutine or parked).
 type entry struct {
-	key     Key
-	subs    map[*Subscription]struct{}
+	key Key
+	// subs are the subscribers, each at its Subscription.idx (a slice, not
+	// a map: a task waited on by one waiter then costs one pointer).
+	subs    []*Subscription
 	snap    Snapshot
 	running bool
 	idleAt  time.Time     // when subs became empty (zero while watched)
@@ -365,9 +368,7 @@ func (m *Manager) Close() {
 	m.closed = true
 	var subs []*Subscription
 	for _, e := range m.entries {
-		for s := range e.subs {
-			subs = append(subs, s)
-		}
+		subs = append(subs, e.subs...)
 	}
 	entries := make([]*entry, 0, len(m.entries))
 	for _, e := range m.entries {
@@ -412,6 +413,7 @@ type Subscription struct {
 	// notify is called after each snapshot offered and when C closes (nil:
 	// none): a waiter with no goroutine of its own hears it (AttachNotify).
 	notify func()
+	idx    int // its place in e.subs (under Manager.mu)
 	mu     sync.Mutex
 	last   Snapshot
 	ended  bool
@@ -492,13 +494,14 @@ func (m *Manager) attach(ctx context.Context, key Key, notify func()) (*Subscrip
 	}
 	e := m.entries[key]
 	if e == nil {
-		e = &entry{key: key, subs: map[*Subscription]struct{}{}, wake: make(chan struct{}, 1), kick: make(chan uint64, 1)}
+		e = &entry{key: key, wake: make(chan struct{}, 1), kick: make(chan uint64, 1)}
 		e.snap.Key = key
 		m.entries[key] = e
 	}
 	ch := make(chan Snapshot, 1)
 	s := &Subscription{C: ch, m: m, e: e, ch: ch, notify: notify}
-	e.subs[s] = struct{}{}
+	s.idx = len(e.subs)
+	e.subs = append(e.subs, s)
 	e.idleAt = time.Time{}
 	if e.snap.Seq > 0 {
 		// Under m.mu, so a concurrent publish cannot be overtaken by this
@@ -538,7 +541,14 @@ func (m *Manager) detach(s *Subscription) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := s.e
-	delete(e.subs, s)
+	if i := s.idx; i < len(e.subs) && e.subs[i] == s {
+		last := len(e.subs) - 1
+		moved := e.subs[last]
+		moved.idx = i
+		e.subs[i] = moved
+		e.subs[last] = nil
+		e.subs = e.subs[:last]
+	}
 	if len(e.subs) > 0 {
 		return
 	}
@@ -608,10 +618,7 @@ func (m *Manager) publish(ctx context.Context, e *entry, snap Snapshot, share fu
 			delete(m.entries, e.key)
 		}
 	}
-	subs := make([]*Subscription, 0, len(e.subs))
-	for s := range e.subs {
-		subs = append(subs, s)
-	}
+	subs := slices.Clone(e.subs)
 	m.mu.Unlock()
 	for _, s := range subs {
 		s.offer(snap)

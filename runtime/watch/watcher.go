@@ -57,9 +57,12 @@ type leadState struct {
 	// registering is the shared stream's answer to this task's
 	// registration (notifies: no goroutine waits for it); nil when none is
 	// awaited.
-	registering   <-chan muxAnswer
-	msub          *muxSub
-	listenCancel  func()
+	registering  <-chan muxAnswer
+	msub         *muxSub
+	listenCancel func()
+	// unreg is the shared stream registration stopListen undoes (nil:
+	// none); a field rather than a closure over it, kept while parked.
+	unreg         *muxSub
 	nextListen    time.Time
 	listenBackoff time.Duration
 }
@@ -103,7 +106,14 @@ const (
 // lease, renewing it and sharing every snapshot with the other replicas.
 func (w *watcher) lead(sh *shared) outcome {
 	m, clk := w.m, w.m.cfg.Clock
-	ctx, cancel := context.WithCancel(m.ctx)
+	// Alone, the watcher reads under the Manager's own context: nothing
+	// outlives its loop but the listen, which has a cancel of its own, so a
+	// cancelable context per watched task (its done channel and the map of
+	// each read's timeout context, kept while parked) would buy nothing.
+	ctx, cancel := m.ctx, context.CancelFunc(func() {})
+	if sh != nil {
+		ctx, cancel = context.WithCancel(m.ctx)
+	}
 	ls := &leadState{ctx: ctx, cancel: cancel, listenCancel: func() {}}
 	ls.seq = m.snapshot(w.e).Seq
 	if sh != nil {
@@ -136,12 +146,21 @@ func (w *watcher) endLead() {
 		m.reads.abandon(ls.ticket)
 		ls.ticket = nil
 	}
-	ls.listenCancel()
+	w.stopListen()
 	if ls.listening != nil {
 		r := <-ls.listening
 		m.drain(r.updates)
 	}
 	m.drain(ls.updates)
+}
+
+// stopListen ends the watcher's listen or shared stream registration (a
+// registration already dropped is left alone).
+func (w *watcher) stopListen() {
+	if s := w.ls.unreg; s != nil {
+		w.m.mux.unregister(s)
+	}
+	w.ls.listenCancel()
 }
 
 // resume runs a parked watcher's loop again on a goroutine of its own.
@@ -292,12 +311,12 @@ func (w *watcher) loop(sh *shared) outcome {
 		if mp, ok := w.pusher.(muxPusher); ok && w.notifies && ls.updates == nil && ls.registering == nil && !now.Before(ls.nextListen) {
 			// Join the session's shared stream; its answer comes as an
 			// event (mux.go), so nothing waits for it.
-			s := mp.mx.register(mp.key, mp.src, w.e.key.TaskID, w.poke)
-			ls.msub, ls.registering = s, s.ready
-			ls.listenCancel = func() { mp.mx.unregister(s) }
+			s, ready := mp.mx.register(mp.key, mp.src, w.e.key.TaskID, w.poke)
+			ls.msub, ls.registering = s, ready
+			ls.unreg = s
 		} else if w.pusher != nil && !w.notifies && ls.updates == nil && ls.listening == nil && !now.Before(ls.nextListen) {
 			lctx, lcancel := context.WithCancel(ctx)
-			ls.listenCancel = lcancel
+			ls.listenCancel, ls.unreg = lcancel, nil
 			ls.listening = make(chan listenResult, 1)
 			id := w.e.key.TaskID
 			go func(p Pusher, out chan<- listenResult) {
@@ -386,8 +405,8 @@ func (w *watcher) handle(sh *shared, ev event) (outcome, bool) {
 		if ev.a.err == nil && ev.a.acked {
 			r = listenResult{updates: s.ch, acked: true}
 		} else {
-			ls.listenCancel()
-			ls.listenCancel = func() {}
+			w.stopListen()
+			ls.listenCancel, ls.unreg = func() {}, nil
 			r = listenResult{err: ev.a.err}
 		}
 		ev = event{kind: evListen, r: r}
@@ -421,17 +440,17 @@ func (w *watcher) handle(sh *shared, ev event) (outcome, bool) {
 		case r.err == nil:
 			// Acknowledged without our task: this upstream does not push
 			// it (M-15). Poll only.
-			ls.listenCancel()
+			w.stopListen()
 			m.drain(r.updates)
 			w.pusher = nil
 		case cfg.Retryable(r.err):
-			ls.listenCancel()
+			w.stopListen()
 			ls.listenBackoff = m.nextBackoff(ls.listenBackoff, cfg.DefaultPollInterval)
 			ls.nextListen = now.Add(m.jitter(ls.listenBackoff))
 		default:
 			// -32601 or another refusal: no notifications/tasks here.
 			cfg.Logger.Debug("watch: upstream offers no task notifications; polling", "upstream", w.e.key.Target, "err", r.err)
-			ls.listenCancel()
+			w.stopListen()
 			w.pusher = nil
 		}
 	case evUpdate:
@@ -441,7 +460,7 @@ func (w *watcher) handle(sh *shared, ev event) (outcome, bool) {
 			// poll at once and listen again later (M-14).
 			ls.updates = nil
 			m.setPushing(w.e, false)
-			ls.listenCancel()
+			w.stopListen()
 			ls.listenBackoff = m.nextBackoff(ls.listenBackoff, cfg.DefaultPollInterval)
 			ls.nextListen = now.Add(m.jitter(ls.listenBackoff))
 			ls.nextPoll = now

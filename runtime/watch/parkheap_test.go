@@ -1,0 +1,92 @@
+package watch
+
+import (
+	"fmt"
+	"log/slog"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/tasksbridge/tasksbridge/modern"
+)
+
+// liveHeap is the heap in use after a full collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// A parked watcher whose task is pushed keeps only what its next event
+// needs: 2,000 of them, each with its subscriber, hold a bounded number of
+// live bytes each (a wait parked on thousands of distinct tasks costs its
+// records, docs/ARCHITECTURE.md, One watcher per upstream task).
+func TestParkedWatcherLiveHeapIsBounded(t *testing.T) {
+	const n = 2000
+	src := &parkSource{tasks: map[string]*modern.DetailedTask{}, gets: map[string]int{}}
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("T%05d", i)
+		src.set(task(ids[i], modern.StatusWorking, 1000))
+	}
+	m := NewManager(Config{
+		Source: func(Key) (Source, error) { return src, nil },
+		Jitter: -1, Logger: slog.New(slog.DiscardHandler),
+		IdleTimeout: time.Hour, PushPollInterval: time.Hour, ListenCoalesce: -1,
+	})
+	t.Cleanup(m.Close)
+	// The source's own task copies are the upstream's, not the watchers'.
+	before := liveHeap()
+	subs := attachAll(t, m, ids...)
+	waitParked(t, m, fmt.Sprintf("reached %d", n), func(k int) bool { return k == n })
+	for _, s := range subs {
+		until(t, s, func(s Snapshot) bool { return s.Task != nil })
+	}
+	after := liveHeap()
+	runtime.KeepAlive(subs)
+	per := float64(int64(after)-int64(before)) / n
+	// About 2.9 KiB each today (the entry, its subscription and snapshot
+	// channel, the watcher, its loop state, the shared stream registration,
+	// the parking timer, the task as read); a cancelable context, a map per
+	// entry and an answer channel kept per parked watcher made it 3.6–3.8 KiB.
+	limit := 3300.0
+	if raceBuild {
+		limit = 3500 // the race detector's bookkeeping adds a little
+	}
+	t.Logf("live heap per parked watcher: %.0f bytes (limit %.0f)", per, limit)
+	if per > limit {
+		t.Fatalf("live heap per parked watcher = %.0f bytes, want ≤ %.0f", per, limit)
+	}
+}
+
+// Waiters leaving in any order end only their own waits: the ones left,
+// wherever they sat among the subscribers, still get the task's end.
+func TestWaitersLeaveInAnyOrder(t *testing.T) {
+	src := newFakeSource()
+	src.set(task("T", modern.StatusWorking, 1000))
+	m, clk := newTestManager(t, src, nil)
+	subs := attachAll(t, m, "T", "T", "T", "T", "T")
+	for _, s := range subs {
+		until(t, s, seqAtLeast(1))
+	}
+	for _, i := range []int{1, 0, 4} {
+		subs[i].Close()
+		for range subs[i].C {
+		}
+	}
+	src.set(task("T", modern.StatusCompleted, 1000))
+	clk.BlockUntil(t, 1)
+	clk.Advance(time.Second)
+	for _, i := range []int{2, 3} {
+		if snap := until(t, subs[i], terminal); snap.Task.Status != modern.StatusCompleted {
+			t.Fatalf("waiter %d got %v", i, snap.Task.Status)
+		}
+	}
+	subs[2].Close()
+	subs[3].Close()
+	if got := m.Watching(); got != 0 {
+		t.Fatalf("watchers = %d after every waiter left and the task ended, want 0", got)
+	}
+}
