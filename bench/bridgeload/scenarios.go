@@ -323,39 +323,15 @@ func ManyWaiters(ctx context.Context, up *Upstream, url string, pid int, tasks, 
 		return res, err
 	}
 
-	start := time.Now()
-	sem := make(chan struct{}, rampConns)
-	ws := make([]*Wait, 0, n)
-	for i := 0; i < perTask; i++ {
-		for j := range ts {
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				return res, fmt.Errorf("many waiters: ramp-up: %w", ctx.Err())
-			}
-			w := StartWait(ctx, sessions[j], ts[j].Local)
-			go func() {
-				<-w.Blocked
-				<-sem
-			}()
-			ws = append(ws, w)
-		}
+	// Wait k is on task k % tasks: every task gets its first waiter before any
+	// gets its second.
+	ws, blocked, rampUp, err := RampWaits(ctx, n, rampConns, func(k int) (*Legacy, string) {
+		return sessions[k%tasks], ts[k%tasks].Local
+	}, "many waiters")
+	if err != nil {
+		return res, err
 	}
-	for _, w := range ws {
-		select {
-		case <-w.Blocked:
-		case <-ctx.Done():
-			return res, fmt.Errorf("many waiters: not all blocked: %w", ctx.Err())
-		}
-	}
-	res.RampUp = time.Since(start)
-	for _, w := range ws {
-		select {
-		case <-w.Done: // answered before completion: an error (checked below)
-		default:
-			res.Blocked++
-		}
-	}
+	res.RampUp, res.Blocked = rampUp, blocked
 	// Hold the load and sample the resident memory (keep-alives keep
 	// flowing; RSS settles once the GC has run under the new heap).
 	deadline := time.Now().Add(hold)

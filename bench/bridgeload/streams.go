@@ -139,37 +139,13 @@ func ManyTasks(ctx context.Context, up *Upstream, url string, pid, waits, perSes
 	}
 
 	up.ResetListenPeak()
-	start = time.Now()
-	sem := make(chan struct{}, rampConns)
-	ws := make([]*Wait, 0, waits)
-	for i, id := range tasks {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			return res, fmt.Errorf("many tasks: ramp-up: %w", ctx.Err())
-		}
-		w := StartWait(ctx, sessions[i/perSession], id)
-		go func() {
-			<-w.Blocked
-			<-sem
-		}()
-		ws = append(ws, w)
+	ws, blocked, rampUp, err := RampWaits(ctx, waits, rampConns, func(i int) (*Legacy, string) {
+		return sessions[i/perSession], tasks[i]
+	}, "many tasks")
+	if err != nil {
+		return res, err
 	}
-	for _, w := range ws {
-		select {
-		case <-w.Blocked:
-		case <-ctx.Done():
-			return res, fmt.Errorf("many tasks: not all blocked: %w", ctx.Err())
-		}
-	}
-	res.RampUp = time.Since(start)
-	for _, w := range ws {
-		select {
-		case <-w.Done: // answered before completion: an error (checked below)
-		default:
-			res.Blocked++
-		}
-	}
+	res.RampUp, res.Blocked = rampUp, blocked
 
 	// Hold: probes run back to back while the memory is sampled.
 	pctx, stopProbes := context.WithCancel(ctx)

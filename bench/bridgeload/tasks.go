@@ -120,3 +120,45 @@ func checkResult(r *Reply, err error) error {
 	}
 	return nil
 }
+
+// RampWaits opens n blocked tasks/result waits, at most conns of them still
+// connecting at a time (a connection storm would measure the listener, not
+// the waits), and returns once every one is blocked: the waits, how many
+// were still open then (one answered early is an error the caller checks),
+// and how long the ramp took. at names wait i's session and task; what
+// names the phase in errors.
+func RampWaits(ctx context.Context, n, conns int, at func(i int) (*Legacy, string), what string) (ws []*Wait, blocked int, took time.Duration, err error) {
+	start := time.Now()
+	sem := make(chan struct{}, conns)
+	ws = make([]*Wait, 0, n)
+	for i := range n {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			return ws, 0, 0, fmt.Errorf("%s: ramp-up: %w", what, ctx.Err())
+		}
+		l, task := at(i)
+		w := StartWait(ctx, l, task)
+		go func() {
+			<-w.Blocked
+			<-sem
+		}()
+		ws = append(ws, w)
+	}
+	for _, w := range ws {
+		select {
+		case <-w.Blocked:
+		case <-ctx.Done():
+			return ws, 0, 0, fmt.Errorf("%s: not all blocked: %w", what, ctx.Err())
+		}
+	}
+	took = time.Since(start)
+	for _, w := range ws {
+		select {
+		case <-w.Done: // answered before completion: an error (checked by the caller)
+		default:
+			blocked++
+		}
+	}
+	return ws, blocked, took, nil
+}
