@@ -318,13 +318,20 @@ type entry struct {
 	snap    Snapshot
 	running bool
 	idleAt  time.Time     // when subs became empty (zero while watched)
-	pushing bool          // the upstream reports the task's changes (notifications/tasks flow)
-	wake    chan struct{} // cap 1: subscribers changed
-	kick    chan uint64   // cap 1: "poll now unless an attempt finished after this seq"
-	w       atomic.Pointer[watcher]
+	pushing bool // the upstream reports the task's changes (notifications/tasks flow)
+	// woken and kicked are the watcher's pending signals, set before its
+	// poke: flags rather than a cap-1 channel each, so a parked watcher (no
+	// goroutine selecting) keeps two words, not two channels. woken:
+	// subscribers changed; kicked: "read now unless an attempt finished
+	// after seq", stored as seq+1 (0: none; a request already pending
+	// stands). A watcher that blocks in a select hears the poke on its own
+	// channel (watcher.pokeC).
+	woken  atomic.Bool
+	kicked atomic.Uint64
+	w      atomic.Pointer[watcher]
 }
 
-// poke wakes e's watcher (if parked) after a send on wake or kick.
+// poke wakes e's watcher (if parked) after one of its signals was set.
 func (e *entry) poke() {
 	if w := e.w.Load(); w != nil {
 		w.poke()
@@ -333,18 +340,28 @@ func (e *entry) poke() {
 
 // signalWake tells e's watcher that its subscribers changed.
 func (e *entry) signalWake() {
-	signal(e.wake)
+	e.woken.Store(true)
 	e.poke()
 }
 
 // askRead asks e's watcher to read now unless an attempt finished after
 // seen (a request already pending stands).
 func (e *entry) askRead(seen uint64) {
-	select {
-	case e.kick <- seen:
-	default:
-	}
+	e.kicked.CompareAndSwap(0, seen+1)
 	e.poke()
+}
+
+// takeKick consumes a pending read request: seen is the caller's seq.
+func (e *entry) takeKick() (seen uint64, ok bool) {
+	if v := e.kicked.Swap(0); v != 0 {
+		return v - 1, true
+	}
+	return 0, false
+}
+
+// pending reports whether a signal waits for the watcher.
+func (e *entry) pending() bool {
+	return e.woken.Load() || e.kicked.Load() != 0
 }
 
 // NewManager returns a Manager. cfg.Source is required.
@@ -494,7 +511,7 @@ func (m *Manager) attach(ctx context.Context, key Key, notify func()) (*Subscrip
 	}
 	e := m.entries[key]
 	if e == nil {
-		e = &entry{key: key, wake: make(chan struct{}, 1), kick: make(chan uint64, 1)}
+		e = &entry{key: key}
 		e.snap.Key = key
 		m.entries[key] = e
 	}

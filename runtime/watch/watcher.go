@@ -35,6 +35,11 @@ type watcher struct {
 	parked bool
 	dirty  bool      // an event came while the loop ran: do not park on it
 	timer  FuncTimer // wakes a parked watcher at its next step (made at the first park, then reset)
+	// pokeC (cap 1) carries pokes to a loop blocked in a select (under a
+	// coordinator, on a clock that cannot park, or during a listen of its
+	// own); made at its first such select, so a watcher that only parks
+	// has none.
+	pokeC chan struct{}
 }
 
 // leadState is what the reading loop carries from one step to the next.
@@ -177,7 +182,11 @@ func (w *watcher) poke() {
 	w.pmu.Lock()
 	if !w.parked {
 		w.dirty = true
+		c := w.pokeC
 		w.pmu.Unlock()
+		if c != nil {
+			signal(c)
+		}
 		return
 	}
 	w.parked = false
@@ -185,6 +194,30 @@ func (w *watcher) poke() {
 	w.timer.Stop()
 	w.pmu.Unlock()
 	go w.resume()
+}
+
+// pokeChan returns the channel that carries pokes to a blocking select,
+// making it at the first call. Made before the caller looks at the entry's
+// signals, so a signal set after that look is heard on it.
+func (w *watcher) pokeChan() <-chan struct{} {
+	w.pmu.Lock()
+	defer w.pmu.Unlock()
+	if w.pokeC == nil {
+		w.pokeC = make(chan struct{}, 1)
+	}
+	return w.pokeC
+}
+
+// takeSignals consumes the entry's pending signals at the top of a step: a
+// read asked for (Get, Refresh) unless an attempt finished after the
+// asker's look; "subscribers changed" needs nothing more than the step
+// itself (its idle check).
+func (w *watcher) takeSignals(now time.Time) {
+	w.e.woken.Store(false)
+	if seen, ok := w.e.takeKick(); ok && seen >= w.ls.seq {
+		w.ls.nextPoll = now
+		w.ls.asked = true
+	}
 }
 
 // park leaves the loop until wakeAt or the next event; false when an event
@@ -212,7 +245,6 @@ func (w *watcher) park(af afterFuncer, wakeAt time.Time) bool {
 // event is one thing the loop waits for.
 type event struct {
 	kind int
-	seen uint64
 	raw  []byte
 	ok   bool
 	r    listenResult
@@ -222,7 +254,6 @@ type event struct {
 
 const (
 	evTimer = iota
-	evKick
 	evWake
 	evRemote
 	evListen
@@ -245,6 +276,9 @@ func (w *watcher) loop(sh *shared) outcome {
 	}
 	for {
 		now := clk.Now()
+		// Taken first, so the checks below see what a signal announced;
+		// one set later pokes the watcher again (pending, dirty).
+		w.takeSignals(now)
 		if w.retireIfIdle(now) {
 			return outDone
 		}
@@ -254,7 +288,7 @@ func (w *watcher) loop(sh *shared) outcome {
 		// A read someone waits for (Get, Refresh) skips the queue of
 		// scheduled reads: another principal's tasks/get is not held
 		// behind a burst of this process's cadence reads.
-		urgent := ls.asked || len(w.e.kick) > 0
+		urgent := ls.asked
 		gate := gateWait
 		if !now.Before(ls.nextPoll) {
 			switch {
@@ -343,10 +377,6 @@ func (w *watcher) loop(sh *shared) outcome {
 			// Nothing runs for the watcher but what an event or its timer
 			// starts: look at what is pending, else park.
 			select {
-			case ev.seen = <-w.e.kick:
-				ev.kind = evKick
-			case <-w.e.wake:
-				ev.kind = evWake
 			case ev.t, ev.ok = <-ls.updates:
 				ev.kind = evUpdate
 			case ev.a = <-ls.registering:
@@ -363,13 +393,15 @@ func (w *watcher) loop(sh *shared) outcome {
 				continue
 			}
 		} else {
+			pc := w.pokeChan()
+			if w.e.pending() {
+				continue // set before pokeC existed: take it now
+			}
 			timer := clk.NewTimer(max(wakeAt.Sub(now), 0))
 			select {
 			case <-timer.C():
 				ev.kind = evTimer
-			case ev.seen = <-w.e.kick:
-				ev.kind = evKick
-			case <-w.e.wake:
+			case <-pc:
 				ev.kind = evWake
 			case ev.raw, ev.ok = <-ls.remote:
 				ev.kind = evRemote
@@ -412,11 +444,6 @@ func (w *watcher) handle(sh *shared, ev event) (outcome, bool) {
 		ev = event{kind: evListen, r: r}
 	}
 	switch ev.kind {
-	case evKick:
-		if ev.seen >= ls.seq { // no attempt finished since the caller looked
-			ls.nextPoll = clk.Now()
-			ls.asked = true
-		}
 	case evRemote:
 		if !ev.ok {
 			ls.remote, sh.msgs = nil, nil // resubscribed when leading ends
