@@ -314,8 +314,12 @@ type entry struct {
 	key Key
 	// subs are the subscribers, each at its Subscription.idx (a slice, not
 	// a map: a task waited on by one waiter then costs one pointer).
-	subs    []*Subscription
-	snap    Snapshot
+	subs []*Subscription
+	// snap is the latest snapshot (nil: none yet), stored under
+	// Manager.mu and read without it by Subscription.Latest: one copy per
+	// task rather than one per subscriber, and a notify callback may read
+	// it while the manager holds its lock (attach offers under it).
+	snap    atomic.Pointer[Snapshot]
 	running bool
 	idleAt  time.Time     // when subs became empty (zero while watched)
 	pushing bool // the upstream reports the task's changes (notifications/tasks flow)
@@ -329,6 +333,14 @@ type entry struct {
 	woken  atomic.Bool
 	kicked atomic.Uint64
 	w      atomic.Pointer[watcher]
+}
+
+// latest returns e's latest snapshot (only its Key before the first one).
+func (e *entry) latest() Snapshot {
+	if p := e.snap.Load(); p != nil {
+		return *p
+	}
+	return Snapshot{Key: e.key}
 }
 
 // poke wakes e's watcher (if parked) after one of its signals was set.
@@ -432,15 +444,15 @@ type Subscription struct {
 	notify func()
 	idx    int // its place in e.subs (under Manager.mu)
 	mu     sync.Mutex
-	last   Snapshot
 	ended  bool
 }
 
-// Latest returns the newest snapshot offered to this subscription.
+// Latest returns the newest snapshot of the task: the one last offered to
+// this subscription, or one published since and about to be offered. It
+// reads the entry's copy (a subscription keeps none of its own) and never
+// waits for the Manager's lock, so a notify callback may call it.
 func (s *Subscription) Latest() Snapshot {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.last
+	return s.e.latest()
 }
 
 // offer replaces an unreceived snapshot by snap. Only the manager sends, with
@@ -451,7 +463,6 @@ func (s *Subscription) offer(snap Snapshot) {
 		s.mu.Unlock()
 		return
 	}
-	s.last = snap
 	select {
 	case <-s.ch:
 	default:
@@ -512,7 +523,6 @@ func (m *Manager) attach(ctx context.Context, key Key, notify func()) (*Subscrip
 	e := m.entries[key]
 	if e == nil {
 		e = &entry{key: key}
-		e.snap.Key = key
 		m.entries[key] = e
 	}
 	ch := make(chan Snapshot, 1)
@@ -520,12 +530,13 @@ func (m *Manager) attach(ctx context.Context, key Key, notify func()) (*Subscrip
 	s.idx = len(e.subs)
 	e.subs = append(e.subs, s)
 	e.idleAt = time.Time{}
-	if e.snap.Seq > 0 {
+	cur := e.latest()
+	if cur.Seq > 0 {
 		// Under m.mu, so a concurrent publish cannot be overtaken by this
 		// older snapshot.
-		s.offer(e.snap)
+		s.offer(cur)
 	}
-	start := !e.running && !e.snap.Terminal()
+	start := !e.running && !cur.Terminal()
 	if start {
 		e.running = true
 	}
@@ -625,7 +636,7 @@ func (m *Manager) publish(ctx context.Context, e *entry, snap Snapshot, share fu
 		m.sink(ctx, e, snap)
 	}
 	m.mu.Lock()
-	e.snap = snap
+	e.snap.Store(&snap)
 	if snap.Terminal() {
 		// The watcher ends with this snapshot. Marking it stopped in the same
 		// critical section means an Attach either sees a running watcher or a
@@ -661,7 +672,7 @@ func (m *Manager) sink(ctx context.Context, e *entry, snap Snapshot) {
 func (m *Manager) state(e *entry) (Snapshot, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return e.snap, e.pushing
+	return e.latest(), e.pushing
 }
 
 // setPushing records whether e's changes are pushed (the watcher's listen
@@ -676,7 +687,7 @@ func (m *Manager) setPushing(e *entry, v bool) {
 func (m *Manager) snapshot(e *entry) Snapshot {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return e.snap
+	return e.latest()
 }
 
 // Get returns key's latest snapshot, refreshed from the upstream only when it
@@ -740,7 +751,7 @@ func (m *Manager) Refresh(key Key) {
 	e := m.entries[key]
 	var seq uint64
 	if e != nil {
-		seq = e.snap.Seq
+		seq = e.latest().Seq
 	}
 	m.mu.Unlock()
 	if e != nil {
