@@ -261,8 +261,9 @@ type Manager struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mux   *muxer    // the listens shared by an upstream session's tasks
-	reads *readGate // MaxConcurrentReads tokens
+	mux    *muxer     // the listens shared by an upstream session's tasks
+	reads  *readGate  // MaxConcurrentReads tokens
+	timers parkTimers // the parked watchers' next steps
 
 	mu      sync.Mutex
 	entries map[Key]*entry
@@ -321,8 +322,8 @@ type entry struct {
 	// it while the manager holds its lock (attach offers under it).
 	snap    atomic.Pointer[Snapshot]
 	running bool
-	idleAt  time.Time     // when subs became empty (zero while watched)
-	pushing bool // the upstream reports the task's changes (notifications/tasks flow)
+	idleAt  time.Time // when subs became empty (zero while watched)
+	pushing bool      // the upstream reports the task's changes (notifications/tasks flow)
 	// woken and kicked are the watcher's pending signals, set before its
 	// poke: flags rather than a cap-1 channel each, so a parked watcher (no
 	// goroutine selecting) keeps two words, not two channels. woken:
@@ -413,6 +414,7 @@ func (m *Manager) Close() {
 		s.Close()
 	}
 	m.wg.Wait()
+	m.stopTimers()
 }
 
 // Watching returns the number of running watchers (for tests and metrics).

@@ -33,8 +33,11 @@ type watcher struct {
 
 	pmu    sync.Mutex
 	parked bool
-	dirty  bool      // an event came while the loop ran: do not park on it
-	timer  FuncTimer // wakes a parked watcher at its next step (made at the first park, then reset)
+	dirty  bool // an event came while the loop ran: do not park on it
+	// wakeAt and hidx (1-based; 0: none) are the watcher's place in the
+	// Manager's timer heap while parked (under Manager.timers.mu).
+	wakeAt time.Time
+	hidx   int32
 	// pokeC (cap 1) carries pokes to a loop blocked in a select (under a
 	// coordinator, on a clock that cannot park, or during a listen of its
 	// own); made at its first such select, so a watcher that only parks
@@ -191,7 +194,7 @@ func (w *watcher) poke() {
 	}
 	w.parked = false
 	w.m.parkedMoved(-1)
-	w.timer.Stop()
+	w.m.unschedule(w)
 	w.pmu.Unlock()
 	go w.resume()
 }
@@ -233,12 +236,7 @@ func (w *watcher) park(af afterFuncer, wakeAt time.Time) bool {
 	w.m.parkedMoved(1)
 	// Shutdown reaches a parked watcher through Manager.Close, which pokes
 	// every watcher after cancelling their contexts.
-	d := max(wakeAt.Sub(w.m.cfg.Clock.Now()), 0)
-	if w.timer == nil {
-		w.timer = af.AfterFunc(d, w.poke)
-	} else {
-		w.timer.Reset(d)
-	}
+	w.m.schedule(w, af, wakeAt)
 	return true
 }
 
