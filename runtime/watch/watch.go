@@ -613,8 +613,7 @@ func (m *Manager) start(e *entry) error {
 		w.pusher = p
 		if sp, ok := src.(SessionPusher); ok {
 			if s := sp.PushSession(); s != "" {
-				w.pusher = muxPusher{mx: m.mux, key: muxKey{target: e.key.Target, session: s}, src: p, notify: w.poke}
-				w.notifies = true
+				w.session = m.mux.intern(muxKey{target: e.key.Target, session: s})
 			}
 		}
 	}

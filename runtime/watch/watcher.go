@@ -25,9 +25,10 @@ type watcher struct {
 	e      *entry
 	src    Source
 	pusher Pusher // nil: poll only (no support, disabled, or given up)
-	// notifies: pusher reports every delivery and the end of its stream
-	// through poke (the shared streams do), so a parked watcher hears them.
-	notifies bool
+	// session names the upstream session whose shared streams the watcher
+	// joins (mux.go; they poke it at each delivery and at their end, so a
+	// parked watcher hears them); "": a listen of its own.
+	session string
 
 	ls *leadState // the reading loop's state, kept while parked
 
@@ -60,10 +61,13 @@ type leadState struct {
 	// (parking watchers only; nil: not queued).
 	ticket *gateTicket
 
-	updates   <-chan *modern.DetailedTask // non-nil while notifications flow
-	listening chan listenResult           // non-nil while a listen attempt runs
+	updates <-chan *modern.DetailedTask // non-nil while a listen of its own flows
+	// feed is the shared stream registration whose notifications flow
+	// (taken with muxer.take when poked); nil: none.
+	feed      *muxSub
+	listening chan listenResult // non-nil while a listen attempt runs
 	// registering is the shared stream's answer to this task's
-	// registration (notifies: no goroutine waits for it); nil when none is
+	// registration (no goroutine waits for it); nil when none is
 	// awaited.
 	registering  <-chan muxAnswer
 	msub         *muxSub
@@ -77,6 +81,7 @@ type leadState struct {
 
 type listenResult struct {
 	updates <-chan *modern.DetailedTask
+	feed    *muxSub // a shared stream's registration instead of updates
 	acked   bool
 	err     error
 }
@@ -337,16 +342,16 @@ func (w *watcher) loop(sh *shared) outcome {
 				// than one interval after completion. Watchers are already out
 				// of step (tasks start at different times); jitter spreads the
 				// retries after an outage, where herds form.
-				ls.nextPoll = now.Add(w.pollDelay(snap.Task, ls.updates != nil))
+				ls.nextPoll = now.Add(w.pollDelay(snap.Task, ls.flowing()))
 			}
 		}
-		if mp, ok := w.pusher.(muxPusher); ok && w.notifies && ls.updates == nil && ls.registering == nil && !now.Before(ls.nextListen) {
+		if w.pusher != nil && w.session != "" && !ls.flowing() && ls.registering == nil && !now.Before(ls.nextListen) {
 			// Join the session's shared stream; its answer comes as an
 			// event (mux.go), so nothing waits for it.
-			s, ready := mp.mx.register(mp.key, mp.src, w.e.key.TaskID, w.poke)
+			s, ready := m.mux.register(muxKey{target: w.e.key.Target, session: w.session}, w.pusher, w.e.key.TaskID, w)
 			ls.msub, ls.registering = s, ready
 			ls.unreg = s
-		} else if w.pusher != nil && !w.notifies && ls.updates == nil && ls.listening == nil && !now.Before(ls.nextListen) {
+		} else if w.pusher != nil && w.session == "" && !ls.flowing() && ls.listening == nil && !now.Before(ls.nextListen) {
 			lctx, lcancel := context.WithCancel(ctx)
 			ls.listenCancel, ls.unreg = lcancel, nil
 			ls.listening = make(chan listenResult, 1)
@@ -361,7 +366,7 @@ func (w *watcher) loop(sh *shared) outcome {
 		if ls.ticket != nil {
 			wakeAt = now.Add(never) // the read waits for its token (poke)
 		}
-		if w.pusher != nil && ls.updates == nil && ls.listening == nil && ls.registering == nil && ls.nextListen.Before(wakeAt) {
+		if w.pusher != nil && !ls.flowing() && ls.listening == nil && ls.registering == nil && ls.nextListen.Before(wakeAt) {
 			wakeAt = ls.nextListen
 		}
 		if at, ok := w.idleDeadline(); ok && at.Before(wakeAt) {
@@ -371,7 +376,25 @@ func (w *watcher) loop(sh *shared) outcome {
 			wakeAt = sh.renewAt
 		}
 		var ev event
-		if af != nil && sh == nil && ls.listening == nil && (ls.updates == nil || w.notifies) {
+		parkable := af != nil && sh == nil && ls.listening == nil && ls.updates == nil
+		var pc <-chan struct{}
+		if !parkable {
+			pc = w.pokeChan()
+			if w.e.pending() {
+				continue // set before pokeC existed: take it now
+			}
+		}
+		if ls.feed != nil {
+			// After pokeC exists: a delivery after this look pokes it (or,
+			// parkable, marks the watcher dirty so it does not park).
+			if t, open, ok := m.mux.take(ls.feed); ok {
+				if out, stop := w.handle(sh, event{kind: evUpdate, t: t, ok: open}); stop {
+					return out
+				}
+				continue
+			}
+		}
+		if parkable {
 			// Nothing runs for the watcher but what an event or its timer
 			// starts: look at what is pending, else park.
 			select {
@@ -391,10 +414,6 @@ func (w *watcher) loop(sh *shared) outcome {
 				continue
 			}
 		} else {
-			pc := w.pokeChan()
-			if w.e.pending() {
-				continue // set before pokeC existed: take it now
-			}
 			timer := clk.NewTimer(max(wakeAt.Sub(now), 0))
 			select {
 			case <-timer.C():
@@ -428,12 +447,12 @@ func (w *watcher) handle(sh *shared, ev event) (outcome, bool) {
 	ctx := ls.ctx
 	id := w.e.key.TaskID
 	if ev.kind == evRegistered {
-		// As muxPusher.ListenTasks answers a listen that waited for it.
+		// As a listen of its own answers once acknowledged (or refused).
 		s := ls.msub
 		ls.registering = nil
 		var r listenResult
 		if ev.a.err == nil && ev.a.acked {
-			r = listenResult{updates: s.ch, acked: true}
+			r = listenResult{feed: s, acked: true}
 		} else {
 			w.stopListen()
 			ls.listenCancel, ls.unreg = func() {}, nil
@@ -456,7 +475,7 @@ func (w *watcher) handle(sh *shared, ev event) (outcome, bool) {
 		now := clk.Now()
 		switch {
 		case r.err == nil && r.acked:
-			ls.updates = r.updates
+			ls.updates, ls.feed = r.updates, r.feed
 			m.setPushing(w.e, true)
 			ls.listenBackoff = 0
 			// Read once more: a change between the last read and the
@@ -483,7 +502,7 @@ func (w *watcher) handle(sh *shared, ev event) (outcome, bool) {
 		if !ev.ok {
 			// The subscription ended (upstream restart, broken stream):
 			// poll at once and listen again later (M-14).
-			ls.updates = nil
+			ls.updates, ls.feed = nil, nil
 			m.setPushing(w.e, false)
 			w.stopListen()
 			ls.listenBackoff = m.nextBackoff(ls.listenBackoff, cfg.DefaultPollInterval)
@@ -510,6 +529,10 @@ func (w *watcher) handle(sh *shared, ev event) (outcome, bool) {
 	}
 	return 0, false
 }
+
+// flowing reports whether the task's notifications flow (a listen of its
+// own or a shared stream, acknowledged).
+func (ls *leadState) flowing() bool { return ls.updates != nil || ls.feed != nil }
 
 // offStack runs f on a goroutine of its own and waits for it. A watcher that
 // keeps its goroutine (see watcher) lives as long as its task, blocked most
