@@ -320,10 +320,9 @@ type entry struct {
 	// Manager.mu and read without it by Subscription.Latest: one copy per
 	// task rather than one per subscriber, and a notify callback may read
 	// it while the manager holds its lock (attach offers under it).
-	snap    atomic.Pointer[Snapshot]
-	running bool
-	idleAt  time.Time // when subs became empty (zero while watched)
-	pushing bool      // the upstream reports the task's changes (notifications/tasks flow)
+	snap   atomic.Pointer[Snapshot]
+	m      *Manager  // its manager (the subscriptions reach it through the entry)
+	idleAt time.Time // when subs became empty (zero while watched)
 	// woken and kicked are the watcher's pending signals, set before its
 	// poke: flags rather than a cap-1 channel each, so a parked watcher (no
 	// goroutine selecting) keeps two words, not two channels. woken:
@@ -331,9 +330,11 @@ type entry struct {
 	// after seq", stored as seq+1 (0: none; a request already pending
 	// stands). A watcher that blocks in a select hears the poke on its own
 	// channel (watcher.pokeC).
-	woken  atomic.Bool
-	kicked atomic.Uint64
-	w      atomic.Pointer[watcher]
+	kicked  atomic.Uint64
+	w       atomic.Pointer[watcher]
+	woken   atomic.Bool
+	running bool
+	pushing bool // the upstream reports the task's changes (notifications/tasks flow)
 }
 
 // latest returns e's latest snapshot (only its Key before the first one).
@@ -437,15 +438,14 @@ type Subscription struct {
 	// always gets the latest state. C is closed when the subscription ends.
 	C <-chan Snapshot
 
-	m    *Manager
-	e    *entry
+	e    *entry // and through it the Manager
 	ch   chan Snapshot
 	stop func() bool // unregisters the context hook
 	// notify is called after each snapshot offered and when C closes (nil:
 	// none): a waiter with no goroutine of its own hears it (AttachNotify).
 	notify func()
-	idx    int // its place in e.subs (under Manager.mu)
 	mu     sync.Mutex
+	idx    int32 // its place in e.subs (under Manager.mu)
 	ended  bool
 }
 
@@ -492,7 +492,7 @@ func (s *Subscription) Close() {
 	if stop != nil {
 		stop()
 	}
-	s.m.detach(s)
+	s.e.m.detach(s)
 	if s.notify != nil {
 		s.notify()
 	}
@@ -524,12 +524,12 @@ func (m *Manager) attach(ctx context.Context, key Key, notify func()) (*Subscrip
 	}
 	e := m.entries[key]
 	if e == nil {
-		e = &entry{key: key}
+		e = &entry{key: key, m: m}
 		m.entries[key] = e
 	}
 	ch := make(chan Snapshot, 1)
-	s := &Subscription{C: ch, m: m, e: e, ch: ch, notify: notify}
-	s.idx = len(e.subs)
+	s := &Subscription{C: ch, e: e, ch: ch, notify: notify}
+	s.idx = int32(len(e.subs))
 	e.subs = append(e.subs, s)
 	e.idleAt = time.Time{}
 	cur := e.latest()
@@ -571,10 +571,10 @@ func (m *Manager) detach(s *Subscription) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := s.e
-	if i := s.idx; i < len(e.subs) && e.subs[i] == s {
+	if i := int(s.idx); i < len(e.subs) && e.subs[i] == s {
 		last := len(e.subs) - 1
 		moved := e.subs[last]
-		moved.idx = i
+		moved.idx = int32(i)
 		e.subs[i] = moved
 		e.subs[last] = nil
 		e.subs = e.subs[:last]
