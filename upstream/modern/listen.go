@@ -247,6 +247,7 @@ func (c *Client) ListenTasks(ctx context.Context, taskIDs []string, opts CallOpt
 				continue
 			}
 			d := p.DetailedTask
+			compactTask(&d)
 			select {
 			case ch <- &d:
 			case <-s.done:
