@@ -29,7 +29,8 @@ func TestDecodedTasksShareStrings(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(ctxT(t))
 	defer cancel()
-	ts, err := c.ListenTasks(ctx, []string{id}, CallOptions{})
+	listened := string([]byte(id))
+	ts, err := c.ListenTasks(ctx, []string{listened}, CallOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,6 +54,9 @@ func TestDecodedTasksShareStrings(t *testing.T) {
 	}
 	if !sameString(got.TaskID, asked) {
 		t.Error("tasks/get: the task id is a decoded copy, not the caller's")
+	}
+	if !sameString(pushed.TaskID, listened) {
+		t.Error("notifications/tasks: the task id is a decoded copy, not the caller's")
 	}
 	env.srv.CompleteNow(id)
 	done := <-ts.Tasks
