@@ -3,9 +3,9 @@ package watch
 import (
 	"context"
 	"fmt"
-	"sync"
 	"log/slog"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 

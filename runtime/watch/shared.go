@@ -61,8 +61,12 @@ type shared struct {
 	greeted bool
 
 	renewAt time.Time // lead: next renewal (watcher clock)
-	upFrom  string    // follow: the holder whose snapshots were relayed last
-	upSeq   uint64    // and its newest seq
+	// lctx (cancelled by lcancel when leading ends) is what the holder
+	// reads under.
+	lctx    context.Context
+	lcancel context.CancelFunc
+	upFrom  string // follow: the holder whose snapshots were relayed last
+	upSeq   uint64 // and its newest seq
 }
 
 // coordName is the lease name and topic of key: a hash, so that neither the

@@ -46,14 +46,11 @@ type watcher struct {
 	pokeC chan struct{}
 }
 
-// leadState is what the reading loop carries from one step to the next.
+// leadState is what the reading loop carries from one step to the next
+// (kept while parked). What only a lease holder needs (its context, the
+// other replicas' messages) lives in its shared record instead.
 type leadState struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	seq    uint64
-	// share hands snapshots to the other replicas (nil: none).
-	share    func(Snapshot)
-	remote   <-chan []byte
+	seq      uint64
 	nextPoll time.Time
 	backoff  time.Duration
 	asked    bool // the next read was asked for (a kick)
@@ -70,10 +67,10 @@ type leadState struct {
 	// registration (no goroutine waits for it); nil when none is
 	// awaited.
 	registering  <-chan muxAnswer
-	msub         *muxSub
 	listenCancel func()
 	// unreg is the shared stream registration stopListen undoes (nil:
-	// none); a field rather than a closure over it, kept while parked.
+	// none; the one registering answers for); a field rather than a
+	// closure over it, kept while parked.
 	unreg         *muxSub
 	nextListen    time.Time
 	listenBackoff time.Duration
@@ -123,18 +120,13 @@ func (w *watcher) lead(sh *shared) outcome {
 	// outlives its loop but the listen, which has a cancel of its own, so a
 	// cancelable context per watched task (its done channel and the map of
 	// each read's timeout context, kept while parked) would buy nothing.
-	ctx, cancel := m.ctx, context.CancelFunc(func() {})
-	if sh != nil {
-		ctx, cancel = context.WithCancel(m.ctx)
-	}
-	ls := &leadState{ctx: ctx, cancel: cancel, listenCancel: func() {}}
+	ls := &leadState{listenCancel: func() {}}
 	ls.seq = m.snapshot(w.e).Seq
 	if sh != nil {
+		sh.lctx, sh.lcancel = context.WithCancel(m.ctx)
 		// Above every seq the previous holder shared, so the followers'
 		// "read now unless newer" requests compare against ours.
 		ls.seq = max(ls.seq, sh.upSeq)
-		ls.share = func(s Snapshot) { sh.share(ctx, s, clk.Now()) }
-		ls.remote = sh.msgs
 		sh.renewAt = clk.Now().Add(sh.ttl / 3)
 		sh.greeted = false // should it follow again, it greets the new holder
 	}
@@ -144,16 +136,35 @@ func (w *watcher) lead(sh *shared) outcome {
 	w.ls = ls
 	out := w.loop(sh)
 	if out != outParked {
-		w.endLead()
+		w.endLead(sh)
 	}
 	return out
 }
 
+// leadCtx is the context the loop reads under: the Manager's alone (sh
+// nil), the lease holding's own under a coordinator.
+func (w *watcher) leadCtx(sh *shared) context.Context {
+	if sh != nil {
+		return sh.lctx
+	}
+	return w.m.ctx
+}
+
+// shareFunc hands snapshots to the other replicas (nil alone).
+func (w *watcher) shareFunc(sh *shared) func(Snapshot) {
+	if sh == nil {
+		return nil
+	}
+	return func(s Snapshot) { sh.share(sh.lctx, s, w.m.cfg.Clock.Now()) }
+}
+
 // endLead ends the reading loop: the subscription ends and its request is
 // over before the watcher counts as stopped (Manager.Close waits for both).
-func (w *watcher) endLead() {
+func (w *watcher) endLead(sh *shared) {
 	m, ls := w.m, w.ls
-	ls.cancel()
+	if sh != nil {
+		sh.lcancel()
+	}
 	m.setPushing(w.e, false)
 	if ls.ticket != nil {
 		m.reads.abandon(ls.ticket)
@@ -179,7 +190,7 @@ func (w *watcher) stopListen() {
 // resume runs a parked watcher's loop again on a goroutine of its own.
 func (w *watcher) resume() {
 	if w.loop(nil) != outParked {
-		w.endLead()
+		w.endLead(nil)
 		w.m.wg.Done()
 	}
 }
@@ -270,7 +281,7 @@ func (w *watcher) loop(sh *shared) outcome {
 	m, cfg := w.m, &w.m.cfg
 	clk := cfg.Clock
 	ls := w.ls
-	ctx := ls.ctx
+	ctx := w.leadCtx(sh)
 	af, _ := clk.(afterFuncer)
 	parking := af != nil && sh == nil
 	offStack := offStack
@@ -319,7 +330,7 @@ func (w *watcher) loop(sh *shared) outcome {
 			offStack(func() {
 				snap, ok = w.poll(ctx, &ls.seq, gate)
 				if ok {
-					m.publish(ctx, w.e, snap, ls.share)
+					m.publish(ctx, w.e, snap, w.shareFunc(sh))
 				}
 			})
 			ls.asked = false
@@ -349,8 +360,7 @@ func (w *watcher) loop(sh *shared) outcome {
 			// Join the session's shared stream; its answer comes as an
 			// event (mux.go), so nothing waits for it.
 			s, ready := m.mux.register(muxKey{target: w.e.key.Target, session: w.session}, w.pusher, w.e.key.TaskID, w)
-			ls.msub, ls.registering = s, ready
-			ls.unreg = s
+			ls.registering, ls.unreg = ready, s
 		} else if w.pusher != nil && w.session == "" && !ls.flowing() && ls.listening == nil && !now.Before(ls.nextListen) {
 			lctx, lcancel := context.WithCancel(ctx)
 			ls.listenCancel, ls.unreg = lcancel, nil
@@ -414,13 +424,17 @@ func (w *watcher) loop(sh *shared) outcome {
 				continue
 			}
 		} else {
+			var remote <-chan []byte // the other replicas' messages (lease holder)
+			if sh != nil {
+				remote = sh.msgs
+			}
 			timer := clk.NewTimer(max(wakeAt.Sub(now), 0))
 			select {
 			case <-timer.C():
 				ev.kind = evTimer
 			case <-pc:
 				ev.kind = evWake
-			case ev.raw, ev.ok = <-ls.remote:
+			case ev.raw, ev.ok = <-remote:
 				ev.kind = evRemote
 			case ev.r = <-ls.listening:
 				ev.kind = evListen
@@ -444,11 +458,11 @@ func (w *watcher) handle(sh *shared, ev event) (outcome, bool) {
 	m, cfg := w.m, &w.m.cfg
 	clk := cfg.Clock
 	ls := w.ls
-	ctx := ls.ctx
+	ctx := w.leadCtx(sh)
 	id := w.e.key.TaskID
 	if ev.kind == evRegistered {
 		// As a listen of its own answers once acknowledged (or refused).
-		s := ls.msub
+		s := ls.unreg
 		ls.registering = nil
 		var r listenResult
 		if ev.a.err == nil && ev.a.acked {
@@ -463,7 +477,7 @@ func (w *watcher) handle(sh *shared, ev event) (outcome, bool) {
 	switch ev.kind {
 	case evRemote:
 		if !ev.ok {
-			ls.remote, sh.msgs = nil, nil // resubscribed when leading ends
+			sh.msgs = nil // resubscribed when leading ends
 			break
 		}
 		if sh.leaderMessage(ctx, ev.raw, ls.seq, m.snapshot(w.e), clk.Now()) {
@@ -517,7 +531,7 @@ func (w *watcher) handle(sh *shared, ev event) (outcome, bool) {
 		ls.seq++
 		snap := m.snapshot(w.e)
 		snap.Task, snap.FetchedAt, snap.Seq, snap.Err, snap.Pushed, snap.Relayed = t, now, ls.seq, nil, true, false
-		offStack(func() { m.publish(ctx, w.e, snap, ls.share) })
+		offStack(func() { m.publish(ctx, w.e, snap, w.shareFunc(sh)) })
 		if snap.Terminal() {
 			return outDone, true
 		}
