@@ -145,9 +145,29 @@ type muxSub struct {
 	w      *watcher             // poked after the answer, each delivery and the end (nil: none)
 	answer bool                 // ready was sent
 	closed bool                 // the registration ended (after next, if any, is taken)
-	// the last state delivered (de-duplication across listens)
-	status, updatedAt, message string
-	delivered                  bool
+	// the last state delivered (de-duplication across listens): its status
+	// as a code (statusCode; 0: none delivered), lastUpdatedAt and message
+	status             uint8
+	updatedAt, message string
+}
+
+// statusCode numbers the five statuses for muxSub (a byte rather than a
+// string kept per registration); 0 for none, and for a status outside the
+// five, which is then never taken for a repeat.
+func statusCode(s modern.TaskStatus) uint8 {
+	switch s {
+	case modern.StatusWorking:
+		return 1
+	case modern.StatusInputRequired:
+		return 2
+	case modern.StatusCompleted:
+		return 3
+	case modern.StatusFailed:
+		return 4
+	case modern.StatusCancelled:
+		return 5
+	}
+	return 0
 }
 
 type muxAnswer struct {
@@ -485,11 +505,11 @@ func (mx *muxer) read(sh *muxShard, st *muxStream) {
 // deliverLocked hands t to s unless s already has that state (the same
 // notification from the old and the new listen during a swap).
 func (mx *muxer) deliverLocked(s *muxSub, t *modern.DetailedTask) {
-	status := string(t.Status)
-	if s.delivered && s.status == status && s.updatedAt == t.LastUpdatedAt && s.message == t.StatusMessage {
+	status := statusCode(t.Status)
+	if status != 0 && s.status == status && s.updatedAt == t.LastUpdatedAt && s.message == t.StatusMessage {
 		return
 	}
-	s.delivered, s.status, s.updatedAt, s.message = true, status, t.LastUpdatedAt, t.StatusMessage
+	s.status, s.updatedAt, s.message = status, t.LastUpdatedAt, t.StatusMessage
 	s.next = t // newest wins
 	if s.w != nil {
 		s.w.poke()

@@ -19,17 +19,21 @@ import (
 // nothing and arms again; a watcher poked before its time (another event)
 // looks at its state and parks again, so nothing runs early that must not.
 type parkTimers struct {
-	mu    sync.Mutex
-	h     timerHeap
-	t     FuncTimer // made at the first schedule, then reset
-	armed time.Time // when t fires (zero: not armed)
+	mu sync.Mutex
+	h  timerHeap
+	t  FuncTimer // made at the first schedule, then reset
+	// base is the clock's time at the first schedule; wake times are kept
+	// as durations since it (a word per parked watcher, not a time.Time),
+	// on the clock's monotonic reading.
+	base  time.Time
+	armed time.Duration // when t fires, since base (0: not armed)
 }
 
 // timerHeap orders parked watchers by wakeAt; each knows its place (hidx).
 type timerHeap []*watcher
 
 func (h timerHeap) Len() int           { return len(h) }
-func (h timerHeap) Less(i, j int) bool { return h[i].wakeAt.Before(h[j].wakeAt) }
+func (h timerHeap) Less(i, j int) bool { return h[i].wakeAt < h[j].wakeAt }
 func (h timerHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].hidx, h[j].hidx = int32(i+1), int32(j+1)
@@ -53,7 +57,10 @@ func (m *Manager) schedule(w *watcher, af afterFuncer, at time.Time) {
 	pt := &m.timers
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
-	w.wakeAt = at
+	if pt.base.IsZero() {
+		pt.base = m.cfg.Clock.Now().Add(-time.Second) // so that 0 means "not armed"
+	}
+	w.wakeAt = at.Sub(pt.base)
 	if w.hidx > 0 {
 		heap.Fix(&pt.h, int(w.hidx-1))
 	} else {
@@ -82,11 +89,11 @@ func (m *Manager) armLocked(af afterFuncer) {
 		return
 	}
 	at := pt.h[0].wakeAt
-	if !pt.armed.IsZero() && !at.Before(pt.armed) {
+	if pt.armed != 0 && at >= pt.armed {
 		return
 	}
 	pt.armed = at
-	d := max(at.Sub(m.cfg.Clock.Now()), 0)
+	d := max(pt.base.Add(at).Sub(m.cfg.Clock.Now()), 0)
 	if pt.t == nil {
 		pt.t = af.AfterFunc(d, func() { m.fireTimers(af) })
 	} else {
@@ -99,10 +106,10 @@ func (m *Manager) armLocked(af afterFuncer) {
 func (m *Manager) fireTimers(af afterFuncer) {
 	pt := &m.timers
 	pt.mu.Lock()
-	pt.armed = time.Time{}
-	now := m.cfg.Clock.Now()
+	pt.armed = 0
+	now := m.cfg.Clock.Now().Sub(pt.base)
 	var due []*watcher
-	for len(pt.h) > 0 && !now.Before(pt.h[0].wakeAt) {
+	for len(pt.h) > 0 && now >= pt.h[0].wakeAt {
 		due = append(due, heap.Pop(&pt.h).(*watcher))
 	}
 	m.armLocked(af)
@@ -120,5 +127,5 @@ func (m *Manager) stopTimers() {
 	if pt.t != nil {
 		pt.t.Stop()
 	}
-	pt.armed = time.Time{}
+	pt.armed = 0
 }

@@ -32,13 +32,14 @@ type watcher struct {
 
 	ls *leadState // the reading loop's state, kept while parked
 
-	pmu    sync.Mutex
+	pmu sync.Mutex
+	// wakeAt (since the heap's base time) and hidx (1-based; 0: none) are
+	// the watcher's place in the Manager's timer heap while parked (under
+	// Manager.timers.mu).
+	hidx   int32
 	parked bool
 	dirty  bool // an event came while the loop ran: do not park on it
-	// wakeAt and hidx (1-based; 0: none) are the watcher's place in the
-	// Manager's timer heap while parked (under Manager.timers.mu).
-	wakeAt time.Time
-	hidx   int32
+	wakeAt time.Duration
 	// pokeC (cap 1) carries pokes to a loop blocked in a select (under a
 	// coordinator, on a clock that cannot park, or during a listen of its
 	// own); made at its first such select, so a watcher that only parks
