@@ -250,10 +250,12 @@ func (w *watcher) park(af afterFuncer, wakeAt time.Time) bool {
 		return false
 	}
 	w.parked = true
-	w.m.parkedMoved(1)
 	// Shutdown reaches a parked watcher through Manager.Close, which pokes
 	// every watcher after cancelling their contexts.
 	w.m.schedule(w, af, wakeAt)
+	// Counted once its wake time is in the heap (whose lock a burst of
+	// parking watchers may queue on): only the goroutine's return is left.
+	w.m.parkedMoved(1)
 	return true
 }
 
