@@ -22,14 +22,14 @@ func (realClock) Now() time.Time { return time.Now() }
 
 func (realClock) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
 
-// AfterFunc runs f on its own goroutine once d has passed (a parked
-// watcher's next step, see watcher).
+// AfterFunc runs f on its own goroutine once d has passed (the parked
+// watchers' next steps, see parkTimers).
 func (realClock) AfterFunc(d time.Duration, f func()) FuncTimer {
 	return time.AfterFunc(d, f)
 }
 
-// FuncTimer is the part of a *time.Timer made by time.AfterFunc a parked
-// watcher uses: one per watcher, reset at each park.
+// FuncTimer is the part of a *time.Timer made by time.AfterFunc that wakes
+// parked watchers: one per Manager, reset for the earliest wake time.
 type FuncTimer interface {
 	Stop() bool
 	Reset(d time.Duration) bool

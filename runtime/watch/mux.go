@@ -41,9 +41,9 @@ import (
 // old one's last buffered notifications are ignored so that a state never
 // goes back. The acknowledged filter is checked per id (M-15): an id the
 // upstream left out is answered "not acknowledged" and its watcher polls
-// tasks/get at the task's pollIntervalMs (M-24). A listen that ends closes
-// the channels of its tasks' watchers, which poll at once and listen again
-// with backoff (M-14); the shard itself does not re-listen before its own
+// tasks/get at the task's pollIntervalMs (M-24). A listen that ends ends
+// the registrations of its tasks' watchers, which poll at once and listen
+// again with backoff (M-14); the shard itself does not re-listen before its own
 // backoff has passed, so a failing upstream sees one listen per shard per
 // backoff step, not one per task. A removed id costs nothing: it stays in the
 // shard's current filter (its notifications are dropped) until the next
@@ -134,18 +134,40 @@ type muxStream struct {
 	ch     <-chan *modern.DetailedTask
 }
 
-// muxSub is one watcher's registration.
+// muxSub is one watcher's registration. Its deliveries wait in a slot the
+// watcher takes from (take) when poked, not in a channel: a parked watcher
+// keeps one pointer for them rather than a channel per task.
 type muxSub struct {
 	id     string
 	sh     *muxShard
-	ch     chan *modern.DetailedTask // cap 1, newest wins; closed at the end
-	ready  chan muxAnswer            // cap 1; nil once answered
-	notify func()                    // after each send on ch and its close (nil: none)
-	answer bool                      // ready was sent
-	closed bool
-	// the last state delivered (de-duplication across listens)
-	status, updatedAt, message string
-	delivered                  bool
+	next   *modern.DetailedTask // delivered, not yet taken (newest wins)
+	ready  chan muxAnswer       // cap 1; nil once answered
+	w      *watcher             // poked after the answer, each delivery and the end (nil: none)
+	answer bool                 // ready was sent
+	closed bool                 // the registration ended (after next, if any, is taken)
+	// the last state delivered (de-duplication across listens): its status
+	// as a code (statusCode; 0: none delivered), lastUpdatedAt and message
+	status             uint8
+	updatedAt, message string
+}
+
+// statusCode numbers the five statuses for muxSub (a byte rather than a
+// string kept per registration); 0 for none, and for a status outside the
+// five, which is then never taken for a repeat.
+func statusCode(s modern.TaskStatus) uint8 {
+	switch s {
+	case modern.StatusWorking:
+		return 1
+	case modern.StatusInputRequired:
+		return 2
+	case modern.StatusCompleted:
+		return 3
+	case modern.StatusFailed:
+		return 4
+	case modern.StatusCancelled:
+		return 5
+	}
+	return 0
 }
 
 type muxAnswer struct {
@@ -167,40 +189,22 @@ func newMuxer(m *Manager) *muxer {
 	return mx
 }
 
-// muxPusher is the Pusher a watcher of a SessionPusher source uses.
-type muxPusher struct {
-	mx     *muxer
-	key    muxKey
-	src    Pusher
-	notify func() // called after each delivery and when the channel closes (nil: none)
-}
-
-// ListenTasks registers the task with the session's shared streams and
-// returns once a listen that carries it was acknowledged (or refused it).
-// The channel closes when ctx ends or when that listen ends.
-func (p muxPusher) ListenTasks(ctx context.Context, taskIDs []string) (<-chan *modern.DetailedTask, []string, error) {
-	if len(taskIDs) != 1 {
-		return p.src.ListenTasks(ctx, taskIDs)
+// intern returns the session name of key's group if it has one: every
+// watcher of a session then shares one copy of the name rather than
+// keeping the one its source made (a digest per call, see SessionOf).
+func (mx *muxer) intern(key muxKey) string {
+	mx.mu.Lock()
+	defer mx.mu.Unlock()
+	if g := mx.groups[key]; g != nil {
+		return g.key.session
 	}
-	s, ready := p.mx.register(p.key, p.src, taskIDs[0], p.notify)
-	var a muxAnswer
-	select {
-	case a = <-ready:
-	case <-ctx.Done():
-		p.mx.unregister(s)
-		return nil, nil, ctx.Err()
-	}
-	if a.err != nil || !a.acked {
-		p.mx.unregister(s)
-		return nil, nil, a.err
-	}
-	context.AfterFunc(ctx, func() { p.mx.unregister(s) })
-	return s.ch, taskIDs, nil
+	return key.session
 }
 
 // register adds id to its session's first shard with room; ready delivers
-// the shard's answer (the muxSub lets go of it once answered).
-func (mx *muxer) register(key muxKey, src Pusher, id string, notify func()) (s *muxSub, ready <-chan muxAnswer) {
+// the shard's answer (the muxSub lets go of it once answered). w (nil:
+// none) is poked after the answer, each delivery and the end.
+func (mx *muxer) register(key muxKey, src Pusher, id string, w *watcher) (s *muxSub, ready <-chan muxAnswer) {
 	m := mx.m
 	limit := m.cfg.MaxStreamTasks
 	mx.mu.Lock()
@@ -224,7 +228,7 @@ func (mx *muxer) register(key muxKey, src Pusher, id string, notify func()) (s *
 		sh = &muxShard{g: g, subs: map[string]*muxSub{}, wake: make(chan struct{}, 1), opened: make(chan muxOpened, 1)}
 		g.shards = append(g.shards, sh)
 	}
-	s = &muxSub{id: id, sh: sh, ch: make(chan *modern.DetailedTask, 1), ready: make(chan muxAnswer, 1), notify: notify}
+	s = &muxSub{id: id, sh: sh, ready: make(chan muxAnswer, 1), w: w}
 	ready = s.ready
 	sh.subs[id] = s
 	sh.waiting++
@@ -255,8 +259,8 @@ func (mx *muxer) unregister(s *muxSub) {
 	}
 }
 
-// dropLocked removes s from its shard and closes its channel; false when it
-// was gone already.
+// dropLocked removes s from its shard and marks it ended (its watcher is
+// poked); false when it was gone already.
 func (mx *muxer) dropLocked(s *muxSub) bool {
 	sh := s.sh
 	if sh.subs[s.id] != s {
@@ -268,9 +272,8 @@ func (mx *muxer) dropLocked(s *muxSub) bool {
 	}
 	if !s.closed {
 		s.closed = true
-		close(s.ch)
-		if s.notify != nil {
-			s.notify()
+		if s.w != nil {
+			s.w.poke()
 		}
 	}
 	return true
@@ -286,8 +289,8 @@ func (mx *muxer) answerLocked(s *muxSub, a muxAnswer) {
 	// Its one reader holds the channel (register's ready) until it has
 	// received: a subscription parked for long keeps no answer channel.
 	s.ready = nil
-	if s.notify != nil {
-		s.notify()
+	if s.w != nil {
+		s.w.poke()
 	}
 }
 
@@ -502,19 +505,29 @@ func (mx *muxer) read(sh *muxShard, st *muxStream) {
 // deliverLocked hands t to s unless s already has that state (the same
 // notification from the old and the new listen during a swap).
 func (mx *muxer) deliverLocked(s *muxSub, t *modern.DetailedTask) {
-	status := string(t.Status)
-	if s.delivered && s.status == status && s.updatedAt == t.LastUpdatedAt && s.message == t.StatusMessage {
+	status := statusCode(t.Status)
+	if status != 0 && s.status == status && s.updatedAt == t.LastUpdatedAt && s.message == t.StatusMessage {
 		return
 	}
-	s.delivered, s.status, s.updatedAt, s.message = true, status, t.LastUpdatedAt, t.StatusMessage
-	select {
-	case <-s.ch:
-	default:
+	s.status, s.updatedAt, s.message = status, t.LastUpdatedAt, t.StatusMessage
+	s.next = t // newest wins
+	if s.w != nil {
+		s.w.poke()
 	}
-	s.ch <- t
-	if s.notify != nil {
-		s.notify()
+}
+
+// take returns the state delivered to s and not yet taken (newest wins),
+// else whether its registration ended; ok is false when neither happened.
+// Like a receive from a channel closed after its last value: the pending
+// state first, then the end.
+func (mx *muxer) take(s *muxSub) (t *modern.DetailedTask, open, ok bool) {
+	mx.mu.Lock()
+	defer mx.mu.Unlock()
+	if t := s.next; t != nil {
+		s.next = nil
+		return t, true, true
 	}
+	return nil, false, s.closed
 }
 
 // Streams returns the number of shared listens open now and the number

@@ -409,22 +409,29 @@ func TestMuxShardsBoundListenSize(t *testing.T) {
 // dispatching allocates nothing.
 func TestMuxDeduplicatesStates(t *testing.T) {
 	mx := newMuxer(&Manager{})
-	s := &muxSub{id: "A", ch: make(chan *modern.DetailedTask, 1)}
+	s := &muxSub{id: "A"}
+	taken := func() *modern.DetailedTask {
+		t, _, ok := mx.take(s)
+		if !ok {
+			return nil
+		}
+		return t
+	}
 	w := task("A", modern.StatusWorking, 0)
 	w2 := *w
 	mx.deliverLocked(s, w)
-	<-s.ch
+	if d := taken(); d != w {
+		t.Fatalf("first state: %+v", d)
+	}
 	mx.deliverLocked(s, &w2)
-	select {
-	case d := <-s.ch:
+	if d := taken(); d != nil {
 		t.Fatalf("duplicate delivered: %+v", d)
-	default:
 	}
 	ir := task("A", modern.StatusInputRequired, 0)
 	ir.LastUpdatedAt = "2026-08-01T12:00:01Z"
 	mx.deliverLocked(s, ir)
-	if d := <-s.ch; d.Status != modern.StatusInputRequired {
-		t.Fatalf("new state %v", d.Status)
+	if d := taken(); d == nil || d.Status != modern.StatusInputRequired {
+		t.Fatalf("new state %+v", d)
 	}
 	allocs := testing.AllocsPerRun(100, func() {
 		mx.deliverLocked(s, w)

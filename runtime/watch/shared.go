@@ -61,8 +61,12 @@ type shared struct {
 	greeted bool
 
 	renewAt time.Time // lead: next renewal (watcher clock)
-	upFrom  string    // follow: the holder whose snapshots were relayed last
-	upSeq   uint64    // and its newest seq
+	// lctx (cancelled by lcancel when leading ends) is what the holder
+	// reads under.
+	lctx    context.Context
+	lcancel context.CancelFunc
+	upFrom  string // follow: the holder whose snapshots were relayed last
+	upSeq   uint64 // and its newest seq
 }
 
 // coordName is the lease name and topic of key: a hash, so that neither the
@@ -230,7 +234,17 @@ func (w *watcher) follow(sh *shared) outcome {
 		sh.greeted = true
 	}
 	nextTry := clk.Now().Add(sh.ttl / 3)
+	// The poke channel exists before the entry's signals are first taken,
+	// so a signal set after a look wakes the select below.
+	pc := w.pokeChan()
 	for {
+		// "Subscribers changed" needs only this step's idle check.
+		w.e.woken.Store(false)
+		if _, ok := w.e.takeKick(); ok {
+			// A reader wants a fresh state: the holder reads unless it
+			// already has one newer than what we relayed.
+			sh.send(ctx, wireMsg{Kind: kindKick, Seq: sh.upSeq})
+		}
 		now := clk.Now()
 		if w.retireIfIdle(now) {
 			return outDone
@@ -245,11 +259,7 @@ func (w *watcher) follow(sh *shared) outcome {
 		timer := clk.NewTimer(max(wakeAt.Sub(now), 0))
 		select {
 		case <-timer.C():
-		case <-w.e.kick:
-			// A reader wants a fresh state: the holder reads unless it
-			// already has one newer than what we relayed.
-			sh.send(ctx, wireMsg{Kind: kindKick, Seq: sh.upSeq})
-		case <-w.e.wake:
+		case <-pc:
 		case raw, ok := <-sh.msgs:
 			if !ok {
 				sh.msgs = nil

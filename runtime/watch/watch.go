@@ -261,8 +261,9 @@ type Manager struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mux   *muxer    // the listens shared by an upstream session's tasks
-	reads *readGate // MaxConcurrentReads tokens
+	mux    *muxer     // the listens shared by an upstream session's tasks
+	reads  *readGate  // MaxConcurrentReads tokens
+	timers parkTimers // the parked watchers' next steps
 
 	mu      sync.Mutex
 	entries map[Key]*entry
@@ -314,17 +315,37 @@ type entry struct {
 	key Key
 	// subs are the subscribers, each at its Subscription.idx (a slice, not
 	// a map: a task waited on by one waiter then costs one pointer).
-	subs    []*Subscription
-	snap    Snapshot
-	running bool
-	idleAt  time.Time     // when subs became empty (zero while watched)
-	pushing bool          // the upstream reports the task's changes (notifications/tasks flow)
-	wake    chan struct{} // cap 1: subscribers changed
-	kick    chan uint64   // cap 1: "poll now unless an attempt finished after this seq"
+	subs []*Subscription
+	// snap is the latest snapshot (nil: none yet), stored under
+	// Manager.mu and read without it by Subscription.Latest: one copy per
+	// task rather than one per subscriber, and a notify callback may read
+	// it while the manager holds its lock (attach offers under it).
+	snap   atomic.Pointer[Snapshot]
+	m      *Manager  // its manager (the subscriptions reach it through the entry)
+	idleAt time.Time // when subs became empty (zero while watched)
+	// woken and kicked are the watcher's pending signals, set before its
+	// poke: flags rather than a cap-1 channel each, so a parked watcher (no
+	// goroutine selecting) keeps two words, not two channels. woken:
+	// subscribers changed; kicked: "read now unless an attempt finished
+	// after seq", stored as seq+1 (0: none; a request already pending
+	// stands). A watcher that blocks in a select hears the poke on its own
+	// channel (watcher.pokeC).
+	kicked  atomic.Uint64
 	w       atomic.Pointer[watcher]
+	woken   atomic.Bool
+	running bool
+	pushing bool // the upstream reports the task's changes (notifications/tasks flow)
 }
 
-// poke wakes e's watcher (if parked) after a send on wake or kick.
+// latest returns e's latest snapshot (only its Key before the first one).
+func (e *entry) latest() Snapshot {
+	if p := e.snap.Load(); p != nil {
+		return *p
+	}
+	return Snapshot{Key: e.key}
+}
+
+// poke wakes e's watcher (if parked) after one of its signals was set.
 func (e *entry) poke() {
 	if w := e.w.Load(); w != nil {
 		w.poke()
@@ -333,18 +354,28 @@ func (e *entry) poke() {
 
 // signalWake tells e's watcher that its subscribers changed.
 func (e *entry) signalWake() {
-	signal(e.wake)
+	e.woken.Store(true)
 	e.poke()
 }
 
 // askRead asks e's watcher to read now unless an attempt finished after
 // seen (a request already pending stands).
 func (e *entry) askRead(seen uint64) {
-	select {
-	case e.kick <- seen:
-	default:
-	}
+	e.kicked.CompareAndSwap(0, seen+1)
 	e.poke()
+}
+
+// takeKick consumes a pending read request: seen is the caller's seq.
+func (e *entry) takeKick() (seen uint64, ok bool) {
+	if v := e.kicked.Swap(0); v != 0 {
+		return v - 1, true
+	}
+	return 0, false
+}
+
+// pending reports whether a signal waits for the watcher.
+func (e *entry) pending() bool {
+	return e.woken.Load() || e.kicked.Load() != 0
 }
 
 // NewManager returns a Manager. cfg.Source is required.
@@ -384,6 +415,7 @@ func (m *Manager) Close() {
 		s.Close()
 	}
 	m.wg.Wait()
+	m.stopTimers()
 }
 
 // Watching returns the number of running watchers (for tests and metrics).
@@ -406,24 +438,23 @@ type Subscription struct {
 	// always gets the latest state. C is closed when the subscription ends.
 	C <-chan Snapshot
 
-	m    *Manager
-	e    *entry
+	e    *entry // and through it the Manager
 	ch   chan Snapshot
 	stop func() bool // unregisters the context hook
 	// notify is called after each snapshot offered and when C closes (nil:
 	// none): a waiter with no goroutine of its own hears it (AttachNotify).
 	notify func()
-	idx    int // its place in e.subs (under Manager.mu)
 	mu     sync.Mutex
-	last   Snapshot
+	idx    int32 // its place in e.subs (under Manager.mu)
 	ended  bool
 }
 
-// Latest returns the newest snapshot offered to this subscription.
+// Latest returns the newest snapshot of the task: the one last offered to
+// this subscription, or one published since and about to be offered. It
+// reads the entry's copy (a subscription keeps none of its own) and never
+// waits for the Manager's lock, so a notify callback may call it.
 func (s *Subscription) Latest() Snapshot {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.last
+	return s.e.latest()
 }
 
 // offer replaces an unreceived snapshot by snap. Only the manager sends, with
@@ -434,7 +465,6 @@ func (s *Subscription) offer(snap Snapshot) {
 		s.mu.Unlock()
 		return
 	}
-	s.last = snap
 	select {
 	case <-s.ch:
 	default:
@@ -462,7 +492,7 @@ func (s *Subscription) Close() {
 	if stop != nil {
 		stop()
 	}
-	s.m.detach(s)
+	s.e.m.detach(s)
 	if s.notify != nil {
 		s.notify()
 	}
@@ -494,21 +524,21 @@ func (m *Manager) attach(ctx context.Context, key Key, notify func()) (*Subscrip
 	}
 	e := m.entries[key]
 	if e == nil {
-		e = &entry{key: key, wake: make(chan struct{}, 1), kick: make(chan uint64, 1)}
-		e.snap.Key = key
+		e = &entry{key: key, m: m}
 		m.entries[key] = e
 	}
 	ch := make(chan Snapshot, 1)
-	s := &Subscription{C: ch, m: m, e: e, ch: ch, notify: notify}
-	s.idx = len(e.subs)
+	s := &Subscription{C: ch, e: e, ch: ch, notify: notify}
+	s.idx = int32(len(e.subs))
 	e.subs = append(e.subs, s)
 	e.idleAt = time.Time{}
-	if e.snap.Seq > 0 {
+	cur := e.latest()
+	if cur.Seq > 0 {
 		// Under m.mu, so a concurrent publish cannot be overtaken by this
 		// older snapshot.
-		s.offer(e.snap)
+		s.offer(cur)
 	}
-	start := !e.running && !e.snap.Terminal()
+	start := !e.running && !cur.Terminal()
 	if start {
 		e.running = true
 	}
@@ -541,10 +571,10 @@ func (m *Manager) detach(s *Subscription) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := s.e
-	if i := s.idx; i < len(e.subs) && e.subs[i] == s {
+	if i := int(s.idx); i < len(e.subs) && e.subs[i] == s {
 		last := len(e.subs) - 1
 		moved := e.subs[last]
-		moved.idx = i
+		moved.idx = int32(i)
 		e.subs[i] = moved
 		e.subs[last] = nil
 		e.subs = e.subs[:last]
@@ -583,8 +613,7 @@ func (m *Manager) start(e *entry) error {
 		w.pusher = p
 		if sp, ok := src.(SessionPusher); ok {
 			if s := sp.PushSession(); s != "" {
-				w.pusher = muxPusher{mx: m.mux, key: muxKey{target: e.key.Target, session: s}, src: p, notify: w.poke}
-				w.notifies = true
+				w.session = m.mux.intern(muxKey{target: e.key.Target, session: s})
 			}
 		}
 	}
@@ -608,7 +637,7 @@ func (m *Manager) publish(ctx context.Context, e *entry, snap Snapshot, share fu
 		m.sink(ctx, e, snap)
 	}
 	m.mu.Lock()
-	e.snap = snap
+	e.snap.Store(&snap)
 	if snap.Terminal() {
 		// The watcher ends with this snapshot. Marking it stopped in the same
 		// critical section means an Attach either sees a running watcher or a
@@ -644,7 +673,7 @@ func (m *Manager) sink(ctx context.Context, e *entry, snap Snapshot) {
 func (m *Manager) state(e *entry) (Snapshot, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return e.snap, e.pushing
+	return e.latest(), e.pushing
 }
 
 // setPushing records whether e's changes are pushed (the watcher's listen
@@ -659,7 +688,7 @@ func (m *Manager) setPushing(e *entry, v bool) {
 func (m *Manager) snapshot(e *entry) Snapshot {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return e.snap
+	return e.latest()
 }
 
 // Get returns key's latest snapshot, refreshed from the upstream only when it
@@ -723,7 +752,7 @@ func (m *Manager) Refresh(key Key) {
 	e := m.entries[key]
 	var seq uint64
 	if e != nil {
-		seq = e.snap.Seq
+		seq = e.latest().Seq
 	}
 	m.mu.Unlock()
 	if e != nil {

@@ -25,26 +25,33 @@ type watcher struct {
 	e      *entry
 	src    Source
 	pusher Pusher // nil: poll only (no support, disabled, or given up)
-	// notifies: pusher reports every delivery and the end of its stream
-	// through poke (the shared streams do), so a parked watcher hears them.
-	notifies bool
+	// session names the upstream session whose shared streams the watcher
+	// joins (mux.go; they poke it at each delivery and at their end, so a
+	// parked watcher hears them); "": a listen of its own.
+	session string
 
 	ls *leadState // the reading loop's state, kept while parked
 
-	pmu    sync.Mutex
+	pmu sync.Mutex
+	// wakeAt (since the heap's base time) and hidx (1-based; 0: none) are
+	// the watcher's place in the Manager's timer heap while parked (under
+	// Manager.timers.mu).
+	hidx   int32
 	parked bool
-	dirty  bool      // an event came while the loop ran: do not park on it
-	timer  FuncTimer // wakes a parked watcher at its next step (made at the first park, then reset)
+	dirty  bool // an event came while the loop ran: do not park on it
+	wakeAt time.Duration
+	// pokeC (cap 1) carries pokes to a loop blocked in a select (under a
+	// coordinator, on a clock that cannot park, or during a listen of its
+	// own); made at its first such select, so a watcher that only parks
+	// has none.
+	pokeC chan struct{}
 }
 
-// leadState is what the reading loop carries from one step to the next.
+// leadState is what the reading loop carries from one step to the next
+// (kept while parked). What only a lease holder needs (its context, the
+// other replicas' messages) lives in its shared record instead.
 type leadState struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	seq    uint64
-	// share hands snapshots to the other replicas (nil: none).
-	share    func(Snapshot)
-	remote   <-chan []byte
+	seq      uint64
 	nextPoll time.Time
 	backoff  time.Duration
 	asked    bool // the next read was asked for (a kick)
@@ -52,16 +59,19 @@ type leadState struct {
 	// (parking watchers only; nil: not queued).
 	ticket *gateTicket
 
-	updates   <-chan *modern.DetailedTask // non-nil while notifications flow
-	listening chan listenResult           // non-nil while a listen attempt runs
+	updates <-chan *modern.DetailedTask // non-nil while a listen of its own flows
+	// feed is the shared stream registration whose notifications flow
+	// (taken with muxer.take when poked); nil: none.
+	feed      *muxSub
+	listening chan listenResult // non-nil while a listen attempt runs
 	// registering is the shared stream's answer to this task's
-	// registration (notifies: no goroutine waits for it); nil when none is
+	// registration (no goroutine waits for it); nil when none is
 	// awaited.
 	registering  <-chan muxAnswer
-	msub         *muxSub
 	listenCancel func()
 	// unreg is the shared stream registration stopListen undoes (nil:
-	// none); a field rather than a closure over it, kept while parked.
+	// none; the one registering answers for); a field rather than a
+	// closure over it, kept while parked.
 	unreg         *muxSub
 	nextListen    time.Time
 	listenBackoff time.Duration
@@ -69,6 +79,7 @@ type leadState struct {
 
 type listenResult struct {
 	updates <-chan *modern.DetailedTask
+	feed    *muxSub // a shared stream's registration instead of updates
 	acked   bool
 	err     error
 }
@@ -110,18 +121,13 @@ func (w *watcher) lead(sh *shared) outcome {
 	// outlives its loop but the listen, which has a cancel of its own, so a
 	// cancelable context per watched task (its done channel and the map of
 	// each read's timeout context, kept while parked) would buy nothing.
-	ctx, cancel := m.ctx, context.CancelFunc(func() {})
-	if sh != nil {
-		ctx, cancel = context.WithCancel(m.ctx)
-	}
-	ls := &leadState{ctx: ctx, cancel: cancel, listenCancel: func() {}}
+	ls := &leadState{listenCancel: func() {}}
 	ls.seq = m.snapshot(w.e).Seq
 	if sh != nil {
+		sh.lctx, sh.lcancel = context.WithCancel(m.ctx)
 		// Above every seq the previous holder shared, so the followers'
 		// "read now unless newer" requests compare against ours.
 		ls.seq = max(ls.seq, sh.upSeq)
-		ls.share = func(s Snapshot) { sh.share(ctx, s, clk.Now()) }
-		ls.remote = sh.msgs
 		sh.renewAt = clk.Now().Add(sh.ttl / 3)
 		sh.greeted = false // should it follow again, it greets the new holder
 	}
@@ -131,16 +137,35 @@ func (w *watcher) lead(sh *shared) outcome {
 	w.ls = ls
 	out := w.loop(sh)
 	if out != outParked {
-		w.endLead()
+		w.endLead(sh)
 	}
 	return out
 }
 
+// leadCtx is the context the loop reads under: the Manager's alone (sh
+// nil), the lease holding's own under a coordinator.
+func (w *watcher) leadCtx(sh *shared) context.Context {
+	if sh != nil {
+		return sh.lctx
+	}
+	return w.m.ctx
+}
+
+// shareFunc hands snapshots to the other replicas (nil alone).
+func (w *watcher) shareFunc(sh *shared) func(Snapshot) {
+	if sh == nil {
+		return nil
+	}
+	return func(s Snapshot) { sh.share(sh.lctx, s, w.m.cfg.Clock.Now()) }
+}
+
 // endLead ends the reading loop: the subscription ends and its request is
 // over before the watcher counts as stopped (Manager.Close waits for both).
-func (w *watcher) endLead() {
+func (w *watcher) endLead(sh *shared) {
 	m, ls := w.m, w.ls
-	ls.cancel()
+	if sh != nil {
+		sh.lcancel()
+	}
 	m.setPushing(w.e, false)
 	if ls.ticket != nil {
 		m.reads.abandon(ls.ticket)
@@ -166,7 +191,7 @@ func (w *watcher) stopListen() {
 // resume runs a parked watcher's loop again on a goroutine of its own.
 func (w *watcher) resume() {
 	if w.loop(nil) != outParked {
-		w.endLead()
+		w.endLead(nil)
 		w.m.wg.Done()
 	}
 }
@@ -177,14 +202,42 @@ func (w *watcher) poke() {
 	w.pmu.Lock()
 	if !w.parked {
 		w.dirty = true
+		c := w.pokeC
 		w.pmu.Unlock()
+		if c != nil {
+			signal(c)
+		}
 		return
 	}
 	w.parked = false
 	w.m.parkedMoved(-1)
-	w.timer.Stop()
+	w.m.unschedule(w)
 	w.pmu.Unlock()
 	go w.resume()
+}
+
+// pokeChan returns the channel that carries pokes to a blocking select,
+// making it at the first call. Made before the caller looks at the entry's
+// signals, so a signal set after that look is heard on it.
+func (w *watcher) pokeChan() <-chan struct{} {
+	w.pmu.Lock()
+	defer w.pmu.Unlock()
+	if w.pokeC == nil {
+		w.pokeC = make(chan struct{}, 1)
+	}
+	return w.pokeC
+}
+
+// takeSignals consumes the entry's pending signals at the top of a step: a
+// read asked for (Get, Refresh) unless an attempt finished after the
+// asker's look; "subscribers changed" needs nothing more than the step
+// itself (its idle check).
+func (w *watcher) takeSignals(now time.Time) {
+	w.e.woken.Store(false)
+	if seen, ok := w.e.takeKick(); ok && seen >= w.ls.seq {
+		w.ls.nextPoll = now
+		w.ls.asked = true
+	}
 }
 
 // park leaves the loop until wakeAt or the next event; false when an event
@@ -197,22 +250,18 @@ func (w *watcher) park(af afterFuncer, wakeAt time.Time) bool {
 		return false
 	}
 	w.parked = true
-	w.m.parkedMoved(1)
 	// Shutdown reaches a parked watcher through Manager.Close, which pokes
 	// every watcher after cancelling their contexts.
-	d := max(wakeAt.Sub(w.m.cfg.Clock.Now()), 0)
-	if w.timer == nil {
-		w.timer = af.AfterFunc(d, w.poke)
-	} else {
-		w.timer.Reset(d)
-	}
+	w.m.schedule(w, af, wakeAt)
+	// Counted once its wake time is in the heap (whose lock a burst of
+	// parking watchers may queue on): only the goroutine's return is left.
+	w.m.parkedMoved(1)
 	return true
 }
 
 // event is one thing the loop waits for.
 type event struct {
 	kind int
-	seen uint64
 	raw  []byte
 	ok   bool
 	r    listenResult
@@ -222,7 +271,6 @@ type event struct {
 
 const (
 	evTimer = iota
-	evKick
 	evWake
 	evRemote
 	evListen
@@ -236,7 +284,7 @@ func (w *watcher) loop(sh *shared) outcome {
 	m, cfg := w.m, &w.m.cfg
 	clk := cfg.Clock
 	ls := w.ls
-	ctx := ls.ctx
+	ctx := w.leadCtx(sh)
 	af, _ := clk.(afterFuncer)
 	parking := af != nil && sh == nil
 	offStack := offStack
@@ -245,6 +293,9 @@ func (w *watcher) loop(sh *shared) outcome {
 	}
 	for {
 		now := clk.Now()
+		// Taken first, so the checks below see what a signal announced;
+		// one set later pokes the watcher again (pending, dirty).
+		w.takeSignals(now)
 		if w.retireIfIdle(now) {
 			return outDone
 		}
@@ -254,7 +305,7 @@ func (w *watcher) loop(sh *shared) outcome {
 		// A read someone waits for (Get, Refresh) skips the queue of
 		// scheduled reads: another principal's tasks/get is not held
 		// behind a burst of this process's cadence reads.
-		urgent := ls.asked || len(w.e.kick) > 0
+		urgent := ls.asked
 		gate := gateWait
 		if !now.Before(ls.nextPoll) {
 			switch {
@@ -282,7 +333,7 @@ func (w *watcher) loop(sh *shared) outcome {
 			offStack(func() {
 				snap, ok = w.poll(ctx, &ls.seq, gate)
 				if ok {
-					m.publish(ctx, w.e, snap, ls.share)
+					m.publish(ctx, w.e, snap, w.shareFunc(sh))
 				}
 			})
 			ls.asked = false
@@ -305,16 +356,15 @@ func (w *watcher) loop(sh *shared) outcome {
 				// than one interval after completion. Watchers are already out
 				// of step (tasks start at different times); jitter spreads the
 				// retries after an outage, where herds form.
-				ls.nextPoll = now.Add(w.pollDelay(snap.Task, ls.updates != nil))
+				ls.nextPoll = now.Add(w.pollDelay(snap.Task, ls.flowing()))
 			}
 		}
-		if mp, ok := w.pusher.(muxPusher); ok && w.notifies && ls.updates == nil && ls.registering == nil && !now.Before(ls.nextListen) {
+		if w.pusher != nil && w.session != "" && !ls.flowing() && ls.registering == nil && !now.Before(ls.nextListen) {
 			// Join the session's shared stream; its answer comes as an
 			// event (mux.go), so nothing waits for it.
-			s, ready := mp.mx.register(mp.key, mp.src, w.e.key.TaskID, w.poke)
-			ls.msub, ls.registering = s, ready
-			ls.unreg = s
-		} else if w.pusher != nil && !w.notifies && ls.updates == nil && ls.listening == nil && !now.Before(ls.nextListen) {
+			s, ready := m.mux.register(muxKey{target: w.e.key.Target, session: w.session}, w.pusher, w.e.key.TaskID, w)
+			ls.registering, ls.unreg = ready, s
+		} else if w.pusher != nil && w.session == "" && !ls.flowing() && ls.listening == nil && !now.Before(ls.nextListen) {
 			lctx, lcancel := context.WithCancel(ctx)
 			ls.listenCancel, ls.unreg = lcancel, nil
 			ls.listening = make(chan listenResult, 1)
@@ -329,7 +379,7 @@ func (w *watcher) loop(sh *shared) outcome {
 		if ls.ticket != nil {
 			wakeAt = now.Add(never) // the read waits for its token (poke)
 		}
-		if w.pusher != nil && ls.updates == nil && ls.listening == nil && ls.registering == nil && ls.nextListen.Before(wakeAt) {
+		if w.pusher != nil && !ls.flowing() && ls.listening == nil && ls.registering == nil && ls.nextListen.Before(wakeAt) {
 			wakeAt = ls.nextListen
 		}
 		if at, ok := w.idleDeadline(); ok && at.Before(wakeAt) {
@@ -339,14 +389,28 @@ func (w *watcher) loop(sh *shared) outcome {
 			wakeAt = sh.renewAt
 		}
 		var ev event
-		if af != nil && sh == nil && ls.listening == nil && (ls.updates == nil || w.notifies) {
+		parkable := af != nil && sh == nil && ls.listening == nil && ls.updates == nil
+		var pc <-chan struct{}
+		if !parkable {
+			pc = w.pokeChan()
+			if w.e.pending() {
+				continue // set before pokeC existed: take it now
+			}
+		}
+		if ls.feed != nil {
+			// After pokeC exists: a delivery after this look pokes it (or,
+			// parkable, marks the watcher dirty so it does not park).
+			if t, open, ok := m.mux.take(ls.feed); ok {
+				if out, stop := w.handle(sh, event{kind: evUpdate, t: t, ok: open}); stop {
+					return out
+				}
+				continue
+			}
+		}
+		if parkable {
 			// Nothing runs for the watcher but what an event or its timer
 			// starts: look at what is pending, else park.
 			select {
-			case ev.seen = <-w.e.kick:
-				ev.kind = evKick
-			case <-w.e.wake:
-				ev.kind = evWake
 			case ev.t, ev.ok = <-ls.updates:
 				ev.kind = evUpdate
 			case ev.a = <-ls.registering:
@@ -363,15 +427,17 @@ func (w *watcher) loop(sh *shared) outcome {
 				continue
 			}
 		} else {
+			var remote <-chan []byte // the other replicas' messages (lease holder)
+			if sh != nil {
+				remote = sh.msgs
+			}
 			timer := clk.NewTimer(max(wakeAt.Sub(now), 0))
 			select {
 			case <-timer.C():
 				ev.kind = evTimer
-			case ev.seen = <-w.e.kick:
-				ev.kind = evKick
-			case <-w.e.wake:
+			case <-pc:
 				ev.kind = evWake
-			case ev.raw, ev.ok = <-ls.remote:
+			case ev.raw, ev.ok = <-remote:
 				ev.kind = evRemote
 			case ev.r = <-ls.listening:
 				ev.kind = evListen
@@ -395,15 +461,15 @@ func (w *watcher) handle(sh *shared, ev event) (outcome, bool) {
 	m, cfg := w.m, &w.m.cfg
 	clk := cfg.Clock
 	ls := w.ls
-	ctx := ls.ctx
+	ctx := w.leadCtx(sh)
 	id := w.e.key.TaskID
 	if ev.kind == evRegistered {
-		// As muxPusher.ListenTasks answers a listen that waited for it.
-		s := ls.msub
+		// As a listen of its own answers once acknowledged (or refused).
+		s := ls.unreg
 		ls.registering = nil
 		var r listenResult
 		if ev.a.err == nil && ev.a.acked {
-			r = listenResult{updates: s.ch, acked: true}
+			r = listenResult{feed: s, acked: true}
 		} else {
 			w.stopListen()
 			ls.listenCancel, ls.unreg = func() {}, nil
@@ -412,14 +478,9 @@ func (w *watcher) handle(sh *shared, ev event) (outcome, bool) {
 		ev = event{kind: evListen, r: r}
 	}
 	switch ev.kind {
-	case evKick:
-		if ev.seen >= ls.seq { // no attempt finished since the caller looked
-			ls.nextPoll = clk.Now()
-			ls.asked = true
-		}
 	case evRemote:
 		if !ev.ok {
-			ls.remote, sh.msgs = nil, nil // resubscribed when leading ends
+			sh.msgs = nil // resubscribed when leading ends
 			break
 		}
 		if sh.leaderMessage(ctx, ev.raw, ls.seq, m.snapshot(w.e), clk.Now()) {
@@ -431,7 +492,7 @@ func (w *watcher) handle(sh *shared, ev event) (outcome, bool) {
 		now := clk.Now()
 		switch {
 		case r.err == nil && r.acked:
-			ls.updates = r.updates
+			ls.updates, ls.feed = r.updates, r.feed
 			m.setPushing(w.e, true)
 			ls.listenBackoff = 0
 			// Read once more: a change between the last read and the
@@ -458,7 +519,7 @@ func (w *watcher) handle(sh *shared, ev event) (outcome, bool) {
 		if !ev.ok {
 			// The subscription ended (upstream restart, broken stream):
 			// poll at once and listen again later (M-14).
-			ls.updates = nil
+			ls.updates, ls.feed = nil, nil
 			m.setPushing(w.e, false)
 			w.stopListen()
 			ls.listenBackoff = m.nextBackoff(ls.listenBackoff, cfg.DefaultPollInterval)
@@ -473,7 +534,7 @@ func (w *watcher) handle(sh *shared, ev event) (outcome, bool) {
 		ls.seq++
 		snap := m.snapshot(w.e)
 		snap.Task, snap.FetchedAt, snap.Seq, snap.Err, snap.Pushed, snap.Relayed = t, now, ls.seq, nil, true, false
-		offStack(func() { m.publish(ctx, w.e, snap, ls.share) })
+		offStack(func() { m.publish(ctx, w.e, snap, w.shareFunc(sh)) })
 		if snap.Terminal() {
 			return outDone, true
 		}
@@ -485,6 +546,10 @@ func (w *watcher) handle(sh *shared, ev event) (outcome, bool) {
 	}
 	return 0, false
 }
+
+// flowing reports whether the task's notifications flow (a listen of its
+// own or a shared stream, acknowledged).
+func (ls *leadState) flowing() bool { return ls.updates != nil || ls.feed != nil }
 
 // offStack runs f on a goroutine of its own and waits for it. A watcher that
 // keeps its goroutine (see watcher) lives as long as its task, blocked most

@@ -95,7 +95,13 @@ func (c *Client) GetTask(ctx context.Context, taskID string, opts CallOptions) (
 	if g.TaskID != taskID {
 		return nil, c.badResponse(modern.MethodTasksGet, fmt.Sprintf("asked for one task, got another (taskId %q)", g.TaskID), nil)
 	}
-	return &g.DetailedTask, nil
+	// A copy of the task alone: the result's other _meta keys are not kept
+	// with it, and its id is the caller's string (equal, checked above)
+	// rather than a second decoded one (see compactTask).
+	d := g.DetailedTask
+	d.TaskID = taskID
+	compactTask(&d)
+	return &d, nil
 }
 
 // UpdateTask sends tasks/update with inputResponses (keys as the upstream
