@@ -668,10 +668,11 @@ type parkHub struct {
 	started bool
 	failed  func(awaitMode) (*rawResult, error) // the watcher could not be attached: every wait gets this
 	sub     *watch.Subscription
-	pinned  <-chan struct{}
-	unpin   func()
 	expiry  *time.Timer
 	expired atomic.Bool
+	// pinned: a cancel was pinned on the task (signalPin finds the hub by
+	// its task's id, parking.pin): the hub registers nothing per task for it.
+	pinned atomic.Bool
 
 	mu    sync.Mutex
 	busy  bool // a drive runs
@@ -762,6 +763,20 @@ func (p *parking) retire(h *parkHub) bool {
 	return true
 }
 
+// pin tells the hub of task id, if any, that a cancel was pinned on it. A
+// hub added after the lookup reads the pinned record in its first step (the
+// pin was stored before signalPin), as it does for a cancel pinned while a
+// wait moved to it.
+func (p *parking) pin(id string) {
+	p.mu.Lock()
+	h := p.hubs[id]
+	p.mu.Unlock()
+	if h != nil {
+		h.pinned.Store(true)
+		h.poke()
+	}
+}
+
 // settleAll answers every parked wait of the hub with the verdict f.
 func (h *parkHub) settleAll(f func(awaitMode) (*rawResult, error)) {
 	v := &verdict{f: f}
@@ -837,6 +852,9 @@ func (h *parkHub) turn() (more, retired bool) {
 		// snapshot comes.
 		h.expiry.Reset(expiryRecheck)
 		h.step(h.sub.Latest())
+	} else if h.pinned.Swap(false) {
+		more = true
+		h.step(h.sub.Latest())
 	} else if h.kicked.Swap(false) {
 		more = true
 		// A wait came (it must see the state it may have missed while it
@@ -856,10 +874,6 @@ func (h *parkHub) turn() (more, retired bool) {
 				break
 			}
 			h.step(snap)
-		case <-h.pinned:
-			more = true
-			h.pinned = nil
-			h.step(h.sub.Latest())
 		default:
 		}
 	}
@@ -893,7 +907,6 @@ func (h *parkHub) begin() {
 		return
 	}
 	h.sub = sub
-	h.pinned, h.unpin = b.pinWaitNotify(h.rec.ID, h.poke)
 	if at, ok := h.rec.ExpiresAt(); ok && !h.rec.CreatedAt.IsZero() {
 		h.expiry = time.AfterFunc(max(time.Until(at), 0), func() {
 			h.expired.Store(true)
@@ -906,9 +919,6 @@ func (h *parkHub) begin() {
 func (h *parkHub) end() {
 	if h.expiry != nil {
 		h.expiry.Stop()
-	}
-	if h.unpin != nil {
-		h.unpin()
 	}
 	if h.sub != nil {
 		h.sub.Close()

@@ -262,25 +262,20 @@ func legacyTask(rec sessionmap.Task) legacy.Task {
 }
 
 // pin waiters: a tasks/cancel wakes every tasks/result blocked on the task,
-// even when the upstream ignores the cancel.
+// even when the upstream ignores the cancel. Parked waits are woken through
+// their task's hub, which registers nothing here (parking.pin).
 func (b *Bridge) pinWait(id string) (<-chan struct{}, func()) {
-	return b.pinWaitNotify(id, nil)
-}
-
-// pinWaitNotify is pinWait for a waiter with no goroutine blocked on the
-// channel: notify (nil: none) is called once the channel is closed.
-func (b *Bridge) pinWaitNotify(id string, notify func()) (<-chan struct{}, func()) {
 	ch := make(chan struct{})
 	b.mu.Lock()
 	if b.pinWaiters == nil {
-		b.pinWaiters = map[string]map[chan struct{}]func(){}
+		b.pinWaiters = map[string]map[chan struct{}]struct{}{}
 	}
 	m := b.pinWaiters[id]
 	if m == nil {
-		m = map[chan struct{}]func(){}
+		m = map[chan struct{}]struct{}{}
 		b.pinWaiters[id] = m
 	}
-	m[ch] = notify
+	m[ch] = struct{}{}
 	b.mu.Unlock()
 	return ch, func() {
 		b.mu.Lock()
@@ -299,12 +294,12 @@ func (b *Bridge) signalPin(id string) {
 	m := b.pinWaiters[id]
 	delete(b.pinWaiters, id)
 	b.mu.Unlock()
-	for ch, notify := range m {
+	for ch := range m {
 		close(ch)
-		if notify != nil {
-			notify()
-		}
 	}
+	// After the channels: the hub's step reads the pinned record, as a
+	// blocking wait's does.
+	b.parking.pin(id)
 }
 
 // claimSent marks key of task id as answered by this process; false when it
