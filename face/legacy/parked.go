@@ -99,7 +99,7 @@ type parkCtl struct {
 	state      parkState
 	mode       awaitMode               // what the wait answers (a parked wait)
 	cause      error                   // why the wait was stopped (stop)
-	rec        *sessionmap.Task        // the task waited on (shared with its hub: read-only)
+	rec        *parkedTask             // the task waited on (shared with its hub: read-only)
 	waiterHeld bool                    // the principal's waiter place is held by the parked wait
 	cancelRun  context.CancelCauseFunc // ends the running wait (parkRunning)
 	hub        *parkHub
@@ -213,9 +213,10 @@ func (s *session) park(pc *parkCtl, rec sessionmap.Task, mode awaitMode) bool {
 		return false
 	}
 	pc.state = parkParked
-	// One copy of the record, which the task's hub shares when this wait
-	// starts it: a record is a few hundred bytes.
-	pc.rec, pc.mode = &rec, mode
+	// What the wait needs of the record, which the task's hub shares when
+	// this wait starts it: a whole record is a few hundred bytes, and the
+	// hub reads the record's state from the store at each step.
+	pc.rec, pc.mode = parkedTaskOf(rec), mode
 	pc.waiterHeld = true
 	pc.cancelRun = nil
 	pc.mu.Unlock()
@@ -451,7 +452,7 @@ func (pc *parkCtl) resume() {
 	s := pc.s
 	go func() {
 		// A parked wait has no progress token (see above).
-		res, err := asRaw(s.await(withReqInfo(ctx, lr.ri), lr.ri, *rec, mode, nil))
+		res, err := asRaw(s.await(withReqInfo(ctx, lr.ri), lr.ri, rec.record(), mode, nil))
 		if errors.Is(err, errParked) {
 			return
 		}
@@ -475,12 +476,12 @@ func (pc *parkCtl) end(res *rawResult, err error) {
 	rec, lr, tail, cause := pc.rec, pc.lr, pc.tail, pc.cause
 	pc.mu.Unlock()
 	if tail.audit {
-		s.auditErr(audit.ActionResult, rec.ID, rec.ToolName, err)
+		s.auditErr(audit.ActionResult, rec.id, rec.tool, err)
 	}
 	if tail.abandon && errors.Is(err, context.Canceled) && (errors.Is(cause, errCallCancelled) || !pc.out.resumable()) {
 		// As toolsCall after a blocking wait: notifications/cancelled, or
 		// a client gone from a stream it cannot resume.
-		s.b.abandon(*rec, tail.opts)
+		s.b.abandon(rec.record(), tail.opts)
 	}
 	if held {
 		s.b.limits.releaseWaiter(s.principalOrSession())
@@ -625,9 +626,7 @@ func (p *parking) hookDrain(b *Bridge) {
 			p.mu.Lock()
 			var all []*parkCtl
 			for _, h := range p.hubs {
-				for pc := range h.waiters {
-					all = append(all, pc)
-				}
+				h.eachWaiterLocked(func(pc *parkCtl) { all = append(all, pc) })
 			}
 			p.mu.Unlock()
 			for _, pc := range all {
@@ -654,15 +653,17 @@ func (b *Bridge) ParkedMoved() <-chan struct{} { return b.parking.moved.next() }
 // parked waits on distinct tasks thus cost their records, not a stack each.
 type parkHub struct {
 	b    *Bridge
-	rec  *sessionmap.Task // the record the first wait saw (scope, ids; read-only)
-	key  watch.Key
+	rec  *parkedTask          // the first wait's (read-only)
 	opts modernup.CallOptions // the binding's options when the hub started (run binds again)
 	// kicked: a wait came or left; expired: the record's expiry passed.
 	// Flags the hub's poke is sent after, not channels: a parked wait's hub
 	// then keeps no channel for either.
-	kicked  atomic.Bool
-	waiters map[*parkCtl]struct{}
-	dead    bool // the hub ended: a new wait starts a new hub
+	kicked atomic.Bool
+	// The parked waits (guarded by parking.mu): on distinct tasks a hub has
+	// one, kept without a map; more are kept in the map.
+	one  *parkCtl
+	more map[*parkCtl]struct{}
+	dead bool // the hub ended: a new wait starts a new hub
 
 	// Driven state (owned by the one drive running).
 	started bool
@@ -680,24 +681,111 @@ type parkHub struct {
 	ended bool
 }
 
-func (p *parking) add(pc *parkCtl, rec *sessionmap.Task) {
+// parkedTask is what a parked wait and its task's hub keep of the task's
+// record: its owner, its ids, its tool (the audit) and when it expires
+// (L-64). Its state (status, result, input keys, a pinned cancel) is read
+// from the store at each step of the hub.
+type parkedTask struct {
+	scope      sessionmap.Scope
+	id         string
+	upstreamID string
+	tool       string
+	createdAt  time.Time
+	ttlMs      int64
+	limited    bool // ttlMs holds (a nil TTLMs is unlimited)
+}
+
+func parkedTaskOf(rec sessionmap.Task) *parkedTask {
+	t := &parkedTask{scope: rec.Scope, id: rec.ID, upstreamID: rec.UpstreamTaskID, tool: rec.ToolName, createdAt: rec.CreatedAt}
+	if rec.TTLMs != nil {
+		t.ttlMs, t.limited = *rec.TTLMs, true
+	}
+	return t
+}
+
+// record is the task as a wait resumed from it, a bind or an abandon take
+// it: the record of a live task this process follows (a wait parks only
+// on one), which every use reads for its owner, ids and expiry only.
+func (t *parkedTask) record() sessionmap.Task {
+	rec := sessionmap.Task{ID: t.id, Scope: t.scope, Origin: sessionmap.OriginUpstreamTask, UpstreamTaskID: t.upstreamID,
+		ToolName: t.tool, Status: sessionmap.StatusWorking, CreatedAt: t.createdAt}
+	if t.limited {
+		ttl := t.ttlMs
+		rec.TTLMs = &ttl
+	}
+	return rec
+}
+
+// expiresAt is the record's own end (createdAt + ttl); false: none.
+func (t *parkedTask) expiresAt() (time.Time, bool) {
+	if !t.limited || t.createdAt.IsZero() {
+		return time.Time{}, false
+	}
+	return t.createdAt.Add(time.Duration(t.ttlMs) * time.Millisecond), true
+}
+
+// key is the task's watcher key.
+func (h *parkHub) key() watch.Key { return watch.Key{Target: h.b.target, TaskID: h.rec.upstreamID} }
+
+// The hub's waits; the caller holds parking.mu.
+func (h *parkHub) addWaiterLocked(pc *parkCtl) {
+	if h.one == nil {
+		h.one = pc
+		return
+	}
+	if h.more == nil {
+		h.more = map[*parkCtl]struct{}{}
+	}
+	h.more[pc] = struct{}{}
+}
+
+func (h *parkHub) removeWaiterLocked(pc *parkCtl) bool {
+	if h.one == pc {
+		h.one = nil
+		return true
+	}
+	if _, ok := h.more[pc]; ok {
+		delete(h.more, pc)
+		return true
+	}
+	return false
+}
+
+func (h *parkHub) waitersLocked() int {
+	n := len(h.more)
+	if h.one != nil {
+		n++
+	}
+	return n
+}
+
+func (h *parkHub) eachWaiterLocked(f func(*parkCtl)) {
+	if h.one != nil {
+		f(h.one)
+	}
+	for pc := range h.more {
+		f(pc)
+	}
+}
+
+func (p *parking) add(pc *parkCtl, rec *parkedTask) {
 	b := pc.b
 	p.mu.Lock()
 	if p.hubs == nil {
 		p.hubs = map[string]*parkHub{}
 	}
-	h := p.hubs[rec.ID]
+	h := p.hubs[rec.id]
 	start := h == nil || h.dead
 	if start {
-		h = &parkHub{b: b, rec: rec, key: b.keyOf(*rec), waiters: map[*parkCtl]struct{}{}}
-		if bd := b.binding(h.key); bd != nil {
+		h = &parkHub{b: b, rec: rec}
+		if bd := b.binding(h.key()); bd != nil {
 			bd.mu.Lock()
 			h.opts = bd.opts
 			bd.mu.Unlock()
 		}
-		p.hubs[rec.ID] = h
+		p.hubs[rec.id] = h
 	}
-	h.waiters[pc] = struct{}{}
+	h.addWaiterLocked(pc)
 	p.n.Add(1)
 	p.mu.Unlock()
 	p.moved.fire()
@@ -720,8 +808,7 @@ func (p *parking) add(pc *parkCtl, rec *sessionmap.Task) {
 
 func (p *parking) remove(h *parkHub, pc *parkCtl) {
 	p.mu.Lock()
-	_, ok := h.waiters[pc]
-	delete(h.waiters, pc)
+	ok := h.removeWaiterLocked(pc)
 	p.mu.Unlock()
 	if ok {
 		p.n.Add(-1)
@@ -735,11 +822,13 @@ func (p *parking) remove(h *parkHub, pc *parkCtl) {
 func (p *parking) take(h *parkHub, keep func(*parkCtl) bool) []*parkCtl {
 	p.mu.Lock()
 	var out []*parkCtl
-	for pc := range h.waiters {
+	h.eachWaiterLocked(func(pc *parkCtl) {
 		if keep == nil || keep(pc) {
 			out = append(out, pc)
-			delete(h.waiters, pc)
 		}
+	})
+	for _, pc := range out {
+		h.removeWaiterLocked(pc)
 	}
 	p.mu.Unlock()
 	if len(out) > 0 {
@@ -753,12 +842,12 @@ func (p *parking) take(h *parkHub, keep func(*parkCtl) bool) []*parkCtl {
 func (p *parking) retire(h *parkHub) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(h.waiters) > 0 {
+	if h.waitersLocked() > 0 {
 		return false
 	}
 	h.dead = true
-	if p.hubs[h.rec.ID] == h {
-		delete(p.hubs, h.rec.ID)
+	if p.hubs[h.rec.id] == h {
+		delete(p.hubs, h.rec.id)
 	}
 	return true
 }
@@ -860,7 +949,7 @@ func (h *parkHub) turn() (more, retired bool) {
 		// A wait came (it must see the state it may have missed while it
 		// moved here) or left (the hub may be done).
 		p.mu.Lock()
-		n := len(h.waiters)
+		n := h.waitersLocked()
 		p.mu.Unlock()
 		if n > 0 {
 			h.step(h.sub.Latest())
@@ -887,15 +976,15 @@ func (h *parkHub) begin() {
 	// snapshot relayed from the replica holding the task's lease drops this
 	// replica's binding (observe) before that replica's record write lands,
 	// and a watcher started without one cannot read the upstream.
-	b.bind(*h.rec, h.opts)
-	sub, err := b.watch.AttachNotify(context.Background(), h.key, h.poke)
+	b.bind(h.rec.record(), h.opts)
+	sub, err := b.watch.AttachNotify(context.Background(), h.key(), h.poke)
 	if err != nil {
 		// As await: closed watchers are a shutdown; a task that finished
 		// meanwhile is answered from its record.
 		h.failed = always(errShuttingDown())
 		if !errors.Is(err, watch.ErrClosed) {
 			ctx, cancel := storeCtx()
-			cur, gerr := b.store.GetTask(ctx, h.rec.Scope, h.rec.ID)
+			cur, gerr := b.store.GetTask(ctx, h.rec.scope, h.rec.id)
 			cancel()
 			if gerr == nil && !live(cur) {
 				h.failed = verdictOf(decideWait(waitInput{rec: cur}))
@@ -907,7 +996,7 @@ func (h *parkHub) begin() {
 		return
 	}
 	h.sub = sub
-	if at, ok := h.rec.ExpiresAt(); ok && !h.rec.CreatedAt.IsZero() {
+	if at, ok := h.rec.expiresAt(); ok {
 		h.expiry = time.AfterFunc(max(time.Until(at), 0), func() {
 			h.expired.Store(true)
 			h.poke()
@@ -939,23 +1028,23 @@ func (h *parkHub) end() {
 func (h *parkHub) step(snap watch.Snapshot) {
 	b := h.b
 	ctx, cancel := storeCtx()
-	cur, err := b.store.GetTask(ctx, h.rec.Scope, h.rec.ID)
+	cur, err := b.store.GetTask(ctx, h.rec.scope, h.rec.id)
 	cancel()
 	st := decideWait(waitInput{rec: cur, recErr: err, snap: snap, target: b.target})
 	switch st.Kind {
 	case waitrule.Fail:
-		st.rec = *h.rec // a lost record is named by the id the waits know
+		st.rec = h.rec.record() // a lost record is named by the id the waits know
 		h.settleAll(verdictOf(st))
 		return
 	case waitrule.Answer:
 		v := &verdict{f: verdictOf(st)}
 		for _, pc := range b.parking.take(h, nil) {
-			pc.s.forgetPresented(h.rec.ID)
+			pc.s.forgetPresented(h.rec.id)
 			pc.settle(v)
 		}
 		return
 	}
-	if b.authExpired(snap, h.rec.Scope.Principal) {
+	if b.authExpired(snap, h.rec.scope.Principal) {
 		h.settleAll(always(errAuthorizationExpired())) // the task goes on (creds.go)
 		return
 	}
