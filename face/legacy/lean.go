@@ -300,7 +300,7 @@ func (b *Bridge) serveLean(w http.ResponseWriter, r *http.Request, s *session, r
 		// read into, often many times their size.
 		req.Params = bytes.Clone(req.Params)
 	}
-	ri := httpReqInfo(r, req.Method, req.Params)
+	ri := httpReqInfo(r, s, req.Method, req.Params)
 	out := newLeanOut(w)
 	if long {
 		out.res = b.newResumable(s, req)
@@ -591,7 +591,7 @@ func (b *Bridge) leanInitialize(w http.ResponseWriter, r *http.Request, req *jso
 		writeRPCError(w, status, req, err)
 		return
 	}
-	ri := httpReqInfo(r, req.Method, req.Params)
+	ri := httpReqInfo(r, s, req.Method, req.Params)
 	defer ri.finish()
 	start := time.Now()
 	out, err := s.initializeResult(r.Context(), ri, version)

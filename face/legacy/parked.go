@@ -117,7 +117,7 @@ type parkTail struct {
 	// cancel (or going away from a stream it cannot resume) abandons the
 	// task, with these upstream options (toolsCall).
 	abandon bool
-	opts    modernup.CallOptions
+	opts    *modernup.CallOptions // a copy of its own: only a plain call's wait keeps one
 }
 
 // setTail says what the wait's caller does after it; nil-safe.
@@ -481,7 +481,7 @@ func (pc *parkCtl) end(res *rawResult, err error) {
 	if tail.abandon && errors.Is(err, context.Canceled) && (errors.Is(cause, errCallCancelled) || !pc.out.resumable()) {
 		// As toolsCall after a blocking wait: notifications/cancelled, or
 		// a client gone from a stream it cannot resume.
-		s.b.abandon(rec.record(), tail.opts)
+		s.b.abandon(rec.record(), *tail.opts)
 	}
 	if held {
 		s.b.limits.releaseWaiter(s.principalOrSession())
@@ -653,8 +653,8 @@ func (b *Bridge) ParkedMoved() <-chan struct{} { return b.parking.moved.next() }
 // parked waits on distinct tasks thus cost their records, not a stack each.
 type parkHub struct {
 	b    *Bridge
-	rec  *parkedTask          // the first wait's (read-only)
-	opts modernup.CallOptions // the binding's options when the hub started (run binds again)
+	rec  *parkedTask           // the first wait's (read-only)
+	opts *modernup.CallOptions // the binding's options when the hub started (begin binds again; immutable)
 	// kicked: a wait came or left; expired: the record's expiry passed.
 	// Flags the hub's poke is sent after, not channels: a parked wait's hub
 	// then keeps no channel for either.

@@ -270,7 +270,7 @@ func (b *Bridge) resumeStream(w http.ResponseWriter, r *http.Request, s *session
 	out.mu.Unlock()
 	b.log.Info("face: a client resumed an event stream", "method", rec.Method, "replayed", len(evs))
 
-	ri := httpReqInfo(r, rec.Method, rec.Params)
+	ri := httpReqInfo(r, s, rec.Method, rec.Params)
 	var run func(ctx context.Context) (*rawResult, error)
 	switch {
 	case rec.Method == legacy.MethodTasksResult:

@@ -52,12 +52,17 @@ type session struct {
 	protocolVersion string
 	logLevel        string
 	meta            *modern.PreparedMeta // per-request _meta for upstream (cached, prepared)
-	rehydrating     bool
-	presented       map[string]map[string]bool // local task id → input keys shown to this session (nil until used)
-	watched         map[string]bool            // local task ids with a status-notification follower (nil until used)
-	notify          func(method string, params json.RawMessage) error
-	closed          bool
-	subs            *subscriptions
+	// The session's shared copies of what its requests carry alike
+	// (shared.go).
+	sharedAuthz string
+	sharedFwd   http.Header
+	sharedOpts  *modernup.CallOptions
+	rehydrating bool
+	presented   map[string]map[string]bool // local task id → input keys shown to this session (nil until used)
+	watched     map[string]bool            // local task ids with a status-notification follower (nil until used)
+	notify      func(method string, params json.RawMessage) error
+	closed      bool
+	subs        *subscriptions
 
 	// life ends when the session does (DELETE, idle expiry, shutdown):
 	// waits of its requests hand back, followers stop. Made on first use
