@@ -1,6 +1,7 @@
 package legacyface
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"net"
@@ -611,6 +612,11 @@ func (t *takenConn) close() {
 
 // parking is the process's parked waits: one hub per task with waits.
 type parking struct {
+	// The hubs' record expiries (L-64), soonest first, under one timer.
+	expMu    sync.Mutex
+	expQueue expiryQueue
+	expTimer *time.Timer
+
 	drainHook sync.Once // the bridge's drain stops every parked wait
 	mu        sync.Mutex
 	hubs      map[string]*parkHub // by local task id
@@ -669,7 +675,11 @@ type parkHub struct {
 	started bool
 	failed  func(awaitMode) (*rawResult, error) // the watcher could not be attached: every wait gets this
 	sub     *watch.Subscription
-	expiry  *time.Timer
+	// expAt is when the record expires (UnixNano; its place in the
+	// parking's expiry queue is expIdx, -1 when not queued): one process
+	// timer for every hub's expiry rather than a timer each.
+	expAt   int64
+	expIdx  int
 	expired atomic.Bool
 	// pinned: a cancel was pinned on the task (signalPin finds the hub by
 	// its task's id, parking.pin): the hub registers nothing per task for it.
@@ -777,7 +787,7 @@ func (p *parking) add(pc *parkCtl, rec *parkedTask) {
 	h := p.hubs[rec.id]
 	start := h == nil || h.dead
 	if start {
-		h = &parkHub{b: b, rec: rec}
+		h = &parkHub{b: b, rec: rec, expIdx: -1}
 		if bd := b.binding(h.key()); bd != nil {
 			bd.mu.Lock()
 			h.opts = bd.opts
@@ -939,7 +949,7 @@ func (h *parkHub) turn() (more, retired bool) {
 		more = true
 		// The record's own end (createdAt + ttl, L-64), even when no
 		// snapshot comes.
-		h.expiry.Reset(expiryRecheck)
+		p.expireAt(h, time.Now().Add(expiryRecheck))
 		h.step(h.sub.Latest())
 	} else if h.pinned.Swap(false) {
 		more = true
@@ -997,18 +1007,13 @@ func (h *parkHub) begin() {
 	}
 	h.sub = sub
 	if at, ok := h.rec.expiresAt(); ok {
-		h.expiry = time.AfterFunc(max(time.Until(at), 0), func() {
-			h.expired.Store(true)
-			h.poke()
-		})
+		b.parking.expireAt(h, at)
 	}
 }
 
 // end lets go of what the hub holds; it runs once, after the hub retired.
 func (h *parkHub) end() {
-	if h.expiry != nil {
-		h.expiry.Stop()
-	}
+	h.b.parking.unexpire(h)
 	if h.sub != nil {
 		h.sub.Close()
 	}
@@ -1071,4 +1076,84 @@ func (s *session) shown(id string) func(k string) bool {
 		defer s.mu.Unlock()
 		return s.presented[id][k]
 	}
+}
+
+// expireAt (re)schedules the hub's expiry at at: the process's expiry timer
+// then sets the hub's expired flag and pokes it (fireExpiries).
+func (p *parking) expireAt(h *parkHub, at time.Time) {
+	p.expMu.Lock()
+	defer p.expMu.Unlock()
+	h.expAt = at.UnixNano()
+	if h.expIdx >= 0 {
+		heap.Fix(&p.expQueue, h.expIdx)
+	} else {
+		heap.Push(&p.expQueue, h)
+	}
+	p.armLocked()
+}
+
+// unexpire takes the hub out of the expiry queue (it ended).
+func (p *parking) unexpire(h *parkHub) {
+	p.expMu.Lock()
+	defer p.expMu.Unlock()
+	if h.expIdx >= 0 {
+		heap.Remove(&p.expQueue, h.expIdx)
+		p.armLocked()
+	}
+}
+
+// armLocked sets the timer for the soonest expiry.
+func (p *parking) armLocked() {
+	if len(p.expQueue) == 0 {
+		if p.expTimer != nil {
+			p.expTimer.Stop()
+		}
+		return
+	}
+	d := max(time.Until(time.Unix(0, p.expQueue[0].expAt)), 0)
+	if p.expTimer == nil {
+		p.expTimer = time.AfterFunc(d, p.fireExpiries)
+		return
+	}
+	p.expTimer.Reset(d)
+}
+
+// fireExpiries tells the hubs whose record expired; each is queued again
+// by its drive when the store still has the record (expiryRecheck).
+func (p *parking) fireExpiries() {
+	now := time.Now().UnixNano()
+	var due []*parkHub
+	p.expMu.Lock()
+	for len(p.expQueue) > 0 && p.expQueue[0].expAt <= now {
+		due = append(due, heap.Pop(&p.expQueue).(*parkHub))
+	}
+	p.armLocked()
+	p.expMu.Unlock()
+	for _, h := range due {
+		h.expired.Store(true)
+		h.poke()
+	}
+}
+
+// expiryQueue is a min-heap of hubs by expAt (container/heap).
+type expiryQueue []*parkHub
+
+func (q expiryQueue) Len() int           { return len(q) }
+func (q expiryQueue) Less(i, j int) bool { return q[i].expAt < q[j].expAt }
+func (q expiryQueue) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].expIdx, q[j].expIdx = i, j
+}
+func (q *expiryQueue) Push(x any) {
+	h := x.(*parkHub)
+	h.expIdx = len(*q)
+	*q = append(*q, h)
+}
+func (q *expiryQueue) Pop() any {
+	old := *q
+	h := old[len(old)-1]
+	old[len(old)-1] = nil
+	h.expIdx = -1
+	*q = old[:len(old)-1]
+	return h
 }
