@@ -65,7 +65,11 @@ type leanOut struct {
 	// (parked.go); nil: the wait always blocks its request's goroutine.
 	park *parkCtl
 	gone bool // a write to the taken-over connection failed: the client is gone
+	// slot is the stream's keep-alive phase (streams; guarded by its lock).
+	slot uint8
 }
+
+func (o *leanOut) phaseSlot() *uint8 { return &o.slot }
 
 func newLeanOut(w http.ResponseWriter) *leanOut {
 	return &leanOut{w: w, rc: http.NewResponseController(w)}
