@@ -74,7 +74,7 @@ type ResponseDetacher interface {
 }
 
 // parkState is where a parkable wait runs.
-type parkState int
+type parkState uint8
 
 const (
 	parkRunning parkState = iota // on a goroutine: the handler's, or a resumed one
@@ -85,25 +85,25 @@ const (
 // parkCtl is what a tasks/result needs to take its connection over, and
 // then the parked wait itself.
 type parkCtl struct {
-	b       *Bridge
 	s       *session
 	out     *leanOut
-	chunked bool   // net/http framed the response chunked (HTTP/1.1)
 	release func() // the session's busy mark, released when the wait ends
 
-	mu         sync.Mutex
-	w          http.ResponseWriter // until the connection is taken over
-	conn       *takenConn          // after
-	ends       []func(gone bool)   // the detached wrappers' ends
-	lr         *leanRun
-	tail       parkTail
+	mu        sync.Mutex
+	w         http.ResponseWriter // until the connection is taken over
+	conn      *takenConn          // after
+	ends      []func(gone bool)   // the detached wrappers' ends
+	lr        *leanRun
+	tail      parkTail
+	mode      awaitMode               // what the wait answers (a parked wait)
+	cause     error                   // why the wait was stopped (stop)
+	rec       *parkedTask             // the task waited on (shared with its hub: read-only)
+	cancelRun context.CancelCauseFunc // ends the running wait (parkRunning)
+	hub       *parkHub
+	// The small fields together: thousands of parked waits each keep one.
 	state      parkState
-	mode       awaitMode               // what the wait answers (a parked wait)
-	cause      error                   // why the wait was stopped (stop)
-	rec        *parkedTask             // the task waited on (shared with its hub: read-only)
-	waiterHeld bool                    // the principal's waiter place is held by the parked wait
-	cancelRun  context.CancelCauseFunc // ends the running wait (parkRunning)
-	hub        *parkHub
+	chunked    bool // net/http framed the response chunked (HTTP/1.1)
+	waiterHeld bool // the principal's waiter place is held by the parked wait
 	noPark     bool // the takeover failed once: never try again
 }
 
@@ -137,7 +137,7 @@ func (b *Bridge) newParkCtl(w http.ResponseWriter, r *http.Request, s *session, 
 	if b.cfg.DisableParkedWaits || b.cfg.KeepAlive <= 0 || r.ProtoMajor != 1 || release == nil || !detachable(w) {
 		return nil
 	}
-	return &parkCtl{b: b, s: s, w: w, chunked: r.ProtoAtLeast(1, 1), release: release}
+	return &parkCtl{s: s, w: w, chunked: r.ProtoAtLeast(1, 1), release: release}
 }
 
 // detachable reports whether every wrapper from w down to net/http's own
@@ -376,7 +376,7 @@ func (pc *parkCtl) unparkLocked(next parkState) {
 	pc.s.removeParked(pc)
 	if h := pc.hub; h != nil {
 		pc.hub = nil
-		pc.b.parking.remove(h, pc)
+		pc.s.b.parking.remove(h, pc)
 	}
 }
 
@@ -661,34 +661,35 @@ type parkHub struct {
 	b    *Bridge
 	rec  *parkedTask           // the first wait's (read-only)
 	opts *modernup.CallOptions // the binding's options when the hub started (begin binds again; immutable)
-	// kicked: a wait came or left; expired: the record's expiry passed.
-	// Flags the hub's poke is sent after, not channels: a parked wait's hub
-	// then keeps no channel for either.
-	kicked atomic.Bool
 	// The parked waits (guarded by parking.mu): on distinct tasks a hub has
 	// one, kept without a map; more are kept in the map.
 	one  *parkCtl
 	more map[*parkCtl]struct{}
-	dead bool // the hub ended: a new wait starts a new hub
 
 	// Driven state (owned by the one drive running).
-	started bool
-	failed  func(awaitMode) (*rawResult, error) // the watcher could not be attached: every wait gets this
-	sub     *watch.Subscription
+	failed func(awaitMode) (*rawResult, error) // the watcher could not be attached: every wait gets this
+	sub    *watch.Subscription
 	// expAt is when the record expires (UnixNano; its place in the
 	// parking's expiry queue is expIdx, -1 when not queued): one process
 	// timer for every hub's expiry rather than a timer each.
-	expAt   int64
-	expIdx  int
-	expired atomic.Bool
-	// pinned: a cancel was pinned on the task (signalPin finds the hub by
-	// its task's id, parking.pin): the hub registers nothing per task for it.
-	pinned atomic.Bool
+	expAt  int64
+	expIdx int32
 
-	mu    sync.Mutex
-	busy  bool // a drive runs
-	dirty bool // an event came since the drive last looked
-	ended bool
+	// kicked: a wait came or left; expired: the record's expiry passed;
+	// pinned: a cancel was pinned on the task (signalPin finds the hub by
+	// its task's id, parking.pin). Flags the hub's poke is sent after, not
+	// channels or registrations: a parked wait's hub keeps none for them.
+	kicked  atomic.Bool
+	expired atomic.Bool
+	pinned  atomic.Bool
+
+	mu sync.Mutex
+	// The small fields together: thousands of hubs each keep one.
+	busy    bool // a drive runs (mu)
+	dirty   bool // an event came since the drive last looked (mu)
+	ended   bool // (mu)
+	dead    bool // the hub ended: a new wait starts a new hub (parking.mu)
+	started bool // (the drive)
 }
 
 // parkedTask is what a parked wait and its task's hub keep of the task's
@@ -779,7 +780,7 @@ func (h *parkHub) eachWaiterLocked(f func(*parkCtl)) {
 }
 
 func (p *parking) add(pc *parkCtl, rec *parkedTask) {
-	b := pc.b
+	b := pc.s.b
 	p.mu.Lock()
 	if p.hubs == nil {
 		p.hubs = map[string]*parkHub{}
@@ -1085,7 +1086,7 @@ func (p *parking) expireAt(h *parkHub, at time.Time) {
 	defer p.expMu.Unlock()
 	h.expAt = at.UnixNano()
 	if h.expIdx >= 0 {
-		heap.Fix(&p.expQueue, h.expIdx)
+		heap.Fix(&p.expQueue, int(h.expIdx))
 	} else {
 		heap.Push(&p.expQueue, h)
 	}
@@ -1097,7 +1098,7 @@ func (p *parking) unexpire(h *parkHub) {
 	p.expMu.Lock()
 	defer p.expMu.Unlock()
 	if h.expIdx >= 0 {
-		heap.Remove(&p.expQueue, h.expIdx)
+		heap.Remove(&p.expQueue, int(h.expIdx))
 		p.armLocked()
 	}
 }
@@ -1142,11 +1143,11 @@ func (q expiryQueue) Len() int           { return len(q) }
 func (q expiryQueue) Less(i, j int) bool { return q[i].expAt < q[j].expAt }
 func (q expiryQueue) Swap(i, j int) {
 	q[i], q[j] = q[j], q[i]
-	q[i].expIdx, q[j].expIdx = i, j
+	q[i].expIdx, q[j].expIdx = int32(i), int32(j)
 }
 func (q *expiryQueue) Push(x any) {
 	h := x.(*parkHub)
-	h.expIdx = len(*q)
+	h.expIdx = int32(len(*q))
 	*q = append(*q, h)
 }
 func (q *expiryQueue) Pop() any {
