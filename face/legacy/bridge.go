@@ -69,7 +69,6 @@ type Bridge struct {
 
 	bindings sync.Map // watch.Key → *binding
 	reqs     sync.Map // request nonce → *reqInfo
-	calls    sync.Map // callKey → *leanCall: lean requests in flight
 	pending  sync.Map // callKey → chan []byte: lean server→client requests awaiting the client's answer
 
 	alive   streams   // long streams the keep-alive ticker writes to

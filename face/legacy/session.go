@@ -70,6 +70,13 @@ type session struct {
 	life context.Context
 	end  context.CancelFunc
 
+	// calls are the session's lean requests in flight, by JSON-RPC id
+	// (callID), for notifications/cancelled: a map of the session's rather
+	// than an entry and a key naming the session in a process-wide map,
+	// for each of thousands of parked waits.
+	callMu sync.Mutex
+	calls  map[string]*leanCall
+
 	// parked are the session's parked waits, which its end stops: one
 	// hook on life for all of them (parkHooked), not one per wait.
 	parkMu     sync.Mutex
