@@ -130,7 +130,7 @@ func TestParkedWaitLiveHeapOnDistinctTasks(t *testing.T) {
 	if raceBuild {
 		limit = 32 << 10
 	}
-	if perWait > limit {
+	if perWait > limit && os.Getenv("TASKSBRIDGE_PARKED_HEAP_PROFILE") == "" { // profiling every allocation costs heap too
 		t.Errorf("%d parked waits on distinct tasks: %d B of live heap each, want ≤ %d B", n, perWait, limit)
 	}
 
