@@ -156,9 +156,10 @@ func TestParkedWaitLiveHeapOnDistinctTasks(t *testing.T) {
 }
 
 // A tasks/cancel wakes a parked tasks/result on the task even when the
-// upstream ignores the cancel and sends nothing more (L-58, L-59): the
-// task's hub is found by the task's id, and its step reads the pinned
-// record, so the wait answers that the task was cancelled (L-41).
+// upstream ignores the cancel (L-58, L-59): the wait answers that the task
+// was cancelled (L-41). The pin pokes the task's hub, found by the task's
+// id; the watcher's state after the cancel may reach the hub first, and
+// either way the hub's step reads the pinned record.
 func TestParkedWaitWokenByPinnedCancel(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	up := startUpstream(t, demo.Options{IgnoreCancel: true})
