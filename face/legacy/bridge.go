@@ -63,13 +63,12 @@ type Bridge struct {
 	// The largest sessions and dormant have been since they were last
 	// rebuilt (shrunk, dormant.go).
 	sessionsPeak, dormantPeak int
-	rehydrates                map[string]*sync.Mutex              // one rehydration at a time per id
-	pinWaiters                map[string]map[chan struct{}]func() // local task id → tasks/result waits to wake on a cancel (and their callbacks)
-	sentKeys                  map[string]map[string]bool          // local task id → input keys this process answered (exactly once)
+	rehydrates                map[string]*sync.Mutex                // one rehydration at a time per id
+	pinWaiters                map[string]map[chan struct{}]struct{} // local task id → blocking tasks/result waits to wake on a cancel
+	sentKeys                  map[string]map[string]bool            // local task id → input keys this process answered (exactly once)
 
 	bindings sync.Map // watch.Key → *binding
 	reqs     sync.Map // request nonce → *reqInfo
-	calls    sync.Map // callKey → *leanCall: lean requests in flight
 	pending  sync.Map // callKey → chan []byte: lean server→client requests awaiting the client's answer
 
 	alive   streams   // long streams the keep-alive ticker writes to
@@ -114,7 +113,7 @@ func New(cfg Config) (*Bridge, error) {
 		sessions:   map[string]*session{},
 		dormant:    map[sessionKey]dormant{},
 		rehydrates: map[string]*sync.Mutex{},
-		pinWaiters: map[string]map[chan struct{}]func(){},
+		pinWaiters: map[string]map[chan struct{}]struct{}{},
 		sentKeys:   map[string]map[string]bool{},
 		discovers:  map[string]discoverEntry{},
 		nonceSeed:  randomID(),

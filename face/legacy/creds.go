@@ -192,7 +192,7 @@ func (b *Bridge) authExpired(snap watch.Snapshot, principal string) bool {
 type credSource struct {
 	b         *Bridge
 	principal string
-	opts      modernup.CallOptions
+	opts      *modernup.CallOptions // the binding's (immutable)
 }
 
 var (
@@ -202,7 +202,7 @@ var (
 
 func (c credSource) GetTask(ctx context.Context, taskID string) (*modern.DetailedTask, error) {
 	var t *modern.DetailedTask
-	err := c.b.withCredential(ctx, c.principal, c.opts, func(o modernup.CallOptions) error {
+	err := c.b.withCredential(ctx, c.principal, *c.opts, func(o modernup.CallOptions) error {
 		var err error
 		t, err = c.b.up.GetTask(ctx, taskID, o)
 		return err
@@ -211,7 +211,7 @@ func (c credSource) GetTask(ctx context.Context, taskID string) (*modern.Detaile
 }
 
 func (c credSource) UpdateTask(ctx context.Context, taskID string, responses modern.InputResponses) error {
-	return c.b.withCredential(ctx, c.principal, c.opts, func(o modernup.CallOptions) error {
+	return c.b.withCredential(ctx, c.principal, *c.opts, func(o modernup.CallOptions) error {
 		return c.b.up.UpdateTask(ctx, taskID, responses, o)
 	})
 }
@@ -219,7 +219,7 @@ func (c credSource) UpdateTask(ctx context.Context, taskID string, responses mod
 func (c credSource) ListenTasks(ctx context.Context, taskIDs []string) (<-chan *modern.DetailedTask, []string, error) {
 	var ch <-chan *modern.DetailedTask
 	var acked []string
-	err := c.b.withCredential(ctx, c.principal, c.opts, func(o modernup.CallOptions) error {
+	err := c.b.withCredential(ctx, c.principal, *c.opts, func(o modernup.CallOptions) error {
 		var err error
 		ch, acked, err = modernup.TaskSource{Client: c.b.up, Opts: o}.ListenTasks(ctx, taskIDs)
 		return err

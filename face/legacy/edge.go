@@ -44,10 +44,11 @@ func forwardOf(r *http.Request) http.Header {
 	return nil
 }
 
-// httpReqInfo is newReqInfo for an HTTP request: its credential and its
-// forwarded headers.
-func httpReqInfo(r *http.Request, method string, raw json.RawMessage) *reqInfo {
+// httpReqInfo is newReqInfo for an HTTP request of s: its credential and
+// its forwarded headers, the session's copies when equal (shared.go).
+func httpReqInfo(r *http.Request, s *session, method string, raw json.RawMessage) *reqInfo {
 	ri := newReqInfo(method, raw, credentialOf(r))
 	ri.fwd = forwardOf(r)
+	s.shareRequest(ri)
 	return ri
 }

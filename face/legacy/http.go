@@ -177,7 +177,7 @@ func (b *Bridge) servePOST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	ri := httpReqInfo(r, req.Method, req.Params)
+	ri := httpReqInfo(r, s, req.Method, req.Params)
 	nonce := b.nonceSeed + "." + randomID()
 	b.reqs.Store(nonce, ri)
 	defer func() {

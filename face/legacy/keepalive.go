@@ -31,18 +31,24 @@ func phasesFor(interval time.Duration) int {
 	return max(1, min(n, maxPhases))
 }
 
+// slotted is a stream that keeps its own phase slot (guarded by
+// streams.mu; 0: in no set, else the phase + 1), so the set keeps no entry
+// of its own for it: a parked wait's stream (leanOut) is one.
+type slotted interface{ phaseSlot() *uint8 }
+
 // streams is the set of open long streams, by phase.
 type streams struct {
 	mu     sync.Mutex
 	phases []map[keepAliver]struct{}
-	of     map[keepAliver]int // each stream's phase
+	of     map[keepAliver]int // the phase of each stream that is not slotted
+	n      int                // streams in the set
 	next   int                // the phase the next stream gets
 }
 
 // setPhases cuts the beat into n slots; call before any stream is added.
 func (s *streams) setPhases(n int) {
 	s.mu.Lock()
-	if len(s.of) == 0 {
+	if s.n == 0 {
 		s.phases = make([]map[keepAliver]struct{}, max(n, 1))
 	}
 	s.mu.Unlock()
@@ -53,16 +59,30 @@ func (s *streams) add(k keepAliver) {
 	if s.phases == nil {
 		s.phases = make([]map[keepAliver]struct{}, 1)
 	}
-	if s.of == nil {
-		s.of = map[keepAliver]int{}
-	}
-	if _, ok := s.of[k]; !ok {
-		ph := s.next
-		s.next = (s.next + 1) % len(s.phases)
-		if s.phases[ph] == nil {
-			s.phases[ph] = map[keepAliver]struct{}{}
+	var slot *uint8
+	if sl, ok := k.(slotted); ok {
+		slot = sl.phaseSlot()
+		if *slot != 0 {
+			s.mu.Unlock()
+			return
 		}
-		s.phases[ph][k] = struct{}{}
+	} else if _, ok := s.of[k]; ok {
+		s.mu.Unlock()
+		return
+	}
+	ph := s.next
+	s.next = (s.next + 1) % len(s.phases)
+	if s.phases[ph] == nil {
+		s.phases[ph] = map[keepAliver]struct{}{}
+	}
+	s.phases[ph][k] = struct{}{}
+	s.n++
+	if slot != nil {
+		*slot = uint8(ph + 1) // ph < maxPhases
+	} else {
+		if s.of == nil {
+			s.of = map[keepAliver]int{}
+		}
 		s.of[k] = ph
 	}
 	s.mu.Unlock()
@@ -70,9 +90,16 @@ func (s *streams) add(k keepAliver) {
 
 func (s *streams) remove(k keepAliver) {
 	s.mu.Lock()
-	if ph, ok := s.of[k]; ok {
+	if sl, ok := k.(slotted); ok {
+		if slot := sl.phaseSlot(); *slot != 0 {
+			delete(s.phases[*slot-1], k)
+			*slot = 0
+			s.n--
+		}
+	} else if ph, ok := s.of[k]; ok {
 		delete(s.phases[ph], k)
 		delete(s.of, k)
+		s.n--
 	}
 	s.mu.Unlock()
 }

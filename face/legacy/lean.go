@@ -65,7 +65,11 @@ type leanOut struct {
 	// (parked.go); nil: the wait always blocks its request's goroutine.
 	park *parkCtl
 	gone bool // a write to the taken-over connection failed: the client is gone
+	// slot is the stream's keep-alive phase (streams; guarded by its lock).
+	slot uint8
 }
+
+func (o *leanOut) phaseSlot() *uint8 { return &o.slot }
 
 func newLeanOut(w http.ResponseWriter) *leanOut {
 	return &leanOut{w: w, rc: http.NewResponseController(w)}
@@ -267,12 +271,48 @@ func envelope(b *bytes.Buffer, id jsonrpc.ID, result json.RawMessage, err error)
 	mcpio.AppendResponse(b, id, result, eb)
 }
 
-// callKey names an in-flight lean request of a session by its JSON-RPC id
-// (for notifications/cancelled) and a server→client request likewise (for
-// the client's answer).
+// callKey names a server→client request of a session by its JSON-RPC id
+// (for the client's answer).
 func callKey(sid string, id jsonrpc.ID) string {
 	b, _ := json.Marshal(id.Raw())
 	return sid + "\x00" + string(b)
+}
+
+// callID names a lean request among its session's (callKey without the
+// session).
+func callID(id jsonrpc.ID) string {
+	b, _ := json.Marshal(id.Raw())
+	return string(b)
+}
+
+// addCall registers a lean request in flight under its id (a later one with
+// the same id replaces it, as the process-wide map did).
+func (s *session) addCall(id string, lc *leanCall) {
+	s.callMu.Lock()
+	if s.calls == nil {
+		s.calls = map[string]*leanCall{}
+	}
+	s.calls[id] = lc
+	s.callMu.Unlock()
+}
+
+// dropCall forgets the request lc, unless another took its id since.
+func (s *session) dropCall(id string, lc *leanCall) {
+	s.callMu.Lock()
+	if s.calls[id] == lc {
+		delete(s.calls, id)
+		if len(s.calls) == 0 {
+			s.calls = nil // an idle session keeps no map
+		}
+	}
+	s.callMu.Unlock()
+}
+
+// call returns the lean request in flight under id (nil: none).
+func (s *session) call(id string) *leanCall {
+	s.callMu.Lock()
+	defer s.callMu.Unlock()
+	return s.calls[id]
 }
 
 // leanCall is one in-flight lean request that notifications/cancelled can
@@ -300,7 +340,7 @@ func (b *Bridge) serveLean(w http.ResponseWriter, r *http.Request, s *session, r
 		// read into, often many times their size.
 		req.Params = bytes.Clone(req.Params)
 	}
-	ri := httpReqInfo(r, req.Method, req.Params)
+	ri := httpReqInfo(r, s, req.Method, req.Params)
 	out := newLeanOut(w)
 	if long {
 		out.res = b.newResumable(s, req)
@@ -345,7 +385,7 @@ func (b *Bridge) runLean(r *http.Request, s *session, ri *reqInfo, out *leanOut,
 
 	ctx, cancel := context.WithCancelCause(r.Context())
 	rctx := r.Context()
-	lr := &leanRun{b: b, s: s, ri: ri, out: out, id: id, cancel: cancel, key: callKey(s.id, id), r: r,
+	lr := &leanRun{b: b, s: s, ri: ri, out: out, id: id, cancel: cancel, key: callID(id), r: r,
 		clientGone: func() bool { return rctx.Err() != nil }}
 	lr.lc = &leanCall{cancel: func() { cancel(errCallCancelled) }}
 	if pc := out.park; pc != nil {
@@ -354,7 +394,7 @@ func (b *Bridge) runLean(r *http.Request, s *session, ri *reqInfo, out *leanOut,
 		// goroutine, a parked wait, or a resumed one.
 		lr.lc.cancel = func() { pc.stop(errCallCancelled) }
 	}
-	b.calls.Store(lr.key, lr.lc)
+	s.addCall(lr.key, lr.lc)
 	ctx = withReqInfo(ctx, ri)
 
 	if ri.method == legacy.MethodToolsCall || ri.method == legacy.MethodTasksResult {
@@ -381,7 +421,7 @@ func (lr *leanRun) finish(res *rawResult, err error) {
 			b.alive.remove(out)
 			b.inflight.done()
 		}
-		b.calls.CompareAndDelete(lr.key, lr.lc)
+		lr.s.dropCall(lr.key, lr.lc)
 		lr.cancel(nil)
 		lr.ri.finish()
 	}()
@@ -464,8 +504,7 @@ func (b *Bridge) leanNotification(s *session, req *jsonrpc.Request) {
 	if err != nil {
 		return
 	}
-	if v, ok := b.calls.Load(callKey(s.id, id)); ok {
-		lc := v.(*leanCall)
+	if lc := s.call(callID(id)); lc != nil {
 		lc.mu.Lock()
 		lc.cancelled = true
 		cancel := lc.cancel
@@ -495,8 +534,7 @@ func (b *Bridge) leanFor(s *session, req *jsonrpc.Request) bool {
 		if err != nil {
 			return false
 		}
-		_, ok := b.calls.Load(callKey(s.id, id))
-		return ok
+		return s.call(callID(id)) != nil
 	}
 	return leanMethods[req.Method]
 }
@@ -591,7 +629,7 @@ func (b *Bridge) leanInitialize(w http.ResponseWriter, r *http.Request, req *jso
 		writeRPCError(w, status, req, err)
 		return
 	}
-	ri := httpReqInfo(r, req.Method, req.Params)
+	ri := httpReqInfo(r, s, req.Method, req.Params)
 	defer ri.finish()
 	start := time.Now()
 	out, err := s.initializeResult(r.Context(), ri, version)

@@ -1,6 +1,7 @@
 package legacyface
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"net"
@@ -73,7 +74,7 @@ type ResponseDetacher interface {
 }
 
 // parkState is where a parkable wait runs.
-type parkState int
+type parkState uint8
 
 const (
 	parkRunning parkState = iota // on a goroutine: the handler's, or a resumed one
@@ -84,25 +85,25 @@ const (
 // parkCtl is what a tasks/result needs to take its connection over, and
 // then the parked wait itself.
 type parkCtl struct {
-	b       *Bridge
 	s       *session
 	out     *leanOut
-	chunked bool   // net/http framed the response chunked (HTTP/1.1)
 	release func() // the session's busy mark, released when the wait ends
 
-	mu         sync.Mutex
-	w          http.ResponseWriter // until the connection is taken over
-	conn       *takenConn          // after
-	ends       []func(gone bool)   // the detached wrappers' ends
-	lr         *leanRun
-	tail       parkTail
+	mu        sync.Mutex
+	w         http.ResponseWriter // until the connection is taken over
+	conn      *takenConn          // after
+	ends      []func(gone bool)   // the detached wrappers' ends
+	lr        *leanRun
+	tail      parkTail
+	mode      awaitMode               // what the wait answers (a parked wait)
+	cause     error                   // why the wait was stopped (stop)
+	rec       *parkedTask             // the task waited on (shared with its hub: read-only)
+	cancelRun context.CancelCauseFunc // ends the running wait (parkRunning)
+	hub       *parkHub
+	// The small fields together: thousands of parked waits each keep one.
 	state      parkState
-	mode       awaitMode               // what the wait answers (a parked wait)
-	cause      error                   // why the wait was stopped (stop)
-	rec        *sessionmap.Task        // the task waited on (shared with its hub: read-only)
-	waiterHeld bool                    // the principal's waiter place is held by the parked wait
-	cancelRun  context.CancelCauseFunc // ends the running wait (parkRunning)
-	hub        *parkHub
+	chunked    bool // net/http framed the response chunked (HTTP/1.1)
+	waiterHeld bool // the principal's waiter place is held by the parked wait
 	noPark     bool // the takeover failed once: never try again
 }
 
@@ -117,7 +118,7 @@ type parkTail struct {
 	// cancel (or going away from a stream it cannot resume) abandons the
 	// task, with these upstream options (toolsCall).
 	abandon bool
-	opts    modernup.CallOptions
+	opts    *modernup.CallOptions // a copy of its own: only a plain call's wait keeps one
 }
 
 // setTail says what the wait's caller does after it; nil-safe.
@@ -136,7 +137,7 @@ func (b *Bridge) newParkCtl(w http.ResponseWriter, r *http.Request, s *session, 
 	if b.cfg.DisableParkedWaits || b.cfg.KeepAlive <= 0 || r.ProtoMajor != 1 || release == nil || !detachable(w) {
 		return nil
 	}
-	return &parkCtl{b: b, s: s, w: w, chunked: r.ProtoAtLeast(1, 1), release: release}
+	return &parkCtl{s: s, w: w, chunked: r.ProtoAtLeast(1, 1), release: release}
 }
 
 // detachable reports whether every wrapper from w down to net/http's own
@@ -213,9 +214,10 @@ func (s *session) park(pc *parkCtl, rec sessionmap.Task, mode awaitMode) bool {
 		return false
 	}
 	pc.state = parkParked
-	// One copy of the record, which the task's hub shares when this wait
-	// starts it: a record is a few hundred bytes.
-	pc.rec, pc.mode = &rec, mode
+	// What the wait needs of the record, which the task's hub shares when
+	// this wait starts it: a whole record is a few hundred bytes, and the
+	// hub reads the record's state from the store at each step.
+	pc.rec, pc.mode = parkedTaskOf(rec), mode
 	pc.waiterHeld = true
 	pc.cancelRun = nil
 	pc.mu.Unlock()
@@ -374,7 +376,7 @@ func (pc *parkCtl) unparkLocked(next parkState) {
 	pc.s.removeParked(pc)
 	if h := pc.hub; h != nil {
 		pc.hub = nil
-		pc.b.parking.remove(h, pc)
+		pc.s.b.parking.remove(h, pc)
 	}
 }
 
@@ -451,7 +453,7 @@ func (pc *parkCtl) resume() {
 	s := pc.s
 	go func() {
 		// A parked wait has no progress token (see above).
-		res, err := asRaw(s.await(withReqInfo(ctx, lr.ri), lr.ri, *rec, mode, nil))
+		res, err := asRaw(s.await(withReqInfo(ctx, lr.ri), lr.ri, rec.record(), mode, nil))
 		if errors.Is(err, errParked) {
 			return
 		}
@@ -475,12 +477,12 @@ func (pc *parkCtl) end(res *rawResult, err error) {
 	rec, lr, tail, cause := pc.rec, pc.lr, pc.tail, pc.cause
 	pc.mu.Unlock()
 	if tail.audit {
-		s.auditErr(audit.ActionResult, rec.ID, rec.ToolName, err)
+		s.auditErr(audit.ActionResult, rec.id, rec.tool, err)
 	}
 	if tail.abandon && errors.Is(err, context.Canceled) && (errors.Is(cause, errCallCancelled) || !pc.out.resumable()) {
 		// As toolsCall after a blocking wait: notifications/cancelled, or
 		// a client gone from a stream it cannot resume.
-		s.b.abandon(*rec, tail.opts)
+		s.b.abandon(rec.record(), *tail.opts)
 	}
 	if held {
 		s.b.limits.releaseWaiter(s.principalOrSession())
@@ -610,6 +612,11 @@ func (t *takenConn) close() {
 
 // parking is the process's parked waits: one hub per task with waits.
 type parking struct {
+	// The hubs' record expiries (L-64), soonest first, under one timer.
+	expMu    sync.Mutex
+	expQueue expiryQueue
+	expTimer *time.Timer
+
 	drainHook sync.Once // the bridge's drain stops every parked wait
 	mu        sync.Mutex
 	hubs      map[string]*parkHub // by local task id
@@ -625,9 +632,7 @@ func (p *parking) hookDrain(b *Bridge) {
 			p.mu.Lock()
 			var all []*parkCtl
 			for _, h := range p.hubs {
-				for pc := range h.waiters {
-					all = append(all, pc)
-				}
+				h.eachWaiterLocked(func(pc *parkCtl) { all = append(all, pc) })
 			}
 			p.mu.Unlock()
 			for _, pc := range all {
@@ -654,49 +659,144 @@ func (b *Bridge) ParkedMoved() <-chan struct{} { return b.parking.moved.next() }
 // parked waits on distinct tasks thus cost their records, not a stack each.
 type parkHub struct {
 	b    *Bridge
-	rec  *sessionmap.Task // the record the first wait saw (scope, ids; read-only)
-	key  watch.Key
-	opts modernup.CallOptions // the binding's options when the hub started (run binds again)
-	// kicked: a wait came or left; expired: the record's expiry passed.
-	// Flags the hub's poke is sent after, not channels: a parked wait's hub
-	// then keeps no channel for either.
-	kicked  atomic.Bool
-	waiters map[*parkCtl]struct{}
-	dead    bool // the hub ended: a new wait starts a new hub
+	rec  *parkedTask           // the first wait's (read-only)
+	opts *modernup.CallOptions // the binding's options when the hub started (begin binds again; immutable)
+	// The parked waits (guarded by parking.mu): on distinct tasks a hub has
+	// one, kept without a map; more are kept in the map.
+	one  *parkCtl
+	more map[*parkCtl]struct{}
 
 	// Driven state (owned by the one drive running).
-	started bool
-	failed  func(awaitMode) (*rawResult, error) // the watcher could not be attached: every wait gets this
-	sub     *watch.Subscription
-	pinned  <-chan struct{}
-	unpin   func()
-	expiry  *time.Timer
-	expired atomic.Bool
+	failed func(awaitMode) (*rawResult, error) // the watcher could not be attached: every wait gets this
+	sub    *watch.Subscription
+	// expAt is when the record expires (UnixNano; its place in the
+	// parking's expiry queue is expIdx, -1 when not queued): one process
+	// timer for every hub's expiry rather than a timer each.
+	expAt  int64
+	expIdx int32
 
-	mu    sync.Mutex
-	busy  bool // a drive runs
-	dirty bool // an event came since the drive last looked
-	ended bool
+	// kicked: a wait came or left; expired: the record's expiry passed;
+	// pinned: a cancel was pinned on the task (signalPin finds the hub by
+	// its task's id, parking.pin). Flags the hub's poke is sent after, not
+	// channels or registrations: a parked wait's hub keeps none for them.
+	kicked  atomic.Bool
+	expired atomic.Bool
+	pinned  atomic.Bool
+
+	mu sync.Mutex
+	// The small fields together: thousands of hubs each keep one.
+	busy    bool // a drive runs (mu)
+	dirty   bool // an event came since the drive last looked (mu)
+	ended   bool // (mu)
+	dead    bool // the hub ended: a new wait starts a new hub (parking.mu)
+	started bool // (the drive)
 }
 
-func (p *parking) add(pc *parkCtl, rec *sessionmap.Task) {
-	b := pc.b
+// parkedTask is what a parked wait and its task's hub keep of the task's
+// record: its owner, its ids, its tool (the audit) and when it expires
+// (L-64). Its state (status, result, input keys, a pinned cancel) is read
+// from the store at each step of the hub.
+type parkedTask struct {
+	scope      sessionmap.Scope
+	id         string
+	upstreamID string
+	tool       string
+	createdAt  time.Time
+	ttlMs      int64
+	limited    bool // ttlMs holds (a nil TTLMs is unlimited)
+}
+
+func parkedTaskOf(rec sessionmap.Task) *parkedTask {
+	t := &parkedTask{scope: rec.Scope, id: rec.ID, upstreamID: rec.UpstreamTaskID, tool: rec.ToolName, createdAt: rec.CreatedAt}
+	if rec.TTLMs != nil {
+		t.ttlMs, t.limited = *rec.TTLMs, true
+	}
+	return t
+}
+
+// record is the task as a wait resumed from it, a bind or an abandon take
+// it: the record of a live task this process follows (a wait parks only
+// on one), which every use reads for its owner, ids and expiry only.
+func (t *parkedTask) record() sessionmap.Task {
+	rec := sessionmap.Task{ID: t.id, Scope: t.scope, Origin: sessionmap.OriginUpstreamTask, UpstreamTaskID: t.upstreamID,
+		ToolName: t.tool, Status: sessionmap.StatusWorking, CreatedAt: t.createdAt}
+	if t.limited {
+		ttl := t.ttlMs
+		rec.TTLMs = &ttl
+	}
+	return rec
+}
+
+// expiresAt is the record's own end (createdAt + ttl); false: none.
+func (t *parkedTask) expiresAt() (time.Time, bool) {
+	if !t.limited || t.createdAt.IsZero() {
+		return time.Time{}, false
+	}
+	return t.createdAt.Add(time.Duration(t.ttlMs) * time.Millisecond), true
+}
+
+// key is the task's watcher key.
+func (h *parkHub) key() watch.Key { return watch.Key{Target: h.b.target, TaskID: h.rec.upstreamID} }
+
+// The hub's waits; the caller holds parking.mu.
+func (h *parkHub) addWaiterLocked(pc *parkCtl) {
+	if h.one == nil {
+		h.one = pc
+		return
+	}
+	if h.more == nil {
+		h.more = map[*parkCtl]struct{}{}
+	}
+	h.more[pc] = struct{}{}
+}
+
+func (h *parkHub) removeWaiterLocked(pc *parkCtl) bool {
+	if h.one == pc {
+		h.one = nil
+		return true
+	}
+	if _, ok := h.more[pc]; ok {
+		delete(h.more, pc)
+		return true
+	}
+	return false
+}
+
+func (h *parkHub) waitersLocked() int {
+	n := len(h.more)
+	if h.one != nil {
+		n++
+	}
+	return n
+}
+
+func (h *parkHub) eachWaiterLocked(f func(*parkCtl)) {
+	if h.one != nil {
+		f(h.one)
+	}
+	for pc := range h.more {
+		f(pc)
+	}
+}
+
+func (p *parking) add(pc *parkCtl, rec *parkedTask) {
+	b := pc.s.b
 	p.mu.Lock()
 	if p.hubs == nil {
 		p.hubs = map[string]*parkHub{}
 	}
-	h := p.hubs[rec.ID]
+	h := p.hubs[rec.id]
 	start := h == nil || h.dead
 	if start {
-		h = &parkHub{b: b, rec: rec, key: b.keyOf(*rec), waiters: map[*parkCtl]struct{}{}}
-		if bd := b.binding(h.key); bd != nil {
+		h = &parkHub{b: b, rec: rec, expIdx: -1}
+		if bd := b.binding(h.key()); bd != nil {
 			bd.mu.Lock()
 			h.opts = bd.opts
 			bd.mu.Unlock()
 		}
-		p.hubs[rec.ID] = h
+		p.hubs[rec.id] = h
 	}
-	h.waiters[pc] = struct{}{}
+	h.addWaiterLocked(pc)
 	p.n.Add(1)
 	p.mu.Unlock()
 	p.moved.fire()
@@ -719,8 +819,7 @@ func (p *parking) add(pc *parkCtl, rec *sessionmap.Task) {
 
 func (p *parking) remove(h *parkHub, pc *parkCtl) {
 	p.mu.Lock()
-	_, ok := h.waiters[pc]
-	delete(h.waiters, pc)
+	ok := h.removeWaiterLocked(pc)
 	p.mu.Unlock()
 	if ok {
 		p.n.Add(-1)
@@ -734,11 +833,13 @@ func (p *parking) remove(h *parkHub, pc *parkCtl) {
 func (p *parking) take(h *parkHub, keep func(*parkCtl) bool) []*parkCtl {
 	p.mu.Lock()
 	var out []*parkCtl
-	for pc := range h.waiters {
+	h.eachWaiterLocked(func(pc *parkCtl) {
 		if keep == nil || keep(pc) {
 			out = append(out, pc)
-			delete(h.waiters, pc)
 		}
+	})
+	for _, pc := range out {
+		h.removeWaiterLocked(pc)
 	}
 	p.mu.Unlock()
 	if len(out) > 0 {
@@ -752,14 +853,28 @@ func (p *parking) take(h *parkHub, keep func(*parkCtl) bool) []*parkCtl {
 func (p *parking) retire(h *parkHub) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(h.waiters) > 0 {
+	if h.waitersLocked() > 0 {
 		return false
 	}
 	h.dead = true
-	if p.hubs[h.rec.ID] == h {
-		delete(p.hubs, h.rec.ID)
+	if p.hubs[h.rec.id] == h {
+		delete(p.hubs, h.rec.id)
 	}
 	return true
+}
+
+// pin tells the hub of task id, if any, that a cancel was pinned on it. A
+// hub added after the lookup reads the pinned record in its first step (the
+// pin was stored before signalPin), as it does for a cancel pinned while a
+// wait moved to it.
+func (p *parking) pin(id string) {
+	p.mu.Lock()
+	h := p.hubs[id]
+	p.mu.Unlock()
+	if h != nil {
+		h.pinned.Store(true)
+		h.poke()
+	}
 }
 
 // settleAll answers every parked wait of the hub with the verdict f.
@@ -835,14 +950,17 @@ func (h *parkHub) turn() (more, retired bool) {
 		more = true
 		// The record's own end (createdAt + ttl, L-64), even when no
 		// snapshot comes.
-		h.expiry.Reset(expiryRecheck)
+		p.expireAt(h, time.Now().Add(expiryRecheck))
+		h.step(h.sub.Latest())
+	} else if h.pinned.Swap(false) {
+		more = true
 		h.step(h.sub.Latest())
 	} else if h.kicked.Swap(false) {
 		more = true
 		// A wait came (it must see the state it may have missed while it
 		// moved here) or left (the hub may be done).
 		p.mu.Lock()
-		n := len(h.waiters)
+		n := h.waitersLocked()
 		p.mu.Unlock()
 		if n > 0 {
 			h.step(h.sub.Latest())
@@ -856,10 +974,6 @@ func (h *parkHub) turn() (more, retired bool) {
 				break
 			}
 			h.step(snap)
-		case <-h.pinned:
-			more = true
-			h.pinned = nil
-			h.step(h.sub.Latest())
 		default:
 		}
 	}
@@ -873,15 +987,15 @@ func (h *parkHub) begin() {
 	// snapshot relayed from the replica holding the task's lease drops this
 	// replica's binding (observe) before that replica's record write lands,
 	// and a watcher started without one cannot read the upstream.
-	b.bind(*h.rec, h.opts)
-	sub, err := b.watch.AttachNotify(context.Background(), h.key, h.poke)
+	b.bind(h.rec.record(), h.opts)
+	sub, err := b.watch.AttachNotify(context.Background(), h.key(), h.poke)
 	if err != nil {
 		// As await: closed watchers are a shutdown; a task that finished
 		// meanwhile is answered from its record.
 		h.failed = always(errShuttingDown())
 		if !errors.Is(err, watch.ErrClosed) {
 			ctx, cancel := storeCtx()
-			cur, gerr := b.store.GetTask(ctx, h.rec.Scope, h.rec.ID)
+			cur, gerr := b.store.GetTask(ctx, h.rec.scope, h.rec.id)
 			cancel()
 			if gerr == nil && !live(cur) {
 				h.failed = verdictOf(decideWait(waitInput{rec: cur}))
@@ -893,23 +1007,14 @@ func (h *parkHub) begin() {
 		return
 	}
 	h.sub = sub
-	h.pinned, h.unpin = b.pinWaitNotify(h.rec.ID, h.poke)
-	if at, ok := h.rec.ExpiresAt(); ok && !h.rec.CreatedAt.IsZero() {
-		h.expiry = time.AfterFunc(max(time.Until(at), 0), func() {
-			h.expired.Store(true)
-			h.poke()
-		})
+	if at, ok := h.rec.expiresAt(); ok {
+		b.parking.expireAt(h, at)
 	}
 }
 
 // end lets go of what the hub holds; it runs once, after the hub retired.
 func (h *parkHub) end() {
-	if h.expiry != nil {
-		h.expiry.Stop()
-	}
-	if h.unpin != nil {
-		h.unpin()
-	}
+	h.b.parking.unexpire(h)
 	if h.sub != nil {
 		h.sub.Close()
 	}
@@ -929,23 +1034,23 @@ func (h *parkHub) end() {
 func (h *parkHub) step(snap watch.Snapshot) {
 	b := h.b
 	ctx, cancel := storeCtx()
-	cur, err := b.store.GetTask(ctx, h.rec.Scope, h.rec.ID)
+	cur, err := b.store.GetTask(ctx, h.rec.scope, h.rec.id)
 	cancel()
 	st := decideWait(waitInput{rec: cur, recErr: err, snap: snap, target: b.target})
 	switch st.Kind {
 	case waitrule.Fail:
-		st.rec = *h.rec // a lost record is named by the id the waits know
+		st.rec = h.rec.record() // a lost record is named by the id the waits know
 		h.settleAll(verdictOf(st))
 		return
 	case waitrule.Answer:
 		v := &verdict{f: verdictOf(st)}
 		for _, pc := range b.parking.take(h, nil) {
-			pc.s.forgetPresented(h.rec.ID)
+			pc.s.forgetPresented(h.rec.id)
 			pc.settle(v)
 		}
 		return
 	}
-	if b.authExpired(snap, h.rec.Scope.Principal) {
+	if b.authExpired(snap, h.rec.scope.Principal) {
 		h.settleAll(always(errAuthorizationExpired())) // the task goes on (creds.go)
 		return
 	}
@@ -972,4 +1077,84 @@ func (s *session) shown(id string) func(k string) bool {
 		defer s.mu.Unlock()
 		return s.presented[id][k]
 	}
+}
+
+// expireAt (re)schedules the hub's expiry at at: the process's expiry timer
+// then sets the hub's expired flag and pokes it (fireExpiries).
+func (p *parking) expireAt(h *parkHub, at time.Time) {
+	p.expMu.Lock()
+	defer p.expMu.Unlock()
+	h.expAt = at.UnixNano()
+	if h.expIdx >= 0 {
+		heap.Fix(&p.expQueue, int(h.expIdx))
+	} else {
+		heap.Push(&p.expQueue, h)
+	}
+	p.armLocked()
+}
+
+// unexpire takes the hub out of the expiry queue (it ended).
+func (p *parking) unexpire(h *parkHub) {
+	p.expMu.Lock()
+	defer p.expMu.Unlock()
+	if h.expIdx >= 0 {
+		heap.Remove(&p.expQueue, int(h.expIdx))
+		p.armLocked()
+	}
+}
+
+// armLocked sets the timer for the soonest expiry.
+func (p *parking) armLocked() {
+	if len(p.expQueue) == 0 {
+		if p.expTimer != nil {
+			p.expTimer.Stop()
+		}
+		return
+	}
+	d := max(time.Until(time.Unix(0, p.expQueue[0].expAt)), 0)
+	if p.expTimer == nil {
+		p.expTimer = time.AfterFunc(d, p.fireExpiries)
+		return
+	}
+	p.expTimer.Reset(d)
+}
+
+// fireExpiries tells the hubs whose record expired; each is queued again
+// by its drive when the store still has the record (expiryRecheck).
+func (p *parking) fireExpiries() {
+	now := time.Now().UnixNano()
+	var due []*parkHub
+	p.expMu.Lock()
+	for len(p.expQueue) > 0 && p.expQueue[0].expAt <= now {
+		due = append(due, heap.Pop(&p.expQueue).(*parkHub))
+	}
+	p.armLocked()
+	p.expMu.Unlock()
+	for _, h := range due {
+		h.expired.Store(true)
+		h.poke()
+	}
+}
+
+// expiryQueue is a min-heap of hubs by expAt (container/heap).
+type expiryQueue []*parkHub
+
+func (q expiryQueue) Len() int           { return len(q) }
+func (q expiryQueue) Less(i, j int) bool { return q[i].expAt < q[j].expAt }
+func (q expiryQueue) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].expIdx, q[j].expIdx = int32(i), int32(j)
+}
+func (q *expiryQueue) Push(x any) {
+	h := x.(*parkHub)
+	h.expIdx = int32(len(*q))
+	*q = append(*q, h)
+}
+func (q *expiryQueue) Pop() any {
+	old := *q
+	h := old[len(old)-1]
+	old[len(old)-1] = nil
+	h.expIdx = -1
+	*q = old[:len(old)-1]
+	return h
 }

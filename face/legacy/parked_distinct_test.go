@@ -44,7 +44,7 @@ func TestParkedWaitsOnDistinctTasksHoldNoGoroutine(t *testing.T) {
 	if err := legacyface.AwaitParkedIdle(ctx, br.b, 0); err != nil {
 		t.Fatal(err)
 	}
-	runtime.GC()
+	settledGC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 	base := runtime.NumGoroutine()
@@ -71,11 +71,12 @@ func TestParkedWaitsOnDistinctTasksHoldNoGoroutine(t *testing.T) {
 		t.Fatal(err)
 	}
 	grew := runtime.NumGoroutine() - base
-	runtime.GC()
+	settledGC()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
-	perWait := (int64(after.HeapInuse+after.StackInuse) - int64(before.HeapInuse+before.StackInuse)) / n
-	t.Logf("%d parked waits on distinct tasks: %d more goroutines, %d B heap+stack each", n, grew, perWait)
+	perWait := (int64(after.HeapAlloc+after.StackInuse) - int64(before.HeapAlloc+before.StackInuse)) / n
+	t.Logf("%d parked waits on distinct tasks: %d more goroutines, %d B heap+stack each (heap %d, stacks %d)", n, grew, perWait,
+		(int64(after.HeapAlloc)-int64(before.HeapAlloc))/n, (int64(after.StackInuse)-int64(before.StackInuse))/n)
 	if float64(grew)/n > 0.2 {
 		t.Errorf("%d parked waits on distinct tasks added %d goroutines (%.2f each), want ≤ 0.2 each", n, grew, float64(grew)/n)
 	}
@@ -84,9 +85,13 @@ func TestParkedWaitsOnDistinctTasksHoldNoGoroutine(t *testing.T) {
 	// process's client side and the test upstream's record of every
 	// request (about 90 KiB each with a hub and a watcher goroutine per
 	// task; more than its 64 KiB message while a parked wait kept it;
-	// 12–17 KiB now).
+	// 12–17 KiB of heap in use and stacks before the live heap, HeapAlloc
+	// after two collections, was measured instead: mostly 5.5–16 KiB now,
+	// with runs up to 25 KiB, with or without the upstream's request log,
+	// for a reason not found yet; the steadier figure is
+	// TestParkedWaitLiveHeapOnDistinctTasks's).
 	// Under -race the figures are two to three times as large (29–43 KiB
-	// now, with the package's other tests running alongside).
+	// of heap in use, with the package's other tests running alongside).
 	limit := int64(24 << 10)
 	if raceBuild {
 		limit = 60 << 10

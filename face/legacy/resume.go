@@ -42,8 +42,13 @@ const storeTimeout = 5 * time.Second
 // resumable is the stored side of one lean event stream. Its fields are
 // guarded by the leanOut's lock.
 type resumable struct {
-	b    *Bridge
-	rec  sessionmap.StreamRecord
+	b      *Bridge
+	id     string // the stream's id
+	method string // the method of the request it answers
+	taskID string // the task it waits on, once there is one
+	// rec is the record to store until the stream is open (prime); an
+	// open stream, perhaps parked for hours, keeps only the three above.
+	rec  *sessionmap.StreamRecord
 	open bool // the record is stored: events get ids
 
 	// claim is the stream's entry in the stream index while a resumed
@@ -70,9 +75,18 @@ func (b *Bridge) newResumable(s *session, req *jsonrpc.Request) *resumable {
 	if err != nil {
 		return nil
 	}
-	return &resumable{b: b, rec: sessionmap.StreamRecord{
+	return newStream(b, sessionmap.StreamRecord{
 		ID: randomID(), Scope: s.scope(), Method: req.Method, Params: req.Params, RequestID: id,
-	}}
+	}, false, nil)
+}
+
+// newStream is the resumable of the stream rec (open: already stored).
+func newStream(b *Bridge, rec sessionmap.StreamRecord, open bool, claim *owedClaim) *resumable {
+	r := &resumable{b: b, id: rec.ID, method: rec.Method, taskID: rec.TaskID, open: open, claim: claim}
+	if !open {
+		r.rec = &rec
+	}
+	return r
 }
 
 func (r *resumable) isOpen() bool { return r != nil && r.open }
@@ -89,14 +103,14 @@ func (r *resumable) prime(w http.ResponseWriter, rc *http.ResponseController) {
 		return
 	}
 	ctx, cancel := storeCtx()
-	err := r.b.events.OpenStream(ctx, r.rec, r.b.cfg.StreamRetention)
+	err := r.b.events.OpenStream(ctx, *r.rec, r.b.cfg.StreamRetention)
 	cancel()
 	if err != nil {
 		r.b.log.Warn("face: cannot record an event stream; it will not be resumable", "err", err)
 		return
 	}
-	r.open = true
-	ev := "id: " + sessionmap.EventID(r.rec.ID, 0) + "\nretry: " + strconv.FormatInt(resumeRetry.Milliseconds(), 10) + "\ndata: \n\n"
+	r.open, r.rec = true, nil
+	ev := "id: " + sessionmap.EventID(r.id, 0) + "\nretry: " + strconv.FormatInt(resumeRetry.Milliseconds(), 10) + "\ndata: \n\n"
 	if _, err := w.Write([]byte(ev)); err == nil {
 		_ = rc.Flush()
 	}
@@ -110,7 +124,7 @@ func (r *resumable) store(msg []byte) string {
 	}
 	ctx, cancel := storeCtx()
 	defer cancel()
-	id, err := r.b.events.AppendEvent(ctx, r.rec.ID, msg, r.b.cfg.StreamRetention)
+	id, err := r.b.events.AppendEvent(ctx, r.id, msg, r.b.cfg.StreamRetention)
 	if err != nil {
 		r.b.log.Warn("face: cannot record a stream event; it goes out without an id", "err", err)
 		return ""
@@ -130,13 +144,14 @@ func (o *leanOut) bindTask(id string) {
 	if r == nil {
 		return
 	}
-	r.rec.TaskID = id
+	r.taskID = id
 	if !r.open {
-		return // OpenStream stores it
+		r.rec.TaskID = id // OpenStream stores it
+		return
 	}
 	ctx, cancel := storeCtx()
 	defer cancel()
-	if err := r.b.events.SetStreamTask(ctx, r.rec.ID, id, r.b.cfg.StreamRetention); err != nil {
+	if err := r.b.events.SetStreamTask(ctx, r.id, id, r.b.cfg.StreamRetention); err != nil {
 		r.b.log.Warn("face: cannot record the task of an event stream", "err", err)
 	}
 }
@@ -217,7 +232,7 @@ func (b *Bridge) resumeStream(w http.ResponseWriter, r *http.Request, s *session
 	}
 
 	out := newLeanOut(w)
-	out.res = &resumable{b: b, rec: rec, open: true, claim: claim}
+	out.res = newStream(b, rec, true, claim)
 	claim.watchPeer(out.peerGone)
 	if rec.Method == legacy.MethodTasksResult || rec.Method == legacy.MethodToolsCall {
 		out.park = b.newParkCtl(w, r, s, release)
@@ -270,7 +285,7 @@ func (b *Bridge) resumeStream(w http.ResponseWriter, r *http.Request, s *session
 	out.mu.Unlock()
 	b.log.Info("face: a client resumed an event stream", "method", rec.Method, "replayed", len(evs))
 
-	ri := httpReqInfo(r, rec.Method, rec.Params)
+	ri := httpReqInfo(r, s, rec.Method, rec.Params)
 	var run func(ctx context.Context) (*rawResult, error)
 	switch {
 	case rec.Method == legacy.MethodTasksResult:
@@ -324,7 +339,7 @@ func (b *Bridge) newListenStream(s *session) *resumable {
 	if b.events == nil {
 		return nil
 	}
-	return &resumable{b: b, rec: sessionmap.StreamRecord{ID: randomID(), Scope: s.scope(), Method: listenStream}}
+	return newStream(b, sessionmap.StreamRecord{ID: randomID(), Scope: s.scope(), Method: listenStream}, false, nil)
 }
 
 // resumeListen serves a resumed standalone GET stream: the missed events,
@@ -337,7 +352,7 @@ func (b *Bridge) resumeListen(w http.ResponseWriter, r *http.Request, s *session
 	}
 	b.log.Info("face: a client resumed its listening stream", "replayed", len(evs))
 	sw := newStreamWriter(w)
-	sw.res = &resumable{b: b, rec: rec, open: true}
+	sw.res = newStream(b, rec, true, nil)
 	sw.replay = evs
 	if !s.claimGETStream(sw) {
 		b.serveSecondListen(w, r, s, sw)

@@ -55,8 +55,10 @@ func (b *Bridge) streamIndex() sessionmap.StreamIndex {
 // waitsOnTask reports whether a stream of method can owe an answer that a
 // wait on a task produces (a tasks/result, or a tools/call whose upstream
 // made a task).
-func waitsOnTask(rec sessionmap.StreamRecord) bool {
-	return rec.Method == legacy.MethodTasksResult || (rec.Method == legacy.MethodToolsCall && rec.TaskID != "")
+func waitsOnTask(rec sessionmap.StreamRecord) bool { return waitsOnTaskOf(rec.Method, rec.TaskID) }
+
+func waitsOnTaskOf(method, taskID string) bool {
+	return method == legacy.MethodTasksResult || (method == legacy.MethodToolsCall && taskID != "")
 }
 
 // owedClaim is this replica's hold on an owed stream while a resumed
@@ -175,7 +177,7 @@ func (c *owedClaim) run() {
 // replica may resume it. A stream that a resumed claim holds is released
 // by its claim instead.
 func (r *resumable) oweCut(s *session) {
-	if !r.isOpen() || r.claim != nil || !waitsOnTask(r.rec) {
+	if !r.isOpen() || r.claim != nil || !waitsOnTaskOf(r.method, r.taskID) {
 		return
 	}
 	idx := r.b.streamIndex()
@@ -183,7 +185,7 @@ func (r *resumable) oweCut(s *session) {
 		return
 	}
 	ctx, cancel := storeCtx()
-	err := idx.OweStream(ctx, s.scope(), r.rec.ID, "", 0, r.b.cfg.StreamRetention)
+	err := idx.OweStream(ctx, s.scope(), r.id, "", 0, r.b.cfg.StreamRetention)
 	cancel()
 	if err != nil {
 		r.b.log.Warn("face: cannot record a broken stream as owed; a reconnect without Last-Event-ID will not find it", "err", err)

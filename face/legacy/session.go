@@ -52,18 +52,30 @@ type session struct {
 	protocolVersion string
 	logLevel        string
 	meta            *modern.PreparedMeta // per-request _meta for upstream (cached, prepared)
-	rehydrating     bool
-	presented       map[string]map[string]bool // local task id → input keys shown to this session (nil until used)
-	watched         map[string]bool            // local task ids with a status-notification follower (nil until used)
-	notify          func(method string, params json.RawMessage) error
-	closed          bool
-	subs            *subscriptions
+	// The session's shared copies of what its requests carry alike
+	// (shared.go).
+	sharedAuthz string
+	sharedFwd   http.Header
+	sharedOpts  *modernup.CallOptions
+	rehydrating bool
+	presented   map[string]map[string]bool // local task id → input keys shown to this session (nil until used)
+	watched     map[string]bool            // local task ids with a status-notification follower (nil until used)
+	notify      func(method string, params json.RawMessage) error
+	closed      bool
+	subs        *subscriptions
 
 	// life ends when the session does (DELETE, idle expiry, shutdown):
 	// waits of its requests hand back, followers stop. Made on first use
 	// (lifeCtx): an idle session holds none.
 	life context.Context
 	end  context.CancelFunc
+
+	// calls are the session's lean requests in flight, by JSON-RPC id
+	// (callID), for notifications/cancelled: a map of the session's rather
+	// than an entry and a key naming the session in a process-wide map,
+	// for each of thousands of parked waits.
+	callMu sync.Mutex
+	calls  map[string]*leanCall
 
 	// parked are the session's parked waits, which its end stops: one
 	// hook on life for all of them (parkHooked), not one per wait.

@@ -117,7 +117,7 @@ func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error
 			return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: cannot record the task: %v", err)
 		}
 		s.settleIntent(intentID)
-		s.b.bind(rec, opts)
+		s.bind(rec, opts)
 		if !asTask {
 			ri.out.bindTask(rec.ID) // a resumed stream waits on it too
 		}
@@ -125,7 +125,8 @@ func (s *session) toolsCall(ctx context.Context, ri *reqInfo) (mcp.Result, error
 		s.audit(audit.ActionCreate, rec.ID, call.Name, "created", 0)
 		if !asTask {
 			// What follows the wait below, a parked wait does when it ends.
-			ri.parkCtl().setTail(parkTail{audit: true, releaseTask: true, abandon: true, opts: opts})
+			tailOpts := opts
+			ri.parkCtl().setTail(parkTail{audit: true, releaseTask: true, abandon: true, opts: &tailOpts})
 			res, err := s.await(ctx, ri, rec, awaitPlain, call.Meta.ProgressToken)
 			if errors.Is(err, errParked) {
 				parked = true
@@ -279,7 +280,7 @@ func (s *session) refresh(ctx context.Context, ri *reqInfo, rec sessionmap.Task)
 	if err != nil {
 		return rec, err
 	}
-	key := s.b.bind(rec, opts)
+	key := s.bind(rec, opts)
 	snap, err := s.b.watchGet(ctx, key)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
@@ -555,7 +556,7 @@ func (s *session) await(ctx context.Context, ri *reqInfo, rec sessionmap.Task, m
 	if err != nil {
 		return nil, err
 	}
-	key := s.b.bind(rec, opts)
+	key := s.bind(rec, opts)
 	pinned, unpin := s.b.pinWait(rec.ID)
 	defer unpin()
 	sub, err := s.b.attach(key)

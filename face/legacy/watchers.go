@@ -26,7 +26,7 @@ type binding struct {
 	localID string
 
 	mu   sync.Mutex
-	opts modernup.CallOptions
+	opts *modernup.CallOptions // immutable: a rebind swaps the pointer
 }
 
 func (b *Bridge) keyOf(rec sessionmap.Task) watch.Key {
@@ -35,9 +35,17 @@ func (b *Bridge) keyOf(rec sessionmap.Task) watch.Key {
 
 // bind registers (or refreshes) the binding of rec with the options of the
 // current request, and returns the watcher key.
-func (b *Bridge) bind(rec sessionmap.Task, opts modernup.CallOptions) watch.Key {
+func (s *session) bind(rec sessionmap.Task, opts modernup.CallOptions) watch.Key {
+	return s.b.bind(rec, s.shareOpts(opts))
+}
+
+// bind is session.bind with options already shared (immutable, without
+// OnNotify).
+func (b *Bridge) bind(rec sessionmap.Task, opts *modernup.CallOptions) watch.Key {
 	key := b.keyOf(rec)
-	opts.OnNotify = nil
+	if opts == nil {
+		opts = &noOptions // a hub whose task had no binding, as before
+	}
 	v, loaded := b.bindings.LoadOrStore(key, &binding{scope: rec.Scope, localID: rec.ID, opts: opts})
 	if loaded {
 		bd := v.(*binding)
@@ -47,6 +55,9 @@ func (b *Bridge) bind(rec sessionmap.Task, opts modernup.CallOptions) watch.Key 
 	}
 	return key
 }
+
+// noOptions are the options of a binding made without any (never modified).
+var noOptions modernup.CallOptions
 
 func (b *Bridge) binding(key watch.Key) *binding {
 	v, ok := b.bindings.Load(key)
@@ -123,7 +134,7 @@ func (b *Bridge) watchSource(key watch.Key) (watch.Source, error) {
 	bd.mu.Lock()
 	opts := bd.opts
 	bd.mu.Unlock()
-	return credSource{b: b, principal: bd.scope.Principal, opts: opts}, nil
+	return credSource{b: b, principal: bd.scope.Principal, opts: opts}, nil // opts is shared, immutable
 }
 
 // PushSession makes the watchers of one principal share their
@@ -262,25 +273,20 @@ func legacyTask(rec sessionmap.Task) legacy.Task {
 }
 
 // pin waiters: a tasks/cancel wakes every tasks/result blocked on the task,
-// even when the upstream ignores the cancel.
+// even when the upstream ignores the cancel. Parked waits are woken through
+// their task's hub, which registers nothing here (parking.pin).
 func (b *Bridge) pinWait(id string) (<-chan struct{}, func()) {
-	return b.pinWaitNotify(id, nil)
-}
-
-// pinWaitNotify is pinWait for a waiter with no goroutine blocked on the
-// channel: notify (nil: none) is called once the channel is closed.
-func (b *Bridge) pinWaitNotify(id string, notify func()) (<-chan struct{}, func()) {
 	ch := make(chan struct{})
 	b.mu.Lock()
 	if b.pinWaiters == nil {
-		b.pinWaiters = map[string]map[chan struct{}]func(){}
+		b.pinWaiters = map[string]map[chan struct{}]struct{}{}
 	}
 	m := b.pinWaiters[id]
 	if m == nil {
-		m = map[chan struct{}]func(){}
+		m = map[chan struct{}]struct{}{}
 		b.pinWaiters[id] = m
 	}
-	m[ch] = notify
+	m[ch] = struct{}{}
 	b.mu.Unlock()
 	return ch, func() {
 		b.mu.Lock()
@@ -299,12 +305,12 @@ func (b *Bridge) signalPin(id string) {
 	m := b.pinWaiters[id]
 	delete(b.pinWaiters, id)
 	b.mu.Unlock()
-	for ch, notify := range m {
+	for ch := range m {
 		close(ch)
-		if notify != nil {
-			notify()
-		}
 	}
+	// After the channels: the hub's step reads the pinned record, as a
+	// blocking wait's does.
+	b.parking.pin(id)
 }
 
 // claimSent marks key of task id as answered by this process; false when it
