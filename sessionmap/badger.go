@@ -597,6 +597,9 @@ func (b *Badger) loadTask(txn *badger.Txn, id string) (Task, uint64, error) {
 		return Task{}, 0, fmt.Errorf("sessionmap: read task: %w", err)
 	}
 	t, err := decodeTask("task record", v)
+	if t.ID == id {
+		t.ID = id // the caller's string, not a copy of its own (decodeTask)
+	}
 	return t, it.ExpiresAt(), err
 }
 
@@ -613,6 +616,9 @@ func (b *Badger) visibleTask(txn *badger.Txn, sc Scope, id string) (Task, uint64
 	}
 	if !ownedBy(b.pkey, sc, t.Scope) || t.Expired(b.now()) {
 		return Task{}, 0, ErrNotFound
+	}
+	if t.Scope == sc {
+		t.Scope = sc // the caller's strings (decodeTask)
 	}
 	return t, exp, nil
 }

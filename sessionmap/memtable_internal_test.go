@@ -225,3 +225,45 @@ func copyStore(t *testing.T, src, dst string) {
 		}
 	}
 }
+
+// A decoded task keeps no copy of what every record repeats: its id and
+// scope are the caller's strings, its status, direction and origin the
+// constants, its upstream, method and tool the last ones decoded. The
+// legacy face keeps a decoded task for as long as its waits are parked.
+func TestDecodedTaskSharesStrings(t *testing.T) {
+	clk := newManualClock()
+	b := openTest(t, t.TempDir(), clk)
+	defer b.Close()
+	ctx := context.Background()
+	sc := Scope{Principal: PrincipalFromAuthorization("Bearer decoded"), Session: NewTaskID() + NewTaskID()}
+	task := testTask(sc, clk.Now())
+	task.Upstream, task.UpstreamTaskID, task.ToolName = "http://127.0.0.1:8123/mcp", NewTaskID()+NewTaskID(), "slow_task"
+	if err := b.CreateTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	const n = 2000
+	got := make([]Task, n)
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range got {
+		var err error
+		if got[i], err = b.GetTask(ctx, sc, task.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(got)
+	per := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
+	t.Logf("a decoded task keeps %d B of strings", per)
+	if limit := int64(96); per > limit {
+		t.Errorf("a decoded task keeps %d B of heap beside its struct, want ≤ %d", per, limit)
+	}
+	g := got[n-1]
+	if g.ID != task.ID || g.Scope != sc || g.Upstream != task.Upstream || g.UpstreamTaskID != task.UpstreamTaskID ||
+		g.ToolName != task.ToolName || g.Method != task.Method || g.Status != StatusWorking || g.Direction != task.Direction || g.Origin != task.Origin {
+		t.Errorf("decoded %+v, want %+v", g, task)
+	}
+}
