@@ -285,7 +285,7 @@ func (s *sniffWriter) DetachResponse() (observe func([]byte), end func(gone bool
 	s.parkParserLocked()
 	s.mu.Unlock()
 	if s.call != nil {
-		s.call.exp.detach()
+		s.call.exchange().detach()
 	}
 	observe = func(b []byte) {
 		s.mu.Lock()
