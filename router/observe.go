@@ -78,26 +78,26 @@ type exchange struct {
 	params      *paramsView
 	// up is the upstream request of a passthrough exchange, settled by
 	// the answer this exchange observes (nil on the other paths).
-	up         atomic.Pointer[upstreamCall]
+	up     atomic.Pointer[upstreamCall]
+	client implView
+	sess   string // legacy session key for input correlation
+	start  time.Time
+	// call is the /mcp request this exchange meters (nil on stdio): told
+	// once the answer has been observed, before it reaches the client
+	// (the router finishes the exchange there), and once the exchange is
+	// recorded.
+	call       *httpCall
 	legacyCall bool
-	client     implView
-	sess       string // legacy session key for input correlation
-	start      time.Time
 	// anyID accepts the first response as the answer whatever its id
 	// spelling (an HTTP POST stream carries only its own request's answer;
 	// a server may re-encode an id such as 1.0 as 1).
 	anyID bool
-	// onAnswer runs once the answer has been observed, before it reaches
-	// the client (the router finishes the exchange there).
-	onAnswer func()
-	// onFinish runs once the exchange is recorded.
-	onFinish func()
 
 	mu        sync.Mutex
 	responded bool
+	finished  bool
 	outcome   string
 	forced    string
-	finished  bool
 	// reason is the answer's error message: the refusal log line says it.
 	reason string
 }
@@ -109,7 +109,13 @@ type exchange struct {
 // legacy session key ("" when none); client resolves a legacy session's
 // clientInfo lazily.
 func (mt *wireMeter) request(clientEra, upstreamEra, sess string, cm *clientMsg, client func() implView) *exchange {
-	ex := &exchange{mt: mt, clientEra: clientEra, upstreamEra: upstreamEra, sess: sess, start: time.Now()}
+	return mt.requestInto(new(exchange), clientEra, upstreamEra, sess, cm, client)
+}
+
+// requestInto is request with the exchange's memory the caller's (an
+// httpCall): it fills ex and returns it, or nil as request does.
+func (mt *wireMeter) requestInto(ex *exchange, clientEra, upstreamEra, sess string, cm *clientMsg, client func() implView) *exchange {
+	*ex = exchange{mt: mt, clientEra: clientEra, upstreamEra: upstreamEra, sess: sess, start: time.Now()}
 	msg := &cm.wire
 	switch {
 	case !cm.wireOK:
@@ -234,8 +240,8 @@ func (ex *exchange) observe(msg *wireMsg) {
 		// byte, so it settles the upstream request too (one decode).
 		up.answer(msg)
 	}
-	if ex.onAnswer != nil {
-		ex.onAnswer()
+	if ex.call != nil {
+		ex.call.answered()
 	}
 }
 
@@ -373,8 +379,8 @@ func (ex *exchange) finish(status int, overflow, cancelled bool) {
 	case ex.clientEra == metrics.EraModern && ex.method == modern.MethodSubscriptionsListen:
 		m.SessionClosed(metrics.EraModern)
 	}
-	if ex.onFinish != nil {
-		ex.onFinish()
+	if ex.call != nil {
+		ex.call.finished()
 	}
 }
 

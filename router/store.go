@@ -42,15 +42,73 @@ type meteredStore struct {
 
 	mu        sync.Mutex
 	tracked   map[string]trackedTask // by local task id (never a label)
+	scopes    map[sessionmap.Scope]*trackedScope
 	lastSweep time.Time
 }
 
+// trackedTask is what the meter keeps of each task the process tracks,
+// for as long as the task lives (10,000 parked waits on distinct tasks
+// are 10,000 entries): 24 bytes, its strings kept as codes (the five
+// statuses, two directions, two origins) and its scope shared with its
+// session's other tasks. As strings and a time.Time it was 104 bytes.
 type trackedTask struct {
-	status    sessionmap.Status
-	direction sessionmap.Direction
-	origin    sessionmap.Origin
-	scope     sessionmap.Scope
-	expires   time.Time // zero: unlimited ttl
+	scope     *trackedScope
+	expires   int64 // Unix nanoseconds; 0: unlimited ttl
+	status    uint8 // statusCode
+	direction uint8 // directionCode
+	origin    uint8 // originCode
+}
+
+// trackedScope is a scope shared by its tracked tasks, counted so that it
+// is forgotten with its last task.
+type trackedScope struct {
+	sc sessionmap.Scope
+	n  int
+}
+
+// Codes of trackedTask: 0 is "" (a listed entry carries no direction or
+// origin), the others index these lists plus one.
+var (
+	directions = []sessionmap.Direction{sessionmap.LegacyToModern, sessionmap.ModernToLegacy}
+	origins    = []sessionmap.Origin{sessionmap.OriginUpstreamTask, sessionmap.OriginSynthesized}
+)
+
+func codeOf[T ~string](list []T, v T) uint8 {
+	for i, x := range list {
+		if x == v {
+			return uint8(i + 1)
+		}
+	}
+	return 0
+}
+
+func valueOf[T any](list []T, c uint8) (v T) {
+	if c > 0 && int(c) <= len(list) {
+		v = list[c-1]
+	}
+	return v
+}
+
+func (tt trackedTask) statusOf() sessionmap.Status { return valueOf(sessionmap.Statuses, tt.status) }
+
+// scopeLocked returns the shared scope for sc, counting one more task in it.
+func (s *meteredStore) scopeLocked(sc sessionmap.Scope) *trackedScope {
+	ts := s.scopes[sc]
+	if ts == nil {
+		ts = &trackedScope{sc: sc}
+		s.scopes[sc] = ts
+	}
+	ts.n++
+	return ts
+}
+
+// forgetLocked stops tracking the task id (tt is its entry).
+func (s *meteredStore) forgetLocked(id string, tt trackedTask) {
+	delete(s.tracked, id)
+	if tt.scope.n--; tt.scope.n == 0 {
+		delete(s.scopes, tt.scope.sc)
+	}
+	s.m.TaskTransition(string(tt.statusOf()), "")
 }
 
 // sweepEvery bounds how often expired entries are dropped from the tracked
@@ -61,7 +119,8 @@ func newMeteredStore(next sessionmap.Store, m *metrics.Metrics, log *slog.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &meteredStore{next: next, m: m, now: time.Now, log: log, tracked: map[string]trackedTask{}}
+	return &meteredStore{next: next, m: m, now: time.Now, log: log,
+		tracked: map[string]trackedTask{}, scopes: map[sessionmap.Scope]*trackedScope{}}
 }
 
 var _ sessionmap.Store = (*meteredStore)(nil)
@@ -194,10 +253,11 @@ func (s *meteredStore) DeleteSessionTasks(ctx context.Context, sc sessionmap.Sco
 	err = s.op("delete_session_tasks", func() error { n, err = s.next.DeleteSessionTasks(ctx, sc); return err })
 	if err == nil {
 		s.mu.Lock()
-		for id, tt := range s.tracked {
-			if tt.scope == sc {
-				delete(s.tracked, id)
-				s.m.TaskTransition(string(tt.status), "")
+		if ts := s.scopes[sc]; ts != nil {
+			for id, tt := range s.tracked {
+				if tt.scope == ts {
+					s.forgetLocked(id, tt)
+				}
 			}
 		}
 		s.mu.Unlock()
@@ -219,33 +279,38 @@ func (s *meteredStore) observe(t sessionmap.Task) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old, ok := s.tracked[t.ID]
-	tt := trackedTask{status: t.Status, direction: t.Direction, origin: t.Origin, scope: t.Scope}
+	tt := trackedTask{status: codeOf(sessionmap.Statuses, t.Status),
+		direction: codeOf(directions, t.Direction), origin: codeOf(origins, t.Origin)}
 	if at, limited := t.ExpiresAt(); limited && !t.CreatedAt.IsZero() {
-		tt.expires = at
+		tt.expires = at.UnixNano()
 	}
 	if ok {
 		// Listed entries carry no direction or origin.
-		if tt.direction == "" {
+		if tt.direction == 0 {
 			tt.direction = old.direction
 		}
-		if tt.origin == "" {
+		if tt.origin == 0 {
 			tt.origin = old.origin
 		}
-		if tt.expires.IsZero() {
+		if tt.expires == 0 {
 			tt.expires = old.expires
 		}
 		// Statuses are monotonic in the store (terminal sticks): a stale
 		// read never moves a terminal entry back.
-		if old.status.Terminal() {
+		if old.statusOf().Terminal() {
 			tt.status = old.status
 		}
+		// A task's scope never changes.
+		tt.scope = old.scope
+	} else {
+		tt.scope = s.scopeLocked(t.Scope)
 	}
 	s.tracked[t.ID] = tt
 	from := ""
 	if ok {
-		from = string(old.status)
+		from = string(old.statusOf())
 	}
-	s.m.TaskTransition(from, string(tt.status))
+	s.m.TaskTransition(from, string(tt.statusOf()))
 }
 
 // maybeSweep forgets expired tasks, at most once per sweepEvery.
@@ -257,10 +322,10 @@ func (s *meteredStore) maybeSweep() {
 		return
 	}
 	s.lastSweep = now
+	at := now.UnixNano()
 	for id, tt := range s.tracked {
-		if !tt.expires.IsZero() && !now.Before(tt.expires) {
-			delete(s.tracked, id)
-			s.m.TaskTransition(string(tt.status), "")
+		if tt.expires != 0 && at >= tt.expires {
+			s.forgetLocked(id, tt)
 		}
 	}
 }
@@ -275,8 +340,8 @@ func (s *meteredStore) origin(id string) (direction, origin string, ok bool) {
 		return "", "", false
 	}
 	origin = metrics.OriginUpstream
-	if tt.origin == sessionmap.OriginSynthesized {
+	if valueOf(origins, tt.origin) == sessionmap.OriginSynthesized {
 		origin = metrics.OriginSynthesized
 	}
-	return string(tt.direction), origin, true
+	return string(valueOf(directions, tt.direction)), origin, true
 }

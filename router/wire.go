@@ -46,10 +46,26 @@ var parserPool = sync.Pool{New: func() any { return new(msgParser) }}
 // left to the collector rather than kept.
 const maxPooledBuf = 64 << 10
 
+// keepBuf is the most a parser keeps of a buffer between messages: a
+// long-lived stream (an upstream subscriptions/listen, whose
+// acknowledgement lists up to a thousand task ids) keeps no buffer sized
+// for its largest message, only what its next one needs.
+const keepBuf = 4 << 10
+
 func newMsgParser(contentType string, onMsg func([]byte)) *msgParser {
+	return newParser(isEventStream(contentType), onMsg)
+}
+
+func newParser(sse bool, onMsg func([]byte)) *msgParser {
 	p := parserPool.Get().(*msgParser)
-	p.sse, p.onMsg = isEventStream(contentType), onMsg
+	p.sse, p.onMsg = sse, onMsg
 	return p
+}
+
+// idle reports whether p holds nothing between messages: an SSE parser
+// that can be released and made again (newParser) without losing state.
+func (p *msgParser) idle() bool {
+	return p.sse && len(p.buf) == 0 && len(p.data) == 0 && !p.overflow && !p.closed
 }
 
 // release returns p to the pool; p must not be used afterwards.
@@ -96,11 +112,25 @@ func (p *msgParser) feed(b []byte) {
 			p.appendLine(b)
 			return
 		}
-		p.appendLine(b[:i])
-		p.line(bytes.TrimSuffix(p.buf, []byte("\r")))
-		p.buf = p.buf[:0]
+		if len(p.buf) == 0 && i <= maxSniff {
+			// A whole line in this chunk: read in place.
+			p.line(bytes.TrimSuffix(b[:i], []byte("\r")))
+		} else {
+			p.appendLine(b[:i])
+			p.line(bytes.TrimSuffix(p.buf, []byte("\r")))
+			p.buf = trimmed(p.buf)
+		}
 		b = b[i+1:]
 	}
+}
+
+// trimmed is b emptied for the next message, let go of when it grew past
+// keepBuf.
+func trimmed(b []byte) []byte {
+	if cap(b) > keepBuf {
+		return nil
+	}
+	return b[:0]
 }
 
 func (p *msgParser) appendLine(b []byte) {
@@ -121,7 +151,7 @@ func (p *msgParser) line(l []byte) {
 		if len(p.data) > 0 {
 			p.onMsg(p.data)
 		}
-		p.data = p.data[:0]
+		p.data = trimmed(p.data)
 	case bytes.HasPrefix(l, []byte("data:")):
 		v := bytes.TrimPrefix(l[5:], []byte(" "))
 		if len(p.data)+len(v) > maxSniff {
@@ -172,23 +202,22 @@ type sniffWriter struct {
 	// exchange settles its upstream request there).
 	ex *exchange
 
-	mu     sync.Mutex
-	p      *msgParser
+	mu sync.Mutex
+	p  *msgParser
+	// parked: the response was taken over and p, idle between messages,
+	// was let go (a parked wait keeps no parser nor its buffers while it
+	// waits); the next bytes make one again.
+	parked bool
 	status int
 	// written mirrors status for Status, which the parser's callbacks call
 	// while mu is held.
 	written atomic.Int32
 	// detached: the handler took the connection over (DetachResponse);
-	// onEnd then records the request when the response ends.
+	// call then records the request when the response ends (httpCall.end),
+	// after letting go of what its records keep that the answer does not
+	// need.
 	detached atomic.Bool
-	onEnd    func(cancelled bool)
-	// onDetach lets go of what the request's records keep that its
-	// answer does not need, when the handler returns parked.
-	onDetach func()
-}
-
-func newSniffWriter(w http.ResponseWriter, onMsg func([]byte)) *sniffWriter {
-	return &sniffWriter{w: w, onMsg: onMsg}
+	call     *httpCall
 }
 
 func (s *sniffWriter) Header() http.Header { return s.w.Header() }
@@ -253,24 +282,37 @@ func (s *sniffWriter) DetachResponse() (observe func([]byte), end func(gone bool
 	s.mu.Lock()
 	s.detached.Store(true)
 	s.w = nil
+	s.parkParserLocked()
 	s.mu.Unlock()
-	if s.onDetach != nil {
-		s.onDetach()
-		s.onDetach = nil
+	if s.call != nil {
+		s.call.exchange().detach()
 	}
 	observe = func(b []byte) {
 		s.mu.Lock()
+		if s.parked {
+			s.p, s.parked = newParser(true, s.onMsg), false
+		}
 		if s.onMsg != nil && s.p != nil {
 			s.p.feed(b)
 		}
+		s.parkParserLocked()
 		s.mu.Unlock()
 	}
 	end = func(gone bool) {
-		if s.onEnd != nil {
-			s.onEnd(gone)
+		if s.call != nil {
+			s.call.end(gone)
 		}
 	}
 	return observe, end
+}
+
+// parkParserLocked lets go of a detached response's parser while it holds
+// nothing (between two events: a parked wait's keep-alives are comments).
+func (s *sniffWriter) parkParserLocked() {
+	if s.p != nil && s.p.idle() {
+		s.p.release()
+		s.p, s.parked = nil, true
+	}
 }
 
 // finish dispatches a buffered JSON body and returns the HTTP status (0 when
@@ -278,8 +320,9 @@ func (s *sniffWriter) DetachResponse() (observe func([]byte), end func(gone bool
 func (s *sniffWriter) finish() (status int, overflow bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.parked = false
 	if s.p == nil {
-		return s.status, false
+		return s.status, false // nothing written, or a parked parser: idle, nothing to dispatch
 	}
 	s.p.close()
 	overflow = s.p.overflow

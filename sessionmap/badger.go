@@ -41,7 +41,22 @@ const (
 	layoutVersion = "1"
 	maxRetries    = 128
 	gcBatch       = 1024
+	// gcBatchBytes bounds one transaction of CollectExpired or
+	// DeleteSessionTasks as Badger counts it (taskDeleteCost): under the
+	// 1.2 MiB it takes in one transaction with memTableSize. A batch of
+	// 1,024 tasks with 24-character ids is about 240 KB; with MaxIDLen ids
+	// it would be 2.2 MB, so such a batch is cut short and the rest goes in
+	// the next transaction (TestBadgerDeleteLongIDs).
+	gcBatchBytes = 1 << 20
 )
+
+// taskDeleteCost is what deleting a task's four keys (record, list, owner
+// and expiry entries) adds to a transaction as Badger counts it: each key
+// with 2 bytes of meta and 10 of version.
+func taskDeleteCost(idLen int) int {
+	const keys = 2 + (2 + sha256.Size + 8) + (2 + sha256.Size) + (2 + 8)
+	return keys + 4*(idLen+12)
+}
 
 var (
 	keyFormat = []byte("m/format")
@@ -77,6 +92,39 @@ func expiryKey(at time.Time, id string) []byte {
 	return append(k, id...)
 }
 
+// Memtable and value sizes. The memtable's arena is allocated whole when
+// the memtable is created and stays live heap for as long as the process
+// runs (about 1.3 × memTableSize: Badger adds room for one write batch and
+// its skiplist nodes), and the Go collector lets the heap grow to about
+// twice what is live before it collects, so each MiB here costs about two of
+// resident memory. The store's records are small (a task record, its list
+// and owner entries, a session, a credential: hundreds of bytes), so 8 MiB
+// still holds tens of thousands of them between flushes.
+//
+// Badger refuses a transaction whose entries add up to 15 % of the memtable
+// (1.2 MiB here) or more, counting a value stored in the value log as its
+// 12-byte pointer and any other by its length. A task record and its list
+// entry both carry the status message, which the upstream chooses and
+// nothing bounds, and an owed answer or result can be as large as a request
+// body (--max-body-bytes), so values of valueThreshold bytes or more go to
+// the value log: a transaction writes at most four values (record, list,
+// owner and expiry entries), each under 256 KiB in the memtable, well within
+// the 1.2 MiB (TestBadgerLargeRecords); the batches that only delete are
+// bounded by gcBatchBytes.
+//
+// Neither size is written into the store: a store written with other sizes
+// opens with these, and a value already in the value log, or not, is read
+// wherever it is (each entry says which). The one thing an older store
+// constrains is the replay of a memtable log its last process left behind
+// (memTableSizeFor).
+const (
+	memTableSize   = 8 << 20
+	valueThreshold = 256 << 10
+	// legacyMemTableSize is the memtable the store was written with before
+	// memTableSize: a memtable log from that time may hold up to 16 MiB.
+	legacyMemTableSize = 16 << 20
+)
+
 // storeOptions are the Badger options the store is written with (Verify
 // reads tables with the same block size and compression).
 func storeOptions(dir string) badger.Options {
@@ -87,12 +135,44 @@ func storeOptions(dir string) badger.Options {
 		WithChecksumVerificationMode(bopts.OnBlockRead).
 		WithVerifyValueChecksum(true).
 		// The index is small records; keep the footprint modest on shared hosts.
-		WithMemTableSize(16 << 20).
+		WithMemTableSize(memTableSize).
+		WithValueThreshold(valueThreshold).
 		WithNumMemtables(2).
 		WithBlockCacheSize(16 << 20).
 		WithValueLogFileSize(64 << 20).
 		WithNumCompactors(2).
 		WithNumGoroutines(2)
+}
+
+// memTableSizeFor is the memtable size to open dir with. Badger replays a
+// memtable log that a process left behind (it was stopped without Close:
+// a crash, a kill) into a memtable of the size it is opened with, and
+// exits the process when the log's records do not fit. A log written with
+// memTableSize holds at most what such a memtable holds, and Badger sizes
+// each new log file to twice its memtable and keeps that size until the
+// log is replayed; a log of any other size (a legacyMemTableSize log,
+// preallocated to 32 MiB, or one an earlier open replayed and cut to its
+// end) may hold up to legacyMemTableSize of records, so the store opens
+// with that size until Badger has flushed those logs (the next open after
+// a clean stop is back at memTableSize).
+func memTableSizeFor(dir string) int64 {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return memTableSize // nothing to replay that can be read; Badger reports the directory
+	}
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".mem") {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue
+		}
+		if n := fi.Size(); n != 0 && n != 2*memTableSize {
+			return legacyMemTableSize
+		}
+	}
+	return memTableSize
 }
 
 // Badger is the default Store, embedded in the bridge's --data-dir. It also
@@ -139,6 +219,7 @@ func OpenBadger(dir string, opts ...Option) (*Badger, error) {
 		}
 	}
 	bo := storeOptions(dir).
+		WithMemTableSize(o.memTableSize(dir)).
 		// Commits are fsynced by groupSync, once per batch, before their
 		// writers return (durable before the reply, L-12); Badger's SyncWrites would sync
 		// once per transaction.
@@ -516,6 +597,9 @@ func (b *Badger) loadTask(txn *badger.Txn, id string) (Task, uint64, error) {
 		return Task{}, 0, fmt.Errorf("sessionmap: read task: %w", err)
 	}
 	t, err := decodeTask("task record", v)
+	if t.ID == id {
+		t.ID = id // the caller's string, not a copy of its own (decodeTask)
+	}
 	return t, it.ExpiresAt(), err
 }
 
@@ -532,6 +616,9 @@ func (b *Badger) visibleTask(txn *badger.Txn, sc Scope, id string) (Task, uint64
 	}
 	if !ownedBy(b.pkey, sc, t.Scope) || t.Expired(b.now()) {
 		return Task{}, 0, ErrNotFound
+	}
+	if t.Scope == sc {
+		t.Scope = sc // the caller's strings (decodeTask)
 	}
 	return t, exp, nil
 }
@@ -835,8 +922,12 @@ func (b *Badger) DeleteSessionTasks(ctx context.Context, sc Scope) (int, error) 
 		n := 0
 		err = b.update(ctx, func(txn *wtxn) error {
 			n = 0
-			for _, k := range keys {
+			size := 0
+			for i, k := range keys {
 				id := string(k[len(prefix):])
+				if size += taskDeleteCost(len(id)); size > gcBatchBytes && i > 0 {
+					break // the next transaction finds the rest
+				}
 				t, _, err := b.loadTask(txn.Txn, id)
 				if err == nil && t.Scope == sc {
 					if err := deleteTaskTxn(txn, t); err != nil {
@@ -892,10 +983,15 @@ func (b *Badger) CollectExpired(ctx context.Context) (GCResult, error) {
 		if len(entries) == 0 {
 			break
 		}
-		n := 0
+		n, taken := 0, 0
 		err = b.update(ctx, func(txn *wtxn) error {
-			n = 0
+			n, taken = 0, 0
+			size := 0
 			for _, e := range entries {
+				if size += taskDeleteCost(len(e.key) - len(expiryPrefix) - 8); size > gcBatchBytes && taken > 0 {
+					break // the next transaction finds the rest
+				}
+				taken++
 				removed, err := b.collectOne(txn, e, now)
 				if err != nil {
 					return err
@@ -910,7 +1006,7 @@ func (b *Badger) CollectExpired(ctx context.Context) (GCResult, error) {
 			return res, fmt.Errorf("sessionmap: gc tasks: %w", err)
 		}
 		res.Tasks += n
-		if len(entries) < gcBatch {
+		if taken == len(entries) && len(entries) < gcBatch {
 			break
 		}
 	}
@@ -992,7 +1088,7 @@ func (b *Badger) gcLoop(every time.Duration) {
 			b.opt.gcHook(res)
 		}
 		// Values are small and live in the LSM tree, so this rarely has work
-		// (only results of 1 MiB or more go to the value log).
+		// (only values of valueThreshold or more go to the value log).
 		err = b.db.RunValueLogGC(0.5)
 		switch {
 		case err == nil && b.clock.durable != nil:

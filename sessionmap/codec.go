@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/tasksbridge/tasksbridge/era"
@@ -136,11 +137,15 @@ func decodeTask(what string, b []byte) (Task, error) {
 	if err := json.Unmarshal(body, &r); err != nil {
 		return Task{}, fmt.Errorf("%w: %s: %v", ErrCorrupt, what, err)
 	}
+	// The strings every record repeats are the constants or the last
+	// value seen (sharedString), not copies of their own: a decoded task
+	// is kept for as long as its parked waits wait (the legacy face's hub
+	// for the task holds one).
 	t := Task{
-		ID: r.ID, Scope: Scope{Principal: r.Principal, Session: r.Session}, Direction: Direction(r.Direction),
-		Origin: Origin(r.Origin), Upstream: r.Upstream, UpstreamTaskID: r.UpstreamTaskID,
-		UpstreamSessionID: r.UpstreamSessionID, Method: r.Method, ToolName: r.ToolName,
-		RequestedTTLMs: r.RequestedTTLMs, TTLMs: r.TTLMs, Status: Status(r.Status),
+		ID: r.ID, Scope: Scope{Principal: r.Principal, Session: r.Session}, Direction: canonical(Direction(r.Direction), directions),
+		Origin: canonical(Origin(r.Origin), origins), Upstream: recentUpstream.share(r.Upstream), UpstreamTaskID: r.UpstreamTaskID,
+		UpstreamSessionID: r.UpstreamSessionID, Method: recentMethod.share(r.Method), ToolName: recentTool.share(r.ToolName),
+		RequestedTTLMs: r.RequestedTTLMs, TTLMs: r.TTLMs, Status: canonical(Status(r.Status), Statuses),
 		StatusMessage: r.StatusMessage, CreatedAt: r.CreatedAt, LastUpdatedAt: r.LastUpdatedAt,
 		PollIntervalMs: r.PollIntervalMs, Result: r.Result, Error: r.Error,
 		AnsweredKeys: r.AnsweredKeys, CancelPinned: r.CancelPinned, UpstreamCancelPending: r.UpstreamCancelPending,
@@ -223,4 +228,37 @@ func decodeSummary(id string, sc Scope, b []byte) (Task, error) {
 	}
 	t.StatusMessage = string(b[summaryFixed+k:])
 	return t, nil
+}
+
+var (
+	directions = []Direction{LegacyToModern, ModernToLegacy}
+	origins    = []Origin{OriginUpstreamTask, OriginSynthesized}
+)
+
+// canonical is v as the constant in known it equals, or v.
+func canonical[T ~string](v T, known []T) T {
+	for _, k := range known {
+		if v == k {
+			return k
+		}
+	}
+	return v
+}
+
+// sharedString hands out the last value it was given when it is given an
+// equal one: a field that repeats from record to record (the upstream, the
+// method, mostly the tool) then shares one string among decoded records.
+type sharedString struct{ p atomic.Pointer[string] }
+
+var recentUpstream, recentMethod, recentTool sharedString
+
+func (s *sharedString) share(v string) string {
+	if v == "" {
+		return ""
+	}
+	if p := s.p.Load(); p != nil && *p == v {
+		return *p
+	}
+	s.p.Store(&v)
+	return v
 }

@@ -2,7 +2,10 @@ package sessionmap_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -126,5 +129,45 @@ func TestEventStoreExpires(t *testing.T) {
 	now = now.Add(time.Minute)
 	if _, _, err := st.EventsAfter(ctx, sc, "x.0"); !errors.Is(err, sessionmap.ErrNotFound) {
 		t.Fatalf("expired stream: %v", err)
+	}
+}
+
+// A parked wait keeps its stream's record for as long as it waits, with no
+// event yet: about 180 B of heap each in the memory store (the record, its
+// expiry and the table's slot; 220 B when every stream carried its event
+// list and a time.Time).
+func TestMemoryStreamRecordHeap(t *testing.T) {
+	const n = 5000
+	m := sessionmap.NewMemoryEvents()
+	ctx := context.Background()
+	recs := make([]sessionmap.StreamRecord, n)
+	sc := sessionmap.Scope{Principal: "p", Session: "s"}
+	for i := range recs {
+		recs[i] = sessionmap.StreamRecord{ID: fmt.Sprintf("stream-%08d", i), Scope: sc, Method: "tasks/result", RequestID: json.RawMessage("1")}
+	}
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for _, rec := range recs {
+		if err := m.OpenStream(ctx, rec, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(m)
+	runtime.KeepAlive(recs)
+	per := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
+	t.Logf("an open stream without events keeps %d B", per)
+	if limit := int64(200); per > limit {
+		t.Errorf("an open stream without events keeps %d B of heap, want ≤ %d", per, limit)
+	}
+	id, err := m.AppendEvent(ctx, recs[7].ID, []byte(`{"x":1}`), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, evs, err := m.EventsAfter(ctx, sc, recs[7].ID+".0"); err != nil || len(evs) != 1 || evs[0].ID != id {
+		t.Fatalf("EventsAfter = %v, %v; want the one event %s", evs, err, id)
 	}
 }

@@ -152,6 +152,15 @@ type options struct {
 	syncWrites bool
 	gcHook     func(GCResult) // tests: observe each pass of the GC loop
 	epochEvery time.Duration  // tests: how often Redis reads its epoch (0: redisEpochCheckInterval)
+	memTable   int64          // tests: Badger's memtable size (0: memTableSizeFor)
+}
+
+// memTableSize is the memtable size OpenBadger opens dir with.
+func (o options) memTableSize(dir string) int64 {
+	if o.memTable > 0 {
+		return o.memTable
+	}
+	return memTableSizeFor(dir)
 }
 
 func defaultOptions() options {
@@ -181,6 +190,10 @@ func WithSyncWrites(on bool) Option { return func(o *options) { o.syncWrites = o
 func withGCHook(f func(GCResult)) Option { return func(o *options) { o.gcHook = f } }
 
 func withEpochInterval(d time.Duration) Option { return func(o *options) { o.epochEvery = d } }
+
+// withMemTableSize opens the store with another memtable size (tests: a
+// store written as older versions wrote it).
+func withMemTableSize(n int64) Option { return func(o *options) { o.memTable = n } }
 
 func buildOptions(opts []Option) options {
 	o := defaultOptions()

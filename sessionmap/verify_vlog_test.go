@@ -24,7 +24,8 @@ func writeVlogStore(t *testing.T) (dir, vlog string) {
 	if err := b.CreateTask(ctx, task); err != nil {
 		t.Fatal(err)
 	}
-	big := json.RawMessage(`{"x":"` + strings.Repeat("a", int(b.db.Opts().ValueThreshold)) + `"}`)
+	threshold := b.db.Opts().ValueThreshold
+	big := json.RawMessage(`{"x":"` + strings.Repeat("a", int(threshold)) + `"}`)
 	if _, err := b.OweAnswers(ctx, sc, task.ID, map[string]json.RawMessage{"k": big}); err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func writeVlogStore(t *testing.T) (dir, vlog string) {
 	if len(vlogs) != 1 {
 		t.Fatalf("value logs: %v", vlogs)
 	}
-	if st, err := os.Stat(vlogs[0]); err != nil || st.Size() < 1<<20 {
+	if st, err := os.Stat(vlogs[0]); err != nil || st.Size() < threshold {
 		t.Fatalf("the large value is not in the value log: %v", err)
 	}
 	return dir, vlogs[0]

@@ -91,6 +91,60 @@ type Edge struct {
 	live        atomic.Pointer[Live]
 	defaultAuth bool // Resolver is identity.AuthorizationHeader: no audience needed
 	log         *slog.Logger
+	// fwdSets are the ForwardHeader sets of requests that carry no trace
+	// header, shared by the requests with the same ones.
+	fwdSets fwdSets
+}
+
+// fwdSets shares ForwardHeader's sets among requests: without trace
+// headers a request's set depends only on its X-Forwarded-For, -Host and
+// -Proto, which clients behind one proxy, or one client's connections,
+// have in common. A parked legacy tasks/result keeps its request's set for
+// as long as it waits (for the upstream calls it may still make), so
+// 10,000 waits kept 10,000 maps of three entries; now they keep the few
+// distinct sets, each a map read by any number of requests and written by
+// none (ForwardHeader's callers must not modify it).
+type fwdSets struct {
+	mu sync.RWMutex
+	m  map[string]http.Header // by fwdKey
+}
+
+// Bounds of the shared sets: a full table starts over (sets already
+// handed out stay valid), and a request whose key is longer (a long proxy
+// chain or Host) gets a set of its own.
+const (
+	maxFwdSets   = 1024
+	maxFwdKeyLen = 512
+)
+
+// get returns the shared set for r (its key in key, built by fwdKey),
+// making it with SetForwarded on first use.
+func (s *fwdSets) get(r *Request, key []byte) http.Header {
+	cacheable := len(key) <= maxFwdKeyLen
+	if cacheable {
+		s.mu.RLock()
+		h, ok := s.m[string(key)]
+		s.mu.RUnlock()
+		if ok {
+			return h
+		}
+	}
+	h := http.Header{}
+	r.SetForwarded(h)
+	if !cacheable {
+		return h
+	}
+	s.mu.Lock()
+	if prev, ok := s.m[string(key)]; ok {
+		h = prev // another request made it meanwhile
+	} else {
+		if s.m == nil || len(s.m) >= maxFwdSets {
+			s.m = make(map[string]http.Header)
+		}
+		s.m[string(key)] = h
+	}
+	s.mu.Unlock()
+	return h
 }
 
 // New returns an Edge for cfg.
@@ -205,7 +259,8 @@ func ReadMessage(w http.ResponseWriter, r *http.Request, limit int64, words mcpi
 // -Host with httputil.ProxyRequest.SetXForwarded's meaning: the peer is
 // appended to a trusted proxy's X-Forwarded-For chain and replaces an
 // untrusted one (deleted at the edge). Nil when there is nothing to add.
-// The caller must not modify it.
+// The caller must not modify it: requests without trace headers share
+// their set with the requests that have the same one (fwdSets).
 func (r *Request) ForwardHeader() http.Header {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -213,6 +268,11 @@ func (r *Request) ForwardHeader() http.Header {
 		return r.fwd
 	}
 	r.fwdDone = true
+	if r.e != nil && !r.e.cfg.NoForwardedHeaders && !r.traced() {
+		var buf [256]byte
+		r.fwd = r.e.fwdSets.get(r, r.fwdKey(buf[:0]))
+		return r.fwd
+	}
 	var h http.Header
 	for _, k := range traceHeaders {
 		if vs := r.hdr[k]; len(vs) > 0 {
@@ -232,6 +292,35 @@ func (r *Request) ForwardHeader() http.Header {
 	return h
 }
 
+// traced reports whether the request carries a trace header (traceHeaders).
+func (r *Request) traced() bool {
+	for _, k := range traceHeaders {
+		if len(r.hdr[k]) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// fwdKey appends to b what SetForwarded's values depend on: the Host, the
+// scheme and the X-Forwarded-For value.
+func (r *Request) fwdKey(b []byte) []byte {
+	b = append(append(append(b, r.host...), 0), r.scheme...)
+	return r.appendFor(append(b, 0))
+}
+
+// appendFor appends the X-Forwarded-For value: a trusted proxy's chain
+// with the peer appended, or the peer.
+func (r *Request) appendFor(b []byte) []byte {
+	if !r.Peer.IsValid() {
+		return append(b, r.xffPrior...)
+	}
+	if r.xffPrior != "" {
+		b = append(append(b, r.xffPrior...), ", "...)
+	}
+	return r.Peer.Addr().AppendTo(b)
+}
+
 // SetForwarded sets X-Forwarded-For, -Host and -Proto in h for this request
 // (see ForwardHeader); nothing with --no-forwarded-headers.
 func (r *Request) SetForwarded(h http.Header) {
@@ -244,11 +333,7 @@ func (r *Request) SetForwarded(h http.Header) {
 	vals[1], vals[2] = r.host, r.scheme
 	if r.Peer.IsValid() {
 		var buf [64]byte
-		b := buf[:0]
-		if r.xffPrior != "" {
-			b = append(append(b, r.xffPrior...), ", "...)
-		}
-		vals[0] = string(r.Peer.Addr().AppendTo(b))
+		vals[0] = string(r.appendFor(buf[:0]))
 	} else {
 		vals[0] = r.xffPrior
 	}

@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -288,5 +290,88 @@ func TestDefaultModeAllocations(t *testing.T) {
 	w := httptest.NewRecorder()
 	if n := testing.AllocsPerRun(100, func() { e.Begin(w, r, er) }); n != 0 {
 		t.Errorf("the default mode allocates %v times per GET, want 0", n)
+	}
+}
+
+// Requests without trace headers share one ForwardHeader set per Host,
+// scheme and X-Forwarded-For (a parked wait keeps its request's set): no
+// set of their own, and each still says its own peer; a request with a
+// trace header gets its own set with it.
+func TestForwardHeaderShared(t *testing.T) {
+	proxies, _ := edge.ParseTrustedProxies([]string{"192.0.2.0/24"})
+	e := newEdge(t, edge.Config{TrustedProxies: proxies})
+	mk := func(peer, host string, hdr ...string) http.Header {
+		r := httptest.NewRequest(http.MethodGet, "http://"+host+"/mcp", nil)
+		r.RemoteAddr = peer
+		for i := 0; i+1 < len(hdr); i += 2 {
+			r.Header.Set(hdr[i], hdr[i+1])
+		}
+		er, _, ok := begin(t, e, r)
+		if !ok {
+			t.Fatalf("request from %s refused", peer)
+		}
+		return er.ForwardHeader()
+	}
+	same := func(a, b http.Header) bool {
+		return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+	}
+	want := func(h http.Header, xff, host, proto string) {
+		t.Helper()
+		if h.Get("X-Forwarded-For") != xff || h.Get("X-Forwarded-Host") != host || h.Get("X-Forwarded-Proto") != proto {
+			t.Errorf("forward headers %v; want For %q, Host %q, Proto %q", h, xff, host, proto)
+		}
+	}
+	a := mk("198.51.100.4:5555", "bridge.internal:8080")
+	b := mk("198.51.100.4:6666", "bridge.internal:8080")
+	want(a, "198.51.100.4", "bridge.internal:8080", "http")
+	if !same(a, b) {
+		t.Error("two requests from one peer and Host got separate sets")
+	}
+	c := mk("198.51.100.5:5555", "bridge.internal:8080")
+	want(c, "198.51.100.5", "bridge.internal:8080", "http")
+	d := mk("198.51.100.4:5555", "other.internal")
+	want(d, "198.51.100.4", "other.internal", "http")
+	p := mk("192.0.2.10:1", "bridge.internal:8080", "X-Forwarded-For", "203.0.113.9", "X-Forwarded-Proto", "https")
+	want(p, "203.0.113.9, 192.0.2.10", "bridge.internal:8080", "https")
+	if same(a, c) || same(a, d) || same(a, p) {
+		t.Error("requests with different forward headers share a set")
+	}
+	tr := mk("198.51.100.4:5555", "bridge.internal:8080", "Traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+	want(tr, "198.51.100.4", "bridge.internal:8080", "http")
+	if tr.Get("Traceparent") == "" || same(a, tr) || a.Get("Traceparent") != "" {
+		t.Errorf("traced request's set %v (shared %v), the shared set %v", tr, same(a, tr), a)
+	}
+
+	// What a request's set keeps: 2,000 requests from one peer keep one set
+	// (about 550 B each when every request made its own).
+	const n = 2000
+	reqs := make([]*http.Request, n)
+	for i := range reqs {
+		reqs[i] = httptest.NewRequest(http.MethodPost, "http://bridge.internal:8080/mcp", strings.NewReader("{}"))
+		reqs[i].RemoteAddr = "198.51.100.9:5555"
+	}
+	kept := make([]http.Header, n)
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i, r := range reqs {
+		var er edge.Request
+		if !e.Begin(httptest.NewRecorder(), r, &er) {
+			t.Fatal("refused")
+		}
+		kept[i] = er.ForwardHeader()
+	}
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(reqs)
+	per := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
+	t.Logf("a request's forward headers keep %d B", per)
+	if per > 100 {
+		t.Errorf("a request's forward headers keep %d B of heap, want ≤ 100 (one shared set)", per)
+	}
+	want(kept[n-1], "198.51.100.9", "bridge.internal:8080", "http")
+	if !same(kept[0], kept[n-1]) {
+		t.Error("the requests' sets are not shared")
 	}
 }
