@@ -120,6 +120,7 @@ func expiryKey(at time.Time, id string) []byte {
 const (
 	memTableSize   = 8 << 20
 	valueThreshold = 256 << 10
+	blockCacheSize = 4 << 20
 	// legacyMemTableSize is the memtable the store was written with before
 	// memTableSize: a memtable log from that time may hold up to 16 MiB.
 	legacyMemTableSize = 16 << 20
@@ -138,7 +139,16 @@ func storeOptions(dir string) badger.Options {
 		WithMemTableSize(memTableSize).
 		WithValueThreshold(valueThreshold).
 		WithNumMemtables(2).
-		WithBlockCacheSize(16 << 20).
+		// Tables are Snappy-compressed (Badger's default), so a read from a
+		// table decompresses its block into Go heap, and the block cache
+		// keeps such blocks live up to its size. The hot records (tasks
+		// being waited on, just created) are mostly still in the memtables;
+		// 4 MiB keeps the recently read blocks without letting a burst of
+		// reads over many tasks (a hub's first read of each parked wait)
+		// grow the live heap by up to 16 MiB, each MiB costing about two of
+		// resident memory (see the memtable's note above). A miss costs one
+		// block's decompression.
+		WithBlockCacheSize(blockCacheSize).
 		WithValueLogFileSize(64 << 20).
 		WithNumCompactors(2).
 		WithNumGoroutines(2)
