@@ -234,7 +234,7 @@ func TestManyTasksSmoke(t *testing.T) {
 	}()
 	r, err := ManyTasks(ctx, up, br.URL, os.Getpid(), 12, 4, 4, 10*time.Millisecond, 3, nil)
 	if err != nil || r.Waits != 12 || r.Sessions != 3 || r.Blocked != 12 || r.Answered != 12 || r.Errors != 0 ||
-		r.ProbeGet.N != 3 || r.ProbeCall.N != 3 || r.ProbeErrors != 0 || r.Loaded.RSS == 0 || r.FDsLoaded <= r.FDsBase {
+		r.ProbeGet.N != 3 || r.ProbeCall.N != 3 || r.SettleGet.N != 3 || r.SettleCall.N != 3 || r.ProbeErrors != 0 || r.Loaded.RSS == 0 || r.FDsLoaded <= r.FDsBase {
 		t.Fatalf("ManyTasks: %v, %+v", err, r)
 	}
 	// One listen per session, two while one replaces the other, a third

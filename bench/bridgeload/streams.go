@@ -29,15 +29,23 @@ type StreamsResult struct {
 	// open at once during the run, and how many were opened in all.
 	StreamsOpen, StreamsPeak, StreamsTotal int64
 	// Probe: another principal's tasks/get of its own task and tools/call
-	// (echo) round trips while every wait was blocked.
-	ProbeGet, ProbeCall Summary
-	ProbeErrors         int
-	ProbeFirstErr       error
-	Blocked, Answered   int
-	Errors              int
-	FirstErr            error
-	Create, RampUp      time.Duration
-	Drain               time.Duration
+	// (echo) round trips while every wait was blocked and the bridge had
+	// taken them in (Settle). SettleGet and SettleCall: as many round trips
+	// from the moment the last wait was seen blocked.
+	ProbeGet, ProbeCall   Summary
+	SettleGet, SettleCall Summary
+	// Settle: from the last wait seen blocked until the first round of
+	// probes had run and the bridge had fallen quiet (awaitQuiet); Settled
+	// false: SettleTimeout passed first.
+	Settle            time.Duration
+	Settled           bool
+	ProbeErrors       int
+	ProbeFirstErr     error
+	Blocked, Answered int
+	Errors            int
+	FirstErr          error
+	Create, RampUp    time.Duration
+	Drain             time.Duration
 }
 
 // PerWait is what one blocked wait (with its session share and its task)
@@ -147,37 +155,52 @@ func ManyTasks(ctx context.Context, up *Upstream, url string, pid, waits, perSes
 	}
 	res.RampUp, res.Blocked = rampUp, blocked
 
-	// Hold: probes run back to back while the memory is sampled.
+	// Hold: probes run back to back while the memory is sampled, in two
+	// rounds. A wait seen blocked is not yet wholly taken in: its hub and
+	// watcher still start (a store read, a stream registration, a record),
+	// so right after a ramp of thousands the bridge is busy with that work
+	// for a moment. The first round of probes times that moment (SettleGet,
+	// SettleCall); then, once the bridge's CPU use has fallen quiet
+	// (awaitQuiet), the second round times the waits held, the figure.
 	pctx, stopProbes := context.WithCancel(ctx)
-	var gets, calls []time.Duration
+	var gets, calls, sgets, scalls []time.Duration
+	var settleTook time.Duration
+	var settledAll bool
 	probed := make(chan struct{})
+	blockedAt := time.Now()
 	go func() {
 		defer close(probed)
 		echo := LegacyEcho(probe)
-		for i := 0; i < probes && pctx.Err() == nil; i++ {
-			t0 := time.Now()
-			r, err := probe.Call(pctx, "tasks/get", probeGet, Hooks{})
-			if err == nil && r.Err != nil {
-				err = r.Err
-			}
-			if err != nil {
-				res.ProbeErrors++
-				if res.ProbeFirstErr == nil {
-					res.ProbeFirstErr = err
+		round := func(gets, calls *[]time.Duration) {
+			for i := 0; i < probes && pctx.Err() == nil; i++ {
+				t0 := time.Now()
+				r, err := probe.Call(pctx, "tasks/get", probeGet, Hooks{})
+				if err == nil && r.Err != nil {
+					err = r.Err
 				}
-			} else {
-				gets = append(gets, time.Since(t0))
-			}
-			t0 = time.Now()
-			if err := echo(pctx); err != nil {
-				res.ProbeErrors++
-				if res.ProbeFirstErr == nil {
-					res.ProbeFirstErr = err
+				if err != nil {
+					res.ProbeErrors++
+					if res.ProbeFirstErr == nil {
+						res.ProbeFirstErr = err
+					}
+				} else {
+					*gets = append(*gets, time.Since(t0))
 				}
-			} else {
-				calls = append(calls, time.Since(t0))
+				t0 = time.Now()
+				if err := echo(pctx); err != nil {
+					res.ProbeErrors++
+					if res.ProbeFirstErr == nil {
+						res.ProbeFirstErr = err
+					}
+				} else {
+					*calls = append(*calls, time.Since(t0))
+				}
 			}
 		}
+		round(&sgets, &scalls)
+		settledAll = awaitQuiet(pctx, pid, SettleTimeout)
+		settleTook = time.Since(blockedAt)
+		round(&gets, &calls)
 	}()
 	deadline := time.Now().Add(hold)
 	for {
@@ -202,7 +225,9 @@ func ManyTasks(ctx context.Context, up *Upstream, url string, pid, waits, perSes
 	}
 	<-probed // the probes end by count; hold is their floor, not their bound
 	stopProbes()
+	res.Settle, res.Settled = settleTook, settledAll
 	res.ProbeGet, res.ProbeCall = Summarize(gets), Summarize(calls)
+	res.SettleGet, res.SettleCall = Summarize(sgets), Summarize(scalls)
 	res.StreamsOpen, res.StreamsPeak, _ = up.Listens()
 	if res.FDsLoaded, err = CountFDs(pid); err != nil {
 		return res, err
@@ -263,4 +288,40 @@ func createTask(ctx context.Context, l *Legacy) (string, error) {
 		return "", fmt.Errorf("create task: not a working CreateTaskResult: %.200s", r.Result)
 	}
 	return res.Task.TaskID, nil
+}
+
+// SettleTimeout bounds how long ManyTasks waits for the bridge to fall
+// quiet before its second round of probes runs anyway. Quiet: the bridge
+// used at most SettleCPU of CPU time over SettleWindow (one tenth of a core:
+// its keep-alive beat and nothing else).
+const (
+	SettleTimeout = 30 * time.Second
+	SettleWindow  = 200 * time.Millisecond
+	SettleCPU     = 20 * time.Millisecond
+)
+
+// awaitQuiet reports whether, before timeout, pid used at most SettleCPU of
+// CPU time over a SettleWindow.
+func awaitQuiet(ctx context.Context, pid int, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	last, err := ReadCPU(pid)
+	if err != nil {
+		return false
+	}
+	for time.Now().Before(deadline) {
+		select {
+		case <-time.After(SettleWindow):
+		case <-ctx.Done():
+			return false
+		}
+		now, err := ReadCPU(pid)
+		if err != nil {
+			return false
+		}
+		if now-last <= SettleCPU {
+			return true
+		}
+		last = now
+	}
+	return false
 }
