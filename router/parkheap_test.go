@@ -14,15 +14,18 @@ import (
 // only what answering it needs: not the body its message was read from,
 // nor the router's decoded message (the wire meter's record keeps the
 // method, id and eras it meters the answer by). Each wait's body here
-// carries 128 KiB of whitespace between its members, so a parked wait that
+// carries 256 KiB of whitespace between its members, so a parked wait that
 // still held its body (or the decoded message pointing into it) would keep
-// more than 128 KiB; without it a wait keeps its records, about 16 KiB
-// (36–53 KiB under -race).
+// more than 256 KiB. Without it a wait keeps its records, a few KiB, but
+// this process's live heap also moves with its in-process upstream and
+// client (10–56 KiB per wait over 200 waits, measured), so the bound sits
+// between that noise and the body; the records themselves are bounded by
+// the face's and the router's focused heap tests.
 func TestParkedWaitThroughRouterKeepsNoBody(t *testing.T) {
 	const (
 		n       = 200
-		pad     = 128 << 10
-		perWait = 32 << 10 // bound on the live heap a parked wait adds
+		pad     = 256 << 10
+		perWait = 96 << 10 // bound on the live heap a parked wait adds: well under its body
 	)
 	ctx := ctxT(t)
 	br := startBridge(t, router.Config{Upstream: startModern(t)})
@@ -68,7 +71,7 @@ func TestParkedWaitThroughRouterKeepsNoBody(t *testing.T) {
 	t.Logf("%d parked waits through the router, %d B bodies: %d B live heap each", n, len(ids[0])+pad, live)
 	limit := int64(perWait)
 	if router.RaceBuild {
-		limit *= 3 // the race detector's bookkeeping
+		limit *= 2 // the race detector's bookkeeping
 	}
 	if live > limit {
 		t.Errorf("a parked wait through the router keeps %d B of live heap, want ≤ %d (its %d B body let go)", live, limit, pad)

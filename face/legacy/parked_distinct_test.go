@@ -87,12 +87,14 @@ func TestParkedWaitsOnDistinctTasksHoldNoGoroutine(t *testing.T) {
 	// task; more than its 64 KiB message while a parked wait kept it;
 	// 12–17 KiB of heap in use and stacks before the live heap, HeapAlloc
 	// after two collections, was measured instead: mostly 5.5–16 KiB now,
-	// with runs up to 25 KiB, with or without the upstream's request log,
-	// for a reason not found yet; the steadier figure is
-	// TestParkedWaitLiveHeapOnDistinctTasks's).
+	// with runs up to 25 KiB, with or without the upstream's request log:
+	// this process's live heap also moves with the test's in-process
+	// upstream and client. The bound sits above that noise and under the
+	// 64 KiB message a wait must not keep; the wait's own records are
+	// bounded by TestParkedWaitLiveHeapOnDistinctTasks).
 	// Under -race the figures are two to three times as large (29–43 KiB
 	// of heap in use, with the package's other tests running alongside).
-	limit := int64(24 << 10)
+	limit := int64(32 << 10)
 	if raceBuild {
 		limit = 60 << 10
 	}
