@@ -2,6 +2,7 @@ package legacyface_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -102,23 +103,32 @@ func TestParkedWaitsOnDistinctTasksHoldNoGoroutine(t *testing.T) {
 		t.Errorf("%d parked waits on distinct tasks: %d B of heap and stacks each, want ≤ %d KiB", n, perWait, limit>>10)
 	}
 
+	completeAndCheckAnswers(ctx, t, br.b, up.srv, ids, conns)
+}
+
+// completeAndCheckAnswers ends every task of ids upstream, then checks that
+// the parked wait on ids[i], read from conns[i] (request id i+1, a task made
+// with text "task-i"), answers with that task's result, and that no wait
+// stays parked.
+func completeAndCheckAnswers(ctx context.Context, t *testing.T, b *legacyface.Bridge, srv *demo.Server, ids []string, conns []*bufio.Reader) {
+	t.Helper()
 	for _, id := range ids {
-		up.srv.CompleteNow(upstreamTaskID(t, br.b.Store(), id))
+		srv.CompleteNow(upstreamTaskID(t, b.Store(), id))
 	}
 	for i, r := range conns {
 		resp, err := http.ReadResponse(r, nil)
 		if err != nil {
 			t.Fatalf("wait %d: %v", i, err)
 		}
-		b, err := io.ReadAll(resp.Body)
+		got, err := io.ReadAll(resp.Body)
 		if err != nil {
 			t.Fatalf("wait %d: body: %v", i, err)
 		}
-		if !strings.Contains(string(b), fmt.Sprintf("task-%d", i)) || !strings.Contains(string(b), fmt.Sprintf(`"id":%d`, i+1)) {
-			t.Fatalf("wait %d: answer %q", i, b)
+		if !strings.Contains(string(got), fmt.Sprintf("task-%d", i)) || !strings.Contains(string(got), fmt.Sprintf(`"id":%d`, i+1)) {
+			t.Fatalf("wait %d: answer %q", i, got)
 		}
 	}
-	if err := legacyface.AwaitParked(ctx, br.b, 0); err != nil {
+	if err := legacyface.AwaitParked(ctx, b, 0); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -134,25 +134,7 @@ func TestParkedWaitLiveHeapOnDistinctTasks(t *testing.T) {
 		t.Errorf("%d parked waits on distinct tasks: %d B of live heap each, want ≤ %d B", n, perWait, limit)
 	}
 
-	for _, id := range ids {
-		srv.CompleteNow(upstreamTaskID(t, b.Store(), id))
-	}
-	for i, r := range conns {
-		resp, err := http.ReadResponse(r, nil)
-		if err != nil {
-			t.Fatalf("wait %d: %v", i, err)
-		}
-		got, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatalf("wait %d: body: %v", i, err)
-		}
-		if !strings.Contains(string(got), fmt.Sprintf("task-%d", i)) || !strings.Contains(string(got), fmt.Sprintf(`"id":%d`, i+1)) {
-			t.Fatalf("wait %d: answer %q", i, got)
-		}
-	}
-	if err := legacyface.AwaitParked(ctx, b, 0); err != nil {
-		t.Fatal(err)
-	}
+	completeAndCheckAnswers(ctx, t, b, srv, ids, conns)
 }
 
 // A tasks/cancel wakes a parked tasks/result on the task even when the
