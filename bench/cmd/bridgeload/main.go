@@ -150,7 +150,7 @@ func parse(args []string) (config, error) {
 	fs.IntVar(&c.streamWaits, "stream-waits", 10000, "streams: blocked tasks/result waits, each on a task of its own")
 	fs.IntVar(&c.streamPerSession, "stream-per-session", 100, "streams: waits (and tasks) per legacy session")
 	fs.DurationVar(&c.streamHold, "stream-hold", 6*time.Second, "streams: how long at least to hold them all and sample memory")
-	fs.IntVar(&c.streamProbes, "stream-probes", 200, "streams: another principal's tasks/get + tools/call round trips while all are blocked")
+	fs.IntVar(&c.streamProbes, "stream-probes", 200, "streams: another principal's tasks/get + tools/call round trips in each of two rounds while all are blocked (right after the ramp; once the bridge has taken the waits in: figure 14)")
 	fs.IntVar(&c.pushSamples, "push-samples", 200, "delay: samples on the push path")
 	fs.IntVar(&c.pollSamples, "poll-samples", 60, "delay: samples on the poll path")
 	fs.DurationVar(&c.delayPoll, "delay-poll", 200*time.Millisecond, "delay: upstream pollIntervalMs on the poll path")
