@@ -346,6 +346,10 @@ func TestMuxStreamLossRelistensNoLostTerminal(t *testing.T) {
 	}
 	// B listens again after the backoff, alone (A is over).
 	until(t, subs[1], seqAtLeast(3)) // B's poll after the stream ended
+	// The poll's snapshot is published before the watcher arms its timer
+	// for the listen's backoff: advancing the clock before that would set
+	// the timer a second later than the test steps.
+	clk.WaitPending(t, time.Second)
 	clk.Advance(time.Second)
 	waitMux(t, m, "B registered again", func(mx *muxer) bool { return waiting(mx) == 1 })
 	clk.Advance(DefaultListenCoalesce)
