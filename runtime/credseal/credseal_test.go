@@ -20,6 +20,18 @@ func key(t *testing.T) []byte {
 	return k
 }
 
+// keyBesides is a new random key whose id is not other's: ids are one byte,
+// so two random keys share one once in 256 draws, which New refuses (the
+// operator makes another key).
+func keyBesides(t *testing.T, other []byte) []byte {
+	t.Helper()
+	for {
+		if k := key(t); KeyID(k) != KeyID(other) {
+			return k
+		}
+	}
+}
+
 func TestRoundTrip(t *testing.T) {
 	s, err := New(key(t))
 	if err != nil {
@@ -70,7 +82,8 @@ func TestWrongKeyOwnerTamper(t *testing.T) {
 }
 
 func TestRotation(t *testing.T) {
-	oldK, newK := key(t), key(t)
+	oldK := key(t)
+	newK := keyBesides(t, oldK)
 	old, _ := New(oldK)
 	sealedOld, _ := old.Seal([]byte("v-old"), "p", "u")
 	rot, err := New(newK, oldK)
@@ -109,7 +122,7 @@ func TestLoad(t *testing.T) {
 	}
 	dir := t.TempDir()
 	f := filepath.Join(dir, "key")
-	prev := key(t)
+	prev := keyBesides(t, k)
 	if err := os.WriteFile(f, []byte(b64+"\n"+base64.StdEncoding.EncodeToString(prev)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
