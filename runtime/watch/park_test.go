@@ -234,3 +234,106 @@ func TestQueuedReadsHoldNoGoroutine(t *testing.T) {
 		t.Fatalf("%d tasks/get in flight at once, want ≤ 2", g.maxInFlight)
 	}
 }
+
+// blockingSink holds every snapshot's write until released, counting the
+// writes in flight (a store whose group commit is slow to come round).
+type blockingSink struct {
+	release chan struct{}
+	mu      sync.Mutex
+	in, max int
+	entered chan struct{}
+}
+
+func (b *blockingSink) Observe(ctx context.Context, _ Key, snap Snapshot) error {
+	if !snap.Terminal() {
+		return nil
+	}
+	b.mu.Lock()
+	b.in++
+	b.max = max(b.max, b.in)
+	b.mu.Unlock()
+	b.entered <- struct{}{}
+	select {
+	case <-b.release:
+	case <-ctx.Done():
+	}
+	b.mu.Lock()
+	b.in--
+	b.mu.Unlock()
+	return nil
+}
+
+// A burst of pushed ends reaching parked watchers whose writes wait in the
+// store runs at most MaxConcurrentSteps steps at once: the others wait as
+// queue entries, not as goroutines (a goroutine per poke, and one more per
+// write, would add 2,000 here). Every task's end still reaches its waiter.
+func TestPushBurstStepsAreBounded(t *testing.T) {
+	const n, steps = 1000, 8
+	src := &parkSource{tasks: map[string]*modern.DetailedTask{}, gets: map[string]int{}}
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("T%04d", i)
+		src.set(task(ids[i], modern.StatusWorking, 1000))
+	}
+	sink := &blockingSink{release: make(chan struct{}), entered: make(chan struct{}, n)}
+	m := NewManager(Config{
+		Source: func(Key) (Source, error) { return src, nil },
+		Sink:   sink,
+		Jitter: -1, Logger: slog.New(slog.DiscardHandler),
+		IdleTimeout: time.Hour, PushPollInterval: time.Hour, ListenCoalesce: -1,
+		MaxConcurrentSteps: steps,
+	})
+	t.Cleanup(m.Close)
+	t.Cleanup(func() { close(sink.release) }) // first: held writes end
+	subs := attachAll(t, m, ids...)
+	waitParked(t, m, fmt.Sprintf("reached %d", n), func(k int) bool { return k == n })
+	// Every watcher's registration answered, so every push below finds it
+	// on the stream (a watcher still waiting for it parks as well).
+	for deadline := time.Now().Add(30 * time.Second); ; runtime.Gosched() {
+		flowing := 0
+		for _, s := range subs {
+			if _, ok := m.state(s.e); ok {
+				flowing++
+			}
+		}
+		if flowing == n && m.Parked() == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d tasks pushed, %d parked", flowing, n, m.Parked())
+		}
+	}
+	before := runtime.NumGoroutine()
+	for _, id := range ids {
+		done := task(id, modern.StatusCompleted, 0)
+		src.set(done)
+		src.push(done)
+	}
+	for range steps {
+		<-sink.entered
+	}
+	waitParked(t, m, "all woken", func(k int) bool { return k == 0 })
+	if extra := settledGoroutines(before, 2*steps); extra > 2*steps {
+		t.Fatalf("%d pushed ends, %d writes held: %d more goroutines, want ≤ %d", n, steps, extra, 2*steps)
+	}
+	go func() {
+		for range n - steps {
+			<-sink.entered
+		}
+	}()
+	go func() {
+		for range n {
+			sink.release <- struct{}{}
+		}
+	}()
+	for i, s := range subs {
+		if snap := until(t, s, terminal); snap.Task.Status != modern.StatusCompleted {
+			t.Fatalf("%s: %v", ids[i], snap.Task.Status)
+		}
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	if sink.max > steps {
+		t.Fatalf("%d writes in flight at once, want ≤ %d", sink.max, steps)
+	}
+}

@@ -97,7 +97,7 @@ func (w *watcher) shared() {
 			m.cfg.Logger.Debug("watch: cannot take a task's lease; following", "upstream", w.e.key.Target, "err", err)
 		}
 		if ok {
-			out := w.lead(sh)
+			out := w.lead(sh, nil)
 			if out == outDone {
 				sh.release()
 				return

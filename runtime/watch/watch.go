@@ -157,6 +157,12 @@ type Config struct {
 	// long after; a healthy upstream answers a read in milliseconds, so the
 	// queue drains at once. Default DefaultMaxConcurrentReads.
 	MaxConcurrentReads int
+	// MaxConcurrentSteps bounds the parking watchers' steps running at once
+	// (reading a notification, writing its snapshot to the store); more wait
+	// in a queue, a record each rather than a goroutine each. A step that
+	// waits on the upstream gives its place up first (stepper). Default
+	// DefaultMaxConcurrentSteps.
+	MaxConcurrentSteps int
 	// Retryable decides whether a failed tasks/update is retried (Answer).
 	// Default: errors with a Temporary() bool method that returns true
 	// (upstream/modern's ErrUnavailable).
@@ -230,6 +236,9 @@ func (c *Config) defaults() {
 	if c.MaxConcurrentReads <= 0 {
 		c.MaxConcurrentReads = DefaultMaxConcurrentReads
 	}
+	if c.MaxConcurrentSteps <= 0 {
+		c.MaxConcurrentSteps = DefaultMaxConcurrentSteps
+	}
 	if c.Retryable == nil {
 		c.Retryable = Temporary
 	}
@@ -247,6 +256,12 @@ func (c *Config) defaults() {
 // DefaultMaxConcurrentReads is Config.MaxConcurrentReads's default.
 const DefaultMaxConcurrentReads = 64
 
+// DefaultMaxConcurrentSteps is Config.MaxConcurrentSteps's default: enough
+// steps in flight for the store's group commit to batch their writes
+// (each fsync round covers every write queued meanwhile), few enough that a
+// burst of pokes does not become thousands of goroutines waiting on it.
+const DefaultMaxConcurrentSteps = 128
+
 // Temporary reports whether err (or an error in its chain) has a
 // Temporary() bool method that returns true.
 func Temporary(err error) bool {
@@ -263,6 +278,7 @@ type Manager struct {
 
 	mux    *muxer     // the listens shared by an upstream session's tasks
 	reads  *readGate  // MaxConcurrentReads tokens
+	steps  *stepper   // MaxConcurrentSteps places
 	timers parkTimers // the parked watchers' next steps
 
 	mu      sync.Mutex
@@ -386,6 +402,7 @@ func NewManager(cfg Config) *Manager {
 	m.mux = newMuxer(m)
 	m.parkC = sync.NewCond(&m.parkMu)
 	m.reads = newReadGate(cfg.MaxConcurrentReads)
+	m.steps = newStepper(cfg.MaxConcurrentSteps)
 	return m
 }
 
@@ -620,11 +637,11 @@ func (m *Manager) start(e *entry) error {
 	e.w.Store(w)
 	// The watcher counts in wg from its start to its end, parked or not.
 	m.wg.Add(1)
-	go func() {
-		if !w.run() {
+	m.steps.run(func(sl *stepSlot) {
+		if !w.run(sl) {
 			m.wg.Done()
 		}
-	}()
+	})
 	return nil
 }
 

@@ -93,14 +93,16 @@ type afterFuncer interface {
 	AfterFunc(d time.Duration, f func()) FuncTimer
 }
 
-// run is the watcher's first step; it reports whether the watcher parked
-// (it then still counts in Manager.wg, until it ends on a resumed step).
-func (w *watcher) run() (parked bool) {
+// run is the watcher's first step, taken in sl (see stepper); it reports
+// whether the watcher parked (it then still counts in Manager.wg, until it
+// ends on a resumed step).
+func (w *watcher) run(sl *stepSlot) (parked bool) {
 	if w.m.cfg.Coord != nil {
+		sl.detach() // keeps its goroutine: the lease is renewed on it
 		w.shared()
 		return false
 	}
-	return w.lead(nil) == outParked
+	return w.lead(nil, sl) == outParked
 }
 
 // outcome is how lead and follow end.
@@ -115,7 +117,7 @@ const (
 
 // lead reads the upstream: alone (sh nil) or as the holder of the task's
 // lease, renewing it and sharing every snapshot with the other replicas.
-func (w *watcher) lead(sh *shared) outcome {
+func (w *watcher) lead(sh *shared, sl *stepSlot) outcome {
 	m, clk := w.m, w.m.cfg.Clock
 	// Alone, the watcher reads under the Manager's own context: nothing
 	// outlives its loop but the listen, which has a cancel of its own, so a
@@ -135,9 +137,9 @@ func (w *watcher) lead(sh *shared) outcome {
 	ls.nextPoll = start // the first read happens at once
 	ls.nextListen = start
 	w.ls = ls
-	out := w.loop(sh)
+	out := w.loop(sh, sl)
 	if out != outParked {
-		w.endLead(sh)
+		w.endLead(sh, sl)
 	}
 	return out
 }
@@ -161,7 +163,7 @@ func (w *watcher) shareFunc(sh *shared) func(Snapshot) {
 
 // endLead ends the reading loop: the subscription ends and its request is
 // over before the watcher counts as stopped (Manager.Close waits for both).
-func (w *watcher) endLead(sh *shared) {
+func (w *watcher) endLead(sh *shared, sl *stepSlot) {
 	m, ls := w.m, w.ls
 	if sh != nil {
 		sh.lcancel()
@@ -173,6 +175,7 @@ func (w *watcher) endLead(sh *shared) {
 	}
 	w.stopListen()
 	if ls.listening != nil {
+		sl.detach() // the listen's request may take its time to end
 		r := <-ls.listening
 		m.drain(r.updates)
 	}
@@ -188,10 +191,10 @@ func (w *watcher) stopListen() {
 	w.ls.listenCancel()
 }
 
-// resume runs a parked watcher's loop again on a goroutine of its own.
-func (w *watcher) resume() {
-	if w.loop(nil) != outParked {
-		w.endLead(nil)
+// resume runs a parked watcher's loop again, as a step in sl.
+func (w *watcher) resume(sl *stepSlot) {
+	if w.loop(nil, sl) != outParked {
+		w.endLead(nil, sl)
 		w.m.wg.Done()
 	}
 }
@@ -213,7 +216,7 @@ func (w *watcher) poke() {
 	w.m.parkedMoved(-1)
 	w.m.unschedule(w)
 	w.pmu.Unlock()
-	go w.resume()
+	w.m.steps.run(w.resume)
 }
 
 // pokeChan returns the channel that carries pokes to a blocking select,
@@ -279,8 +282,9 @@ const (
 	evRegistered
 )
 
-// loop runs the watcher's steps until it stops, loses the lease or parks.
-func (w *watcher) loop(sh *shared) outcome {
+// loop runs the watcher's steps until it stops, loses the lease or parks;
+// sl is the stepper's place it runs in (nil: none).
+func (w *watcher) loop(sh *shared, sl *stepSlot) outcome {
 	m, cfg := w.m, &w.m.cfg
 	clk := cfg.Clock
 	ls := w.ls
@@ -331,7 +335,7 @@ func (w *watcher) loop(sh *shared) outcome {
 			var snap Snapshot
 			var ok bool
 			offStack(func() {
-				snap, ok = w.poll(ctx, &ls.seq, gate)
+				snap, ok = w.poll(ctx, &ls.seq, gate, sl)
 				if ok {
 					m.publish(ctx, w.e, snap, w.shareFunc(sh))
 				}
@@ -401,7 +405,7 @@ func (w *watcher) loop(sh *shared) outcome {
 			// After pokeC exists: a delivery after this look pokes it (or,
 			// parkable, marks the watcher dirty so it does not park).
 			if t, open, ok := m.mux.take(ls.feed); ok {
-				if out, stop := w.handle(sh, event{kind: evUpdate, t: t, ok: open}); stop {
+				if out, stop := w.handle(sh, event{kind: evUpdate, t: t, ok: open}, offStack); stop {
 					return out
 				}
 				continue
@@ -427,6 +431,8 @@ func (w *watcher) loop(sh *shared) outcome {
 				continue
 			}
 		} else {
+			// Blocks until an event: not as one of the stepper's steps.
+			sl.detach()
 			var remote <-chan []byte // the other replicas' messages (lease holder)
 			if sh != nil {
 				remote = sh.msgs
@@ -450,14 +456,16 @@ func (w *watcher) loop(sh *shared) outcome {
 			}
 			timer.Stop()
 		}
-		if out, stop := w.handle(sh, ev); stop {
+		if out, stop := w.handle(sh, ev, offStack); stop {
 			return out
 		}
 	}
 }
 
 // handle applies one event to the loop's state; stop: the loop ends.
-func (w *watcher) handle(sh *shared, ev event) (outcome, bool) {
+// offStack is the loop's: inline for a parking watcher, whose goroutine ends
+// at its next park anyway.
+func (w *watcher) handle(sh *shared, ev event, offStack func(func())) (outcome, bool) {
 	m, cfg := w.m, &w.m.cfg
 	clk := cfg.Clock
 	ls := w.ls
@@ -578,8 +586,8 @@ const (
 
 // poll reads the task once; a scheduled read holds one of the
 // MaxConcurrentReads tokens while it runs. ok is false when the watcher is
-// being shut down.
-func (w *watcher) poll(ctx context.Context, seq *uint64, gate int) (Snapshot, bool) {
+// being shut down. The read is not one of the stepper's steps (sl).
+func (w *watcher) poll(ctx context.Context, seq *uint64, gate int, sl *stepSlot) (Snapshot, bool) {
 	m := w.m
 	switch gate {
 	case gateWait:
@@ -590,6 +598,7 @@ func (w *watcher) poll(ctx context.Context, seq *uint64, gate int) (Snapshot, bo
 	case gateHeld:
 		defer m.reads.release()
 	}
+	sl.detach()
 	rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
 	t, err := w.src.GetTask(rctx, w.e.key.TaskID)
 	cancel()
