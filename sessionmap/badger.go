@@ -43,11 +43,11 @@ const (
 	gcBatch       = 1024
 	// gcBatchBytes bounds one transaction of CollectExpired or
 	// DeleteSessionTasks as Badger counts it (taskDeleteCost): under the
-	// 1.2 MiB it takes in one transaction with memTableSize. A batch of
+	// 0.6 MiB it takes in one transaction with memTableSize. A batch of
 	// 1,024 tasks with 24-character ids is about 240 KB; with MaxIDLen ids
 	// it would be 2.2 MB, so such a batch is cut short and the rest goes in
 	// the next transaction (TestBadgerDeleteLongIDs).
-	gcBatchBytes = 1 << 20
+	gcBatchBytes = 512 << 10
 )
 
 // taskDeleteCost is what deleting a task's four keys (record, list, owner
@@ -98,19 +98,21 @@ func expiryKey(at time.Time, id string) []byte {
 // its skiplist nodes), and the Go collector lets the heap grow to about
 // twice what is live before it collects, so each MiB here costs about two of
 // resident memory. The store's records are small (a task record, its list
-// and owner entries, a session, a credential: hundreds of bytes), so 8 MiB
-// still holds tens of thousands of them between flushes.
+// and owner entries, a session, a credential: hundreds of bytes), so 4 MiB
+// still holds thousands of them between flushes (10,000 parked waits on
+// distinct tasks: 5.2 MiB of arena instead of 10.4 with 8 MiB, about 10 MiB
+// less at the peak of their arrival, docs/PERFORMANCE.md).
 //
 // Badger refuses a transaction whose entries add up to 15 % of the memtable
-// (1.2 MiB here) or more, counting a value stored in the value log as its
+// (0.6 MiB here) or more, counting a value stored in the value log as its
 // 12-byte pointer and any other by its length. A task record and its list
 // entry both carry the status message, which the upstream chooses and
 // nothing bounds, and an owed answer or result can be as large as a request
 // body (--max-body-bytes), so values of valueThreshold bytes or more go to
 // the value log: a transaction writes at most four values (record, list,
-// owner and expiry entries), each under 256 KiB in the memtable, well within
-// the 1.2 MiB (TestBadgerLargeRecords); the batches that only delete are
-// bounded by gcBatchBytes.
+// owner and expiry entries), each under 128 KiB in the memtable, within the
+// 0.6 MiB (TestBadgerLargeRecords); the batches that only delete are bounded
+// by gcBatchBytes.
 //
 // Neither size is written into the store: a store written with other sizes
 // opens with these, and a value already in the value log, or not, is read
@@ -118,11 +120,12 @@ func expiryKey(at time.Time, id string) []byte {
 // constrains is the replay of a memtable log its last process left behind
 // (memTableSizeFor).
 const (
-	memTableSize   = 8 << 20
-	valueThreshold = 256 << 10
+	memTableSize   = 4 << 20
+	valueThreshold = 128 << 10
 	blockCacheSize = 4 << 20
-	// legacyMemTableSize is the memtable the store was written with before
-	// memTableSize: a memtable log from that time may hold up to 16 MiB.
+	// legacyMemTableSize is the largest memtable the store was written
+	// with before memTableSize (16 MiB, then 8 MiB): a memtable log from
+	// that time may hold up to 16 MiB.
 	legacyMemTableSize = 16 << 20
 )
 
