@@ -55,3 +55,6 @@ func AwaitParked(ctx context.Context, b *Bridge, n int) error {
 		}
 	}
 }
+
+// HubsDriving returns the hubs whose drive runs or waits for its turn.
+func HubsDriving(b *Bridge) int64 { return b.parking.driving.Load() }

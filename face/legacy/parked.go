@@ -13,6 +13,7 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/ops/audit"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/runtime/steps"
 	"github.com/tasksbridge/tasksbridge/runtime/watch"
 	"github.com/tasksbridge/tasksbridge/sessionmap"
 	"github.com/tasksbridge/tasksbridge/translate/waitrule"
@@ -622,7 +623,22 @@ type parking struct {
 	hubs      map[string]*parkHub // by local task id
 	n         atomic.Int64        // parked waits
 	driving   atomic.Int64        // hubs with a drive running
-	moved     heartbeat           // fires when n changes or driving drops to 0 (tests wait on it)
+
+	stepsOnce sync.Once
+	steps     *steps.Runner // the hubs' drives (runner)
+	moved     heartbeat     // fires when n changes or driving drops to 0 (tests wait on it)
+}
+
+// hubSteps bounds the hubs' drives running at once: a burst of waits
+// parking (or of their tasks' snapshots) would otherwise start a drive
+// goroutine per hub, each waiting its turn on the store's reads. A drive
+// gives its place up before it writes to clients (settleAll).
+const hubSteps = 128
+
+// runner is the parking's steps runner (made at first use).
+func (p *parking) runner() *steps.Runner {
+	p.stepsOnce.Do(func() { p.steps = steps.New(hubSteps) })
+	return p.steps
 }
 
 // hookDrain makes the bridge's drain stop every parked wait (once).
@@ -667,6 +683,7 @@ type parkHub struct {
 	more map[*parkCtl]struct{}
 
 	// Driven state (owned by the one drive running).
+	sl     *steps.Slot                         // the drive's place on parking.runner (nil between drives)
 	failed func(awaitMode) (*rawResult, error) // the watcher could not be attached: every wait gets this
 	sub    *watch.Subscription
 	// expAt is when the record expires (UnixNano; its place in the
@@ -879,6 +896,7 @@ func (p *parking) pin(id string) {
 
 // settleAll answers every parked wait of the hub with the verdict f.
 func (h *parkHub) settleAll(f func(awaitMode) (*rawResult, error)) {
+	h.sl.Detach() // answers are written to the clients' sockets
 	v := &verdict{f: f}
 	for _, pc := range h.b.parking.take(h, nil) {
 		pc.settle(v)
@@ -897,14 +915,15 @@ func (h *parkHub) poke() {
 	h.busy = true
 	h.mu.Unlock()
 	h.b.parking.driving.Add(1)
-	go h.drive()
+	h.b.parking.runner().Run(h.drive)
 }
 
 // drive takes the hub's pending events in turn, one per turn as a select
 // loop would, and exits once none is left or the hub has no waits left (it
-// then ends the hub).
-func (h *parkHub) drive() {
+// then ends the hub). It runs as a step in sl (see parking.runner).
+func (h *parkHub) drive(sl *steps.Slot) {
 	p := &h.b.parking
+	h.sl = sl
 	defer func() {
 		if p.driving.Add(-1) == 0 {
 			p.moved.fire()
@@ -913,6 +932,7 @@ func (h *parkHub) drive() {
 	for {
 		h.mu.Lock()
 		if !h.dirty {
+			h.sl = nil // before busy: the next drive sets its own
 			h.busy = false
 			h.mu.Unlock()
 			return
@@ -923,6 +943,7 @@ func (h *parkHub) drive() {
 			more, retired := h.turn()
 			if retired {
 				h.mu.Lock()
+				h.sl = nil
 				h.ended, h.busy = true, false
 				h.mu.Unlock()
 				h.end()
@@ -1043,6 +1064,7 @@ func (h *parkHub) step(snap watch.Snapshot) {
 		h.settleAll(verdictOf(st))
 		return
 	case waitrule.Answer:
+		h.sl.Detach() // answers are written to the clients' sockets
 		v := &verdict{f: verdictOf(st)}
 		for _, pc := range b.parking.take(h, nil) {
 			pc.s.forgetPresented(h.rec.id)
@@ -1058,6 +1080,7 @@ func (h *parkHub) step(snap watch.Snapshot) {
 		// Questions: a wait whose session has not been shown one of them
 		// goes back onto a goroutine to present it (or to end the task,
 		// when the client cannot answer it, L-82).
+		h.sl.Detach()
 		for _, pc := range b.parking.take(h, func(pc *parkCtl) bool {
 			return decideWait(waitInput{rec: cur, snap: snap, target: b.target, shown: pc.s.shown(cur.ID)}).Kind == waitrule.Present
 		}) {

@@ -9,12 +9,14 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	legacyface "github.com/tasksbridge/tasksbridge/face/legacy"
 	"github.com/tasksbridge/tasksbridge/internal/demo"
 	"github.com/tasksbridge/tasksbridge/runtime/watch"
+	"github.com/tasksbridge/tasksbridge/sessionmap"
 )
 
 // Parked waits on distinct tasks hold no goroutine either: each task's
@@ -130,5 +132,134 @@ func completeAndCheckAnswers(ctx context.Context, t *testing.T, b *legacyface.Br
 	}
 	if err := legacyface.AwaitParked(ctx, b, 0); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// heldReadStore holds the hubs' GetTask calls while hold is set (a store
+// whose reads queue behind a burst), counting the reads held. Only the
+// hubs': the watchers' own steps are bounded on their own (runtime/watch).
+type heldReadStore struct {
+	sessionmap.Store
+	hold    atomic.Bool
+	release chan struct{}
+	held    atomic.Int64
+}
+
+func (s *heldReadStore) GetTask(ctx context.Context, sc sessionmap.Scope, id string) (sessionmap.Task, error) {
+	if s.hold.Load() && calledFrom("(*parkHub).step") {
+		s.held.Add(1)
+		<-s.release
+	}
+	return s.Store.GetTask(ctx, sc, id)
+}
+
+// A burst of task ends reaching the hubs of 400 parked waits, whose store
+// reads are held, runs a bounded number of hub drives at once: the other
+// hubs wait as queue entries, not as a goroutine each (a drive per hub
+// would add 400). Every wait is still answered once the reads go on.
+func TestHubDrivesAreBounded(t *testing.T) {
+	const n = 400
+	ctx := ctxT(t, 180*time.Second)
+	up := startUpstream(t, demo.Options{})
+	st := &heldReadStore{Store: sessionmap.NewMemory(), release: make(chan struct{})}
+	br := startBridge(t, up, legacyface.Config{
+		Store:                  st,
+		MaxWaitersPerPrincipal: -1, MaxTasksPerPrincipal: -1,
+		Watch: watch.Config{MinPollInterval: 5 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
+			IdleTimeout: time.Hour, PushPollInterval: time.Hour, Jitter: -1},
+	})
+	c := newRawClient(t, br.url)
+	c.initialize(ctx, nil)
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 600000, "text": fmt.Sprintf("task-%d", i)}, "task": map[string]any{}}))
+	}
+	addr := strings.TrimPrefix(strings.TrimSuffix(br.url, "/mcp"), "http://")
+	conns := make([]*bufio.Reader, n)
+	for i := range n {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/result","params":{"taskId":%q}}`, i+1, ids[i])
+		fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: %d\r\n\r\n%s",
+			addr, c.sessionID(), len(body), body)
+		conns[i] = bufio.NewReaderSize(conn, 512)
+	}
+	if err := legacyface.AwaitParkedIdle(ctx, br.b, n); err != nil {
+		t.Fatal(err)
+	}
+	upIDs := make([]string, n)
+	for i, id := range ids {
+		upIDs[i] = upstreamTaskID(t, st.Store, id)
+	}
+	base := runtime.NumGoroutine()
+	st.hold.Store(true)
+	released := false
+	defer func() {
+		if !released {
+			close(st.release)
+		}
+	}()
+	for _, id := range upIDs {
+		up.srv.CompleteNow(id)
+	}
+	// Every hub woke: its drive runs (its read held) or waits its turn.
+	for deadline := time.Now().Add(60 * time.Second); legacyface.HubsDriving(br.b) < n; runtime.Gosched() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d hubs driving after the tasks ended (%d reads held), want %d", legacyface.HubsDriving(br.b), st.held.Load(), n)
+		}
+	}
+	grew := settledGoroutinesAbove(base, 250)
+	t.Logf("%d hubs woken with their reads held: %d reads held, %d more goroutines", n, st.held.Load(), grew)
+	if grew > 250 {
+		t.Errorf("%d hubs woken with their reads held added %d goroutines, want ≤ 250", n, grew)
+	}
+	st.hold.Store(false)
+	close(st.release)
+	released = true
+	for i, r := range conns {
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			t.Fatalf("wait %d: %v", i, err)
+		}
+		got, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatalf("wait %d: body: %v", i, err)
+		}
+		if !strings.Contains(string(got), fmt.Sprintf("task-%d", i)) {
+			t.Fatalf("wait %d: answer %q", i, got)
+		}
+	}
+}
+
+// calledFrom reports whether a function whose name ends in fn is on the
+// caller's stack.
+func calledFrom(fn string) bool {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	for {
+		f, more := frames.Next()
+		if strings.HasSuffix(f.Function, fn) {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+// settledGoroutinesAbove returns the goroutines added since base, once at
+// most limit remain or after a bound (goroutines ending their work may
+// still be unwinding; one that stays blocked still counts).
+func settledGoroutinesAbove(base, limit int) int {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		extra := runtime.NumGoroutine() - base
+		if extra <= limit || time.Now().After(deadline) {
+			return extra
+		}
+		runtime.Gosched()
 	}
 }

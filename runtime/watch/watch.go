@@ -25,6 +25,7 @@ import (
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
 	"github.com/tasksbridge/tasksbridge/runtime/coord"
+	"github.com/tasksbridge/tasksbridge/runtime/steps"
 )
 
 // Key names one upstream task.
@@ -160,7 +161,7 @@ type Config struct {
 	// MaxConcurrentSteps bounds the parking watchers' steps running at once
 	// (reading a notification, writing its snapshot to the store); more wait
 	// in a queue, a record each rather than a goroutine each. A step that
-	// waits on the upstream gives its place up first (stepper). Default
+	// waits on the upstream gives its place up first (runtime/steps). Default
 	// DefaultMaxConcurrentSteps.
 	MaxConcurrentSteps int
 	// Retryable decides whether a failed tasks/update is retried (Answer).
@@ -276,10 +277,10 @@ type Manager struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mux    *muxer     // the listens shared by an upstream session's tasks
-	reads  *readGate  // MaxConcurrentReads tokens
-	steps  *stepper   // MaxConcurrentSteps places
-	timers parkTimers // the parked watchers' next steps
+	mux    *muxer        // the listens shared by an upstream session's tasks
+	reads  *readGate     // MaxConcurrentReads tokens
+	steps  *steps.Runner // MaxConcurrentSteps places
+	timers parkTimers    // the parked watchers' next steps
 
 	mu      sync.Mutex
 	entries map[Key]*entry
@@ -402,7 +403,7 @@ func NewManager(cfg Config) *Manager {
 	m.mux = newMuxer(m)
 	m.parkC = sync.NewCond(&m.parkMu)
 	m.reads = newReadGate(cfg.MaxConcurrentReads)
-	m.steps = newStepper(cfg.MaxConcurrentSteps)
+	m.steps = steps.New(cfg.MaxConcurrentSteps)
 	return m
 }
 
@@ -637,7 +638,7 @@ func (m *Manager) start(e *entry) error {
 	e.w.Store(w)
 	// The watcher counts in wg from its start to its end, parked or not.
 	m.wg.Add(1)
-	m.steps.run(func(sl *stepSlot) {
+	m.steps.Run(func(sl *steps.Slot) {
 		if !w.run(sl) {
 			m.wg.Done()
 		}

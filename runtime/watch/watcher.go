@@ -9,6 +9,7 @@ import (
 
 	"github.com/tasksbridge/tasksbridge/modern"
 	"github.com/tasksbridge/tasksbridge/rpc"
+	"github.com/tasksbridge/tasksbridge/runtime/steps"
 )
 
 // watcher reads one upstream task. It is a state machine rather than a
@@ -93,12 +94,12 @@ type afterFuncer interface {
 	AfterFunc(d time.Duration, f func()) FuncTimer
 }
 
-// run is the watcher's first step, taken in sl (see stepper); it reports
+// run is the watcher's first step, taken in sl (see runtime/steps); it reports
 // whether the watcher parked (it then still counts in Manager.wg, until it
 // ends on a resumed step).
-func (w *watcher) run(sl *stepSlot) (parked bool) {
+func (w *watcher) run(sl *steps.Slot) (parked bool) {
 	if w.m.cfg.Coord != nil {
-		sl.detach() // keeps its goroutine: the lease is renewed on it
+		sl.Detach() // keeps its goroutine: the lease is renewed on it
 		w.shared()
 		return false
 	}
@@ -117,7 +118,7 @@ const (
 
 // lead reads the upstream: alone (sh nil) or as the holder of the task's
 // lease, renewing it and sharing every snapshot with the other replicas.
-func (w *watcher) lead(sh *shared, sl *stepSlot) outcome {
+func (w *watcher) lead(sh *shared, sl *steps.Slot) outcome {
 	m, clk := w.m, w.m.cfg.Clock
 	// Alone, the watcher reads under the Manager's own context: nothing
 	// outlives its loop but the listen, which has a cancel of its own, so a
@@ -163,7 +164,7 @@ func (w *watcher) shareFunc(sh *shared) func(Snapshot) {
 
 // endLead ends the reading loop: the subscription ends and its request is
 // over before the watcher counts as stopped (Manager.Close waits for both).
-func (w *watcher) endLead(sh *shared, sl *stepSlot) {
+func (w *watcher) endLead(sh *shared, sl *steps.Slot) {
 	m, ls := w.m, w.ls
 	if sh != nil {
 		sh.lcancel()
@@ -175,7 +176,7 @@ func (w *watcher) endLead(sh *shared, sl *stepSlot) {
 	}
 	w.stopListen()
 	if ls.listening != nil {
-		sl.detach() // the listen's request may take its time to end
+		sl.Detach() // the listen's request may take its time to end
 		r := <-ls.listening
 		m.drain(r.updates)
 	}
@@ -192,7 +193,7 @@ func (w *watcher) stopListen() {
 }
 
 // resume runs a parked watcher's loop again, as a step in sl.
-func (w *watcher) resume(sl *stepSlot) {
+func (w *watcher) resume(sl *steps.Slot) {
 	if w.loop(nil, sl) != outParked {
 		w.endLead(nil, sl)
 		w.m.wg.Done()
@@ -216,7 +217,7 @@ func (w *watcher) poke() {
 	w.m.parkedMoved(-1)
 	w.m.unschedule(w)
 	w.pmu.Unlock()
-	w.m.steps.run(w.resume)
+	w.m.steps.Run(w.resume)
 }
 
 // pokeChan returns the channel that carries pokes to a blocking select,
@@ -283,8 +284,8 @@ const (
 )
 
 // loop runs the watcher's steps until it stops, loses the lease or parks;
-// sl is the stepper's place it runs in (nil: none).
-func (w *watcher) loop(sh *shared, sl *stepSlot) outcome {
+// sl is the place it runs in on the Manager's steps (nil: none).
+func (w *watcher) loop(sh *shared, sl *steps.Slot) outcome {
 	m, cfg := w.m, &w.m.cfg
 	clk := cfg.Clock
 	ls := w.ls
@@ -431,8 +432,8 @@ func (w *watcher) loop(sh *shared, sl *stepSlot) outcome {
 				continue
 			}
 		} else {
-			// Blocks until an event: not as one of the stepper's steps.
-			sl.detach()
+			// Blocks until an event: not as one of the Manager's steps.
+			sl.Detach()
 			var remote <-chan []byte // the other replicas' messages (lease holder)
 			if sh != nil {
 				remote = sh.msgs
@@ -586,8 +587,8 @@ const (
 
 // poll reads the task once; a scheduled read holds one of the
 // MaxConcurrentReads tokens while it runs. ok is false when the watcher is
-// being shut down. The read is not one of the stepper's steps (sl).
-func (w *watcher) poll(ctx context.Context, seq *uint64, gate int, sl *stepSlot) (Snapshot, bool) {
+// being shut down. The read is not one of the Manager's steps (sl).
+func (w *watcher) poll(ctx context.Context, seq *uint64, gate int, sl *steps.Slot) (Snapshot, bool) {
 	m := w.m
 	switch gate {
 	case gateWait:
@@ -598,7 +599,7 @@ func (w *watcher) poll(ctx context.Context, seq *uint64, gate int, sl *stepSlot)
 	case gateHeld:
 		defer m.reads.release()
 	}
-	sl.detach()
+	sl.Detach()
 	rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
 	t, err := w.src.GetTask(rctx, w.e.key.TaskID)
 	cancel()

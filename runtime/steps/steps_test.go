@@ -1,4 +1,4 @@
-package watch
+package steps
 
 import (
 	"runtime"
@@ -6,22 +6,22 @@ import (
 	"time"
 )
 
-// The stepper runs at most max steps at once, in the order they came; a
+// A Runner runs at most max steps at once, in the order they came; a
 // step that detaches hands its place to the next pending one and goes on.
-func TestStepperBoundsAndDetach(t *testing.T) {
-	s := newStepper(2)
+func TestBoundsAndDetach(t *testing.T) {
+	s := New(2)
 	entered := make(chan int, 8)
 	release := make([]chan struct{}, 5)
 	detach := make([]chan struct{}, 5)
 	for i := range release {
 		release[i], detach[i] = make(chan struct{}), make(chan struct{}, 1)
-		s.run(func(sl *stepSlot) {
+		s.Run(func(sl *Slot) {
 			entered <- i
 			select {
 			case <-release[i]:
 			case <-detach[i]:
-				sl.detach()
-				sl.detach() // twice is harmless
+				sl.Detach()
+				sl.Detach() // twice is harmless
 				<-release[i]
 			}
 		})
@@ -56,9 +56,7 @@ func TestStepperBoundsAndDetach(t *testing.T) {
 	close(release[4])
 	// The last goroutines give their places up once their steps return.
 	for deadline := time.Now().Add(10 * time.Second); ; runtime.Gosched() {
-		s.mu.Lock()
-		running, queued := s.running, len(s.q)-s.head
-		s.mu.Unlock()
+		running, queued := s.Running(), s.Pending()
 		if running == 0 && queued == 0 {
 			break
 		}
