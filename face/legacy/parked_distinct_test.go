@@ -30,18 +30,10 @@ func TestParkedWaitsOnDistinctTasksHoldNoGoroutine(t *testing.T) {
 	const n = 1000
 	ctx := ctxT(t, 180*time.Second)
 	up := startUpstream(t, demo.Options{})
-	br := startBridge(t, up, legacyface.Config{
-		MaxWaitersPerPrincipal: -1, MaxTasksPerPrincipal: -1,
-		// No idle retirement and no safety read while the test counts.
-		Watch: watch.Config{MinPollInterval: 5 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
-			IdleTimeout: time.Hour, PushPollInterval: time.Hour, Jitter: -1},
-	})
+	br := startBridge(t, up, manyWaitsConfig(nil))
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 600000, "text": fmt.Sprintf("task-%d", i)}, "task": map[string]any{}}))
-	}
+	ids := startSlowTasks(ctx, t, c, n)
 	c.hc.CloseIdleConnections()
 	addr := strings.TrimPrefix(strings.TrimSuffix(br.url, "/mcp"), "http://")
 	if err := legacyface.AwaitParkedIdle(ctx, br.b, 0); err != nil {
@@ -52,20 +44,9 @@ func TestParkedWaitsOnDistinctTasksHoldNoGoroutine(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	base := runtime.NumGoroutine()
 
-	conns := make([]*bufio.Reader, n)
-	for i := range n {
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close() })
-		// 64 KiB of whitespace between members: a parked wait that kept
-		// the buffer its message was read into would keep it all.
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,%s"method":"tasks/result","params":{"taskId":%q}}`, i+1, strings.Repeat(" ", 64<<10), ids[i])
-		fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: %d\r\n\r\n%s",
-			addr, c.sessionID(), len(body), body)
-		conns[i] = bufio.NewReaderSize(conn, 512)
-	}
+	// 64 KiB of whitespace between members: a parked wait that kept the
+	// buffer its message was read into would keep it all.
+	conns := openWaits(t, addr, c.sessionID(), ids, 64<<10, 512)
 	if err := legacyface.AwaitParked(ctx, br.b, n); err != nil {
 		t.Fatal(err)
 	}
@@ -117,6 +98,13 @@ func completeAndCheckAnswers(ctx context.Context, t *testing.T, b *legacyface.Br
 	for _, id := range ids {
 		srv.CompleteNow(upstreamTaskID(t, b.Store(), id))
 	}
+	checkAnswers(ctx, t, b, conns)
+}
+
+// checkAnswers reads each wait's answer (conns[i] waits on the task whose
+// text is task-i, request id i+1) and waits until none is parked.
+func checkAnswers(ctx context.Context, t *testing.T, b *legacyface.Bridge, conns []*bufio.Reader) {
+	t.Helper()
 	for i, r := range conns {
 		resp, err := http.ReadResponse(r, nil)
 		if err != nil {
@@ -162,31 +150,12 @@ func TestHubDrivesAreBounded(t *testing.T) {
 	ctx := ctxT(t, 180*time.Second)
 	up := startUpstream(t, demo.Options{})
 	st := &heldReadStore{Store: sessionmap.NewMemory(), release: make(chan struct{})}
-	br := startBridge(t, up, legacyface.Config{
-		Store:                  st,
-		MaxWaitersPerPrincipal: -1, MaxTasksPerPrincipal: -1,
-		Watch: watch.Config{MinPollInterval: 5 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
-			IdleTimeout: time.Hour, PushPollInterval: time.Hour, Jitter: -1},
-	})
+	br := startBridge(t, up, manyWaitsConfig(st))
 	c := newRawClient(t, br.url)
 	c.initialize(ctx, nil)
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 600000, "text": fmt.Sprintf("task-%d", i)}, "task": map[string]any{}}))
-	}
+	ids := startSlowTasks(ctx, t, c, n)
 	addr := strings.TrimPrefix(strings.TrimSuffix(br.url, "/mcp"), "http://")
-	conns := make([]*bufio.Reader, n)
-	for i := range n {
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close() })
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/result","params":{"taskId":%q}}`, i+1, ids[i])
-		fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: %d\r\n\r\n%s",
-			addr, c.sessionID(), len(body), body)
-		conns[i] = bufio.NewReaderSize(conn, 512)
-	}
+	conns := openWaits(t, addr, c.sessionID(), ids, 0, 512)
 	if err := legacyface.AwaitParkedIdle(ctx, br.b, n); err != nil {
 		t.Fatal(err)
 	}
@@ -219,19 +188,50 @@ func TestHubDrivesAreBounded(t *testing.T) {
 	st.hold.Store(false)
 	close(st.release)
 	released = true
-	for i, r := range conns {
-		resp, err := http.ReadResponse(r, nil)
-		if err != nil {
-			t.Fatalf("wait %d: %v", i, err)
-		}
-		got, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatalf("wait %d: body: %v", i, err)
-		}
-		if !strings.Contains(string(got), fmt.Sprintf("task-%d", i)) {
-			t.Fatalf("wait %d: answer %q", i, got)
-		}
+	checkAnswers(ctx, t, br.b, conns)
+}
+
+// manyWaitsConfig is a bridge for thousands of waits of one principal on
+// store st (nil: startBridge's): no per-principal limits, no idle
+// retirement and no safety read while a test counts.
+func manyWaitsConfig(st sessionmap.Store) legacyface.Config {
+	return legacyface.Config{
+		Store:                  st,
+		MaxWaitersPerPrincipal: -1, MaxTasksPerPrincipal: -1,
+		Watch: watch.Config{MinPollInterval: 5 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
+			IdleTimeout: time.Hour, PushPollInterval: time.Hour, Jitter: -1},
 	}
+}
+
+// startSlowTasks starts n tasks of the upstream's slow_task (ten minutes,
+// text task-0 … task-n-1) on c's session and returns their ids.
+func startSlowTasks(ctx context.Context, t *testing.T, c *rawClient, n int) []string {
+	t.Helper()
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 600000, "text": fmt.Sprintf("task-%d", i)}, "task": map[string]any{}}))
+	}
+	return ids
+}
+
+// openWaits sends a tasks/result on each of ids (request id i+1, pad bytes
+// of whitespace between its members), each on a connection of its own to
+// addr in session sid, and returns readers (of bufSize) of their answers.
+func openWaits(t *testing.T, addr, sid string, ids []string, pad, bufSize int) []*bufio.Reader {
+	t.Helper()
+	conns := make([]*bufio.Reader, len(ids))
+	for i, id := range ids {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,%s"method":"tasks/result","params":{"taskId":%q}}`, i+1, strings.Repeat(" ", pad), id)
+		fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: %d\r\n\r\n%s",
+			addr, sid, len(body), body)
+		conns[i] = bufio.NewReaderSize(conn, bufSize)
+	}
+	return conns
 }
 
 // calledFrom reports whether a function whose name ends in fn is on the

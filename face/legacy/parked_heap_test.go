@@ -1,11 +1,8 @@
 package legacyface_test
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -79,28 +76,14 @@ func TestParkedWaitLiveHeapOnDistinctTasks(t *testing.T) {
 	settledGC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = taskIDOf(t, c.call(ctx, "tools/call", map[string]any{"name": "slow_task", "arguments": map[string]any{"ms": 600000, "text": fmt.Sprintf("task-%d", i)}, "task": map[string]any{}}))
-	}
+	ids := startSlowTasks(ctx, t, c, n)
 	c.hc.CloseIdleConnections()
 	addr := strings.TrimPrefix(hs.URL, "http://")
 	if err := legacyface.AwaitParkedIdle(ctx, b, 0); err != nil {
 		t.Fatal(err)
 	}
 
-	conns := make([]*bufio.Reader, n)
-	for i := range n {
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close() })
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/result","params":{"taskId":%q}}`, i+1, ids[i])
-		fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: %d\r\n\r\n%s",
-			addr, c.sessionID(), len(body), body)
-		conns[i] = bufio.NewReaderSize(conn, 16)
-	}
+	conns := openWaits(t, addr, c.sessionID(), ids, 0, 16)
 	if err := legacyface.AwaitParked(ctx, b, n); err != nil {
 		t.Fatal(err)
 	}
