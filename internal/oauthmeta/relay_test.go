@@ -306,13 +306,18 @@ func TestPRMCacheTTLAndMaxAge(t *testing.T) {
 	}
 }
 
+// Concurrent requests share one upstream fetch. The document has a
+// lifetime, so a request the scheduler starts only after the shared fetch
+// has ended (the test releases it once the fetch arrives, not once all 20
+// requests joined it) is served from the cache instead of fetching again:
+// one fetch, whatever the order.
 func TestPRMConcurrentRequestsFetchOnce(t *testing.T) {
 	up := newUpstream(t)
 	const p = "/.well-known/oauth-protected-resource/mcp"
 	release := make(chan struct{})
 	up.handle(p, func(w http.ResponseWriter, r *http.Request) {
 		<-release
-		serveDoc(upstreamDoc)(w, r)
+		serveDoc(upstreamDoc, "Cache-Control", "max-age=60")(w, r)
 	})
 	tr := newTestRelay(t, up.mcpURL("/mcp"), "https://bridge.example/mcp", nil)
 	var wg sync.WaitGroup
